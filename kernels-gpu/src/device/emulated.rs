@@ -1,0 +1,145 @@
+//! The device layer on the CPU: each operation asks the emulator ([`crate::emu`]) which GPU
+//! thread is running, checks the access and performs it on host memory.
+use crate::emu::{current, FaultKind};
+
+macro_rules! index_fns {
+    ($($name:ident => |$c:ident| $value:expr),* $(,)?) => {$(
+        #[inline]
+        pub fn $name() -> u32 {
+            let $c = current();
+            $value
+        }
+    )*};
+}
+
+index_fns! {
+    thread_idx_x => |c| c.thread.0,
+    thread_idx_y => |c| c.thread.1,
+    block_idx_x => |c| c.block().block.0,
+    block_idx_y => |c| c.block().block.1,
+    block_dim_x => |c| c.block().block_dim.0,
+    block_dim_y => |c| c.block().block_dim.1,
+    grid_dim_x => |c| c.block().grid_dim.0,
+    grid_dim_y => |c| c.block().grid_dim.1,
+}
+
+/// Suspends the thread until every live thread of its block has arrived.
+pub fn sync_threads() {
+    current().barrier();
+}
+
+/// In the emulator a shared address is a byte offset into the block's pool.
+#[inline]
+pub fn shared_pool_base() -> u32 {
+    0
+}
+
+/// Reports an index past the end of a view, before it silently lands in a neighbouring array.
+pub fn check_shared_view(byte_offset: u32, len: u32, index: u32, width: u32) {
+    if index.checked_add(width).is_none_or(|end| end > len) {
+        current().fault(
+            FaultKind::SharedOutOfBounds,
+            format!(
+                "index {index} (width {width}) of a shared view of {len} elements at pool byte {byte_offset}"
+            ),
+        );
+    }
+}
+
+/// The per-type half of the device layer. Implemented for `f32` and `f64` only.
+///
+/// # Safety (of the unsafe functions)
+/// None beyond what the emulator checks: every access is validated before it is made.
+pub trait Element: Sized + Copy {
+    fn fused_mul_add(a: Self, b: Self, c: Self) -> Self;
+    fn to_bits64(self) -> u64;
+    fn from_bits64(bits: u64) -> Self;
+
+    unsafe fn ld_global(p: *const Self) -> Self {
+        current().check_global(p as usize, size_of::<Self>(), false);
+        unsafe { p.read() }
+    }
+    unsafe fn ld_global_nc(p: *const Self) -> Self {
+        unsafe { Self::ld_global(p) }
+    }
+    unsafe fn ld_global_x4(p: *const Self) -> [Self; 4] {
+        current().check_global(p as usize, 4 * size_of::<Self>(), true);
+        unsafe { (p as *const [Self; 4]).read_unaligned() }
+    }
+    unsafe fn st_global(p: *mut Self, v: Self) {
+        current().check_global(p as usize, size_of::<Self>(), false);
+        unsafe { p.write(v) }
+    }
+    unsafe fn st_global_x4(p: *mut Self, v: [Self; 4]) {
+        current().check_global(p as usize, 4 * size_of::<Self>(), true);
+        unsafe { (p as *mut [Self; 4]).write_unaligned(v) }
+    }
+    unsafe fn ld_shared(addr: u32) -> Self {
+        let n = size_of::<Self>();
+        current().shared_access(addr, n as u32, false);
+        read_pool(addr as usize)
+    }
+    unsafe fn st_shared(addr: u32, v: Self) {
+        let n = size_of::<Self>();
+        current().shared_access(addr, n as u32, true);
+        write_pool(addr as usize, v)
+    }
+    unsafe fn ld_shared_x4(addr: u32) -> [Self; 4] {
+        let n = size_of::<Self>();
+        // One 16-byte access per 16 bytes, as on the GPU (f64: two of them).
+        for part in (0..4 * n as u32).step_by(16) {
+            current().shared_access(addr + part, 16, false);
+        }
+        core::array::from_fn(|i| read_pool(addr as usize + i * n))
+    }
+    unsafe fn st_shared_x4(addr: u32, v: [Self; 4]) {
+        let n = size_of::<Self>();
+        for part in (0..4 * n as u32).step_by(16) {
+            current().shared_access(addr + part, 16, true);
+        }
+        for (i, value) in v.into_iter().enumerate() {
+            write_pool(addr as usize + i * n, value);
+        }
+    }
+    fn shfl_idx(v: Self, src_lane: u32) -> Self {
+        Self::from_bits64(current().shuffle(v.to_bits64(), src_lane))
+    }
+}
+
+fn read_pool<T: Element>(at: usize) -> T {
+    let n = size_of::<T>();
+    let pool = current().block().pool_mut();
+    let mut bytes = [0u8; 8];
+    bytes[..n].copy_from_slice(&pool[at..at + n]);
+    T::from_bits64(u64::from_le_bytes(bytes))
+}
+
+fn write_pool<T: Element>(at: usize, value: T) {
+    let n = size_of::<T>();
+    let mut pool = current().block().pool_mut();
+    pool[at..at + n].copy_from_slice(&value.to_bits64().to_le_bytes()[..n]);
+}
+
+impl Element for f32 {
+    fn fused_mul_add(a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+    fn to_bits64(self) -> u64 {
+        self.to_bits() as u64
+    }
+    fn from_bits64(bits: u64) -> f32 {
+        f32::from_bits(bits as u32)
+    }
+}
+
+impl Element for f64 {
+    fn fused_mul_add(a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+    fn to_bits64(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_bits64(bits: u64) -> f64 {
+        f64::from_bits(bits)
+    }
+}

@@ -1,0 +1,267 @@
+//! The device layer: everything a kernel needs from the GPU, and nothing else.
+//!
+//! Kernels use only this module and plain Rust. Two backends implement it:
+//! - `nvptx` (target `nvptx64-nvidia-cuda`): the only place in the project with inline PTX;
+//! - `emulated` (any other target): the same operations in software, with bounds and race
+//!   checks, driven by the CPU emulator in [`crate::emu`].
+//!
+//! Why inline PTX at all? Three facts about rustc's NVPTX backend (see `docs/toolchain.md`):
+//! - Rust has no address-space attribute, so a pointer into shared memory is a *generic*
+//!   pointer and ptxas emits generic `LD`/`ST` for it. Shared accesses are therefore written as
+//!   `ld.shared`/`st.shared` on a 32-bit shared-window address.
+//! - `a * b + c` is never contracted into an FMA: [`Real::fma`] says so explicitly.
+//! - `ld.global.nc` (the read-only data path) has no Rust spelling.
+//!
+//! Addresses into shared memory are byte offsets into one dynamic pool, declared once per
+//! module (`extern __shared__` in CUDA terms). The host sizes the pool at launch; a kernel carves
+//! typed [`Shared`] views out of it at fixed byte offsets.
+
+use core::marker::PhantomData;
+use core::ops::{Add, Mul, Sub};
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod emulated;
+#[cfg(not(target_arch = "nvptx64"))]
+use emulated as backend;
+#[cfg(target_arch = "nvptx64")]
+mod nvptx;
+#[cfg(target_arch = "nvptx64")]
+use nvptx as backend;
+
+/// What the backend implements per element type: state-space loads and stores, FMA, shuffle.
+/// Kernels use it through [`Real`], [`Global`], [`Shared`] and [`shfl_idx`].
+pub use backend::Element;
+pub use backend::{
+    block_dim_x, block_dim_y, block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads,
+    thread_idx_x, thread_idx_y,
+};
+
+/// Threads in a warp.
+pub const WARP_SIZE: u32 = 32;
+
+/// The element types of the kernels: `f32` and `f64`.
+///
+/// The arithmetic comes from the standard operators; what the GPU does differently from the
+/// CPU (fused multiply-add, state-space loads and stores) comes from the backend's
+/// `Element` trait, which this trait requires.
+pub trait Real:
+    Copy
+    + Default
+    + PartialEq
+    + PartialOrd
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Send
+    + Sync
+    + 'static
+    + backend::Element
+{
+    const ZERO: Self;
+    const ONE: Self;
+    /// Size in bytes (4 or 8): the unit of every shared-memory address computation.
+    const BYTES: u32;
+
+    /// `self * b + c` with a single rounding (`fma.rn`), the instruction GEMM is made of.
+    #[inline(always)]
+    fn fma(self, b: Self, c: Self) -> Self {
+        <Self as backend::Element>::fused_mul_add(self, b, c)
+    }
+}
+
+impl Real for f32 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const BYTES: u32 = 4;
+}
+
+impl Real for f64 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const BYTES: u32 = 8;
+}
+
+/// A read-only pointer into global memory (a matrix the kernel only reads).
+#[derive(Clone, Copy)]
+pub struct Global<T> {
+    ptr: *const T,
+}
+
+impl<T: Real> Global<T> {
+    #[inline(always)]
+    pub fn new(ptr: *const T) -> Self {
+        Self { ptr }
+    }
+
+    /// The pointer moved by `delta` elements (the document's `A += ...` idiom).
+    #[inline(always)]
+    pub fn offset(self, delta: isize) -> Self {
+        Self {
+            ptr: self.ptr.wrapping_offset(delta),
+        }
+    }
+
+    /// Element `i`, through the ordinary (L1-cached) path: `ld.global`.
+    ///
+    /// # Safety
+    /// `i` must be inside the allocation (the emulator checks it and reports the thread).
+    #[inline(always)]
+    pub unsafe fn load(self, i: usize) -> T {
+        unsafe { T::ld_global(self.ptr.wrapping_add(i)) }
+    }
+
+    /// Element `i` through the read-only data path: `ld.global.nc` (CUDA's `__ldg`).
+    ///
+    /// # Safety
+    /// As [`Global::load`]; the data must not be written during the kernel.
+    #[inline(always)]
+    pub unsafe fn load_nc(self, i: usize) -> T {
+        unsafe { T::ld_global_nc(self.ptr.wrapping_add(i)) }
+    }
+
+    /// Elements `i..i+4` as 16-byte vector loads (`ld.global.v4.f32`, or two
+    /// `ld.global.v2.f64`): CUDA's `float4` idiom.
+    ///
+    /// # Safety
+    /// As [`Global::load`], and the address of element `i` must be aligned to `4 * BYTES`
+    /// (16 bytes for f32); a misaligned vector load faults on the GPU and in the emulator.
+    #[inline(always)]
+    pub unsafe fn load4(self, i: usize) -> [T; 4] {
+        unsafe { T::ld_global_x4(self.ptr.wrapping_add(i)) }
+    }
+}
+
+/// A pointer into global memory that the kernel writes (the matrix C).
+#[derive(Clone, Copy)]
+pub struct GlobalMut<T> {
+    ptr: *mut T,
+}
+
+impl<T: Real> GlobalMut<T> {
+    #[inline(always)]
+    pub fn new(ptr: *mut T) -> Self {
+        Self { ptr }
+    }
+
+    #[inline(always)]
+    pub fn offset(self, delta: isize) -> Self {
+        Self {
+            ptr: self.ptr.wrapping_offset(delta),
+        }
+    }
+
+    /// # Safety
+    /// `i` must be inside the allocation.
+    #[inline(always)]
+    pub unsafe fn load(self, i: usize) -> T {
+        unsafe { T::ld_global(self.ptr.wrapping_add(i)) }
+    }
+
+    /// # Safety
+    /// `i` must be inside the allocation.
+    #[inline(always)]
+    pub unsafe fn store(self, i: usize, value: T) {
+        unsafe { T::st_global(self.ptr.wrapping_add(i), value) }
+    }
+
+    /// # Safety
+    /// As [`Global::load4`].
+    #[inline(always)]
+    pub unsafe fn load4(self, i: usize) -> [T; 4] {
+        unsafe { T::ld_global_x4(self.ptr.wrapping_add(i)) }
+    }
+
+    /// Elements `i..i+4` as 16-byte vector stores.
+    ///
+    /// # Safety
+    /// As [`Global::load4`].
+    #[inline(always)]
+    pub unsafe fn store4(self, i: usize, values: [T; 4]) {
+        unsafe { T::st_global_x4(self.ptr.wrapping_add(i), values) }
+    }
+}
+
+/// A typed view of `len` elements of the block's dynamic shared-memory pool, starting
+/// `byte_offset` bytes into it.
+///
+/// Views are plain values (a byte offset and a length): a kernel lays its arrays out with
+/// [`Shared::at`] and [`Shared::next`], and the host sizes the pool with the same numbers
+/// (each variant exports a `shared_bytes` function built from them).
+#[derive(Clone, Copy)]
+pub struct Shared<T> {
+    byte_offset: u32,
+    len: u32,
+    element: PhantomData<T>,
+}
+
+impl<T: Real> Shared<T> {
+    /// A view of `len` elements at `byte_offset` (which must be aligned to 16 bytes if the
+    /// kernel uses the 4-wide accesses).
+    #[inline(always)]
+    pub const fn at(byte_offset: u32, len: u32) -> Self {
+        Self {
+            byte_offset,
+            len,
+            element: PhantomData,
+        }
+    }
+
+    /// The view of `len` elements that follows this one, 16-byte aligned.
+    #[inline(always)]
+    pub const fn next<U: Real>(self, len: u32) -> Shared<U> {
+        Shared::at(self.end_byte().next_multiple_of(16), len)
+    }
+
+    /// One past the last byte of this view: the pool size a kernel ending here needs.
+    #[inline(always)]
+    pub const fn end_byte(self) -> u32 {
+        self.byte_offset + self.len * T::BYTES
+    }
+
+    #[inline(always)]
+    fn address(self, i: u32) -> u32 {
+        backend::shared_pool_base() + self.byte_offset + i * T::BYTES
+    }
+
+    /// `ld.shared` of element `i`.
+    #[inline(always)]
+    pub fn load(self, i: u32) -> T {
+        backend::check_shared_view(self.byte_offset, self.len, i, 1);
+        unsafe { T::ld_shared(self.address(i)) }
+    }
+
+    /// `st.shared` of element `i`.
+    #[inline(always)]
+    pub fn store(self, i: u32, value: T) {
+        backend::check_shared_view(self.byte_offset, self.len, i, 1);
+        unsafe { T::st_shared(self.address(i), value) }
+    }
+
+    /// Elements `i..i+4` with 16-byte shared loads (`ld.shared.v4.f32`, or two
+    /// `ld.shared.v2.f64`); element `i` must be 16-byte aligned.
+    #[inline(always)]
+    pub fn load4(self, i: u32) -> [T; 4] {
+        backend::check_shared_view(self.byte_offset, self.len, i, 4);
+        unsafe { T::ld_shared_x4(self.address(i)) }
+    }
+
+    /// Elements `i..i+4` with 16-byte shared stores.
+    #[inline(always)]
+    pub fn store4(self, i: u32, values: [T; 4]) {
+        backend::check_shared_view(self.byte_offset, self.len, i, 4);
+        unsafe { T::st_shared_x4(self.address(i), values) }
+    }
+}
+
+/// `__shfl_sync(0xffffffff, value, src_lane)`: every lane of the warp receives `value` as held
+/// by lane `src_lane`. All 32 lanes must call it together.
+#[inline(always)]
+pub fn shfl_idx<T: Real>(value: T, src_lane: u32) -> T {
+    T::shfl_idx(value, src_lane)
+}
+
+/// The thread's lane within its warp, for 1D or 2D blocks (x fastest, as the hardware counts).
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    (thread_idx_y() * block_dim_x() + thread_idx_x()) % WARP_SIZE
+}

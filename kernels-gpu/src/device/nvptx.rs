@@ -1,0 +1,225 @@
+//! The device layer on the GPU: inline PTX, and nothing else in the project has any.
+//!
+//! Every `asm!` here is one instruction. Options matter for the code around them:
+//! `pure` + `readonly` on loads lets LLVM hoist and combine them like ordinary loads, the
+//! barrier and the stores keep the default (they may write memory), so no shared access moves
+//! across a barrier.
+use core::arch::asm;
+use core::arch::nvptx;
+use core::simd::{f32x4, f64x2};
+
+// The block's dynamic shared-memory pool, declared once for the whole module. Its size is the
+// `sharedMemBytes` of each launch.
+core::arch::global_asm!(".extern .shared .align 16 .b8 gemm_shared_pool[];");
+
+macro_rules! index_fns {
+    ($($name:ident => $intrinsic:ident),* $(,)?) => {$(
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            unsafe { nvptx::$intrinsic() as u32 }
+        }
+    )*};
+}
+
+index_fns! {
+    thread_idx_x => _thread_idx_x,
+    thread_idx_y => _thread_idx_y,
+    block_idx_x => _block_idx_x,
+    block_idx_y => _block_idx_y,
+    block_dim_x => _block_dim_x,
+    block_dim_y => _block_dim_y,
+    grid_dim_x => _grid_dim_x,
+    grid_dim_y => _grid_dim_y,
+}
+
+/// `bar.sync 0` (`__syncthreads()`).
+#[inline(always)]
+pub fn sync_threads() {
+    unsafe { nvptx::_syncthreads() }
+}
+
+/// The 32-bit shared-window address of the pool.
+#[inline(always)]
+pub fn shared_pool_base() -> u32 {
+    let base: u32;
+    unsafe {
+        asm!("mov.u32 {b}, gemm_shared_pool;", b = out(reg32) base, options(pure, nomem, nostack))
+    };
+    base
+}
+
+/// Bounds are checked by the emulator; on the GPU this costs nothing.
+#[inline(always)]
+pub fn check_shared_view(_byte_offset: u32, _len: u32, _index: u32, _width: u32) {}
+
+/// The per-type half of the device layer. Implemented for `f32` and `f64` only.
+pub trait Element: Sized {
+    fn fused_mul_add(a: Self, b: Self, c: Self) -> Self;
+    unsafe fn ld_global(p: *const Self) -> Self;
+    unsafe fn ld_global_nc(p: *const Self) -> Self;
+    unsafe fn ld_global_x4(p: *const Self) -> [Self; 4];
+    unsafe fn st_global(p: *mut Self, v: Self);
+    unsafe fn st_global_x4(p: *mut Self, v: [Self; 4]);
+    unsafe fn ld_shared(addr: u32) -> Self;
+    unsafe fn st_shared(addr: u32, v: Self);
+    unsafe fn ld_shared_x4(addr: u32) -> [Self; 4];
+    unsafe fn st_shared_x4(addr: u32, v: [Self; 4]);
+    fn shfl_idx(v: Self, src_lane: u32) -> Self;
+}
+
+impl Element for f32 {
+    #[inline(always)]
+    fn fused_mul_add(a: f32, b: f32, c: f32) -> f32 {
+        core::intrinsics::fmaf32(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn ld_global(p: *const f32) -> f32 {
+        unsafe { p.read() }
+    }
+    #[inline(always)]
+    unsafe fn ld_global_nc(p: *const f32) -> f32 {
+        let v: f32;
+        unsafe {
+            asm!("ld.global.nc.f32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p,
+                 options(pure, readonly, nostack))
+        };
+        v
+    }
+    #[inline(always)]
+    unsafe fn ld_global_x4(p: *const f32) -> [f32; 4] {
+        unsafe { (p as *const f32x4).read().to_array() }
+    }
+    #[inline(always)]
+    unsafe fn st_global(p: *mut f32, v: f32) {
+        unsafe { p.write(v) }
+    }
+    #[inline(always)]
+    unsafe fn st_global_x4(p: *mut f32, v: [f32; 4]) {
+        unsafe { (p as *mut f32x4).write(f32x4::from_array(v)) }
+    }
+    #[inline(always)]
+    unsafe fn ld_shared(addr: u32) -> f32 {
+        let v: f32;
+        unsafe {
+            asm!("ld.shared.f32 {v}, [{a}];", v = out(reg32) v, a = in(reg32) addr,
+                 options(pure, readonly, nostack))
+        };
+        v
+    }
+    #[inline(always)]
+    unsafe fn st_shared(addr: u32, v: f32) {
+        unsafe {
+            asm!("st.shared.f32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) v,
+                 options(nostack))
+        }
+    }
+    #[inline(always)]
+    unsafe fn ld_shared_x4(addr: u32) -> [f32; 4] {
+        let (x, y, z, w): (f32, f32, f32, f32);
+        unsafe {
+            asm!("ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];",
+                 x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+                 a = in(reg32) addr, options(pure, readonly, nostack))
+        };
+        [x, y, z, w]
+    }
+    #[inline(always)]
+    unsafe fn st_shared_x4(addr: u32, v: [f32; 4]) {
+        unsafe {
+            asm!("st.shared.v4.f32 [{a}], {{{x}, {y}, {z}, {w}}};", a = in(reg32) addr,
+                 x = in(reg32) v[0], y = in(reg32) v[1], z = in(reg32) v[2], w = in(reg32) v[3],
+                 options(nostack))
+        }
+    }
+    #[inline(always)]
+    fn shfl_idx(v: f32, src_lane: u32) -> f32 {
+        let out: f32;
+        unsafe {
+            asm!("shfl.sync.idx.b32 {o}, {v}, {l}, 31, -1;", o = out(reg32) out,
+                 v = in(reg32) v, l = in(reg32) src_lane, options(nomem, nostack))
+        };
+        out
+    }
+}
+
+impl Element for f64 {
+    #[inline(always)]
+    fn fused_mul_add(a: f64, b: f64, c: f64) -> f64 {
+        core::intrinsics::fmaf64(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn ld_global(p: *const f64) -> f64 {
+        unsafe { p.read() }
+    }
+    #[inline(always)]
+    unsafe fn ld_global_nc(p: *const f64) -> f64 {
+        let v: f64;
+        unsafe {
+            asm!("ld.global.nc.f64 {v}, [{p}];", v = out(reg64) v, p = in(reg64) p,
+                 options(pure, readonly, nostack))
+        };
+        v
+    }
+    /// 32 bytes as two 16-byte loads: PTX vectors are at most 128 bits before sm_100.
+    #[inline(always)]
+    unsafe fn ld_global_x4(p: *const f64) -> [f64; 4] {
+        let lo = unsafe { (p as *const f64x2).read() }.to_array();
+        let hi = unsafe { (p.add(2) as *const f64x2).read() }.to_array();
+        [lo[0], lo[1], hi[0], hi[1]]
+    }
+    #[inline(always)]
+    unsafe fn st_global(p: *mut f64, v: f64) {
+        unsafe { p.write(v) }
+    }
+    #[inline(always)]
+    unsafe fn st_global_x4(p: *mut f64, v: [f64; 4]) {
+        unsafe {
+            (p as *mut f64x2).write(f64x2::from_array([v[0], v[1]]));
+            (p.add(2) as *mut f64x2).write(f64x2::from_array([v[2], v[3]]));
+        }
+    }
+    #[inline(always)]
+    unsafe fn ld_shared(addr: u32) -> f64 {
+        let v: f64;
+        unsafe {
+            asm!("ld.shared.f64 {v}, [{a}];", v = out(reg64) v, a = in(reg32) addr,
+                 options(pure, readonly, nostack))
+        };
+        v
+    }
+    #[inline(always)]
+    unsafe fn st_shared(addr: u32, v: f64) {
+        unsafe {
+            asm!("st.shared.f64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) v,
+                 options(nostack))
+        }
+    }
+    #[inline(always)]
+    unsafe fn ld_shared_x4(addr: u32) -> [f64; 4] {
+        let (x, y, z, w): (f64, f64, f64, f64);
+        unsafe {
+            asm!("ld.shared.v2.f64 {{{x}, {y}}}, [{a}];",
+                 "ld.shared.v2.f64 {{{z}, {w}}}, [{a}+16];",
+                 x = out(reg64) x, y = out(reg64) y, z = out(reg64) z, w = out(reg64) w,
+                 a = in(reg32) addr, options(pure, readonly, nostack))
+        };
+        [x, y, z, w]
+    }
+    #[inline(always)]
+    unsafe fn st_shared_x4(addr: u32, v: [f64; 4]) {
+        unsafe {
+            asm!("st.shared.v2.f64 [{a}], {{{x}, {y}}};",
+                 "st.shared.v2.f64 [{a}+16], {{{z}, {w}}};", a = in(reg32) addr,
+                 x = in(reg64) v[0], y = in(reg64) v[1], z = in(reg64) v[2], w = in(reg64) v[3],
+                 options(nostack))
+        }
+    }
+    /// A 64-bit shuffle is two 32-bit shuffles of the halves.
+    #[inline(always)]
+    fn shfl_idx(v: f64, src_lane: u32) -> f64 {
+        let bits = v.to_bits();
+        let lo = f32::shfl_idx(f32::from_bits(bits as u32), src_lane).to_bits();
+        let hi = f32::shfl_idx(f32::from_bits((bits >> 32) as u32), src_lane).to_bits();
+        f64::from_bits(((hi as u64) << 32) | lo as u64)
+    }
+}

@@ -1,0 +1,83 @@
+//! The kernel entry points: one row per (kernel, element type).
+//!
+//! On the GPU each row becomes `#[no_mangle] extern "ptx-kernel" fn NAME(m, n, k, alpha, A, lda,
+//! B, ldb, beta, C, ldc)`, the cuBLAS argument order, so that the host launches every variant
+//! the same way. On the host the same table gives the emulator each kernel's body by name, so
+//! the two backends cannot disagree about which names exist.
+#![allow(clippy::too_many_arguments)]
+#[cfg(target_arch = "nvptx64")]
+use crate::device::{Global, GlobalMut};
+use crate::gemm::GemmArgs;
+use crate::variants::*;
+
+/// A kernel body the emulator can run, by element type.
+#[derive(Clone, Copy)]
+pub enum KernelBody {
+    F32(unsafe fn(GemmArgs<f32>)),
+    F64(unsafe fn(GemmArgs<f64>)),
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+macro_rules! body {
+    (f32, $body:expr) => {
+        KernelBody::F32($body)
+    };
+    (f64, $body:expr) => {
+        KernelBody::F64($body)
+    };
+}
+
+macro_rules! gemm_kernels {
+    ($($name:ident: $t:ident = $body:expr;)*) => {
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                m: u32, n: u32, k: u32, alpha: $t, a: *const $t, lda: u32, b: *const $t,
+                ldb: u32, beta: $t, c: *mut $t, ldc: u32,
+            ) {
+                let args = GemmArgs {
+                    m, n, k, alpha, a: Global::new(a), lda, b: Global::new(b), ldb, beta,
+                    c: GlobalMut::new(c), ldc,
+                };
+                unsafe { $body(args) }
+            }
+        )*
+
+        /// Every entry point, with its body for the emulator.
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub static ENTRIES: &[(&str, KernelBody)] = &[$((stringify!($name), body!($t, $body)),)*];
+    };
+}
+
+gemm_kernels! {
+    gemm_v0_f32: f32 = v0_uncoalesced::gemm::<f32>;
+    gemm_v0_f64: f64 = v0_uncoalesced::gemm::<f64>;
+    gemm_v1_f32: f32 = v1_coalesced::gemm::<f32>;
+    gemm_v1_f64: f64 = v1_coalesced::gemm::<f64>;
+    gemm_v3_f32: f32 = v3_shared_tiles::gemm::<f32>;
+    gemm_v3_f64: f64 = v3_shared_tiles::gemm::<f64>;
+    gemm_v4_f32: f32 = v4_padded_tiles::gemm::<f32>;
+    gemm_v4_f64: f64 = v4_padded_tiles::gemm::<f64>;
+    gemm_tiled_w1_f32: f32 = tiled::gemm::<f32, 1, 1>;
+    gemm_tiled_w1_f64: f64 = tiled::gemm::<f64, 1, 1>;
+    gemm_tiled_w2_f32: f32 = tiled::gemm::<f32, 2, 1>;
+    gemm_tiled_w2_f64: f64 = tiled::gemm::<f64, 2, 1>;
+    gemm_tiled_w4_f32: f32 = tiled::gemm::<f32, 4, 1>;
+    gemm_tiled_w4_f64: f64 = tiled::gemm::<f64, 4, 1>;
+    gemm_tiled_w8_f32: f32 = tiled::gemm::<f32, 8, 1>;
+    gemm_tiled_w8_f64: f64 = tiled::gemm::<f64, 8, 1>;
+    gemm_tiled_w16_f32: f32 = tiled::gemm::<f32, 16, 1>;
+    gemm_tiled_w16_f64: f64 = tiled::gemm::<f64, 16, 1>;
+    gemm_tiled_w32_f32: f32 = tiled::gemm::<f32, 32, 1>;
+    gemm_tiled_w32_f64: f64 = tiled::gemm::<f64, 32, 1>;
+}
+
+/// The body of the entry point called `name`, for the emulator.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn find(name: &str) -> Option<KernelBody> {
+    ENTRIES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, body)| *body)
+}

@@ -1,0 +1,98 @@
+//! The problem every variant solves, and what kernels share.
+//!
+//! `C = alpha * A * B + beta * C` with `A` m×k, `B` k×n, `C` m×n, all **column-major** with
+//! leading dimensions (cuBLAS's convention, as in `001_…txt`): element (row, col) of A is
+//! `A[row + col * lda]`, `lda >= m`. Indices are 32-bit (the host rejects matrices with
+//! `ld * cols >= 2^32` elements): 32-bit index arithmetic is what CUDA C++ kernels use too.
+
+use crate::device::{Global, GlobalMut, Real};
+
+/// The arguments of every GEMM kernel, in cuBLAS order.
+#[derive(Clone, Copy)]
+pub struct GemmArgs<T> {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub alpha: T,
+    pub a: Global<T>,
+    pub lda: u32,
+    pub b: Global<T>,
+    pub ldb: u32,
+    pub beta: T,
+    pub c: GlobalMut<T>,
+    pub ldc: u32,
+}
+
+impl<T: Real> GemmArgs<T> {
+    /// Offset of A(row, col).
+    #[inline(always)]
+    pub fn a_at(&self, row: u32, col: u32) -> usize {
+        (row + col * self.lda) as usize
+    }
+
+    /// Offset of B(row, col).
+    #[inline(always)]
+    pub fn b_at(&self, row: u32, col: u32) -> usize {
+        (row + col * self.ldb) as usize
+    }
+
+    /// Offset of C(row, col).
+    #[inline(always)]
+    pub fn c_at(&self, row: u32, col: u32) -> usize {
+        (row + col * self.ldc) as usize
+    }
+
+    /// The epilogue: `C[i] = alpha * acc + beta * C[i]`.
+    ///
+    /// With `beta == 0` C is not read (BLAS semantics: C may hold anything, NaN included, and
+    /// `0 * NaN` would be NaN).
+    ///
+    /// # Safety
+    /// `i` must be inside C.
+    #[inline(always)]
+    pub unsafe fn store_c(&self, i: usize, acc: T) {
+        let value = if self.beta == T::ZERO {
+            self.alpha * acc
+        } else {
+            self.alpha.fma(acc, self.beta * unsafe { self.c.load(i) })
+        };
+        unsafe { self.c.store(i, value) }
+    }
+}
+
+/// How a kernel is launched: grid and block shape (x, y) and dynamic shared memory in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub grid: (u32, u32),
+    pub block: (u32, u32),
+    pub shared_bytes: u32,
+}
+
+/// `ceil(a / b)`.
+#[inline(always)]
+pub const fn blocks_for(a: u32, b: u32) -> u32 {
+    a.div_ceil(b)
+}
+
+/// The element type of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    F32,
+    F64,
+}
+
+impl Dtype {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "f32",
+            Dtype::F64 => "f64",
+        }
+    }
+
+    pub const fn bytes(self) -> u32 {
+        match self {
+            Dtype::F32 => 4,
+            Dtype::F64 => 8,
+        }
+    }
+}

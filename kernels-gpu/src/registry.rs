@@ -1,0 +1,127 @@
+//! The registry of GPU variants: one row per variant, iterated by the host, the emulator tests
+//! and the PTX tests.
+//!
+//! Adding a variant: write its file in [`crate::variants`] (doc header: source document, what
+//! changed and why, what the PTX/SASS shows, what it measured), add its entry points to
+//! [`crate::entry`], and a row to [`ALL`].
+use crate::gemm::{Dtype, Geometry};
+use crate::variants::*;
+
+/// A problem's sizes and leading dimensions, as the registry checks them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub lda: u32,
+    pub ldb: u32,
+    pub ldc: u32,
+}
+
+/// One GPU variant.
+pub struct Variant {
+    /// The name `--variant` takes.
+    pub name: &'static str,
+    /// One line for `--list`.
+    pub summary: &'static str,
+    /// Where it comes from in the source documents.
+    pub source: &'static str,
+    /// The PTX entry point without its `_f32`/`_f64` suffix; `{tile}` stands for the tile width.
+    pub entry: &'static str,
+    /// The tile widths `--tile` accepts, the default first; empty when there is no parameter.
+    pub tiles: &'static [u32],
+    /// Grid, block and shared memory for a problem (`tile` is 0 when `tiles` is empty).
+    pub geometry: fn(m: u32, n: u32, k: u32, element_bytes: u32, tile: u32) -> Geometry,
+    /// `Err(constraint)` for shapes the kernel does not handle. Every variant so far takes all.
+    pub supports: fn(&Shape, Dtype) -> Result<(), String>,
+}
+
+impl Variant {
+    /// The PTX entry point for a dtype and tile width.
+    pub fn entry_name(&self, dtype: Dtype, tile: u32) -> String {
+        let base = self.entry.replace("{tile}", &tile.to_string());
+        format!("{base}_{}", dtype.name())
+    }
+
+    /// Every entry point this variant can launch.
+    pub fn entry_names(&self) -> impl Iterator<Item = String> + '_ {
+        let tiles: &[u32] = if self.tiles.is_empty() {
+            &[0]
+        } else {
+            self.tiles
+        };
+        [Dtype::F32, Dtype::F64]
+            .into_iter()
+            .flat_map(move |d| tiles.iter().map(move |t| self.entry_name(d, *t)))
+    }
+}
+
+fn any_shape(_: &Shape, _: Dtype) -> Result<(), String> {
+    Ok(())
+}
+
+fn tiled_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        1 => tiled::geometry::<1, 1>(m, n, k, bytes),
+        2 => tiled::geometry::<2, 1>(m, n, k, bytes),
+        4 => tiled::geometry::<4, 1>(m, n, k, bytes),
+        8 => tiled::geometry::<8, 1>(m, n, k, bytes),
+        16 => tiled::geometry::<16, 1>(m, n, k, bytes),
+        32 => tiled::geometry::<32, 1>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+/// Every GPU variant, in the order of the course.
+pub const ALL: &[Variant] = &[
+    Variant {
+        name: "v0",
+        summary: "one thread per element of C, thread x along C's columns (uncoalesced)",
+        source: "001 gemm_32x32_v0",
+        entry: "gemm_v0",
+        tiles: &[],
+        geometry: |m, n, k, b, _| v0_uncoalesced::geometry(m, n, k, b),
+        supports: any_shape,
+    },
+    Variant {
+        name: "v1",
+        summary: "one thread per element of C, thread x along C's rows (coalesced)",
+        source: "001 gemm_32x32_v1",
+        entry: "gemm_v1",
+        tiles: &[],
+        geometry: |m, n, k, b, _| v1_coalesced::geometry(m, n, k, b),
+        supports: any_shape,
+    },
+    Variant {
+        name: "v3",
+        summary: "32x32 shared-memory tiles, unpadded (32-way bank conflicts)",
+        source: "001 gemm_32x32_v3",
+        entry: "gemm_v3",
+        tiles: &[],
+        geometry: |m, n, k, b, _| v3_shared_tiles::geometry(m, n, k, b),
+        supports: any_shape,
+    },
+    Variant {
+        name: "v4",
+        summary: "32x32 shared-memory tiles padded by one column (no bank conflicts)",
+        source: "001 gemm_32x32_v4, 000 (tile 32)",
+        entry: "gemm_v4",
+        tiles: &[],
+        geometry: |m, n, k, b, _| v4_padded_tiles::geometry(m, n, k, b),
+        supports: any_shape,
+    },
+    Variant {
+        name: "tiled",
+        summary: "padded shared-memory tiles of width --tile (1, 2, 4, 8, 16, 32): the 000 sweep",
+        source: "000 MatMatMul<BLOCK_SIZE>",
+        entry: "gemm_tiled_w{tile}",
+        tiles: &[16, 1, 2, 4, 8, 32],
+        geometry: tiled_geometry,
+        supports: any_shape,
+    },
+];
+
+/// The variant called `name`.
+pub fn find(name: &str) -> Option<&'static Variant> {
+    ALL.iter().find(|v| v.name == name)
+}

@@ -1,0 +1,7 @@
+//! One file per kernel. The table of variants (names, descriptions, launch geometry, shape
+//! constraints) is [`crate::registry`]; the entry points are [`crate::entry`].
+pub mod tiled;
+pub mod v0_uncoalesced;
+pub mod v1_coalesced;
+pub mod v3_shared_tiles;
+pub mod v4_padded_tiles;

@@ -1,0 +1,378 @@
+//! Builds the PTX module from `kernels-gpu` with rustc's own NVPTX backend.
+//!
+//! Used by `cargo xtask build-ptx` and by `host`'s build script (so `cargo run -p host` works on
+//! a fresh clone). The steps, each explained in `docs/toolchain.md`:
+//! 1. `cargo rustc -p kernels-gpu --target nvptx64-nvidia-cuda -Zbuild-std=core --crate-type
+//!    cdylib --profile ptx` (fat LTO, `panic = "abort"`), with `-C target-cpu=sm_XX`;
+//! 2. rustc hands the LTO'd bitcode to a *linker* in the `llbc` flavour. rustc's own
+//!    `llvm-bitcode-linker` cannot be installed here, so we write a small one that runs the
+//!    pinned toolchain's `llvm-link` → `opt -O3` → `llc -O3`. `opt` matters: without it rustc's
+//!    memcpy-through-alloca patterns stay as local memory; `-unroll-threshold` lets register
+//!    tiles (8×8 accumulators) unroll fully and live in registers.
+//!
+//! Also: [`find_ptxas`] and friends locate the CUDA tools the project installs from PyPI into
+//! `.tools/` (see `cargo xtask install-cuda-tools`).
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Architectures `build-ptx` accepts: Ampere and newer.
+pub const ARCHS: &[&str] = &[
+    "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120",
+];
+pub const DEFAULT_ARCH: &str = "sm_90";
+/// The loop-unroll threshold of the link step's `opt` (LLVM's default is 300).
+const UNROLL_THRESHOLD: u32 = 4000;
+
+/// The workspace root (the folder holding `kernels-gpu/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask is inside the workspace")
+        .to_path_buf()
+}
+
+/// Where `build-ptx` writes the module for `arch`: `target/ptx/<arch>/kernels_gpu.ptx`.
+pub fn ptx_path(root: &Path, arch: &str) -> PathBuf {
+    root.join("target")
+        .join("ptx")
+        .join(arch)
+        .join("kernels_gpu.ptx")
+}
+
+pub struct Built {
+    pub ptx: PathBuf,
+    pub elapsed: Duration,
+    pub entry_points: usize,
+    pub bytes: u64,
+}
+
+/// Checks `arch` is one `build-ptx` supports.
+pub fn check_arch(arch: &str) -> Result<()> {
+    if !ARCHS.contains(&arch) {
+        bail!(
+            "unsupported architecture `{arch}`: choose one of {}",
+            ARCHS.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// Compiles `kernels-gpu` to PTX for `arch` and returns where it is.
+///
+/// `quiet` hides cargo's progress (the host's build script uses it).
+pub fn build_ptx(root: &Path, arch: &str, quiet: bool) -> Result<Built> {
+    check_arch(arch)?;
+    let start = Instant::now();
+    let tools = LlvmTools::locate()?;
+    let build_dir = root.join("target").join("ptx-build").join(arch);
+    std::fs::create_dir_all(&build_dir)?;
+    let linker = build_dir.join("ptx-linker.sh");
+    std::fs::write(&linker, tools.linker_script())?;
+    make_executable(&linker)?;
+
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let mut cmd = Command::new(cargo);
+    clear_outer_cargo_env(&mut cmd);
+    cmd.current_dir(root)
+        .args([
+            "rustc",
+            "--package",
+            "kernels-gpu",
+            "--lib",
+            "--crate-type",
+            "cdylib",
+        ])
+        .args([
+            "--profile",
+            "ptx",
+            "--target",
+            "nvptx64-nvidia-cuda",
+            "-Zbuild-std=core",
+        ])
+        .arg("--target-dir")
+        .arg(&build_dir)
+        .env(
+            "CARGO_TARGET_NVPTX64_NVIDIA_CUDA_RUSTFLAGS",
+            format!("-Ctarget-cpu={arch} -Clinker-flavor=llbc -Zunstable-options"),
+        )
+        .env("CARGO_TARGET_NVPTX64_NVIDIA_CUDA_LINKER", &linker);
+    if quiet {
+        cmd.arg("--quiet");
+    }
+    let status = cmd.status().context("cannot run cargo to build the PTX")?;
+    if !status.success() {
+        bail!(
+            "building the PTX for {arch} failed (cargo rustc for nvptx64-nvidia-cuda, see above)"
+        );
+    }
+    let produced = build_dir
+        .join("nvptx64-nvidia-cuda")
+        .join("ptx")
+        .join("kernels_gpu.ptx");
+    let ptx = ptx_path(root, arch);
+    std::fs::create_dir_all(ptx.parent().unwrap())?;
+    std::fs::copy(&produced, &ptx)
+        .with_context(|| format!("the build did not produce {}", produced.display()))?;
+    let text = std::fs::read_to_string(&ptx)?;
+    Ok(Built {
+        entry_points: entry_points(&text).len(),
+        bytes: text.len() as u64,
+        ptx,
+        elapsed: start.elapsed(),
+    })
+}
+
+/// The names of the `.entry` functions in a PTX module.
+pub fn entry_points(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
+        .map(|rest| rest.split('(').next().unwrap_or(rest).trim().to_string())
+        .collect()
+}
+
+/// The `.target` of a PTX module (`sm_90`), if it has one.
+pub fn ptx_target(ptx: &str) -> Option<&str> {
+    ptx.lines()
+        .find_map(|l| l.trim().strip_prefix(".target "))
+        .map(|t| t.split(',').next().unwrap().trim())
+}
+
+/// rustc's `llvm-tools` component: the three programs of the link step.
+struct LlvmTools {
+    bin: PathBuf,
+}
+
+impl LlvmTools {
+    fn locate() -> Result<Self> {
+        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+        let out = Command::new(&rustc)
+            .args(["--print", "sysroot"])
+            .output()
+            .with_context(|| format!("cannot run `{rustc}`: is the Rust toolchain installed?"))?;
+        let sysroot = PathBuf::from(String::from_utf8(out.stdout)?.trim());
+        let host = host_triple(&rustc)?;
+        if !sysroot.join("lib/rustlib/src/rust/library/core").exists() {
+            bail!(
+                "the toolchain at {} has no `rust-src` (needed by -Zbuild-std=core). \
+                 Install it with `rustup component add rust-src`, or run `rustup toolchain install` \
+                 in the repository to get everything rust-toolchain.toml names.",
+                sysroot.display()
+            );
+        }
+        let bin = sysroot.join("lib/rustlib").join(host).join("bin");
+        for tool in ["llvm-link", "opt", "llc"] {
+            if !bin.join(tool).exists() {
+                bail!(
+                    "`{tool}` not found in {}: install the `llvm-tools` component with \
+                     `rustup component add llvm-tools` (or `rustup toolchain install` in the repository).",
+                    bin.display()
+                );
+            }
+        }
+        Ok(Self { bin })
+    }
+
+    /// A linker in rustc's `llbc` flavour: `--target-cpu CPU -o OUT.ptx INPUT.o …`.
+    fn linker_script(&self) -> String {
+        let bin = self.bin.display();
+        format!(
+            r#"#!/bin/sh
+# Written by `cargo xtask build-ptx`: the link step rustc's llvm-bitcode-linker would do.
+set -e
+objects=""; out=""; cpu=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o) out="$2"; shift 2;;
+    --target-cpu) cpu="$2"; shift 2;;
+    --target|-L|--export-symbol) shift 2;;
+    *.o) objects="$objects $1"; shift;;
+    *) shift;;
+  esac
+done
+"{bin}/llvm-link" $objects -o "$out.linked.bc"
+"{bin}/opt" -O3 -mcpu="$cpu" -unroll-threshold={UNROLL_THRESHOLD} "$out.linked.bc" -o "$out.opt.bc"
+"{bin}/llc" -O3 -mcpu="$cpu" "$out.opt.bc" -o "$out"
+"#
+        )
+    }
+}
+
+fn host_triple(rustc: &str) -> Result<String> {
+    let out = Command::new(rustc).arg("-vV").output()?;
+    let text = String::from_utf8(out.stdout)?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::to_string)
+        .context("`rustc -vV` printed no host triple")
+}
+
+/// A build script runs inside cargo: strip what the outer build set, or the inner cargo would
+/// inherit its target, flags and profile.
+fn clear_outer_cargo_env(cmd: &mut Command) {
+    for (key, _) in std::env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let outer = (key.starts_with("CARGO_") && key != "CARGO_HOME")
+            || key.starts_with("RUSTC")
+            || key == "RUSTFLAGS"
+            || key == "RUSTDOCFLAGS"
+            || key == "TARGET"
+            || key == "HOST"
+            || key == "OUT_DIR"
+            || key == "OPT_LEVEL"
+            || key == "PROFILE"
+            || key == "DEBUG";
+        if outer {
+            cmd.env_remove(key);
+        }
+    }
+}
+
+fn make_executable(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+/// Where `cargo xtask install-cuda-tools` puts the PyPI CUDA tools.
+pub fn cuda_tools_dir(root: &Path) -> PathBuf {
+    root.join(".tools").join("cuda")
+}
+
+/// `ptxas`: `$PTXAS`, then the project's `.tools/`, then `PATH`.
+pub fn find_ptxas(root: &Path) -> Option<PathBuf> {
+    find_cuda_tool(root, "ptxas")
+}
+
+/// A CUDA command-line tool (`ptxas`, `nvdisasm`, `cuobjdump`): `$NAME` in upper case, then
+/// the project's `.tools/`, then `PATH`.
+pub fn find_cuda_tool(root: &Path, name: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(name.to_uppercase()) {
+        return Some(PathBuf::from(p));
+    }
+    let local = cuda_tools_dir(root).join("nvidia/cu13/bin").join(name);
+    if local.exists() {
+        return Some(local);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.exists())
+    })
+}
+
+/// The PyPI packages `install-cuda-tools` installs (CUDA 13.0, the GPU machine's version).
+pub const CUDA_TOOL_PACKAGES: &[&str] =
+    &["nvidia-cuda-nvcc==13.0.88", "nvidia-cuda-nvdisasm==13.2.51"];
+
+/// What `ptxas -v` reports for one kernel.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resources {
+    pub kernel: String,
+    pub registers: u32,
+    pub stack_frame: u32,
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+    pub shared_bytes: u32,
+}
+
+/// Runs `ptxas -v -arch=<arch>` on a PTX file and parses the per-kernel report.
+pub fn ptxas_resources(
+    ptxas: &Path,
+    ptx: &Path,
+    arch: &str,
+    cubin: &Path,
+) -> Result<Vec<Resources>> {
+    let out = Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .args(["-v", "-O3", "-o"])
+        .arg(cubin)
+        .arg(ptx)
+        .output()
+        .with_context(|| format!("cannot run {}", ptxas.display()))?;
+    let text =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!("ptxas failed for {arch}:\n{text}");
+    }
+    Ok(parse_ptxas_report(&text))
+}
+
+/// Parses `ptxas -v` output: "Compiling entry function 'NAME'", then "N bytes stack frame, N
+/// bytes spill stores, N bytes spill loads", then "Used N registers, … N bytes smem".
+pub fn parse_ptxas_report(text: &str) -> Vec<Resources> {
+    let number_before = |line: &str, unit: &str| -> u32 {
+        line.split(',')
+            .find(|part| part.contains(unit))
+            .and_then(|part| part.split_whitespace().find_map(|w| w.parse().ok()))
+            .unwrap_or(0)
+    };
+    let mut all: Vec<Resources> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            all.push(Resources {
+                kernel: rest.split('\'').next().unwrap_or("").to_string(),
+                ..Default::default()
+            });
+        } else if let Some(r) = all.last_mut() {
+            if line.contains("stack frame") {
+                r.stack_frame = number_before(line, "stack frame");
+                r.spill_stores = number_before(line, "spill stores");
+                r.spill_loads = number_before(line, "spill loads");
+            } else if line.contains("Used") && line.contains("registers") {
+                r.registers = line
+                    .split("Used ")
+                    .nth(1)
+                    .and_then(|s| s.split_whitespace().next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                r.shared_bytes = number_before(line, "smem");
+            }
+        }
+    }
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_ptxas_report() {
+        let report = "ptxas info    : 0 bytes gmem\n\
+            ptxas info    : Compiling entry function 'gemm_v1_f32' for 'sm_90'\n\
+            ptxas info    : Function properties for gemm_v1_f32\n\
+            \x20   8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n\
+            ptxas info    : Used 24 registers, used 0 barriers, 2176 bytes smem, 416 bytes cmem[0]\n";
+        let r = parse_ptxas_report(report);
+        assert_eq!(
+            r,
+            vec![Resources {
+                kernel: "gemm_v1_f32".into(),
+                registers: 24,
+                stack_frame: 8,
+                spill_stores: 4,
+                spill_loads: 12,
+                shared_bytes: 2176
+            }]
+        );
+    }
+
+    #[test]
+    fn finds_entry_points_and_target() {
+        let ptx = ".version 7.8\n.target sm_90\n.visible .entry gemm_v0_f32(\n.param .u32 a\n)\n";
+        assert_eq!(entry_points(ptx), vec!["gemm_v0_f32"]);
+        assert_eq!(ptx_target(ptx), Some("sm_90"));
+    }
+
+    #[test]
+    fn rejects_unknown_arch() {
+        assert!(check_arch("sm_90").is_ok());
+        let e = check_arch("sm_70").unwrap_err().to_string();
+        assert!(e.contains("sm_80"), "{e}");
+    }
+}

@@ -1,0 +1,98 @@
+//! `cargo xtask …`: the project's developer commands.
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use ptx_builder::*;
+use std::process::Command;
+
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    about = "Developer commands of the Rust GEMM course"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Compile kernels-gpu to PTX with rustc's nvptx64 backend: target/ptx/<arch>/kernels_gpu.ptx
+    BuildPtx {
+        /// GPU architecture (sm_80, sm_86, sm_89, sm_90, …)
+        #[arg(long, default_value = DEFAULT_ARCH)]
+        arch: String,
+    },
+    /// Install ptxas and nvdisasm from PyPI into .tools/cuda (no CUDA installation needed)
+    InstallCudaTools,
+    /// Build the PTX and print ptxas's resource report (registers, shared memory, spills) per kernel
+    Ptxas {
+        /// Architecture to compile the PTX for with ptxas
+        #[arg(long, default_value = DEFAULT_ARCH)]
+        arch: String,
+    },
+}
+
+fn main() -> Result<()> {
+    let root = workspace_root();
+    match Cli::parse().command {
+        Cmd::BuildPtx { arch } => {
+            let built = build_ptx(&root, &arch, false)?;
+            println!(
+                "built {} ({} entry points, {} KiB) for {arch} in {:.1} s",
+                built
+                    .ptx
+                    .strip_prefix(&root)
+                    .unwrap_or(&built.ptx)
+                    .display(),
+                built.entry_points,
+                built.bytes / 1024,
+                built.elapsed.as_secs_f64()
+            );
+        }
+        Cmd::InstallCudaTools => {
+            let dir = cuda_tools_dir(&root);
+            let status = Command::new("python3")
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "--target",
+                ])
+                .arg(&dir)
+                .args(CUDA_TOOL_PACKAGES)
+                .status()
+                .context("cannot run `python3 -m pip`: install Python 3 with pip")?;
+            if !status.success() {
+                bail!("pip could not install {}", CUDA_TOOL_PACKAGES.join(" "));
+            }
+            println!(
+                "installed {} into {}",
+                CUDA_TOOL_PACKAGES.join(", "),
+                dir.display()
+            );
+        }
+        Cmd::Ptxas { arch } => {
+            let built = build_ptx(&root, DEFAULT_ARCH, true)?;
+            let ptxas = find_ptxas(&root)
+                .context("ptxas not found: run `cargo xtask install-cuda-tools` (or set PTXAS)")?;
+            let cubin = built.ptx.with_extension(format!("{arch}.cubin"));
+            println!(
+                "{:<24} {:>5} {:>7} {:>6} {:>7}",
+                "kernel", "regs", "smem", "stack", "spills"
+            );
+            for r in ptxas_resources(&ptxas, &built.ptx, &arch, &cubin)? {
+                println!(
+                    "{:<24} {:>5} {:>7} {:>6} {:>7}",
+                    r.kernel,
+                    r.registers,
+                    r.shared_bytes,
+                    r.stack_frame,
+                    r.spill_stores + r.spill_loads
+                );
+            }
+        }
+    }
+    Ok(())
+}
