@@ -71,6 +71,8 @@ gemm_kernels! {
     gemm_tiled_w16_f64: f64 = tiled::gemm::<f64, 16, 1>;
     gemm_tiled_w32_f32: f32 = tiled::gemm::<f32, 32, 1>;
     gemm_tiled_w32_f64: f64 = tiled::gemm::<f64, 32, 1>;
+    // -- the 001 progression --
+    // -- the 002/003/004 variants --
 }
 
 /// The body of the entry point called `name`, for the emulator.

@@ -119,6 +119,8 @@ pub const ALL: &[Variant] = &[
         geometry: tiled_geometry,
         supports: any_shape,
     },
+    // -- the 001 progression (v2, v5, gemm64, gemm128, fynv, alc1..3) goes here --
+    // -- the 002/003/004 variants (naive, kahan, row-shared, blocked-kahan, basic, cg-*) go here --
 ];
 
 /// The variant called `name`.

@@ -5,3 +5,5 @@ pub mod v0_uncoalesced;
 pub mod v1_coalesced;
 pub mod v3_shared_tiles;
 pub mod v4_padded_tiles;
+// -- the 001 progression --
+// -- the 002/003/004 variants --
