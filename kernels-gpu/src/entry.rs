@@ -72,6 +72,8 @@ gemm_kernels! {
     gemm_tiled_w32_f32: f32 = tiled::gemm::<f32, 32, 1>;
     gemm_tiled_w32_f64: f64 = tiled::gemm::<f64, 32, 1>;
     // -- the 001 progression --
+    gemm_v2_f32: f32 = v2_local_indices::gemm::<f32>;
+    gemm_v2_f64: f64 = v2_local_indices::gemm::<f64>;
     // -- the 002/003/004 variants --
 }
 

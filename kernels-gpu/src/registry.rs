@@ -120,6 +120,15 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
     },
     // -- the 001 progression (v2, v5, gemm64, gemm128, fynv, alc1..3) goes here --
+    Variant {
+        name: "v2",
+        summary: "v1 with thread indices in locals and pointers moved to the tile first",
+        source: "001 gemm_32x32_v2",
+        entry: "gemm_v2",
+        tiles: &[],
+        geometry: |m, n, k, b, _| v2_local_indices::geometry(m, n, k, b),
+        supports: any_shape,
+    },
     // -- the 002/003/004 variants (naive, kahan, row-shared, blocked-kahan, basic, cg-*) go here --
 ];
 

@@ -6,4 +6,5 @@ pub mod v1_coalesced;
 pub mod v3_shared_tiles;
 pub mod v4_padded_tiles;
 // -- the 001 progression --
+pub mod v2_local_indices;
 // -- the 002/003/004 variants --
