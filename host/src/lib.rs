@@ -1,1 +1,17 @@
+//! The host side of the course: choose a variant, make inputs, run it on the GPU (through
+//! `cust`) or on the CPU emulator, verify against an f64 `ndarray` product, time, report.
+//!
+//! The pipeline reads top to bottom in [`run`]: parse ([`cli`]) → inputs ([`problem`]) →
+//! upload and launch ([`gpu`] or [`emulator`]) → verify ([`verify`]) → report.
+pub mod cli;
+pub mod emulator;
+pub mod gpu;
+pub mod problem;
+pub mod registry;
+pub mod run;
+pub mod verify;
 
+/// The PTX modules built by `build.rs` for each embedded architecture.
+pub mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_ptx.rs"));
+}

@@ -74,6 +74,12 @@ gemm_kernels! {
     // -- the 001 progression --
     gemm_v2_f32: f32 = v2_local_indices::gemm::<f32>;
     gemm_v2_f64: f64 = v2_local_indices::gemm::<f64>;
+    gemm_v5_f32: f32 = v5_float4::gemm::<f32>;
+    gemm_v5_f64: f64 = v5_float4::gemm::<f64>;
+    gemm_64x64_f32: f32 = gemm64::gemm::<f32>;
+    gemm_64x64_f64: f64 = gemm64::gemm::<f64>;
+    gemm_128x128_f32: f32 = gemm128::gemm::<f32>;
+    gemm_128x128_f64: f64 = gemm128::gemm::<f64>;
     // -- the 002/003/004 variants --
 }
 

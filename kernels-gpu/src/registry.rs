@@ -129,6 +129,34 @@ pub const ALL: &[Variant] = &[
         geometry: |m, n, k, b, _| v2_local_indices::geometry(m, n, k, b),
         supports: any_shape,
     },
+    Variant {
+        name: "v5",
+        summary: "256 threads per 32x32 tile, 4 rows per thread, float4 loads, register prefetch",
+        source: "001 gemm_32x32_v5",
+        entry: "gemm_v5",
+        tiles: &[],
+        geometry: |m, n, k, b, _| v5_float4::geometry(m, n, k, b),
+        supports: |s, _| v5_float4::check_vec4("v5", s.m, s.k, s.lda, s.ldb),
+    },
+    Variant {
+        name: "gemm64",
+        summary: "64x64 tile, 256 threads, 4x4 per thread, 16-byte shared loads of A and B",
+        source: "001 gemm_64x64",
+        entry: "gemm_64x64",
+        tiles: &[],
+        geometry: |m, n, k, b, _| gemm64::geometry(m, n, k, b),
+        supports: |s, _| v5_float4::check_vec4("gemm64", s.m, s.k, s.lda, s.ldb),
+    },
+    Variant {
+        name: "gemm128",
+        summary:
+            "128x128 tile, 8x8 per thread, k-step 8, two shared buffers (one barrier per step)",
+        source: "001 gemm_128x128",
+        entry: "gemm_128x128",
+        tiles: &[],
+        geometry: |m, n, k, b, _| gemm128::geometry(m, n, k, b),
+        supports: |s, _| v5_float4::check_vec4("gemm128", s.m, s.k, s.lda, s.ldb),
+    },
     // -- the 002/003/004 variants (naive, kahan, row-shared, blocked-kahan, basic, cg-*) go here --
 ];
 

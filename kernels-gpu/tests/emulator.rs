@@ -30,8 +30,15 @@ fn matrix(rows: u32, cols: u32, ld: u32, seed: u32) -> Vec<f64> {
         .collect()
 }
 
-fn run_variant(variant: &registry::Variant, tile: u32, dtype: Dtype, m: u32, n: u32, k: u32) {
-    let (lda, ldb, ldc) = (m + 3, k + 1, m + 2);
+fn run_variant(variant: &registry::Variant, tile: u32, dtype: Dtype, shape: &registry::Shape) {
+    let registry::Shape {
+        m,
+        n,
+        k,
+        lda,
+        ldb,
+        ldc,
+    } = *shape;
     let a = matrix(m, k, lda, 1);
     let b = matrix(k, n, ldb, 2);
     let c0 = matrix(m, n, ldc, 3);
@@ -123,14 +130,44 @@ fn run_variant(variant: &registry::Variant, tile: u32, dtype: Dtype, m: u32, n: 
     }
 }
 
+/// Shapes every variant runs at, each with leading dimensions larger than the rows. The first
+/// fits no tile; the others satisfy the 16-byte-load rule (m, k, lda, ldb multiples of 4) and
+/// give the 64- and 128-wide tiles interior and edge blocks.
+const SHAPES: &[registry::Shape] = &[
+    shape(33, 17, 45, 36, 46, 35),
+    shape(64, 64, 64, 68, 68, 66),
+    shape(132, 70, 44, 136, 48, 133),
+    shape(128, 256, 40, 128, 40, 129),
+];
+
+const fn shape(m: u32, n: u32, k: u32, lda: u32, ldb: u32, ldc: u32) -> registry::Shape {
+    registry::Shape {
+        m,
+        n,
+        k,
+        lda,
+        ldb,
+        ldc,
+    }
+}
+
 #[test]
 fn smoke_every_variant() {
     for v in registry::ALL {
         let tiles: &[u32] = if v.tiles.is_empty() { &[0] } else { v.tiles };
-        for &tile in tiles {
+        let mut ran = false;
+        for s in SHAPES {
             for dtype in [Dtype::F32, Dtype::F64] {
-                run_variant(v, tile, dtype, 33, 17, 45);
+                // A variant that rejects a shape through `supports` is not run at it.
+                if (v.supports)(s, dtype).is_err() {
+                    continue;
+                }
+                for &tile in tiles {
+                    run_variant(v, tile, dtype, s);
+                    ran = true;
+                }
             }
         }
+        assert!(ran, "{} supports none of the test shapes", v.name);
     }
 }

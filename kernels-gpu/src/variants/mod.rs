@@ -6,5 +6,8 @@ pub mod v1_coalesced;
 pub mod v3_shared_tiles;
 pub mod v4_padded_tiles;
 // -- the 001 progression --
+pub mod gemm128;
+pub mod gemm64;
 pub mod v2_local_indices;
+pub mod v5_float4;
 // -- the 002/003/004 variants --

@@ -1,0 +1,139 @@
+//! The command line of `host`.
+use crate::problem::Init;
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "host",
+    about = "Run one GEMM variant (C = alpha*A*B + beta*C, column-major) on the GPU or the CPU emulator, verify it against an f64 reference and time it",
+    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU, no GPU needed"
+)]
+pub struct Cli {
+    /// The variant to run (see --list)
+    #[arg(long, required_unless_present = "list")]
+    pub variant: Option<String>,
+    /// List the variants with a one-line description, then exit
+    #[arg(long)]
+    pub list: bool,
+    /// m = n = k = SIZE [default: 4096 on the GPU, 64 on the emulator]
+    #[arg(long)]
+    pub size: Option<u32>,
+    /// Rows of A and C (overrides --size)
+    #[arg(long)]
+    pub m: Option<u32>,
+    /// Columns of B and C (overrides --size)
+    #[arg(long)]
+    pub n: Option<u32>,
+    /// Columns of A, rows of B (overrides --size)
+    #[arg(long)]
+    pub k: Option<u32>,
+    /// Leading dimension of A [default: m]
+    #[arg(long)]
+    pub lda: Option<u32>,
+    /// Leading dimension of B [default: k]
+    #[arg(long)]
+    pub ldb: Option<u32>,
+    /// Leading dimension of C [default: m]
+    #[arg(long)]
+    pub ldc: Option<u32>,
+    /// Element type
+    #[arg(long, value_enum, default_value_t = DtypeArg::F32)]
+    pub dtype: DtypeArg,
+    /// How A, B and C are filled
+    #[arg(long, value_enum, default_value_t = Init::Random)]
+    pub init: Init,
+    /// Seed of the random inputs [default: drawn from the clock, and printed]
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub alpha: f64,
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub beta: f64,
+    /// Timed runs [default: 20 on the GPU, 1 on the emulator]
+    #[arg(long)]
+    pub iters: Option<usize>,
+    /// Untimed runs before timing [default: 3 on the GPU, 0 on the emulator]
+    #[arg(long)]
+    pub warmup: Option<usize>,
+    /// Skip the check against the f64 reference
+    #[arg(long)]
+    pub no_check: bool,
+    /// Tile width (or block size) of a parameterised variant
+    #[arg(long)]
+    pub tile: Option<u32>,
+    /// Where to run [default: gpu when a CUDA driver and device exist, else emu]
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendArg>,
+    /// Load this PTX instead of the embedded one (from `cargo xtask build-ptx --arch …`)
+    #[arg(long)]
+    pub ptx: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DtypeArg {
+    F32,
+    F64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// GPU 0 through the CUDA driver
+    Gpu,
+    /// The CPU emulator (kernels_gpu::emu): same kernels, checked accesses, no GPU needed
+    Emu,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &str) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("host").chain(args.split_whitespace()))
+    }
+
+    #[test]
+    fn defaults() {
+        let c = parse("--variant v4").unwrap();
+        assert_eq!(c.variant.as_deref(), Some("v4"));
+        assert_eq!(
+            (c.dtype, c.init, c.alpha, c.beta),
+            (DtypeArg::F32, Init::Random, 1.0, 0.0)
+        );
+        assert_eq!(
+            (c.size, c.iters, c.backend, c.no_check),
+            (None, None, None, false)
+        );
+    }
+
+    #[test]
+    fn all_options() {
+        let c = parse(
+            "--variant tiled --m 10 --n 20 --k 30 --lda 11 --dtype f64 --init seed --alpha -2 --beta 0.5 \
+             --iters 5 --warmup 1 --no-check --tile 8 --backend emu --seed 42",
+        )
+        .unwrap();
+        assert_eq!(
+            (c.m, c.n, c.k, c.lda, c.ldb),
+            (Some(10), Some(20), Some(30), Some(11), None)
+        );
+        assert_eq!(
+            (c.dtype, c.init, c.alpha, c.beta),
+            (DtypeArg::F64, Init::Seed, -2.0, 0.5)
+        );
+        assert_eq!(
+            (c.iters, c.warmup, c.no_check, c.tile),
+            (Some(5), Some(1), true, Some(8))
+        );
+        assert_eq!((c.backend, c.seed), (Some(BackendArg::Emu), Some(42)));
+    }
+
+    #[test]
+    fn list_needs_no_variant_and_bad_values_are_rejected() {
+        assert!(parse("--list").unwrap().list);
+        assert!(parse("").is_err(), "a variant is required");
+        assert!(parse("--variant v4 --dtype f16").is_err());
+        assert!(parse("--variant v4 --size -3").is_err());
+        assert!(parse("--variant v4 --backend tpu").is_err());
+    }
+}

@@ -1,0 +1,203 @@
+//! The GPU backend: `cust` on device 0 (its primary context), the embedded PTX, CUDA events.
+use crate::problem::{Inputs, Problem, Scalar};
+use crate::run::{Launch, Measured, Timing};
+use anyhow::{anyhow, bail, Context as _, Result};
+use cust::context::Context;
+use cust::device::{Device, DeviceAttribute};
+use cust::error::CudaError;
+use cust::event::{Event, EventFlags};
+use cust::function::Function;
+use cust::launch;
+use cust::memory::{CopyDestination, DeviceBuffer};
+use cust::module::Module;
+use cust::stream::{Stream, StreamFlags};
+
+pub struct Gpu {
+    pub device_name: String,
+    /// Compute capability as `sm_XY`.
+    pub arch: String,
+    /// Where the PTX came from ("embedded sm_90", or a path).
+    pub ptx_origin: String,
+    module: Module,
+    stream: Stream,
+    _context: Context,
+}
+
+/// `sm_90` → 90.
+fn arch_number(arch: &str) -> Option<u32> {
+    arch.strip_prefix("sm_")?
+        .trim_end_matches(|c: char| c.is_alphabetic())
+        .parse()
+        .ok()
+}
+
+/// The newest embedded PTX the device can run.
+pub fn pick_embedded_ptx(device_arch: u32) -> Option<(&'static str, &'static str)> {
+    crate::embedded::EMBEDDED_PTX
+        .iter()
+        .filter(|(arch, _)| arch_number(arch).is_some_and(|a| a <= device_arch))
+        .max_by_key(|(arch, _)| arch_number(arch))
+        .copied()
+}
+
+impl Gpu {
+    /// Initialises the driver and device 0 and loads the kernels. The error says what is
+    /// missing: a driver, a device, or PTX the device can run.
+    pub fn open(ptx_file: Option<&std::path::Path>) -> Result<Self> {
+        cust::init(cust::CudaFlags::empty()).map_err(|e| match e {
+            // Debug, not Display: cust's Display asks the driver for the message, and a missing
+            // driver (or the build's link stub) cannot answer.
+            CudaError::NoDevice => anyhow!("no CUDA device found (cuInit: {e:?})"),
+            _ => anyhow!(
+                "no usable CUDA driver (cuInit failed: {e:?}); install the NVIDIA driver, or use \
+                 `--backend emu` to run the kernels on the CPU emulator"
+            ),
+        })?;
+        if Device::num_devices()? == 0 {
+            bail!("the CUDA driver reports no device; use `--backend emu` for the CPU emulator");
+        }
+        let device = Device::get_device(0)?;
+        let context = Context::new(device).context("cannot create a context on device 0")?;
+        let major = device.get_attribute(DeviceAttribute::ComputeCapabilityMajor)? as u32;
+        let minor = device.get_attribute(DeviceAttribute::ComputeCapabilityMinor)? as u32;
+        let device_arch = major * 10 + minor;
+        let arch = format!("sm_{device_arch}");
+        let device_name = device.name()?;
+
+        let (ptx, ptx_origin) = match ptx_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read the PTX file {}", path.display()))?;
+                let target = ptx_builder::ptx_target(&text)
+                    .unwrap_or("unknown")
+                    .to_string();
+                if arch_number(&target).is_some_and(|t| t > device_arch) {
+                    bail!(
+                        "{} was built for {target}, newer than this {device_name} ({arch}); \
+                         rebuild it with `cargo xtask build-ptx --arch {arch}`",
+                        path.display()
+                    );
+                }
+                (text, format!("{} ({target})", path.display()))
+            }
+            None => {
+                let (ptx_arch, text) = pick_embedded_ptx(device_arch).ok_or_else(|| {
+                    anyhow!(
+                        "this {device_name} is {arch}, older than every embedded PTX ({}); \
+                         the kernels need sm_80 or newer",
+                        crate::embedded::EMBEDDED_PTX
+                            .iter()
+                            .map(|(a, _)| *a)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })?;
+                (text.to_string(), format!("embedded {ptx_arch}"))
+            }
+        };
+        let module = Module::from_ptx(&ptx, &[]).map_err(|e| {
+            anyhow!("the driver could not load the PTX ({ptx_origin}): {e}; a driver too old for PTX ISA 7.8 (CUDA 11.8+) fails so")
+        })?;
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+        Ok(Self {
+            device_name,
+            arch,
+            ptx_origin,
+            module,
+            stream,
+            _context: context,
+        })
+    }
+
+    fn function(&self, entry: &str) -> Result<Function<'_>> {
+        self.module.get_function(entry).with_context(|| {
+            format!(
+                "entry point `{entry}` is not in the PTX ({})",
+                self.ptx_origin
+            )
+        })
+    }
+
+    fn upload<T: Scalar>(&self, what: &str, data: &[T], p: &Problem) -> Result<DeviceBuffer<T>> {
+        DeviceBuffer::from_slice(data).map_err(|e| match e {
+            CudaError::OutOfMemory => anyhow!(
+                "out of device memory allocating {what} for {}×{}×{} {} (the three matrices need {:.2} GiB)",
+                p.shape.m, p.shape.n, p.shape.k, p.dtype.name(),
+                p.device_bytes() as f64 / (1u64 << 30) as f64
+            ),
+            e => anyhow!("cannot allocate {what} on the device: {e}"),
+        })
+    }
+
+    /// Uploads, times `timing.iters` launches after `timing.warmup`, then runs once more on a
+    /// fresh (NaN-poisoned when beta = 0) C and downloads it for the check.
+    pub fn run<T: Scalar>(
+        &self,
+        launch: &Launch,
+        p: &Problem,
+        inputs: &Inputs<T>,
+        timing: Timing,
+    ) -> Result<Measured<T>> {
+        let function = self.function(&launch.entry)?;
+        let s = p.shape;
+        let a = self.upload("A", &inputs.a.data, p)?;
+        let b = self.upload("B", &inputs.b.data, p)?;
+        let mut c = self.upload("C", &inputs.c.data, p)?;
+        let (a_ptr, b_ptr, c_ptr) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
+        let (alpha, beta) = (T::from_f64(p.alpha), T::from_f64(p.beta));
+        let g = launch.geometry;
+        let stream = &self.stream;
+        let run_once = || -> Result<()> {
+            unsafe {
+                launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                    s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, c_ptr, s.ldc
+                ))
+            }
+            .with_context(|| format!("launching {} failed", launch.entry))
+        };
+        let (start, stop) = (
+            Event::new(EventFlags::DEFAULT)?,
+            Event::new(EventFlags::DEFAULT)?,
+        );
+        let mut times_ms = Vec::with_capacity(timing.iters);
+        for i in 0..timing.warmup + timing.iters {
+            start.record(stream)?;
+            run_once()?;
+            stop.record(stream)?;
+            stop.synchronize()
+                .with_context(|| format!("{} failed on the device", launch.entry))?;
+            if i >= timing.warmup {
+                times_ms.push(stop.elapsed_time_f32(&start)? as f64);
+            }
+        }
+        let uploaded_c = inputs.c_for_checked_run(p.beta);
+        let mut result = uploaded_c.clone();
+        if timing.check {
+            c.copy_from(&uploaded_c[..])?;
+            run_once()?;
+            stream
+                .synchronize()
+                .with_context(|| format!("{} failed on the device", launch.entry))?;
+            c.copy_to(&mut result[..])?;
+        }
+        Ok(Measured {
+            times_ms,
+            uploaded_c,
+            result,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_newest_embedded_ptx_the_device_runs() {
+        assert_eq!(pick_embedded_ptx(90).unwrap().0, "sm_90");
+        assert_eq!(pick_embedded_ptx(89).unwrap().0, "sm_80");
+        assert_eq!(pick_embedded_ptx(120).unwrap().0, "sm_90");
+        assert!(pick_embedded_ptx(75).is_none());
+        assert_eq!(arch_number("sm_90a"), Some(90));
+    }
+}

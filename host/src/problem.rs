@@ -1,0 +1,294 @@
+//! The problem a run solves: sizes, leading dimensions, element type, scalars, inputs.
+use anyhow::{bail, Result};
+use kernels_gpu::device::Real;
+use kernels_gpu::entry::KernelBody;
+use kernels_gpu::gemm::{Dtype, GemmArgs};
+use kernels_gpu::registry::Shape;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// How A, B and C are filled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Init {
+    /// Uniform in [-1, 1) from a seeded generator (the seed is printed).
+    Random,
+    /// The formulas of `000_…txt`: a(i,j) = (i - 0.1 j + 1)/(i + j + 1),
+    /// b(i,j) = (j - 0.2 i + 1)(i + j + 1)/(i² + j² + 1); C starts at zero.
+    Seed,
+}
+
+/// Everything that defines one GEMM, as the user asked for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Problem {
+    pub shape: Shape,
+    pub dtype: Dtype,
+    pub alpha: f64,
+    pub beta: f64,
+    pub init: Init,
+    pub seed: u64,
+}
+
+impl Problem {
+    /// Floating-point operations of the product: 2·m·n·k (the convention of every table).
+    pub fn flops(&self) -> f64 {
+        2.0 * self.shape.m as f64 * self.shape.n as f64 * self.shape.k as f64
+    }
+
+    /// Checks sizes and leading dimensions; the message names the constraint.
+    pub fn validate(&self) -> Result<()> {
+        let s = &self.shape;
+        if s.m == 0 || s.n == 0 || s.k == 0 {
+            bail!(
+                "m, n and k must be at least 1 (got m={}, n={}, k={})",
+                s.m,
+                s.n,
+                s.k
+            );
+        }
+        for (name, ld, rows) in [
+            ("lda", s.lda, s.m),
+            ("ldb", s.ldb, s.k),
+            ("ldc", s.ldc, s.m),
+        ] {
+            if ld < rows {
+                bail!("{name} = {ld} is smaller than the number of rows ({rows}); column-major storage needs {name} >= rows");
+            }
+        }
+        for (name, ld, cols) in [("A", s.lda, s.k), ("B", s.ldb, s.n), ("C", s.ldc, s.n)] {
+            if ld as u64 * cols as u64 >= 1 << 32 {
+                bail!("{name} has {} elements (ld × columns); the kernels index with 32 bits, so it must stay under 2^32", ld as u64 * cols as u64);
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of device memory the three matrices need.
+    pub fn device_bytes(&self) -> u64 {
+        let s = &self.shape;
+        (s.lda as u64 * s.k as u64 + s.ldb as u64 * s.n as u64 + s.ldc as u64 * s.n as u64)
+            * self.dtype.bytes() as u64
+    }
+}
+
+/// A column-major matrix with a leading dimension; rows past `rows` are padding.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix<T> {
+    pub rows: u32,
+    pub cols: u32,
+    pub ld: u32,
+    pub data: Vec<T>,
+}
+
+impl<T: Copy> Matrix<T> {
+    pub fn at(&self, row: u32, col: u32) -> T {
+        self.data[(row + col * self.ld) as usize]
+    }
+
+    pub fn from_fn(
+        rows: u32,
+        cols: u32,
+        ld: u32,
+        padding: T,
+        mut f: impl FnMut(u32, u32) -> T,
+    ) -> Self {
+        let mut data = vec![padding; ld as usize * cols as usize];
+        for col in 0..cols {
+            for row in 0..rows {
+                data[(row + col * ld) as usize] = f(row, col);
+            }
+        }
+        Self {
+            rows,
+            cols,
+            ld,
+            data,
+        }
+    }
+}
+
+/// The element types a run can use: what the kernels, the driver and the reference need.
+pub trait Scalar: Real + cust::memory::DeviceCopy + std::fmt::Debug {
+    const DTYPE: Dtype;
+    /// This type's kernel body in an entry-point table row, if the row is of this type.
+    fn kernel_body(body: KernelBody) -> Option<unsafe fn(GemmArgs<Self>)>;
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    /// The unit roundoff (2^-24 for f32, 2^-53 for f64).
+    const EPSILON: f64;
+}
+
+impl Scalar for f32 {
+    const DTYPE: Dtype = Dtype::F32;
+    fn kernel_body(body: KernelBody) -> Option<unsafe fn(GemmArgs<f32>)> {
+        match body {
+            KernelBody::F32(f) => Some(f),
+            KernelBody::F64(_) => None,
+        }
+    }
+    const EPSILON: f64 = f32::EPSILON as f64 / 2.0;
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Scalar for f64 {
+    const DTYPE: Dtype = Dtype::F64;
+    fn kernel_body(body: KernelBody) -> Option<unsafe fn(GemmArgs<f64>)> {
+        match body {
+            KernelBody::F64(f) => Some(f),
+            KernelBody::F32(_) => None,
+        }
+    }
+    const EPSILON: f64 = f64::EPSILON / 2.0;
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// The value `000_…txt` gives A(i, j).
+pub fn seed_a(i: u32, j: u32) -> f64 {
+    let (i, j) = (i as f64, j as f64);
+    (i - 0.1 * j + 1.0) / (i + j + 1.0)
+}
+
+/// The value `000_…txt` gives B(i, j).
+pub fn seed_b(i: u32, j: u32) -> f64 {
+    let (i, j) = (i as f64, j as f64);
+    (j - 0.2 * i + 1.0) * (i + j + 1.0) / (i * i + j * j + 1.0)
+}
+
+/// The three inputs of a run. Padding rows of every matrix hold NaN, so a kernel that reads
+/// them by mistake is caught by the check.
+pub struct Inputs<T> {
+    pub a: Matrix<T>,
+    pub b: Matrix<T>,
+    pub c: Matrix<T>,
+}
+
+impl<T: Scalar> Inputs<T> {
+    pub fn generate(p: &Problem) -> Self {
+        let s = &p.shape;
+        let nan = T::from_f64(f64::NAN);
+        match p.init {
+            Init::Random => {
+                let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
+                let mut uniform = move |_, _| T::from_f64(rng.random_range(-1.0..1.0));
+                Self {
+                    a: Matrix::from_fn(s.m, s.k, s.lda, nan, &mut uniform),
+                    b: Matrix::from_fn(s.k, s.n, s.ldb, nan, &mut uniform),
+                    c: Matrix::from_fn(s.m, s.n, s.ldc, nan, &mut uniform),
+                }
+            }
+            Init::Seed => Self {
+                a: Matrix::from_fn(s.m, s.k, s.lda, nan, |i, j| T::from_f64(seed_a(i, j))),
+                b: Matrix::from_fn(s.k, s.n, s.ldb, nan, |i, j| T::from_f64(seed_b(i, j))),
+                c: Matrix::from_fn(s.m, s.n, s.ldc, nan, |_, _| T::ZERO),
+            },
+        }
+    }
+
+    /// C as the kernel receives it in a checked run: when beta is 0 every element is NaN
+    /// (BLAS semantics say C is not read; any element the kernel fails to write stays NaN).
+    pub fn c_for_checked_run(&self, beta: f64) -> Vec<T> {
+        if beta == 0.0 {
+            vec![T::from_f64(f64::NAN); self.c.data.len()]
+        } else {
+            self.c.data.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(m: u32, n: u32, k: u32) -> Problem {
+        Problem {
+            shape: Shape {
+                m,
+                n,
+                k,
+                lda: m,
+                ldb: k,
+                ldc: m,
+            },
+            dtype: Dtype::F32,
+            alpha: 1.0,
+            beta: 0.0,
+            init: Init::Random,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn seed_values_match_hand_computation() {
+        // a(0,0) = 1/1; a(2,3) = (2 - 0.3 + 1)/6 = 0.45; a(0,10) = (1 - 1)/11 = 0
+        assert_eq!(seed_a(0, 0), 1.0);
+        assert!((seed_a(2, 3) - 0.45).abs() < 1e-15);
+        assert_eq!(seed_a(0, 10), 0.0);
+        // b(0,0) = 1·1/1; b(1,2) = (2 - 0.2 + 1)(4)/(1 + 4 + 1) = 2.8·4/6; b(5,0) = (0 - 1 + 1)… = 0
+        assert_eq!(seed_b(0, 0), 1.0);
+        assert!((seed_b(1, 2) - 2.8 * 4.0 / 6.0).abs() < 1e-15);
+        assert_eq!(seed_b(5, 0), 0.0);
+    }
+
+    #[test]
+    fn seed_inputs_use_the_formulas_and_column_major_layout() {
+        let mut p = problem(3, 2, 4);
+        p.init = Init::Seed;
+        p.shape.lda = 5;
+        let inputs = Inputs::<f64>::generate(&p);
+        assert_eq!(inputs.a.at(2, 3), seed_a(2, 3));
+        assert_eq!(inputs.a.data[2 + 3 * 5], seed_a(2, 3));
+        assert!(inputs.a.data[3].is_nan(), "padding rows are NaN");
+        assert_eq!(inputs.b.at(1, 1), seed_b(1, 1));
+        assert!(inputs.c.data.iter().all(|&x| x == 0.0));
+    }
+
+    #[test]
+    fn random_inputs_are_seeded() {
+        let p = problem(8, 8, 8);
+        let x = Inputs::<f32>::generate(&p);
+        let y = Inputs::<f32>::generate(&p);
+        assert_eq!(x.a, y.a);
+        let z = Inputs::<f32>::generate(&Problem { seed: 2, ..p });
+        assert_ne!(x.a, z.a);
+        assert!(x.a.data.iter().all(|v| (-1.0..1.0).contains(v)));
+    }
+
+    #[test]
+    fn flops_are_2mnk() {
+        assert_eq!(problem(4096, 4096, 4096).flops(), 2.0 * 4096f64.powi(3));
+        assert_eq!(
+            problem(1000, 1023, 999).flops(),
+            2.0 * 1000.0 * 1023.0 * 999.0
+        );
+    }
+
+    #[test]
+    fn validation_names_the_constraint() {
+        assert!(problem(1, 1, 1).validate().is_ok());
+        let e = problem(0, 5, 5).validate().unwrap_err().to_string();
+        assert!(e.contains("at least 1"), "{e}");
+        let mut p = problem(10, 10, 10);
+        p.shape.lda = 9;
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("lda = 9") && e.contains(">= rows"), "{e}");
+        let e = problem(70000, 70000, 4).validate().unwrap_err().to_string();
+        assert!(e.contains("2^32"), "{e}");
+    }
+
+    #[test]
+    fn checked_runs_poison_c_only_when_beta_is_zero() {
+        let p = problem(4, 4, 4);
+        let inputs = Inputs::<f32>::generate(&p);
+        assert!(inputs.c_for_checked_run(0.0).iter().all(|x| x.is_nan()));
+        assert_eq!(inputs.c_for_checked_run(0.5), inputs.c.data);
+    }
+}

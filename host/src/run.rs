@@ -1,0 +1,305 @@
+//! The pipeline of one run: resolve the variant and problem, open the backend, launch and
+//! time, verify, report.
+use crate::cli::{BackendArg, Cli, DtypeArg};
+use crate::gpu::Gpu;
+use crate::problem::{Inputs, Problem, Scalar};
+use crate::registry::{self, Variant};
+use crate::verify::{self, Check};
+use anyhow::{bail, Result};
+use kernels_gpu::gemm::{Dtype, Geometry};
+use kernels_gpu::registry::Shape;
+
+/// What a backend launches: an entry point with its grid, block and shared memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub entry: String,
+    pub geometry: Geometry,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    pub warmup: usize,
+    pub iters: usize,
+    pub check: bool,
+}
+
+/// What a backend brings back from a run.
+pub struct Measured<T> {
+    pub times_ms: Vec<f64>,
+    /// C as uploaded for the checked run (NaN when beta = 0).
+    pub uploaded_c: Vec<T>,
+    /// C after the checked run.
+    pub result: Vec<T>,
+}
+
+pub enum Backend {
+    Gpu(Gpu),
+    Emulator,
+}
+
+impl Backend {
+    /// `--backend`, or the GPU when a driver and device exist and the emulator otherwise.
+    /// The second value is the one-line note printed when the emulator was chosen for the user.
+    pub fn open(
+        choice: Option<BackendArg>,
+        ptx: Option<&std::path::Path>,
+    ) -> Result<(Self, Option<String>)> {
+        match choice {
+            Some(BackendArg::Emu) => Ok((Backend::Emulator, None)),
+            Some(BackendArg::Gpu) => Ok((Backend::Gpu(Gpu::open(ptx)?), None)),
+            None => match Gpu::open(ptx) {
+                Ok(gpu) => Ok((Backend::Gpu(gpu), None)),
+                Err(e) if ptx.is_none() => Ok((
+                    Backend::Emulator,
+                    Some(format!(
+                        "no GPU ({}): running on the CPU emulator at a small size",
+                        first_clause(&e.to_string())
+                    )),
+                )),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Backend::Gpu(g) => format!("{} ({}, PTX {})", g.device_name, g.arch, g.ptx_origin),
+            Backend::Emulator => "the CPU emulator".to_string(),
+        }
+    }
+
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Backend::Gpu(_))
+    }
+}
+
+fn first_clause(s: &str) -> &str {
+    s.split(';').next().unwrap_or(s)
+}
+
+/// The outcome of one run.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub variant: String,
+    pub entry: String,
+    pub problem: Problem,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub runs: usize,
+    pub check: Option<Check>,
+}
+
+impl Report {
+    pub fn tflops(&self) -> f64 {
+        tflops(self.problem.flops(), self.median_ms)
+    }
+
+    pub fn passed(&self) -> bool {
+        self.check.as_ref().is_none_or(Check::passed)
+    }
+}
+
+/// TFLOP/s of `flops` done in `ms` milliseconds.
+pub fn tflops(flops: f64, ms: f64) -> f64 {
+    flops / (ms * 1e-3) / 1e12
+}
+
+/// Median of a non-empty sample (the mean of the middle two for an even count).
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    }
+}
+
+/// Builds the problem from the command line; `default_size` applies when no size is given.
+pub fn problem_from_cli(cli: &Cli, default_size: u32, seed: u64) -> Result<Problem> {
+    let size = cli.size.unwrap_or(default_size);
+    let (m, n, k) = (
+        cli.m.unwrap_or(size),
+        cli.n.unwrap_or(size),
+        cli.k.unwrap_or(size),
+    );
+    let shape = Shape {
+        m,
+        n,
+        k,
+        lda: cli.lda.unwrap_or(m),
+        ldb: cli.ldb.unwrap_or(k),
+        ldc: cli.ldc.unwrap_or(m),
+    };
+    let dtype = match cli.dtype {
+        DtypeArg::F32 => Dtype::F32,
+        DtypeArg::F64 => Dtype::F64,
+    };
+    let p = Problem {
+        shape,
+        dtype,
+        alpha: cli.alpha,
+        beta: cli.beta,
+        init: cli.init,
+        seed,
+    };
+    p.validate()?;
+    Ok(p)
+}
+
+/// Resolves what to launch for a variant, tile and problem, or says why it cannot run.
+pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> {
+    match variant {
+        Variant::Kernel(k) => {
+            let tile = registry::resolve_tile(k, tile)?;
+            if let Err(constraint) = (k.supports)(&p.shape, p.dtype) {
+                bail!(
+                    "variant `{}` does not support this shape: {constraint}",
+                    k.name
+                );
+            }
+            let s = p.shape;
+            Ok(Launch {
+                entry: k.entry_name(p.dtype, tile),
+                geometry: (k.geometry)(s.m, s.n, s.k, p.dtype.bytes(), tile),
+            })
+        }
+    }
+}
+
+/// Runs one variant on one problem: inputs, launch and time, check.
+pub fn execute(
+    backend: &Backend,
+    variant: Variant,
+    tile: Option<u32>,
+    p: &Problem,
+    timing: Timing,
+) -> Result<Report> {
+    match p.dtype {
+        Dtype::F32 => execute_typed::<f32>(backend, variant, tile, p, timing),
+        Dtype::F64 => execute_typed::<f64>(backend, variant, tile, p, timing),
+    }
+}
+
+fn execute_typed<T: Scalar>(
+    backend: &Backend,
+    variant: Variant,
+    tile: Option<u32>,
+    p: &Problem,
+    timing: Timing,
+) -> Result<Report> {
+    let launch = plan(variant, tile, p)?;
+    let inputs = Inputs::<T>::generate(p);
+    let measured = match backend {
+        Backend::Gpu(gpu) => gpu.run(&launch, p, &inputs, timing)?,
+        Backend::Emulator => crate::emulator::run(&launch, p, &inputs, timing)?,
+    };
+    let check = timing
+        .check
+        .then(|| verify::check(p, &inputs, &measured.uploaded_c, &measured.result));
+    let times = &measured.times_ms;
+    Ok(Report {
+        variant: variant.name().to_string(),
+        entry: launch.entry,
+        problem: *p,
+        median_ms: if times.is_empty() {
+            f64::NAN
+        } else {
+            median(times)
+        },
+        min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
+        runs: times.len(),
+        check,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn tflops_arithmetic() {
+        // 2·4096³ flops in 2.7489 ms is 50 TFLOP/s.
+        let flops = 2.0 * 4096f64.powi(3);
+        assert!((tflops(flops, 2.748779069) - 50.0).abs() < 1e-6);
+        assert!((tflops(2e12, 1000.0) - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn median_of_odd_and_even_samples() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[7.0]), 7.0);
+    }
+
+    #[test]
+    fn problem_sizes_from_the_command_line() {
+        let cli = Cli::parse_from([
+            "host",
+            "--variant",
+            "v1",
+            "--size",
+            "100",
+            "--k",
+            "7",
+            "--ldc",
+            "128",
+        ]);
+        let p = problem_from_cli(&cli, 4096, 1).unwrap();
+        assert_eq!(
+            p.shape,
+            Shape {
+                m: 100,
+                n: 100,
+                k: 7,
+                lda: 100,
+                ldb: 7,
+                ldc: 128
+            }
+        );
+        let cli = Cli::parse_from(["host", "--variant", "v1"]);
+        assert_eq!(problem_from_cli(&cli, 64, 1).unwrap().shape.m, 64);
+        let cli = Cli::parse_from(["host", "--variant", "v1", "--m", "10", "--lda", "5"]);
+        assert!(problem_from_cli(&cli, 64, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("lda"));
+    }
+
+    #[test]
+    fn emulator_runs_and_checks_a_variant() {
+        let cli = Cli::parse_from([
+            "host",
+            "--variant",
+            "v4",
+            "--m",
+            "33",
+            "--n",
+            "17",
+            "--k",
+            "65",
+            "--lda",
+            "40",
+            "--beta",
+            "0.5",
+        ]);
+        let p = problem_from_cli(&cli, 64, 3).unwrap();
+        let v = registry::find("v4").unwrap();
+        let r = execute(
+            &Backend::Emulator,
+            v,
+            None,
+            &p,
+            Timing {
+                warmup: 0,
+                iters: 1,
+                check: true,
+            },
+        )
+        .unwrap();
+        assert!(r.passed(), "{}", r.check.unwrap().summary());
+        assert_eq!(r.entry, "gemm_v4_f32");
+    }
+}
