@@ -80,6 +80,12 @@ gemm_kernels! {
     gemm_64x64_f64: f64 = gemm64::gemm::<f64>;
     gemm_128x128_f32: f32 = gemm128::gemm::<f32>;
     gemm_128x128_f64: f64 = gemm128::gemm::<f64>;
+    gemm_alc1_f32: f32 = alc1::gemm::<f32>;
+    gemm_alc1_f64: f64 = alc1::gemm::<f64>;
+    gemm_alc2_f32: f32 = alc2::gemm::<f32>;
+    gemm_alc2_f64: f64 = alc2::gemm::<f64>;
+    gemm_alc3_f32: f32 = alc3::gemm::<f32>;
+    gemm_alc3_f64: f64 = alc3::gemm::<f64>;
     // -- the 002/003/004 variants --
 }
 

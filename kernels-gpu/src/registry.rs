@@ -157,6 +157,33 @@ pub const ALL: &[Variant] = &[
         geometry: |m, n, k, b, _| gemm128::geometry(m, n, k, b),
         supports: |s, _| v5_float4::check_vec4("gemm128", s.m, s.k, s.lda, s.ldb),
     },
+    Variant {
+        name: "alc1",
+        summary: "tutorial 32x32 tiles, row-major indexing, bounds checks in the loop, unpadded",
+        source: "001 Alcanderian::cuda_kernel_sgemm_1",
+        entry: "gemm_alc1",
+        tiles: &[],
+        geometry: |m, n, k, b, _| alc1::geometry(m, n, k, b),
+        supports: any_shape,
+    },
+    Variant {
+        name: "alc2",
+        summary: "tutorial tiles padded to 33 plus read-only loads (ld.global.nc)",
+        source: "001 Alcanderian::cuda_kernel_sgemm_2",
+        entry: "gemm_alc2",
+        tiles: &[],
+        geometry: |m, n, k, b, _| alc2::geometry(m, n, k, b),
+        supports: any_shape,
+    },
+    Variant {
+        name: "alc3",
+        summary: "tutorial tiles with read-only loads, unpadded",
+        source: "001 Alcanderian::cuda_kernel_sgemm_3",
+        entry: "gemm_alc3",
+        tiles: &[],
+        geometry: |m, n, k, b, _| alc3::geometry(m, n, k, b),
+        supports: any_shape,
+    },
     // -- the 002/003/004 variants (naive, kahan, row-shared, blocked-kahan, basic, cg-*) go here --
 ];
 

@@ -10,4 +10,8 @@ pub mod gemm128;
 pub mod gemm64;
 pub mod v2_local_indices;
 pub mod v5_float4;
+pub mod alc1;
+pub mod alc2;
+pub mod alc3;
+pub mod alcanderian;
 // -- the 002/003/004 variants --
