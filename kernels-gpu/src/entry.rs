@@ -87,6 +87,20 @@ gemm_kernels! {
     gemm_alc3_f32: f32 = alc3::gemm::<f32>;
     gemm_alc3_f64: f64 = alc3::gemm::<f64>;
     // -- the 002/003/004 variants --
+    gemm_naive_f32: f32 = naive::gemm::<f32>;
+    gemm_naive_f64: f64 = naive::gemm::<f64>;
+    gemm_kahan_f32: f32 = kahan::gemm::<f32>;
+    gemm_kahan_f64: f64 = kahan::gemm::<f64>;
+    gemm_row_shared_f32: f32 = row_shared::gemm::<f32>;
+    gemm_row_shared_f64: f64 = row_shared::gemm::<f64>;
+    gemm_blocked_kahan_f32: f32 = blocked_kahan::gemm::<f32>;
+    gemm_blocked_kahan_f64: f64 = blocked_kahan::gemm::<f64>;
+    gemm_cg_shuffle_f32: f32 = cg_shuffle::gemm::<f32>;
+    gemm_cg_shuffle_f64: f64 = cg_shuffle::gemm::<f64>;
+    gemm_cg_regs_f32: f32 = cg_regs::gemm::<f32>;
+    gemm_cg_regs_f64: f64 = cg_regs::gemm::<f64>;
+    gemm_cg_tile2x2_f32: f32 = cg_tile2x2::gemm::<f32>;
+    gemm_cg_tile2x2_f64: f64 = cg_tile2x2::gemm::<f64>;
 }
 
 /// The body of the entry point called `name`, for the emulator.

@@ -45,7 +45,8 @@ impl Variant {
 
     /// Every entry point this variant can launch.
     pub fn entry_names(&self) -> impl Iterator<Item = String> + '_ {
-        let tiles: &[u32] = if self.tiles.is_empty() {
+        // A runtime parameter (no `{tile}` in the name) is one entry point for every value.
+        let tiles: &[u32] = if self.tiles.is_empty() || !self.entry.contains("{tile}") {
             &[0]
         } else {
             self.tiles
@@ -185,6 +186,88 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
     },
     // -- the 002/003/004 variants (naive, kahan, row-shared, blocked-kahan, basic, cg-*) go here --
+    Variant {
+        name: "naive",
+        summary: "one thread per element of C on a 1D grid of 256-thread blocks, FMA accumulation",
+        source: "002 matMultCUDA (first)",
+        entry: "gemm_naive",
+        tiles: &[],
+        geometry: |m, n, k, b, _| naive::geometry(m, n, k, b, naive::BLOCK),
+        supports: naive::supports,
+    },
+    Variant {
+        name: "kahan",
+        summary: "naive with Kahan compensated summation of each dot product",
+        source: "002 matMultCUDA (Kahan)",
+        entry: "gemm_kahan",
+        tiles: &[],
+        geometry: |m, n, k, b, _| naive::geometry(m, n, k, b, naive::BLOCK),
+        supports: naive::supports,
+    },
+    Variant {
+        name: "row-shared",
+        summary: "one block per line of C, the reused line (column of B) in shared memory, Kahan",
+        source: "002 matMultCUDA (row of A in shared memory)",
+        entry: "gemm_row_shared",
+        tiles: &[],
+        geometry: |m, n, k, b, _| row_shared::geometry(m, n, k, b),
+        supports: row_shared::supports,
+    },
+    Variant {
+        name: "blocked-kahan",
+        summary: "16x16 shared-memory tiles of A and B, Kahan summation",
+        source: "002 matMultCUDA (16x16 blocking)",
+        entry: "gemm_blocked_kahan",
+        tiles: &[],
+        geometry: |m, n, k, b, _| blocked_kahan::geometry(m, n, k, b),
+        supports: any_shape,
+    },
+    Variant {
+        name: "basic",
+        summary: "same kernel as `naive`, 1D blocks of --tile threads (2..1024): the 003 sweep",
+        source: "003 gemm_gpu_impl",
+        entry: "gemm_naive",
+        tiles: naive::BLOCK_SIZES,
+        geometry: naive::geometry,
+        supports: naive::supports,
+    },
+    Variant {
+        name: "blocked",
+        summary: "same kernel as `tiled` (003's blockL = tile width, 2..32)",
+        source: "003 gemm_gpu_block_impl<blockL>",
+        entry: "gemm_tiled_w{tile}",
+        tiles: &[32, 2, 4, 8, 16],
+        geometry: tiled_geometry,
+        supports: any_shape,
+    },
+    Variant {
+        name: "cg-shuffle",
+        summary: "32x32 tile, 8 warps, A exchanged by warp shuffles, output tile in shared memory",
+        source: "004 sgemm_naive",
+        entry: "gemm_cg_shuffle",
+        tiles: &[],
+        geometry: |m, n, k, b, _| cg_shuffle::geometry(m, n, k, b),
+        supports: any_shape,
+    },
+    Variant {
+        name: "cg-regs",
+        summary: "32x32 tile, 8 warps, 4 outputs per thread in registers",
+        source: "004 sgemm_shared",
+        entry: "gemm_cg_regs",
+        tiles: &[],
+        geometry: |m, n, k, b, _| cg_regs::geometry(m, n, k, b),
+        supports: any_shape,
+    },
+    Variant {
+        name: "cg-tile2x2",
+        summary:
+            "32x32 tile, 2x2 outputs per thread, padded tiles, C written through shared memory",
+        source: "004 sgemm_thread_tile",
+        entry: "gemm_cg_tile2x2",
+        tiles: &[],
+        geometry: |m, n, k, b, _| cg_tile2x2::geometry(m, n, k, b),
+        supports: any_shape,
+    },
 ];
 
 /// The variant called `name`.

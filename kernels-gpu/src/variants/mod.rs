@@ -15,3 +15,10 @@ pub mod alc2;
 pub mod alc3;
 pub mod alcanderian;
 // -- the 002/003/004 variants --
+pub mod blocked_kahan;
+pub mod cg_regs;
+pub mod cg_shuffle;
+pub mod cg_tile2x2;
+pub mod kahan;
+pub mod naive;
+pub mod row_shared;
