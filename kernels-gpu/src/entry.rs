@@ -86,6 +86,8 @@ gemm_kernels! {
     gemm_alc2_f64: f64 = alc2::gemm::<f64>;
     gemm_alc3_f32: f32 = alc3::gemm::<f32>;
     gemm_alc3_f64: f64 = alc3::gemm::<f64>;
+    gemm_fynv_f32: f32 = fynv::gemm::<f32>;
+    gemm_fynv_f64: f64 = fynv::gemm::<f64>;
     // -- the 002/003/004 variants --
     gemm_naive_f32: f32 = naive::gemm::<f32>;
     gemm_naive_f64: f64 = naive::gemm::<f64>;

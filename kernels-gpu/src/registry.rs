@@ -185,6 +185,15 @@ pub const ALL: &[Variant] = &[
         geometry: |m, n, k, b, _| alc3::geometry(m, n, k, b),
         supports: any_shape,
     },
+    Variant {
+        name: "fynv",
+        summary: "fynv's g_fgemm: 128x128 tile, 8x8 per thread as f8 vectors, two shared buffers",
+        source: "001 fynv::g_fgemm",
+        entry: "gemm_fynv",
+        tiles: &[],
+        geometry: |m, n, k, b, _| fynv::geometry(m, n, k, b),
+        supports: |s, _| v5_float4::check_vec4("fynv", s.m, s.k, s.lda, s.ldb),
+    },
     // -- the 002/003/004 variants (naive, kahan, row-shared, blocked-kahan, basic, cg-*) go here --
     Variant {
         name: "naive",

@@ -14,6 +14,7 @@ pub mod alc1;
 pub mod alc2;
 pub mod alc3;
 pub mod alcanderian;
+pub mod fynv;
 // -- the 002/003/004 variants --
 pub mod blocked_kahan;
 pub mod cg_regs;
