@@ -14,10 +14,13 @@
 //!   size a multiple of 128 and k of 8. Here it gets the common epilogue and the common edge
 //!   handling of `v5`: zero-filled staging, guarded element stores, and the 16-byte-load rule
 //!   m, k, lda, ldb multiples of 4.
+//!
 //! The nvcc-compiled original ran at 39.9 TFLOP/s on the H100 at 4096³ (`gemm_128x128`: 43.4).
 //!
 //! PTX (sm_90): the j-loop is fully unrolled: per slice 32 `ld.shared.v4.f32` and 512
-//! `fma.rn.f32`, the same 16/17 mix as `gemm128`. `__launch_bounds__(256)` of the original
+//! `fma.rn.f32`, the same 16/17 mix as `gemm128`; ptxas: 126 registers (f64: 232), no stack,
+//! no spills. In SASS the slice is 512 FFMA, 32 LDS.128 and about 30 other instructions
+//! (staging, loop control), like `gemm128`'s: the two kernels compile to nearly the same loop. `__launch_bounds__(256)` of the original
 //! has no Rust spelling; ptxas allocates as it likes, and 256 threads fit at any register count.
 //!
 //! measured: (filled in after the H100 run)

@@ -21,9 +21,10 @@
 //! m, k, lda, ldb multiples of 4.
 //!
 //! PTX (sm_90): the 16 steps are fully unrolled; each is two `ld.shared.v4.f32` and sixteen
-//! `fma.rn.f32` (256 FMA to 32 vector loads per slice), with immediate offsets (+256 bytes per
-//! step). Staging per slice: `ld.global.v4.b32` ×2, `st.shared.v4.f32` ×1, `st.shared.f32` ×4.
-//! No local memory.
+//! `fma.rn.f32` (256 FMA to 32 vector loads per slice). Staging per slice: `ld.global.v4.b32`
+//! ×2, `st.shared.v4.f32` ×1, `st.shared.f32` ×4. No local memory. SASS: 256 FFMA + 32
+//! `LDS.128` (immediate offsets) per slice and about 10 other instructions; ptxas:
+//! 53 registers (f64: 80), no stack, no spills.
 //!
 //! measured: (filled in after the H100 run)
 use crate::device::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, Real, Shared};
