@@ -20,7 +20,8 @@
 //! along x, and stores them to consecutive shared words.
 //!
 //! PTX: the inner loop is fully unrolled: 16 × (`ld.shared.f32` ×2, `fma.rn.f32`,
-//! `sub.rn.f32` ×2, `add.rn.f32`), between two `bar.sync`.
+//! `sub.rn.f32` ×2, `add.rn.f32`), between two `bar.sync`. ptxas (sm_90): 32 registers (f32
+//! and f64), no stack frame, no spills; shared memory 2 KiB (f32) or 4 KiB (f64).
 //!
 //! measured: (filled in after the H100 run)
 use super::kahan::Kahan;

@@ -21,7 +21,9 @@
 //! Edges and barriers as in `cg-shuffle` (zero-filled staging, guarded stores, a barrier
 //! closing each k-step, which the document's code has here).
 //!
-//! PTX: the j-loop is fully unrolled: 32 × (`ld.shared.f32` ×5, `fma.rn.f32` ×4).
+//! PTX: the j-loop is fully unrolled: 32 × (`ld.shared.f32` ×5, `fma.rn.f32` ×4), 160 shared
+//! loads for 128 FMAs. ptxas (sm_90): 36 registers (f32), 40 (f64), no stack frame, no
+//! spills; shared memory 8 KiB (f32) or 16 KiB (f64).
 //!
 //! measured: (filled in after the H100 run)
 use crate::device::{

@@ -32,8 +32,13 @@
 //!   written, so every m, n, k works (the document assumes multiples of 32). All 32 lanes
 //!   always take part in the shuffles: no thread leaves early.
 //!
-//! PTX: the j-loop is unrolled: 31 × (`shfl.sync.idx.b32`, `ld.shared.f32`, `fma.rn.f32`); f64
-//! needs two `shfl.sync.idx.b32` per value (shuffles move 32 bits).
+//! PTX: the j-loop is unrolled: 31 × (`shfl.sync.idx.b32`, `ld.shared.f32`, `fma.rn.f32`) after
+//! one `ld.shared` of `a`, one of the diagonal and a `mul.rn.f32`; f64 needs two
+//! `shfl.sync.idx.b32` per value (shuffles move 32 bits). LLVM computes the 31 rotated lane
+//! numbers and `sub_b` addresses once, before the k-loop, and keeps them in registers: ptxas
+//! (sm_90) reports 96 registers (f32) and 213 (f64), no stack frame, no spills. At 256 threads
+//! that allows two blocks per SM for f32 and one for f64. Shared memory: 12,544 bytes (f32),
+//! 25,088 (f64).
 //!
 //! measured: (filled in after the H100 run)
 use crate::device::{

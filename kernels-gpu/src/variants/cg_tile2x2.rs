@@ -27,7 +27,9 @@
 //! staging of the results into `sub_a`, overwrites them: the emulator reports the race); a
 //! `sync_threads()` closes each step here. Edges are handled as in `cg-shuffle`.
 //!
-//! PTX: the j-loop is fully unrolled: 32 × (`ld.shared.f32` ×4, `fma.rn.f32` ×4).
+//! PTX: the j-loop is fully unrolled: 32 × (`ld.shared.f32` ×4, `fma.rn.f32` ×4), 128 shared
+//! loads for 128 FMAs. ptxas (sm_90): 32 registers (f32), 40 (f64), no stack frame, no
+//! spills; shared memory 8,448 bytes (f32) or 16,896 (f64).
 //!
 //! measured: (filled in after the H100 run)
 use crate::device::{

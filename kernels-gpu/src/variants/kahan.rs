@@ -24,7 +24,9 @@
 //! floating-point operations per k step instead of one); the document notes the speed did
 //! not change, because its kernel is bound by memory anyway.
 //!
-//! PTX: the k-loop is `ld.global.f32` ×2, `fma.rn.f32`, `sub.rn.f32` ×2, `add.rn.f32`.
+//! PTX: the k-loop is unrolled by four; each step is `ld.global.b32` ×2, `fma.rn.f32`,
+//! `sub.rn.f32` ×2, `add.rn.f32`, in the order written (nothing folded away).
+//! ptxas (sm_90): 32 registers (f32 and f64), no stack frame, no spills.
 //!
 //! measured: (filled in after the H100 run)
 use crate::device::Real;

@@ -28,10 +28,15 @@
 //! Shapes: the linear index is 32-bit, so `m * n` must stay under 2^32 minus a block
 //! ([`supports`]); every m, n, k ≥ 1 in that range works (threads past the end return).
 //!
-//! PTX: one `div.u32` and one `rem.u32` per thread before the loop; the k-loop is
-//! `ld.global.f32` ×2 + `fma.rn.f32` (unrolled by LLVM), like `v1`.
+//! PTX: one `div.u32` per thread before the loop (the remainder is a multiply-subtract; taking
+//! m as a `NonZeroU32` removes Rust's divide-by-zero check, which had left a panic call in
+//! the PTX). The k-loop is unrolled by four; each step is `ld.global.b32` ×2 + `fma.rn.f32`
+//! plus the 32-bit index arithmetic of each load (`mad.lo.s32`, `mul.wide.u32`), as in `v1`.
+//! ptxas (sm_90): 32 registers (f32 and f64), no stack frame, no spills.
 //!
 //! measured: (filled in after the H100 run)
+use core::num::NonZeroU32;
+
 use crate::device::{block_dim_x, block_idx_x, thread_idx_x, Real};
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::gemm::Dtype;
@@ -71,10 +76,12 @@ pub fn supports(shape: &Shape, _: Dtype) -> Result<(), String> {
 #[inline(always)]
 pub fn element<T: Real>(args: &GemmArgs<T>) -> Option<(u32, u32)> {
     let idx = block_idx_x() * block_dim_x() + thread_idx_x();
+    // `m >= 1` as a type: the division below then has no divide-by-zero check (a panic path).
+    let m = NonZeroU32::new(args.m)?;
     if idx >= args.m * args.n {
         return None;
     }
-    Some((idx % args.m, idx / args.m))
+    Some((idx % m, idx / m))
 }
 
 /// # Safety

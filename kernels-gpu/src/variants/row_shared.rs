@@ -29,7 +29,8 @@
 //!
 //! PTX: the staging loop is `ld.global.f32` + `st.shared.f32`, one `bar.sync`, then the k-loop
 //! is `ld.shared.f32` (same address across the warp) + `ld.global.f32`, `fma.rn.f32`,
-//! `sub.rn.f32` ×2, `add.rn.f32`.
+//! `sub.rn.f32` ×2, `add.rn.f32`. ptxas (sm_90): 32 registers (f32), 30 (f64), no stack
+//! frame, no spills; shared memory k·4 (f32) or k·8 (f64) bytes, all dynamic.
 //!
 //! measured: (filled in after the H100 run)
 use super::kahan::Kahan;
