@@ -7,12 +7,18 @@ use std::path::PathBuf;
 #[command(
     name = "host",
     about = "Run one GEMM variant (C = alpha*A*B + beta*C, column-major) on the GPU or the CPU emulator, verify it against an f64 reference and time it",
-    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU, no GPU needed"
+    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table"
 )]
 pub struct Cli {
-    /// The variant to run (see --list)
+    /// The variant to run (see --list), or several separated by commas for a table
     #[arg(long, required_unless_present = "list")]
     pub variant: Option<String>,
+    /// Also run this variant (only `cublas`) and print each time as a ratio to it
+    #[arg(long, value_parser = ["cublas"])]
+    pub compare: Option<String>,
+    /// With several variants, also run each at f32 and f64 ("both")
+    #[arg(long)]
+    pub both_dtypes: bool,
     /// List the variants with a one-line description, then exit
     #[arg(long)]
     pub list: bool,
@@ -50,7 +56,7 @@ pub struct Cli {
     pub alpha: f64,
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub beta: f64,
-    /// Timed runs [default: 20 on the GPU, 1 on the emulator]
+    /// Timed runs; on the GPU timing stops early after 3 s (at least 3 runs) [default: 20 on the GPU, 1 on the emulator]
     #[arg(long)]
     pub iters: Option<usize>,
     /// Untimed runs before timing [default: 3 on the GPU, 0 on the emulator]

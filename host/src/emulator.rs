@@ -3,7 +3,7 @@
 //! how long the emulation took, nothing about GPU performance.
 use crate::problem::{Inputs, Problem, Scalar};
 use crate::run::{Launch, Measured, Timing};
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use kernels_gpu::device::{Global, GlobalMut};
 use kernels_gpu::emu::{self, Buffer, LaunchShape};
 use kernels_gpu::gemm::GemmArgs;
@@ -24,9 +24,12 @@ pub fn launch_once<T: Scalar>(
     inputs: &Inputs<T>,
     c: &mut [T],
 ) -> Result<()> {
-    let body = kernels_gpu::entry::find(&launch.entry)
+    let Launch::Kernel { entry, geometry } = launch else {
+        bail!("cuBLAS runs only on a GPU (use --backend gpu)");
+    };
+    let body = kernels_gpu::entry::find(entry)
         .and_then(T::kernel_body)
-        .ok_or_else(|| anyhow!("entry point `{}` is not in the kernel table", launch.entry))?;
+        .ok_or_else(|| anyhow!("entry point `{entry}` is not in the kernel table"))?;
     let s = p.shape;
     let args = GemmArgs {
         m: s.m,
@@ -50,13 +53,13 @@ pub fn launch_once<T: Scalar>(
     // an address. The buffers outlive the launch, and every access is bounds-checked.
     let args_at = &args as *const GemmArgs<T> as usize;
     let kernel = move || unsafe { body(*(args_at as *const GemmArgs<T>)) };
-    let g = launch.geometry;
+    let g = geometry;
     let shape = LaunchShape {
         grid: g.grid,
         block: g.block,
         shared_bytes: g.shared_bytes,
     };
-    emu::launch(&launch.entry, shape, &buffers, &kernel)?;
+    emu::launch(entry, shape, &buffers, &kernel)?;
     Ok(())
 }
 
@@ -69,12 +72,13 @@ pub fn run<T: Scalar>(
 ) -> Result<Measured<T>> {
     let mut c = inputs.c.data.clone();
     let mut times_ms = Vec::with_capacity(timing.iters);
-    for i in 0..timing.warmup + timing.iters {
+    for _ in 0..timing.warmup {
+        launch_once(launch, p, inputs, &mut c)?;
+    }
+    while timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
         let start = Instant::now();
         launch_once(launch, p, inputs, &mut c)?;
-        if i >= timing.warmup {
-            times_ms.push(start.elapsed().as_secs_f64() * 1e3);
-        }
+        times_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let uploaded_c = inputs.c_for_checked_run(p.beta);
     let mut result = uploaded_c.clone();

@@ -20,8 +20,85 @@ pub struct Gpu {
     pub ptx_origin: String,
     module: Module,
     stream: Stream,
+    /// Created on first use, on `stream`.
+    cublas: std::cell::OnceCell<CublasHandle>,
     _context: Context,
 }
+
+/// A cuBLAS handle bound to the backend's stream.
+struct CublasHandle(cudarc::cublas::sys::cublasHandle_t);
+
+impl Drop for CublasHandle {
+    fn drop(&mut self) {
+        unsafe {
+            let _ = cudarc::cublas::result::destroy_handle(self.0);
+        }
+    }
+}
+
+/// `cublas<t>gemm` for an element type, column-major, no transposes (as every kernel).
+pub trait CublasGemm: Sized {
+    /// # Safety
+    /// Device pointers valid for the sizes and leading dimensions given.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(
+        handle: cudarc::cublas::sys::cublasHandle_t,
+        m: i32,
+        n: i32,
+        k: i32,
+        alpha: Self,
+        a: u64,
+        lda: i32,
+        b: u64,
+        ldb: i32,
+        beta: Self,
+        c: u64,
+        ldc: i32,
+    ) -> Result<(), cudarc::cublas::result::CublasError>;
+}
+
+macro_rules! cublas_gemm {
+    ($t:ty, $f:ident) => {
+        impl CublasGemm for $t {
+            unsafe fn gemm(
+                handle: cudarc::cublas::sys::cublasHandle_t,
+                m: i32,
+                n: i32,
+                k: i32,
+                alpha: $t,
+                a: u64,
+                lda: i32,
+                b: u64,
+                ldb: i32,
+                beta: $t,
+                c: u64,
+                ldc: i32,
+            ) -> Result<(), cudarc::cublas::result::CublasError> {
+                use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+                unsafe {
+                    cudarc::cublas::result::$f(
+                        handle,
+                        CUBLAS_OP_N,
+                        CUBLAS_OP_N,
+                        m,
+                        n,
+                        k,
+                        &alpha,
+                        a as *const $t,
+                        lda,
+                        b as *const $t,
+                        ldb,
+                        &beta,
+                        c as *mut $t,
+                        ldc,
+                    )
+                }
+            }
+        }
+    };
+}
+cublas_gemm!(f32, sgemm);
+cublas_gemm!(f64, dgemm);
 
 /// `sm_90` → 90.
 fn arch_number(arch: &str) -> Option<u32> {
@@ -105,8 +182,23 @@ impl Gpu {
             ptx_origin,
             module,
             stream,
+            cublas: Default::default(),
             _context: context,
         })
+    }
+
+    fn cublas(&self) -> Result<cudarc::cublas::sys::cublasHandle_t> {
+        if let Some(h) = self.cublas.get() {
+            return Ok(h.0);
+        }
+        // cudarc loads libcublas at run time; a missing library panics inside it, so catch that.
+        let handle = std::panic::catch_unwind(cudarc::cublas::result::create_handle)
+            .map_err(|_| anyhow!("cannot load cuBLAS (libcublas.so.13): is the CUDA 13 toolkit or its cuBLAS installed?"))?
+            .map_err(|e| anyhow!("cublasCreate failed: {e:?}"))?;
+        unsafe { cudarc::cublas::result::set_stream(handle, self.stream.as_inner() as _) }
+            .map_err(|e| anyhow!("cublasSetStream failed: {e:?}"))?;
+        let _ = self.cublas.set(CublasHandle(handle));
+        Ok(handle)
     }
 
     fn function(&self, entry: &str) -> Result<Function<'_>> {
@@ -138,35 +230,55 @@ impl Gpu {
         inputs: &Inputs<T>,
         timing: Timing,
     ) -> Result<Measured<T>> {
-        let function = self.function(&launch.entry)?;
+        let function = match launch {
+            Launch::Kernel { entry, .. } => Some(self.function(entry)?),
+            Launch::Cublas => None,
+        };
+        let cublas = match launch {
+            Launch::Cublas => Some(self.cublas()?),
+            Launch::Kernel { .. } => None,
+        };
         let s = p.shape;
         let a = self.upload("A", &inputs.a.data, p)?;
         let b = self.upload("B", &inputs.b.data, p)?;
         let mut c = self.upload("C", &inputs.c.data, p)?;
         let (a_ptr, b_ptr, c_ptr) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
         let (alpha, beta) = (T::from_f64(p.alpha), T::from_f64(p.beta));
-        let g = launch.geometry;
         let stream = &self.stream;
+        let name = launch.name();
         let run_once = || -> Result<()> {
-            unsafe {
-                launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                    s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, c_ptr, s.ldc
-                ))
+            match (launch, &function, cublas) {
+                (Launch::Kernel { geometry: g, .. }, Some(function), _) => unsafe {
+                    launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                        s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, c_ptr, s.ldc
+                    ))
+                }
+                .with_context(|| format!("launching {name} failed")),
+                (_, _, Some(handle)) => unsafe {
+                    T::gemm(
+                        handle, s.m as i32, s.n as i32, s.k as i32, alpha, a_ptr.as_raw(), s.lda as i32,
+                        b_ptr.as_raw(), s.ldb as i32, beta, c_ptr.as_raw(), s.ldc as i32,
+                    )
+                }
+                .map_err(|e| anyhow!("cuBLAS gemm failed: {e:?}")),
+                _ => unreachable!("a kernel has a function, cuBLAS a handle"),
             }
-            .with_context(|| format!("launching {} failed", launch.entry))
         };
         let (start, stop) = (
             Event::new(EventFlags::DEFAULT)?,
             Event::new(EventFlags::DEFAULT)?,
         );
-        let mut times_ms = Vec::with_capacity(timing.iters);
-        for i in 0..timing.warmup + timing.iters {
+        let mut times_ms: Vec<f64> = Vec::with_capacity(timing.iters);
+        let mut warmups = 0;
+        while warmups < timing.warmup || timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
             start.record(stream)?;
             run_once()?;
             stop.record(stream)?;
             stop.synchronize()
-                .with_context(|| format!("{} failed on the device", launch.entry))?;
-            if i >= timing.warmup {
+                .with_context(|| format!("{name} failed on the device"))?;
+            if warmups < timing.warmup {
+                warmups += 1;
+            } else {
                 times_ms.push(stop.elapsed_time_f32(&start)? as f64);
             }
         }
@@ -177,7 +289,7 @@ impl Gpu {
             run_once()?;
             stream
                 .synchronize()
-                .with_context(|| format!("{} failed on the device", launch.entry))?;
+                .with_context(|| format!("{name} failed on the device"))?;
             c.copy_to(&mut result[..])?;
         }
         Ok(Measured {

@@ -1,9 +1,11 @@
-//! `cargo run -p host -- --variant NAME …`: one variant, one problem, checked and timed.
+//! `cargo run -p host -- --variant NAME …`: variants run on one problem, checked and timed.
 use anyhow::Result;
 use clap::Parser;
 use host::cli::Cli;
-use host::registry;
-use host::run::{execute, problem_from_cli, Backend, Timing};
+use host::problem::{Init, Problem};
+use host::registry::{self, Variant};
+use host::run::{execute_many, problem_from_cli, Backend, Report, Timing};
+use kernels_gpu::gemm::Dtype;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -17,14 +19,27 @@ fn main() -> ExitCode {
     }
 }
 
-/// Ok(false) when the check failed.
+/// Ok(false) when a check failed or a variant could not run.
 fn run() -> Result<bool> {
     let cli = Cli::parse();
     if cli.list {
         print!("{}", registry::listing());
         return Ok(true);
     }
-    let variant = registry::find(cli.variant.as_deref().unwrap_or_default())?;
+    let mut variants = Vec::new();
+    for name in cli
+        .variant
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+    {
+        variants.push((registry::find(name)?, cli.tile));
+    }
+    let compare = cli.compare.is_some();
+    if compare && !variants.iter().any(|(v, _)| matches!(v, Variant::Cublas)) {
+        variants.push((Variant::Cublas, None));
+    }
     let (backend, note) = Backend::open(cli.backend, cli.ptx.as_deref())?;
     if let Some(note) = note {
         println!("{note}");
@@ -39,13 +54,16 @@ fn run() -> Result<bool> {
     let timing = Timing {
         warmup: cli.warmup.unwrap_or(if gpu { 3 } else { 0 }),
         iters: cli.iters.unwrap_or(if gpu { 20 } else { 1 }).max(1),
+        budget_ms: if gpu && cli.iters.is_none() {
+            3000.0
+        } else {
+            f64::INFINITY
+        },
         check: !cli.no_check,
     };
     let s = problem.shape;
     println!(
-        "{} {} m={} n={} k={} lda={} ldb={} ldc={} alpha={} beta={} on {}",
-        variant.name(),
-        problem.dtype.name(),
+        "m={} n={} k={} lda={} ldb={} ldc={} alpha={} beta={} on {}",
         s.m,
         s.n,
         s.k,
@@ -59,25 +77,94 @@ fn run() -> Result<bool> {
     println!(
         "inputs: {:?}{}",
         problem.init,
-        if problem.init == host::problem::Init::Random {
-            format!(", seed {seed}")
+        if problem.init == Init::Random {
+            format!(", seed {seed} (--seed {seed} repeats them)")
         } else {
             String::new()
         }
     );
-    let report = execute(&backend, variant, cli.tile, &problem, timing)?;
+    let dtypes = if cli.both_dtypes {
+        vec![Dtype::F32, Dtype::F64]
+    } else {
+        vec![problem.dtype]
+    };
+    let mut all_passed = true;
+    let mut rows = Vec::new();
+    for dtype in dtypes {
+        let p = Problem { dtype, ..problem };
+        let reports = execute_many(&backend, &variants, &p, timing, |r| {
+            print_one(r, gpu, timing)
+        });
+        for (report, (variant, _)) in reports.into_iter().zip(&variants) {
+            match report {
+                Ok(r) => {
+                    all_passed &= r.passed();
+                    rows.push(r);
+                }
+                Err(e) => {
+                    all_passed = false;
+                    eprintln!("{} {}: error: {e:#}", variant.name(), dtype.name());
+                }
+            }
+        }
+    }
+    if rows.len() > 1 {
+        println!("\n{}", table(&rows, gpu));
+    }
+    Ok(all_passed)
+}
+
+fn print_one(report: &Result<Report>, gpu: bool, timing: Timing) {
+    let Ok(r) = report else { return };
     let speed = if gpu {
-        format!("{:.2} TFLOP/s", report.tflops())
+        format!("{:.2} TFLOP/s", r.tflops())
     } else {
         "(emulator: CPU wall time, not GPU performance)".to_string()
     };
     println!(
-        "time ({}): median {:.3} ms, min {:.3} ms over {} runs after {} warm-up; {speed}",
-        report.entry, report.median_ms, report.min_ms, report.runs, timing.warmup
+        "{} {} ({}): median {:.3} ms, min {:.3} ms over {} runs after {} warm-up; {speed}",
+        r.variant,
+        r.problem.dtype.name(),
+        r.entry,
+        r.median_ms,
+        r.min_ms,
+        r.runs,
+        timing.warmup
     );
-    match &report.check {
-        Some(check) => println!("check: {}", check.summary()),
-        None => println!("check: skipped (--no-check)"),
+    match &r.check {
+        Some(check) => println!("  check: {}", check.summary()),
+        None => println!("  check: skipped (--no-check)"),
     }
-    Ok(report.passed())
+}
+
+/// The markdown table of a multi-variant run, with the ratio to cuBLAS when it ran.
+fn table(rows: &[Report], gpu: bool) -> String {
+    let cublas = |dtype: Dtype| {
+        rows.iter()
+            .find(|r| r.variant == "cublas" && r.problem.dtype == dtype)
+    };
+    let mut out = String::from("| variant | dtype | median ms | TFLOP/s | vs cuBLAS | check |\n|---|---|---:|---:|---:|---|\n");
+    for r in rows {
+        let ratio = match cublas(r.problem.dtype) {
+            Some(c) if gpu => format!("{:.3}", c.median_ms / r.median_ms),
+            _ => "-".into(),
+        };
+        let check = match &r.check {
+            Some(c) if c.passed() => format!("pass ({:.1e})", c.relative_frobenius),
+            Some(c) => format!("FAIL ({:.1e})", c.relative_frobenius),
+            None => "skipped".into(),
+        };
+        let tflops = if gpu {
+            format!("{:.2}", r.tflops())
+        } else {
+            "-".into()
+        };
+        out += &format!(
+            "| {} | {} | {:.3} | {tflops} | {ratio} | {check} |\n",
+            r.variant,
+            r.problem.dtype.name(),
+            r.median_ms
+        );
+    }
+    out
 }

@@ -107,7 +107,9 @@ impl<T: Copy> Matrix<T> {
 }
 
 /// The element types a run can use: what the kernels, the driver and the reference need.
-pub trait Scalar: Real + cust::memory::DeviceCopy + std::fmt::Debug {
+pub trait Scalar:
+    Real + cust::memory::DeviceCopy + crate::gpu::CublasGemm + std::fmt::Debug
+{
     const DTYPE: Dtype;
     /// This type's kernel body in an entry-point table row, if the row is of this type.
     fn kernel_body(body: KernelBody) -> Option<unsafe fn(GemmArgs<Self>)>;

@@ -7,18 +7,22 @@ pub use kernels_gpu::registry::{Shape, Variant as KernelVariant};
 #[derive(Clone, Copy)]
 pub enum Variant {
     Kernel(&'static KernelVariant),
+    /// `cublasSgemm`/`cublasDgemm` on the same buffers: the yardstick (GPU only).
+    Cublas,
 }
 
 impl Variant {
     pub fn name(&self) -> &'static str {
         match self {
             Variant::Kernel(k) => k.name,
+            Variant::Cublas => "cublas",
         }
     }
 
     pub fn summary(&self) -> &'static str {
         match self {
             Variant::Kernel(k) => k.summary,
+            Variant::Cublas => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32), the yardstick (GPU only)",
         }
     }
 }
@@ -106,14 +110,18 @@ mod tests {
 
     #[test]
     fn tile_parameter_is_checked() {
-        let Variant::Kernel(tiled) = find("tiled").unwrap();
+        let Ok(Variant::Kernel(tiled)) = find("tiled") else {
+            panic!()
+        };
         assert_eq!(resolve_tile(tiled, None).unwrap(), tiled.tiles[0]);
         assert_eq!(resolve_tile(tiled, Some(8)).unwrap(), 8);
         assert!(resolve_tile(tiled, Some(3))
             .unwrap_err()
             .to_string()
             .contains("accepts"));
-        let Variant::Kernel(v1) = find("v1").unwrap();
+        let Ok(Variant::Kernel(v1)) = find("v1") else {
+            panic!()
+        };
         assert!(resolve_tile(v1, Some(8)).is_err());
     }
 

@@ -9,18 +9,39 @@ use anyhow::{bail, Result};
 use kernels_gpu::gemm::{Dtype, Geometry};
 use kernels_gpu::registry::Shape;
 
-/// What a backend launches: an entry point with its grid, block and shared memory.
+/// What a backend launches: a kernel entry point with its grid, block and shared memory, or
+/// cuBLAS on the same buffers.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Launch {
-    pub entry: String,
-    pub geometry: Geometry,
+pub enum Launch {
+    Kernel { entry: String, geometry: Geometry },
+    Cublas,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+impl Launch {
+    /// The kernel's entry point, or "cublas".
+    pub fn name(&self) -> &str {
+        match self {
+            Launch::Kernel { entry, .. } => entry,
+            Launch::Cublas => "cublas",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Timing {
     pub warmup: usize,
     pub iters: usize,
+    /// Stop timing early once this many milliseconds were timed (after at least 3 runs), so that
+    /// the slow variants of a table do not take minutes.
+    pub budget_ms: f64,
     pub check: bool,
+}
+
+impl Timing {
+    /// Whether another timed run is wanted after `done` runs took `spent_ms`.
+    pub fn wants_more(&self, done: usize, spent_ms: f64) -> bool {
+        done < self.iters && (done < 3 || spent_ms < self.budget_ms)
+    }
 }
 
 /// What a backend brings back from a run.
@@ -160,11 +181,13 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> 
                 );
             }
             let s = p.shape;
-            Ok(Launch {
+            Ok(Launch::Kernel {
                 entry: k.entry_name(p.dtype, tile),
                 geometry: (k.geometry)(s.m, s.n, s.k, p.dtype.bytes(), tile),
             })
         }
+        Variant::Cublas if tile.is_some() => bail!("cublas has no tile parameter"),
+        Variant::Cublas => Ok(Launch::Cublas),
     }
 }
 
@@ -176,42 +199,67 @@ pub fn execute(
     p: &Problem,
     timing: Timing,
 ) -> Result<Report> {
+    execute_many(backend, &[(variant, tile)], p, timing, |_| {})
+        .pop()
+        .unwrap()
+}
+
+/// Runs several variants on one problem: the inputs are made and the f64 reference computed
+/// once; `progress` sees each report as it comes.
+pub fn execute_many(
+    backend: &Backend,
+    variants: &[(Variant, Option<u32>)],
+    p: &Problem,
+    timing: Timing,
+    progress: impl FnMut(&Result<Report>),
+) -> Vec<Result<Report>> {
     match p.dtype {
-        Dtype::F32 => execute_typed::<f32>(backend, variant, tile, p, timing),
-        Dtype::F64 => execute_typed::<f64>(backend, variant, tile, p, timing),
+        Dtype::F32 => execute_typed::<f32>(backend, variants, p, timing, progress),
+        Dtype::F64 => execute_typed::<f64>(backend, variants, p, timing, progress),
     }
 }
 
 fn execute_typed<T: Scalar>(
     backend: &Backend,
-    variant: Variant,
-    tile: Option<u32>,
+    variants: &[(Variant, Option<u32>)],
     p: &Problem,
     timing: Timing,
-) -> Result<Report> {
-    let launch = plan(variant, tile, p)?;
+    mut progress: impl FnMut(&Result<Report>),
+) -> Vec<Result<Report>> {
     let inputs = Inputs::<T>::generate(p);
-    let measured = match backend {
-        Backend::Gpu(gpu) => gpu.run(&launch, p, &inputs, timing)?,
-        Backend::Emulator => crate::emulator::run(&launch, p, &inputs, timing)?,
-    };
-    let check = timing
-        .check
-        .then(|| verify::check(p, &inputs, &measured.uploaded_c, &measured.result));
-    let times = &measured.times_ms;
-    Ok(Report {
-        variant: variant.name().to_string(),
-        entry: launch.entry,
-        problem: *p,
-        median_ms: if times.is_empty() {
-            f64::NAN
-        } else {
-            median(times)
-        },
-        min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
-        runs: times.len(),
-        check,
-    })
+    let mut reference = None;
+    let mut reports = Vec::new();
+    for &(variant, tile) in variants {
+        let report = (|| {
+            let launch = plan(variant, tile, p)?;
+            let measured = match backend {
+                Backend::Gpu(gpu) => gpu.run(&launch, p, &inputs, timing)?,
+                Backend::Emulator => crate::emulator::run(&launch, p, &inputs, timing)?,
+            };
+            let check = timing.check.then(|| {
+                let reference =
+                    reference.get_or_insert_with(|| verify::Reference::compute(p, &inputs));
+                verify::check_against(p, reference, &measured.uploaded_c, &measured.result)
+            });
+            let times = &measured.times_ms;
+            Ok(Report {
+                variant: variant.name().to_string(),
+                entry: launch.name().to_string(),
+                problem: *p,
+                median_ms: if times.is_empty() {
+                    f64::NAN
+                } else {
+                    median(times)
+                },
+                min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
+                runs: times.len(),
+                check,
+            })
+        })();
+        progress(&report);
+        reports.push(report);
+    }
+    reports
 }
 
 #[cfg(test)]
@@ -295,6 +343,7 @@ mod tests {
             Timing {
                 warmup: 0,
                 iters: 1,
+                budget_ms: f64::INFINITY,
                 check: true,
             },
         )

@@ -96,8 +96,52 @@ fn reference_lines<T: Scalar>(
     (row_ref, col_ref)
 }
 
+/// The f64 reference for the checked rows and columns of C: computed once per problem, shared
+/// by every variant run on it.
+pub struct Reference {
+    rows: Vec<usize>,
+    cols: Vec<usize>,
+    row_ref: Array2<f64>,
+    col_ref: Array2<f64>,
+    coverage: String,
+}
+
+impl Reference {
+    pub fn compute<T: Scalar>(p: &Problem, inputs: &Inputs<T>) -> Self {
+        let (m, n) = (p.shape.m as usize, p.shape.n as usize);
+        let full = p.flops() / 2.0 <= FULL_REFERENCE_FLOPS;
+        let (rows, cols, coverage): (Vec<usize>, Vec<usize>, String) = if full {
+            ((0..m).collect(), vec![], "full".into())
+        } else {
+            let mut rng = ChaCha8Rng::seed_from_u64(p.seed ^ 0xC0FFEE);
+            let rows = sample(&mut rng, m, SAMPLED_LINES.min(m)).into_vec();
+            let cols = sample(&mut rng, n, SAMPLED_LINES.min(n)).into_vec();
+            let coverage = format!("sample of {} rows + {} columns of", rows.len(), cols.len());
+            (rows, cols, coverage)
+        };
+        let (row_ref, col_ref) = reference_lines(p, inputs, &rows, &cols);
+        Self {
+            rows,
+            cols,
+            row_ref,
+            col_ref,
+            coverage,
+        }
+    }
+}
+
 /// Compares the kernel's C (`result`, with its padding) against the f64 reference.
 pub fn check<T: Scalar>(p: &Problem, inputs: &Inputs<T>, uploaded_c: &[T], result: &[T]) -> Check {
+    check_against(p, &Reference::compute(p, inputs), uploaded_c, result)
+}
+
+/// [`check`] with a reference computed beforehand.
+pub fn check_against<T: Scalar>(
+    p: &Problem,
+    reference: &Reference,
+    uploaded_c: &[T],
+    result: &[T],
+) -> Check {
     let s = &p.shape;
     let (m, n, ldc) = (s.m as usize, s.n as usize, s.ldc as usize);
     let mut non_finite = 0;
@@ -112,24 +156,6 @@ pub fn check<T: Scalar>(p: &Problem, inputs: &Inputs<T>, uploaded_c: &[T], resul
             }
         }
     }
-    let full = p.flops() / 2.0 <= FULL_REFERENCE_FLOPS;
-    let (rows, cols, coverage): (Vec<usize>, Vec<usize>, String) = if full {
-        ((0..m).collect(), vec![], "full".into())
-    } else {
-        let mut rng = ChaCha8Rng::seed_from_u64(p.seed ^ 0xC0FFEE);
-        let rows = sample(&mut rng, m, SAMPLED_LINES.min(m)).into_vec();
-        let cols = sample(&mut rng, n, SAMPLED_LINES.min(n)).into_vec();
-        (
-            rows,
-            cols,
-            format!(
-                "sample of {} rows + {} columns of",
-                SAMPLED_LINES.min(m),
-                SAMPLED_LINES.min(n)
-            ),
-        )
-    };
-    let (row_ref, col_ref) = reference_lines(p, inputs, &rows, &cols);
     let (mut err2, mut ref2, mut max_err, mut max_ref) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     let mut visit = |row: usize, col: usize, want: f64| {
         let got = result[row + col * ldc].to_f64();
@@ -139,14 +165,14 @@ pub fn check<T: Scalar>(p: &Problem, inputs: &Inputs<T>, uploaded_c: &[T], resul
         max_err = if e.is_nan() { f64::NAN } else { max_err.max(e) };
         max_ref = max_ref.max(want.abs());
     };
-    for (i, &row) in rows.iter().enumerate() {
+    for (i, &row) in reference.rows.iter().enumerate() {
         for col in 0..n {
-            visit(row, col, row_ref[[i, col]]);
+            visit(row, col, reference.row_ref[[i, col]]);
         }
     }
-    for (j, &col) in cols.iter().enumerate() {
+    for (j, &col) in reference.cols.iter().enumerate() {
         for row in 0..m {
-            visit(row, col, col_ref[[row, j]]);
+            visit(row, col, reference.col_ref[[row, j]]);
         }
     }
     let relative = if ref2 > 0.0 {
@@ -155,7 +181,6 @@ pub fn check<T: Scalar>(p: &Problem, inputs: &Inputs<T>, uploaded_c: &[T], resul
         err2.sqrt()
     };
     let tolerance = tolerance(T::EPSILON, s.k);
-    let max_bound = tolerance * max_ref.max(f64::MIN_POSITIVE);
     Check {
         relative_frobenius: if relative.is_nan() {
             f64::INFINITY
@@ -167,11 +192,11 @@ pub fn check<T: Scalar>(p: &Problem, inputs: &Inputs<T>, uploaded_c: &[T], resul
         } else {
             max_err
         },
-        max_element_bound: max_bound,
+        max_element_bound: tolerance * max_ref.max(f64::MIN_POSITIVE),
         tolerance,
         non_finite,
         padding_changed,
-        coverage,
+        coverage: reference.coverage.clone(),
     }
 }
 

@@ -1,0 +1,154 @@
+//! Bugs the emulator must catch. Each test plants one in a small kernel written against the
+//! device layer (exactly as the real kernels are) and checks what the emulator reports.
+use kernels_gpu::device::{
+    block_idx_x, sync_threads, thread_idx_x, Global, GlobalMut, Real, Shared,
+};
+use kernels_gpu::emu::{launch, Buffer, Fault, FaultKind, LaunchShape};
+
+fn buffer<T>(name: &'static str, v: &[T]) -> Buffer {
+    Buffer {
+        name,
+        address: v.as_ptr() as usize,
+        bytes: std::mem::size_of_val(v),
+    }
+}
+
+/// Runs `kernel` over 2 blocks of 64 threads with 64 floats of shared memory per block, on an
+/// input of 128 floats and an output of 128 floats.
+fn run(
+    name: &str,
+    kernel: impl Fn(Global<f32>, GlobalMut<f32>) + Sync,
+) -> (Result<(), Fault>, Vec<f32>) {
+    let input: Vec<f32> = (0..128).map(|i| i as f32).collect();
+    let mut output = vec![f32::NAN; 128];
+    let (src, dst) = (input.as_ptr() as usize, output.as_mut_ptr() as usize);
+    let shape = LaunchShape {
+        grid: (2, 1),
+        block: (64, 1),
+        shared_bytes: 64 * 4,
+    };
+    let buffers = [buffer("input", &input), buffer("output", &output)];
+    let result = launch(name, shape, &buffers, &|| {
+        kernel(
+            Global::new(src as *const f32),
+            GlobalMut::new(dst as *mut f32),
+        )
+    });
+    (result, output)
+}
+
+/// Each block reverses its 64 elements through shared memory: correct with the barrier.
+fn reverse(input: Global<f32>, output: GlobalMut<f32>, with_barrier: bool) {
+    let tile = Shared::<f32>::at(0, 64);
+    let (t, base) = (thread_idx_x(), block_idx_x() * 64);
+    tile.store(t, unsafe { input.load((base + t) as usize) });
+    if with_barrier {
+        sync_threads();
+    }
+    unsafe { output.store((base + t) as usize, tile.load(63 - t)) };
+}
+
+#[test]
+fn a_correct_kernel_passes() {
+    let (result, out) = run("reverse", |i, o| reverse(i, o, true));
+    result.unwrap();
+    assert_eq!(out[0], 63.0);
+    assert_eq!(out[64], 127.0);
+}
+
+#[test]
+fn missing_barrier_before_a_read_is_a_race() {
+    let (result, _) = run("reverse_without_barrier", |i, o| reverse(i, o, false));
+    let fault = result.unwrap_err();
+    assert_eq!(fault.kind, FaultKind::SharedRace, "{fault}");
+    // Thread 0 runs first and reads slot 63, which thread 63 has not written yet in this
+    // interval; in the emulator's order the race is seen when thread 63's write... or when a
+    // thread reads a slot already written by another: either way one named thread of block 0.
+    assert_eq!(fault.kernel, "reverse_without_barrier");
+    assert_eq!(fault.block, (0, 0));
+    println!("{fault}");
+}
+
+/// Two passes over one tile; without the second barrier, pass 2 overwrites what slower
+/// threads may still be reading from pass 1 (write-after-read).
+fn two_passes(input: Global<f32>, output: GlobalMut<f32>, second_barrier: bool) {
+    let tile = Shared::<f32>::at(0, 64);
+    let (t, base) = (thread_idx_x(), block_idx_x() * 64);
+    let mut acc = 0.0f32;
+    for pass in 0..2u32 {
+        tile.store(t, unsafe { input.load((base + t) as usize) } + pass as f32);
+        sync_threads();
+        acc = acc + tile.load((t + 1) % 64);
+        if second_barrier {
+            sync_threads();
+        }
+    }
+    unsafe { output.store((base + t) as usize, acc) };
+}
+
+#[test]
+fn missing_barrier_before_an_overwrite_is_a_race() {
+    let (ok, out) = run("two_passes", |i, o| two_passes(i, o, true));
+    ok.unwrap();
+    assert_eq!(out[0], 1.0 + 2.0);
+    let (result, _) = run("two_passes_without_second_barrier", |i, o| {
+        two_passes(i, o, false)
+    });
+    let fault = result.unwrap_err();
+    assert_eq!(fault.kind, FaultKind::SharedRace, "{fault}");
+    assert!(fault.detail.contains("write to shared byte"), "{fault}");
+    assert!(
+        fault.detail.contains("read in the same barrier interval"),
+        "{fault}"
+    );
+    println!("{fault}");
+}
+
+#[test]
+fn out_of_bounds_global_access_names_block_thread_and_buffer() {
+    // Off by one: the last thread of the last block reads input[128].
+    let (result, _) = run("off_by_one", |input, output| {
+        let i = block_idx_x() * 64 + thread_idx_x();
+        unsafe { output.store(i as usize, input.load(i as usize + 1)) };
+    });
+    let fault = result.unwrap_err();
+    assert_eq!(fault.kind, FaultKind::GlobalOutOfBounds, "{fault}");
+    assert_eq!((fault.block, fault.thread), ((1, 0), (63, 0)), "{fault}");
+    assert!(
+        fault
+            .detail
+            .contains("byte offset 512 of buffer `input` (512 bytes)"),
+        "{fault}"
+    );
+    let text = fault.to_string();
+    assert!(
+        text.contains("off_by_one") && text.contains("block (1, 0), thread (63, 0)"),
+        "{text}"
+    );
+    println!("{fault}");
+}
+
+#[test]
+fn out_of_bounds_shared_access_is_caught_before_it_corrupts_a_neighbour() {
+    let (result, _) = run("shared_overflow", |input, output| {
+        let first = Shared::<f32>::at(0, 32);
+        let t = thread_idx_x();
+        first.store(t, unsafe { input.load(t as usize) }); // threads 32..63 overflow the view
+        sync_threads();
+        unsafe { output.store(t as usize, first.load(t % 32)) };
+    });
+    let fault = result.unwrap_err();
+    assert_eq!(fault.kind, FaultKind::SharedOutOfBounds, "{fault}");
+    assert_eq!(fault.thread, (32, 0), "{fault}");
+    assert!(fault.detail.contains("index 32"), "{fault}");
+}
+
+#[test]
+fn misaligned_vector_load_is_reported() {
+    let (result, _) = run("misaligned", |input, output| {
+        let t = thread_idx_x();
+        let v = unsafe { input.load4(1 + 4 * (t as usize % 8)) };
+        unsafe { output.store(t as usize, v[0].fma(1.0, v[3])) };
+    });
+    assert_eq!(result.unwrap_err().kind, FaultKind::MisalignedVectorAccess);
+}

@@ -1,0 +1,123 @@
+//! Every variant on the GPU at 1×1×1, 33×17×65 (lda > m), 1000×1023×999 and 1024³, f32 and
+//! f64, against the f64 reference. Skips, saying so, where there is no CUDA driver or device.
+use host::problem::{Init, Problem};
+use host::registry::{self, Variant};
+use host::run::{execute_many, Backend, Timing};
+use kernels_gpu::gemm::Dtype;
+use kernels_gpu::registry::Shape;
+
+const SHAPES: &[Shape] = &[
+    Shape {
+        m: 1,
+        n: 1,
+        k: 1,
+        lda: 1,
+        ldb: 1,
+        ldc: 1,
+    },
+    Shape {
+        m: 33,
+        n: 17,
+        k: 65,
+        lda: 40,
+        ldb: 65,
+        ldc: 33,
+    },
+    Shape {
+        m: 1000,
+        n: 1023,
+        k: 999,
+        lda: 1000,
+        ldb: 999,
+        ldc: 1000,
+    },
+    Shape {
+        m: 1024,
+        n: 1024,
+        k: 1024,
+        lda: 1024,
+        ldb: 1024,
+        ldc: 1024,
+    },
+];
+
+#[test]
+fn every_variant_matches_the_reference_on_the_gpu() {
+    let backend = match Backend::open(Some(host::cli::BackendArg::Gpu), None) {
+        Ok((backend, _)) => backend,
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU here ({e:#}); the emulator suite covers the same variants");
+            return;
+        }
+    };
+    println!("on {}", backend.describe());
+    let mut variants = Vec::new();
+    for v in registry::all() {
+        match v {
+            Variant::Kernel(k) if !k.tiles.is_empty() => {
+                variants.extend(k.tiles.iter().map(|t| (v, Some(*t))))
+            }
+            _ => variants.push((v, None)),
+        }
+    }
+    let timing = Timing {
+        warmup: 0,
+        iters: 1,
+        budget_ms: f64::INFINITY,
+        check: true,
+    };
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for dtype in [Dtype::F32, Dtype::F64] {
+        for &shape in SHAPES {
+            let seed = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64;
+            let p = Problem {
+                shape,
+                dtype,
+                alpha: 1.5,
+                beta: -0.5,
+                init: Init::Random,
+                seed,
+            };
+            for (report, (v, tile)) in execute_many(&backend, &variants, &p, timing, |_| {})
+                .into_iter()
+                .zip(&variants)
+            {
+                let what = format!(
+                    "{} tile {tile:?} {} {}x{}x{} seed {seed}",
+                    v.name(),
+                    dtype.name(),
+                    shape.m,
+                    shape.n,
+                    shape.k
+                );
+                match (report, v) {
+                    (Ok(r), _) => {
+                        runs += 1;
+                        if !r.passed() {
+                            failures.push(format!("{what}: {}", r.check.unwrap().summary()));
+                        }
+                    }
+                    // A shape the registry rejects must be rejected with its reason.
+                    (Err(e), Variant::Kernel(k)) if (k.supports)(&shape, dtype).is_err() => {
+                        assert!(
+                            format!("{e:#}").contains("does not support"),
+                            "{what}: {e:#}"
+                        );
+                    }
+                    (Err(e), _) => failures.push(format!("{what}: {e:#}")),
+                }
+            }
+        }
+    }
+    println!("{runs} GPU runs");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
