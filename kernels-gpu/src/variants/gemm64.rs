@@ -10,8 +10,10 @@
 //! The document measured 83 ms at 8192³ on the V100, 84 % of its peak.
 //!
 //! Layout: `s_a[kk * 64 + row]` (A's slice as it lies in memory, one 16-byte store per
-//! thread), `s_b[kk * 64 + col]` (B's slice transposed with four scalar stores, so that the
-//! four columns a thread needs at step kk are contiguous and come in one 16-byte load).
+//! thread), `s_b[kk * 68 + col]` (B's slice transposed with four scalar stores, so that the
+//! four columns a thread needs at step kk are contiguous and come in one 16-byte load; rows of
+//! 68 instead of the document's 64 halve the bank conflicts of those stores; with 64 the
+//! kernel ran at 30.39 TFLOP/s on the H100 at 4096³).
 //! Thread `t` owns rows `4 * (t % 16)..+4` and columns `4 * (t / 16)..+4` of the tile.
 //! (The document's epilogue writes its accumulator transposed, row and column swapped, which
 //! its all-constant test inputs could not reveal; here `acc[col][row]` goes to C(row, col).)
@@ -34,11 +36,14 @@ pub const TILE: u32 = 64;
 /// k per slice: 64×16 of A plus 16×64 of B is 2048 elements of shared memory.
 pub const STEP: u32 = 16;
 pub const THREADS: u32 = 256;
+/// Row stride of B's transposed slice: 68 (a multiple of 4 for the 16-byte loads), which
+/// turns the 4-way bank conflicts of the scattered stores into 2-way ones.
+const B_STRIDE: u32 = TILE + 4;
 
 #[inline(always)]
 fn tiles<T: Real>() -> (Shared<T>, Shared<T>) {
     let s_a = Shared::<T>::at(0, TILE * STEP);
-    let s_b = s_a.next::<T>(STEP * TILE);
+    let s_b = s_a.next::<T>(STEP * B_STRIDE);
     (s_a, s_b)
 }
 
@@ -46,7 +51,7 @@ pub fn geometry(m: u32, n: u32, _k: u32, element_bytes: u32) -> Geometry {
     Geometry {
         grid: (blocks_for(m, TILE), blocks_for(n, TILE)),
         block: (THREADS, 1),
-        shared_bytes: 2 * TILE * STEP * element_bytes,
+        shared_bytes: (TILE * STEP + STEP * B_STRIDE) * element_bytes,
     }
 }
 
@@ -89,7 +94,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     while l < args.k {
         s_a.store4(ak * TILE + ar, next_a);
         for i in 0..4 {
-            s_b.store((bk + i) * TILE + bc, next_b[i as usize]);
+            s_b.store((bk + i) * B_STRIDE + bc, next_b[i as usize]);
         }
         sync_threads();
         if l + STEP < args.k {
@@ -98,7 +103,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         }
         for kk in 0..STEP {
             let a = s_a.load4(kk * TILE + cr);
-            let b = s_b.load4(kk * TILE + cc);
+            let b = s_b.load4(kk * B_STRIDE + cc);
             for j in 0..4 {
                 for i in 0..4 {
                     acc[j][i] = a[i].fma(b[j], acc[j][i]);

@@ -6,15 +6,15 @@ pub mod v1_coalesced;
 pub mod v3_shared_tiles;
 pub mod v4_padded_tiles;
 // -- the 001 progression --
-pub mod gemm128;
-pub mod gemm64;
-pub mod v2_local_indices;
-pub mod v5_float4;
 pub mod alc1;
 pub mod alc2;
 pub mod alc3;
 pub mod alcanderian;
 pub mod fynv;
+pub mod gemm128;
+pub mod gemm64;
+pub mod v2_local_indices;
+pub mod v5_float4;
 // -- the 002/003/004 variants --
 pub mod blocked_kahan;
 pub mod cg_regs;
