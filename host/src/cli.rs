@@ -10,7 +10,7 @@ use std::path::PathBuf;
     after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table"
 )]
 pub struct Cli {
-    /// The variant to run (see --list), or several separated by commas for a table
+    /// The variant to run (see --list), or several separated by commas for a table; `NAME:TILE` sets a tile width
     #[arg(long, required_unless_present = "list")]
     pub variant: Option<String>,
     /// Also run this variant (only `cublas`) and print each time as a ratio to it

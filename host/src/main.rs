@@ -27,14 +27,31 @@ fn run() -> Result<bool> {
         return Ok(true);
     }
     let mut variants = Vec::new();
-    for name in cli
+    // `NAME` or `NAME:TILE`; --tile applies to the parameterised variants without one.
+    for item in cli
         .variant
         .as_deref()
         .unwrap_or_default()
         .split(',')
         .map(str::trim)
     {
-        variants.push((registry::find(name)?, cli.tile));
+        let (name, tile) = match item.split_once(':') {
+            Some((name, tile)) => {
+                let tile = tile.parse().map_err(|_| {
+                    anyhow::anyhow!("`{item}`: the tile after `:` must be a number")
+                })?;
+                (name, Some(tile))
+            }
+            None => (item, None),
+        };
+        let variant = registry::find(name)?;
+        let takes_tile = matches!(variant, Variant::Kernel(k) if !k.tiles.is_empty());
+        let single =
+            !item.contains(',') && cli.variant.as_deref().is_some_and(|v| !v.contains(','));
+        variants.push((
+            variant,
+            tile.or(if takes_tile || single { cli.tile } else { None }),
+        ));
     }
     let compare = cli.compare.is_some();
     if compare && !variants.iter().any(|(v, _)| matches!(v, Variant::Cublas)) {

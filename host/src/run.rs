@@ -242,8 +242,14 @@ fn execute_typed<T: Scalar>(
                 verify::check_against(p, reference, &measured.uploaded_c, &measured.result)
             });
             let times = &measured.times_ms;
+            let label = match variant {
+                Variant::Kernel(k) if !k.tiles.is_empty() => {
+                    format!("{}:{}", k.name, registry::resolve_tile(k, tile)?)
+                }
+                _ => variant.name().to_string(),
+            };
             Ok(Report {
-                variant: variant.name().to_string(),
+                variant: label,
                 entry: launch.name().to_string(),
                 problem: *p,
                 median_ms: if times.is_empty() {

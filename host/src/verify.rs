@@ -44,8 +44,8 @@ impl Check {
     pub fn summary(&self) -> String {
         let verdict = if self.passed() { "PASS" } else { "FAIL" };
         let mut s = format!(
-            "relative Frobenius error {:.2e}, max element error {:.2e} (tolerance {:.1e}, {} f64 reference): {verdict}",
-            self.relative_frobenius, self.max_element_error, self.tolerance, self.coverage
+            "relative Frobenius error {:.2e} (tolerance {:.1e}), max element error {:.2e} (bound {:.1e}), {} f64 reference: {verdict}",
+            self.relative_frobenius, self.tolerance, self.max_element_error, self.max_element_bound, self.coverage
         );
         if self.non_finite > 0 {
             s += &format!(
