@@ -16,6 +16,16 @@ for step in "$@"; do
       $host --variant v0,v1,v3,v4,tiled:16,tiled:8 --both-dtypes --compare cublas --m 1000 --n 1023 --k 999 2>&1 | tee "$OUT/foundation-1000.log" | tail -16 ;;
     progression)
       $host --variant v0,v1,v2,v3,v4,v5,gemm64,gemm128,fynv,alc1,alc2,alc3 --both-dtypes --compare cublas --size 4096 2>&1 | tee "$OUT/progression-4096.log" | tail -32 ;;
+    large)
+      $host --variant v0,v1,v2,v3,v4,v5,gemm64,gemm128,fynv,alc1,alc2,alc3 --compare cublas --size 8192 --iters 5 --warmup 1 2>&1 | tee "$OUT/progression-8192.log" | tail -16 ;;
+    others)
+      $host --variant naive,kahan,row-shared,blocked-kahan,basic,blocked,cg-shuffle,cg-regs,cg-tile2x2 --both-dtypes --compare cublas --size 4096 2>&1 | tee "$OUT/others-4096.log" | tail -22 ;;
+    sanitize)
+      all=$($host --list | awk '{print $1}' | grep -v '^cublas$' | paste -sd, -)
+      for tool in memcheck racecheck synccheck; do
+        compute-sanitizer --tool $tool --error-exitcode 9 $host --variant "$all" --m 100 --n 67 --k 45 --lda 103 --ldc 101 --beta 0.5 --iters 1 --warmup 0 --both-dtypes > "$OUT/sanitize-$tool.log" 2>&1
+        echo "compute-sanitizer $tool: exit $? ($(grep -c 'check: .*PASS' "$OUT/sanitize-$tool.log") checks passed; $(grep -m1 'ERROR SUMMARY' "$OUT/sanitize-$tool.log"))"
+      done ;;
     *) $host $step 2>&1 | tee -a "$OUT/misc.log" ;;
   esac
 done

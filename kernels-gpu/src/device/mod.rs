@@ -5,7 +5,7 @@
 //! - `emulated` (any other target): the same operations in software, with bounds and race
 //!   checks, driven by the CPU emulator in [`crate::emu`].
 //!
-//! Why inline PTX at all? Three facts about rustc's NVPTX backend (see `docs/toolchain.md`):
+//! Why inline PTX at all? Three facts about rustc's NVPTX backend (see `docs/toolchain.md` at the repository root):
 //! - Rust has no address-space attribute, so a pointer into shared memory is a *generic*
 //!   pointer and ptxas emits generic `LD`/`ST` for it. Shared accesses are therefore written as
 //!   `ld.shared`/`st.shared` on a 32-bit shared-window address.
