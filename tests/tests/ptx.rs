@@ -3,15 +3,18 @@
 use ptx_builder::{build_ptx, entry_points, find_ptxas, ptxas_resources, workspace_root};
 use std::sync::OnceLock;
 
-/// Built once per test binary (the build takes seconds when the kernels changed).
+/// The PTX for `arch` (seconds to build when the kernels changed).
+fn build(arch: &str) -> (std::path::PathBuf, String) {
+    let built = build_ptx(&workspace_root(), arch, true)
+        .unwrap_or_else(|e| panic!("cargo xtask build-ptx --arch {arch} failed: {e:#}"));
+    let text = std::fs::read_to_string(&built.ptx).unwrap();
+    (built.ptx, text)
+}
+
+/// The sm_90 PTX, built once per test binary.
 fn ptx() -> &'static (std::path::PathBuf, String) {
     static PTX: OnceLock<(std::path::PathBuf, String)> = OnceLock::new();
-    PTX.get_or_init(|| {
-        let built =
-            build_ptx(&workspace_root(), "sm_90", true).expect("cargo xtask build-ptx failed");
-        let text = std::fs::read_to_string(&built.ptx).unwrap();
-        (built.ptx, text)
-    })
+    PTX.get_or_init(|| build("sm_90"))
 }
 
 #[test]
@@ -62,9 +65,10 @@ fn ptxas_reports_no_spills_and_no_stack_frame() {
     let ptxas = find_ptxas(&root).expect(
         "ptxas not found: run `cargo xtask install-cuda-tools` (installs it from PyPI into .tools/), or set PTXAS",
     );
-    let (path, text) = ptx();
-    let kernels = entry_points(text).len();
     for arch in ["sm_80", "sm_90"] {
+        let (path, text) = &build(arch);
+        assert!(text.contains(&format!(".target {arch}")));
+        let kernels = entry_points(text).len();
         let cubin = path.with_extension(format!("test.{arch}.cubin"));
         let report = ptxas_resources(&ptxas, path, arch, &cubin).unwrap();
         assert_eq!(
