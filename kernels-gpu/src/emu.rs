@@ -102,7 +102,7 @@ pub fn launch(
     let (bx, by) = shape.block;
     let threads = bx * by;
     assert!(
-        threads >= 1 && threads <= 1024,
+        (1..=1024).contains(&threads),
         "a block has 1 to 1024 threads, not {threads}"
     );
     let launch = Launch {
@@ -285,7 +285,7 @@ impl ThreadContext {
 
     /// Checks that `[address, address + bytes)` lies inside a buffer of the launch.
     pub(crate) fn check_global(&self, address: usize, bytes: usize, vector: bool) {
-        if vector && address % 16 != 0 {
+        if vector && !address.is_multiple_of(16) {
             self.fault(
                 FaultKind::MisalignedVectorAccess,
                 format!("16-byte access at address {address:#x}, which is not 16-byte aligned"),
@@ -329,7 +329,7 @@ impl ThreadContext {
                 format!("{bytes}-byte access at pool byte {address}; the launch gave {pool_bytes} bytes of shared memory"),
             );
         }
-        if address % bytes != 0 {
+        if !address.is_multiple_of(bytes) {
             self.fault(
                 FaultKind::MisalignedVectorAccess,
                 format!(
@@ -422,7 +422,7 @@ fn run_block(
         block_dim: shape.block,
         grid_dim: shape.grid,
         // The launch outlives every block it runs; the lifetime is erased for the raw pointer.
-        launch: launch as *const Launch<'_> as *const Launch<'static>,
+        launch: (launch as *const Launch<'_>).cast::<Launch<'static>>(),
         pool: RefCell::new(vec![0u8; pool_bytes]),
         history: RefCell::new(vec![WordHistory::default(); pool_bytes.div_ceil(4)]),
         interval: Cell::new(1),
@@ -522,7 +522,7 @@ fn schedule(
                 warp.iter_mut().for_each(|s| *s = State::Runnable);
             }
         }
-        if states.iter().any(|s| *s == State::Runnable) {
+        if states.contains(&State::Runnable) {
             continue;
         }
         if states.iter().all(|s| *s == State::Exited) {

@@ -48,8 +48,9 @@ pub fn check_shared_view(byte_offset: u32, len: u32, index: u32, width: u32) {
 
 /// The per-type half of the device layer. Implemented for `f32` and `f64` only.
 ///
-/// # Safety (of the unsafe functions)
-/// None beyond what the emulator checks: every access is validated before it is made.
+/// The unsafe functions have the safety contract of their GPU versions (a pointer inside a
+/// buffer of the launch); here every access is also validated before it is made.
+#[allow(clippy::missing_safety_doc)]
 pub trait Element: Sized + Copy {
     fn fused_mul_add(a: Self, b: Self, c: Self) -> Self;
     fn to_bits64(self) -> u64;
