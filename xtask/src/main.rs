@@ -78,13 +78,15 @@ fn main() -> Result<()> {
             let ptxas = find_ptxas(&root)
                 .context("ptxas not found: run `cargo xtask install-cuda-tools` (or set PTXAS)")?;
             let cubin = built.ptx.with_extension(format!("{arch}.cubin"));
+            // Every kernel uses the dynamic pool, sized per launch (the registry's geometry), so
+            // ptxas's static shared memory is 0 by design.
             println!(
-                "{:<24} {:>5} {:>7} {:>6} {:>7}",
-                "kernel", "regs", "smem", "stack", "spills"
+                "{:<24} {:>5} {:>12} {:>6} {:>7}",
+                "kernel", "regs", "static smem", "stack", "spills"
             );
             for r in ptxas_resources(&ptxas, &built.ptx, &arch, &cubin)? {
                 println!(
-                    "{:<24} {:>5} {:>7} {:>6} {:>7}",
+                    "{:<24} {:>5} {:>12} {:>6} {:>7}",
                     r.kernel,
                     r.registers,
                     r.shared_bytes,
