@@ -10,8 +10,9 @@
 //! - **Warp shuffles.** The 32 lanes of a warp exchange values through a slot per lane; a lane
 //!   suspends until every lane of its warp has deposited its value (warp-synchronous, as
 //!   `shfl.sync` with a full mask).
-//! - **Blocks** run in any order, several at a time on worker threads (blocks share nothing
-//!   but global memory, and a correct kernel does not race on it within a launch).
+//! - **Blocks** run several at a time on worker threads (blocks share nothing but global
+//!   memory, and a correct kernel does not race on it within a launch). A faulty launch reports
+//!   the fault of its lowest-numbered faulting block, so reports do not depend on timing.
 //!
 //! Bugs are reported as [`Fault`]s naming the kernel, block, thread and index, instead of
 //! corrupting memory:
@@ -29,7 +30,7 @@ use core::cell::{Cell, RefCell};
 use core::fmt;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Grid and block shape (x, y) and the dynamic shared-memory size of a launch.
@@ -109,11 +110,14 @@ pub fn launch(
         kernel_name,
         shape,
         buffers,
-        failed: AtomicBool::new(false),
     };
     let blocks = (shape.grid.0 as usize) * (shape.grid.1 as usize);
     let next_block = AtomicUsize::new(0);
-    let first_fault = Mutex::new(None::<Fault>);
+    // The report is the fault of the lowest-numbered faulting block, whatever the timing of
+    // the workers: blocks are handed out in order, and after a fault only lower blocks still
+    // run, so every block below the one reported has run to the end.
+    let lowest_faulty = AtomicUsize::new(usize::MAX);
+    let faults = Mutex::new(Vec::<(usize, Fault)>::new());
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(blocks)
@@ -124,21 +128,26 @@ pub fn launch(
                 let mut stacks = StackPool::default();
                 loop {
                     let b = next_block.fetch_add(1, Ordering::Relaxed);
-                    if b >= blocks || launch.failed.load(Ordering::Relaxed) {
+                    if b >= blocks.min(lowest_faulty.load(Ordering::Relaxed)) {
                         break;
                     }
                     let block = (b as u32 % shape.grid.0, b as u32 / shape.grid.0);
                     if let Err(fault) = run_block(&launch, block, kernel, &mut stacks) {
-                        launch.failed.store(true, Ordering::Relaxed);
-                        first_fault.lock().unwrap().get_or_insert(fault);
+                        lowest_faulty.fetch_min(b, Ordering::Relaxed);
+                        faults.lock().unwrap().push((b, fault));
                         break;
                     }
                 }
             });
         }
     });
-    match first_fault.into_inner().unwrap() {
-        Some(fault) => Err(fault),
+    match faults
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .min_by_key(|(b, _)| *b)
+    {
+        Some((_, fault)) => Err(fault),
         None => Ok(()),
     }
 }
@@ -147,7 +156,6 @@ struct Launch<'a> {
     kernel_name: &'a str,
     shape: LaunchShape,
     buffers: &'a [Buffer],
-    failed: AtomicBool,
 }
 
 /// Why a thread suspended.
