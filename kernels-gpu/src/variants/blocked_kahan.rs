@@ -23,7 +23,7 @@
 //! `sub.rn.f32` ×2, `add.rn.f32`), between two `bar.sync`. ptxas (sm_90): 32 registers (f32
 //! and f64), no stack frame, no spills; shared memory 2 KiB (f32) or 4 KiB (f64).
 //!
-//! measured: (filled in after the H100 run)
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 7.62 TFLOP/s (0.149× cuBLAS), relative error 3.6e-8 vs 1.1e-6 for plain summation; f64 4.49.
 use super::kahan::Kahan;
 use crate::device::{
     block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y, Real, Shared,

@@ -31,7 +31,7 @@
 //! 512 DFMA to 64 `LDS.128`; no stack, no spills. No launch bound is needed: 256 threads
 //! × at most 255 registers fits the register file.
 //!
-//! measured: (filled in after the H100 run)
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 43.35 TFLOP/s (0.845× cuBLAS; C++ original 43.4: 0.999×, inside the run-to-run spread, see docs/perf-notes.md), f64 18.03; 8192³ f32 45.00.
 use crate::device::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, Real, Shared};
 use crate::gemm::{blocks_for, GemmArgs, Geometry};
 
