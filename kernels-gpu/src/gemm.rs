@@ -42,6 +42,60 @@ impl<T: Real> GemmArgs<T> {
         (row + col * self.ldc) as usize
     }
 
+    /// A(row, col), or zero outside A: how tile kernels stage edge tiles, so that the inner
+    /// loop needs no bounds checks.
+    ///
+    /// # Safety
+    /// A must be valid for the sizes and `lda` of `self`.
+    #[inline(always)]
+    pub unsafe fn a_or_zero(&self, row: u32, col: u32) -> T {
+        if row < self.m && col < self.k {
+            unsafe { self.a.load(self.a_at(row, col)) }
+        } else {
+            T::ZERO
+        }
+    }
+
+    /// B(row, col), or zero outside B.
+    ///
+    /// # Safety
+    /// B must be valid for the sizes and `ldb` of `self`.
+    #[inline(always)]
+    pub unsafe fn b_or_zero(&self, row: u32, col: u32) -> T {
+        if row < self.k && col < self.n {
+            unsafe { self.b.load(self.b_at(row, col)) }
+        } else {
+            T::ZERO
+        }
+    }
+
+    /// A(row..row+4, col) as one 16-byte load, or zeros outside A. `row` and `m` must be
+    /// multiples of 4 (the 16-byte kernels require it), so the run is all in or all out.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::a_or_zero`], and A(row, col) 16-byte aligned.
+    #[inline(always)]
+    pub unsafe fn a4_or_zero(&self, row: u32, col: u32) -> [T; 4] {
+        if row < self.m && col < self.k {
+            unsafe { self.a.load4(self.a_at(row, col)) }
+        } else {
+            [T::ZERO; 4]
+        }
+    }
+
+    /// B(row..row+4, col) as one 16-byte load, or zeros outside B (`row`, `k` multiples of 4).
+    ///
+    /// # Safety
+    /// As [`GemmArgs::b_or_zero`], and B(row, col) 16-byte aligned.
+    #[inline(always)]
+    pub unsafe fn b4_or_zero(&self, row: u32, col: u32) -> [T; 4] {
+        if row < self.k && col < self.n {
+            unsafe { self.b.load4(self.b_at(row, col)) }
+        } else {
+            [T::ZERO; 4]
+        }
+    }
+
     /// The epilogue: `C[i] = alpha * acc + beta * C[i]`.
     ///
     /// With `beta == 0` C is not read (BLAS semantics: C may hold anything, NaN included, and

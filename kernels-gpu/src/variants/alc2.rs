@@ -8,7 +8,7 @@
 //! nvcc-compiled original ran at 3.68 TFLOP/s on the H100 at 4096³: the padding, not the
 //! read-only path, is what separates it from `alc1`/`alc3`.
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 3.81 TFLOP/s (0.074× cuBLAS; C++ original 3.68), f64 3.02.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 3.81 TFLOP/s (0.074× cuBLAS; C++ original 3.68), f64 3.03.
 use crate::device::Real;
 use crate::gemm::{GemmArgs, Geometry};
 

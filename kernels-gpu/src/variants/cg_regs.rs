@@ -25,7 +25,7 @@
 //! loads for 128 FMAs. ptxas (sm_90): 36 registers (f32), 40 (f64), no stack frame, no
 //! spills; shared memory 8 KiB (f32) or 16 KiB (f64).
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 16.70 TFLOP/s (0.327× cuBLAS; the document: 20% on its GPU), f64 9.26.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 16.78 TFLOP/s (0.327× cuBLAS; the document: 20% on its GPU), f64 8.99.
 use crate::device::{
     block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y, Real, Shared, WARP_SIZE,
 };
@@ -71,17 +71,9 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     while k0 < args.k {
         let mut i = warp;
         while i < TILE {
-            let a = if row0 + lane < args.m && k0 + i < args.k {
-                unsafe { args.a.load(args.a_at(row0 + lane, k0 + i)) }
-            } else {
-                T::ZERO
-            };
+            let a = unsafe { args.a_or_zero(row0 + lane, k0 + i) };
             sub_a.store(i * TILE + lane, a);
-            let b = if k0 + lane < args.k && col0 + i < args.n {
-                unsafe { args.b.load(args.b_at(k0 + lane, col0 + i)) }
-            } else {
-                T::ZERO
-            };
+            let b = unsafe { args.b_or_zero(k0 + lane, col0 + i) };
             sub_b.store(i * TILE + lane, b);
             i += WARPS;
         }

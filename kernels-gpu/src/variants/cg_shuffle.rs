@@ -40,7 +40,7 @@
 //! that allows two blocks per SM for f32 and one for f64. Shared memory: 12,544 bytes (f32),
 //! 25,088 (f64).
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 5.07 TFLOP/s (0.099× cuBLAS; the document: 7%), f64 1.85.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 5.24 TFLOP/s (0.102× cuBLAS; the document: 7%), f64 1.90.
 use crate::device::{
     block_idx_x, block_idx_y, shfl_idx, sync_threads, thread_idx_x, thread_idx_y, Real, Shared,
     WARP_SIZE,
@@ -94,17 +94,9 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         // Staging: warp w copies columns w, w + 8, … of each tile; lanes run down a column.
         let mut i = warp;
         while i < TILE {
-            let a = if row0 + lane < args.m && k0 + i < args.k {
-                unsafe { args.a.load(args.a_at(row0 + lane, k0 + i)) }
-            } else {
-                T::ZERO
-            };
+            let a = unsafe { args.a_or_zero(row0 + lane, k0 + i) };
             sub_a.store(lane * STRIDE + i, a);
-            let b = if k0 + lane < args.k && col0 + i < args.n {
-                unsafe { args.b.load(args.b_at(k0 + lane, col0 + i)) }
-            } else {
-                T::ZERO
-            };
+            let b = unsafe { args.b_or_zero(k0 + lane, col0 + i) };
             sub_b.store(i * TILE + lane, b);
             i += WARPS;
         }

@@ -23,7 +23,7 @@
 //! (staging, loop control), like `gemm128`'s: the two kernels compile to nearly the same loop. `__launch_bounds__(256)` of the original
 //! has no Rust spelling; ptxas allocates as it likes, and 256 threads fit at any register count.
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 42.31 TFLOP/s (0.825× cuBLAS; C++ original 39.9), f64 17.79; 8192³ f32 44.76.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 47.98 TFLOP/s (0.934× cuBLAS; C++ original 39.9), f64 18.08; 8192³ f32 48.46.
 use crate::device::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, Real, Shared};
 use crate::gemm::{blocks_for, GemmArgs, Geometry};
 
@@ -69,23 +69,9 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let (x_c, y_c) = (tid & 15, tid >> 4);
     let row0 = block_idx_x() * TILE;
     let col0 = block_idx_y() * TILE;
-    let a_row_in = row0 + 4 * x_a < args.m;
-    let b_col_in = col0 + y_b < args.n;
     // p: A(row0 + 4 * x_a..+4, i + y_a); q: B(i + 4 * x_b..+4, col0 + y_b).
-    let load_p = |i: u32| {
-        if a_row_in && i + y_a < args.k {
-            unsafe { args.a.load4(args.a_at(row0 + 4 * x_a, i + y_a)) }
-        } else {
-            [T::ZERO; 4]
-        }
-    };
-    let load_q = |i: u32| {
-        if b_col_in && i + 4 * x_b < args.k {
-            unsafe { args.b.load4(args.b_at(i + 4 * x_b, col0 + y_b)) }
-        } else {
-            [T::ZERO; 4]
-        }
-    };
+    let load_p = |i: u32| unsafe { args.a4_or_zero(row0 + 4 * x_a, i + y_a) };
+    let load_q = |i: u32| unsafe { args.b4_or_zero(i + 4 * x_b, col0 + y_b) };
 
     // Offsets of s_A1, s_A2, s_B1, s_B2 in the pool; the "1" buffers are the current ones.
     let (mut s_a1, mut s_a2) = (0, SLICE);

@@ -31,7 +31,7 @@
 //! 512 DFMA to 64 `LDS.128`; no stack, no spills. No launch bound is needed: 256 threads
 //! × at most 255 registers fits the register file.
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 43.35 TFLOP/s (0.845× cuBLAS; C++ original 43.4: 0.999×, inside the run-to-run spread, see docs/perf-notes.md), f64 18.03; 8192³ f32 45.00.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 47.74 TFLOP/s (0.930× cuBLAS; C++ original 43.4), f64 18.24; 8192³ f32 48.59 (0.946×). The guarded staging through `GemmArgs::a4_or_zero` was worth +10% over per-kernel closures (docs/perf-notes.md).
 use crate::device::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, Real, Shared};
 use crate::gemm::{blocks_for, GemmArgs, Geometry};
 
@@ -72,22 +72,8 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let (xb, yb) = (idx % 2, idx / 2);
     // Output: rows 4 * xc + {0, 64} + 0..4, columns 4 * yc + {0, 64} + 0..4 of the tile.
     let (xc, yc) = (idx % 16, idx / 16);
-    let a_row_in = row0 + 4 * xa < args.m;
-    let b_col_in = col0 + yb < args.n;
-    let load_a = |l: u32| {
-        if a_row_in && l + ya < args.k {
-            unsafe { args.a.load4(args.a_at(row0 + 4 * xa, l + ya)) }
-        } else {
-            [T::ZERO; 4]
-        }
-    };
-    let load_b = |l: u32| {
-        if b_col_in && l + 4 * xb < args.k {
-            unsafe { args.b.load4(args.b_at(l + 4 * xb, col0 + yb)) }
-        } else {
-            [T::ZERO; 4]
-        }
-    };
+    let load_a = |l: u32| unsafe { args.a4_or_zero(row0 + 4 * xa, l + ya) };
+    let load_b = |l: u32| unsafe { args.b4_or_zero(l + 4 * xb, col0 + yb) };
 
     let mut next_a = load_a(0);
     let mut next_b = load_b(0);

@@ -28,7 +28,7 @@
 //! `LDS.128` (immediate offsets) per slice and about 10 other instructions; ptxas:
 //! 53 registers (f64: 80), no stack, no spills.
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 32.11 TFLOP/s (0.626× cuBLAS; C++ original 30.4), f64 10.27.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 32.24 TFLOP/s (0.628× cuBLAS; C++ original 30.4), f64 10.28.
 use crate::device::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, Real, Shared};
 use crate::gemm::{blocks_for, GemmArgs, Geometry};
 
@@ -69,22 +69,8 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let (bk, bc) = ((idx * 4) % STEP, idx / (STEP / 4));
     // Output: rows cr..cr+4, columns cc..cc+4 of the tile.
     let (cr, cc) = (4 * (idx % 16), 4 * (idx / 16));
-    let a_row_in = row0 + ar < args.m;
-    let b_col_in = col0 + bc < args.n;
-    let load_a = |l: u32| {
-        if a_row_in && l + ak < args.k {
-            unsafe { args.a.load4(args.a_at(row0 + ar, l + ak)) }
-        } else {
-            [T::ZERO; 4]
-        }
-    };
-    let load_b = |l: u32| {
-        if b_col_in && l + bk < args.k {
-            unsafe { args.b.load4(args.b_at(l + bk, col0 + bc)) }
-        } else {
-            [T::ZERO; 4]
-        }
-    };
+    let load_a = |l: u32| unsafe { args.a4_or_zero(row0 + ar, l + ak) };
+    let load_b = |l: u32| unsafe { args.b4_or_zero(l + bk, col0 + bc) };
 
     let mut next_a = load_a(0);
     let mut next_b = load_b(0);

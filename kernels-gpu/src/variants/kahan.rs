@@ -28,7 +28,7 @@
 //! `sub.rn.f32` ×2, `add.rn.f32`, in the order written (nothing folded away).
 //! ptxas (sm_90): 32 registers (f32 and f64), no stack frame, no spills.
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 3.64 TFLOP/s (0.071× cuBLAS; `naive` 4.28), relative error 3.6e-8 vs 1.1e-6 for `naive`; f64 1.95.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 3.61 TFLOP/s (0.070× cuBLAS; `naive` 4.20), relative error 3.6e-8 vs 1.1e-6 for `naive`; f64 1.94.
 use crate::device::Real;
 use crate::gemm::GemmArgs;
 

@@ -34,7 +34,7 @@
 //! plus the 32-bit index arithmetic of each load (`mad.lo.s32`, `mul.wide.u32`), as in `v1`.
 //! ptxas (sm_90): 32 registers (f32 and f64), no stack frame, no spills.
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 4.28 TFLOP/s (0.084× cuBLAS), f64 2.21.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 4.20 TFLOP/s (0.082× cuBLAS), f64 2.21.
 use core::num::NonZeroU32;
 
 use crate::device::{block_dim_x, block_idx_x, thread_idx_x, Real};

@@ -32,7 +32,7 @@
 //! `sub.rn.f32` ×2, `add.rn.f32`. ptxas (sm_90): 32 registers (f32), 30 (f64), no stack
 //! frame, no spills; shared memory k·4 (f32) or k·8 (f64) bytes, all dynamic.
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 5.37 TFLOP/s (0.105× cuBLAS), relative error 3.6e-8; f64 3.36.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 5.30 TFLOP/s (0.103× cuBLAS), relative error 3.6e-8; f64 3.35.
 use super::kahan::Kahan;
 use crate::device::{block_dim_x, block_idx_x, sync_threads, thread_idx_x, Real, Shared};
 #[cfg(not(target_arch = "nvptx64"))]

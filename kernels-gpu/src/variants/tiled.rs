@@ -21,7 +21,7 @@
 //!
 //! PTX: inner loop fully unrolled (TILE is a constant): TILE × (2 `ld.shared.f32` + `fma.rn.f32`).
 //!
-//! Measured: H100, 2026-11-21 (`docs/results/h100-2026-11-21/`): 4096³, tile 32/16/8: f32 6.91/6.28/4.15 TFLOP/s, f64 4.84/4.62/3.01 (the tile-1…4
+//! Measured: H100, 2026-11-21 (`docs/results/h100-2026-11-21/`): 4096³, tile 32/16/8: f32 7.00/6.27/4.15 TFLOP/s, f64 4.86/4.60/3.01 (the tile-1…4
 //! sweep of `000` is not measured yet).
 use crate::device::{
     block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y, Real, Shared,
@@ -64,16 +64,8 @@ pub unsafe fn gemm<T: Real, const TILE: u32, const PAD: u32>(args: GemmArgs<T>) 
     let mut k0 = 0;
     while k0 < args.k {
         // Thread (tx, ty) stages A(row, k0 + ty) and B(k0 + tx, col): both coalesced along tx.
-        let a = if row < args.m && k0 + ty < args.k {
-            unsafe { args.a.load(args.a_at(row, k0 + ty)) }
-        } else {
-            T::ZERO
-        };
-        let b = if k0 + tx < args.k && col < args.n {
-            unsafe { args.b.load(args.b_at(k0 + tx, col)) }
-        } else {
-            T::ZERO
-        };
+        let a = unsafe { args.a_or_zero(row, k0 + ty) };
+        let b = unsafe { args.b_or_zero(k0 + tx, col) };
         a_tile.store(tx * stride + ty, a);
         b_tile.store(ty * stride + tx, b);
         sync_threads();

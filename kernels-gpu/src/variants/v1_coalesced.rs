@@ -8,7 +8,7 @@
 //!
 //! PTX: the same instructions as `v0`; only the addresses each lane computes differ.
 //!
-//! Measured: H100, 2026-11-21 (`docs/results/h100-2026-11-21/`): 4096³ f32 4.79 TFLOP/s (0.093× cuBLAS; C++ original 3.97), f64 2.87.
+//! Measured: H100, 2026-11-21 (`docs/results/h100-2026-11-21/`): 4096³ f32 4.79 TFLOP/s (0.093× cuBLAS; C++ original 3.97), f64 2.86.
 use crate::device::{block_idx_x, block_idx_y, thread_idx_x, thread_idx_y, Real};
 use crate::gemm::{blocks_for, GemmArgs, Geometry};
 

@@ -26,7 +26,7 @@
 //! (u32 arithmetic may wrap, so LLVM cannot turn them into pointer increments); that is the
 //! same for both. Expect the same speed as `v1`.
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 4.38 TFLOP/s (0.085× cuBLAS; C++ original 3.38), v1 in the same run 4.79; f64 2.74.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 4.38 TFLOP/s (0.085× cuBLAS; C++ original 3.38), v1 in the same run 4.79; f64 2.73.
 use crate::device::{block_idx_x, block_idx_y, thread_idx_x, thread_idx_y, Real};
 use crate::gemm::{blocks_for, GemmArgs, Geometry};
 

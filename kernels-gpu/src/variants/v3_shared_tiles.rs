@@ -11,7 +11,7 @@
 //! and the CUDA C++ original runs at 1.48 TFLOP/s on the H100 (v1: 3.97). `v4` adds one word
 //! of padding per row.
 //!
-//! Measured: H100, 2026-11-21 (`docs/results/h100-2026-11-21/`): 4096³ f32 1.60 TFLOP/s (0.031× cuBLAS; C++ original 1.48), f64 0.87.
+//! Measured: H100, 2026-11-21 (`docs/results/h100-2026-11-21/`): 4096³ f32 1.72 TFLOP/s (0.033× cuBLAS; C++ original 1.48), f64 0.89.
 use crate::device::Real;
 use crate::gemm::{GemmArgs, Geometry};
 

@@ -7,7 +7,7 @@
 //!
 //! It is the `tiled` kernel with `TILE = 32, PAD = 1` (the same PTX entry as `tiled --tile 32`).
 //!
-//! Measured: H100, 2026-11-21 (`docs/results/h100-2026-11-21/`): 4096³ f32 6.91 TFLOP/s (0.135× cuBLAS; C++ original 7.04), f64 4.84.
+//! Measured: H100, 2026-11-21 (`docs/results/h100-2026-11-21/`): 4096³ f32 7.00 TFLOP/s (0.136× cuBLAS; C++ original 7.04), f64 4.86.
 use crate::device::Real;
 use crate::gemm::{GemmArgs, Geometry};
 

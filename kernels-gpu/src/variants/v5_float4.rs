@@ -37,7 +37,7 @@
 //! (`[R+UR+0x80]`, `+0x100`, …), 32 `LDS` and a handful of other instructions. ptxas:
 //! 39 registers (f64: 54), no stack, no spills.
 //!
-//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 11.86 TFLOP/s (0.231× cuBLAS; C++ original 11.6), f64 3.48.
+//! Measured: H100, 4096³, 2026-11-21 (`docs/results/h100-2026-11-21/`): f32 11.88 TFLOP/s (0.231× cuBLAS; C++ original 11.6), f64 3.48.
 use crate::device::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, Real, Shared};
 use crate::gemm::{blocks_for, GemmArgs, Geometry};
 
@@ -98,20 +98,8 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let c = idx / (TILE / 4);
     let a_row_in = row0 + r < args.m;
     let b_col_in = col0 + c < args.n;
-    let load_a = |l: u32| {
-        if a_row_in && l + c < args.k {
-            unsafe { args.a.load4(args.a_at(row0 + r, l + c)) }
-        } else {
-            [T::ZERO; 4]
-        }
-    };
-    let load_b = |l: u32| {
-        if b_col_in && l + r < args.k {
-            unsafe { args.b.load4(args.b_at(l + r, col0 + c)) }
-        } else {
-            [T::ZERO; 4]
-        }
-    };
+    let load_a = |l: u32| unsafe { args.a4_or_zero(row0 + r, l + c) };
+    let load_b = |l: u32| unsafe { args.b4_or_zero(l + r, col0 + c) };
 
     let mut next_a = load_a(0);
     let mut next_b = load_b(0);
