@@ -27,14 +27,16 @@ fn run() -> Result<bool> {
         return Ok(true);
     }
     let mut variants = Vec::new();
-    // `NAME` or `NAME:TILE`; --tile applies to the parameterised variants without one.
-    for item in cli
+    let items: Vec<&str> = cli
         .variant
         .as_deref()
         .unwrap_or_default()
         .split(',')
         .map(str::trim)
-    {
+        .collect();
+    // `NAME` or `NAME:TILE`. In a list, --tile goes to the parameterised variants only; a single
+    // variant always gets it, so that `--variant v1 --tile 8` is refused rather than ignored.
+    for &item in &items {
         let (name, tile) = match item.split_once(':') {
             Some((name, tile)) => {
                 let tile = tile.parse().map_err(|_| {
@@ -46,12 +48,12 @@ fn run() -> Result<bool> {
         };
         let variant = registry::find(name)?;
         let takes_tile = matches!(variant, Variant::Kernel(k) if !k.tiles.is_empty());
-        let single =
-            !item.contains(',') && cli.variant.as_deref().is_some_and(|v| !v.contains(','));
-        variants.push((
-            variant,
-            tile.or(if takes_tile || single { cli.tile } else { None }),
-        ));
+        let tile = tile.or(if takes_tile || items.len() == 1 {
+            cli.tile
+        } else {
+            None
+        });
+        variants.push((variant, tile));
     }
     let compare = cli.compare.is_some();
     if compare && !variants.iter().any(|(v, _)| matches!(v, Variant::Cublas)) {
