@@ -196,7 +196,14 @@ pub(crate) struct ThreadContext {
     pub(crate) block: *const BlockContext,
     yielder: Cell<*const Yielder<(), Suspend>>,
     shuffle_parity: Cell<usize>,
+    /// Asynchronous copies (`cp.async`) issued but not yet committed to a group.
+    open_copies: RefCell<Vec<AsyncCopy>>,
+    /// Committed groups of asynchronous copies, oldest first, not yet waited for.
+    copy_groups: RefCell<std::collections::VecDeque<Vec<AsyncCopy>>>,
 }
+
+/// A pending `cp.async`: the shared-pool byte address and the bytes it will write there.
+type AsyncCopy = (u32, Vec<u8>);
 
 /// Per-word history of the shared pool, for race detection. Intervals count from 1 (0: never).
 #[derive(Clone, Copy, Default)]
@@ -289,6 +296,25 @@ impl ThreadContext {
             );
         }
         b.shuffle_slots.borrow()[parity][src as usize]
+    }
+
+    pub(crate) fn issue_async_copy(&self, shared_address: u32, data: Vec<u8>) {
+        self.open_copies.borrow_mut().push((shared_address, data));
+    }
+
+    pub(crate) fn commit_async_copies(&self) {
+        let group = core::mem::take(&mut *self.open_copies.borrow_mut());
+        self.copy_groups.borrow_mut().push_back(group);
+    }
+
+    /// The copies of every committed group but the `pending` most recent, oldest first.
+    pub(crate) fn retire_async_copies(&self, pending: usize) -> Vec<AsyncCopy> {
+        let mut groups = self.copy_groups.borrow_mut();
+        let mut done = Vec::new();
+        while groups.len() > pending {
+            done.extend(groups.pop_front().unwrap());
+        }
+        done
     }
 
     /// Checks that `[address, address + bytes)` lies inside a buffer of the launch.
@@ -443,6 +469,8 @@ fn run_block(
             block: &context,
             yielder: Cell::new(core::ptr::null()),
             shuffle_parity: Cell::new(0),
+            open_copies: RefCell::default(),
+            copy_groups: RefCell::default(),
         })
         .collect();
 

@@ -103,6 +103,15 @@ gemm_kernels! {
     gemm_cg_regs_f64: f64 = cg_regs::gemm::<f64>;
     gemm_cg_tile2x2_f32: f32 = cg_tile2x2::gemm::<f32>;
     gemm_cg_tile2x2_f64: f64 = cg_tile2x2::gemm::<f64>;
+    // -- beyond the documents: `best`, one entry per configuration (see registry) --
+    gemm_best_c1_f32: f32 = best::gemm::<f32, 128, 128, 8, 4>;
+    gemm_best_c1_f64: f64 = best::gemm::<f64, 128, 128, 8, 4>;
+    gemm_best_c2_f32: f32 = best::gemm::<f32, 128, 128, 16, 2>;
+    gemm_best_c2_f64: f64 = best::gemm::<f64, 128, 128, 16, 2>;
+    gemm_best_c3_f32: f32 = best::gemm::<f32, 128, 64, 16, 3>;
+    gemm_best_c3_f64: f64 = best::gemm::<f64, 128, 64, 16, 3>;
+    gemm_best_c4_f32: f32 = best::gemm::<f32, 64, 64, 16, 4>;
+    gemm_best_c4_f64: f64 = best::gemm::<f64, 64, 64, 16, 4>;
 }
 
 /// The body of the entry point called `name`, for the emulator.

@@ -5,7 +5,7 @@
 //! `A[row + col * lda]`, `lda >= m`. Indices are 32-bit (the host rejects matrices with
 //! `ld * cols >= 2^32` elements): 32-bit index arithmetic is what CUDA C++ kernels use too.
 
-use crate::device::{Global, GlobalMut, Real};
+use crate::device::{Global, GlobalMut, Real, Shared};
 
 /// The arguments of every GEMM kernel, in cuBLAS order.
 #[derive(Clone, Copy)]
@@ -94,6 +94,84 @@ impl<T: Real> GemmArgs<T> {
         } else {
             [T::ZERO; 4]
         }
+    }
+
+    /// Starts the asynchronous copy of A(row..row+4, col) into `dst[at..at+4]`, zeros outside A
+    /// (`row` and `m` multiples of 4, as for [`GemmArgs::a4_or_zero`]).
+    ///
+    /// # Safety
+    /// As [`GemmArgs::a4_or_zero`].
+    #[inline(always)]
+    pub unsafe fn copy_a4_async(&self, dst: Shared<T>, at: u32, row: u32, col: u32) {
+        let inside = row < self.m && col < self.k;
+        let from = if inside { self.a_at(row, col) } else { 0 };
+        unsafe { dst.copy4_async(at, self.a, from, inside) }
+    }
+
+    /// Starts the asynchronous copy of A(row, col) into `dst[at]`, zero outside A.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::a_or_zero`].
+    #[inline(always)]
+    pub unsafe fn copy_a_async(&self, dst: Shared<T>, at: u32, row: u32, col: u32) {
+        let inside = row < self.m && col < self.k;
+        let from = if inside { self.a_at(row, col) } else { 0 };
+        unsafe { dst.copy_async(at, self.a, from, inside) }
+    }
+
+    /// Starts the asynchronous copy of B(row..row+4, col) into `dst[at..at+4]`, zeros outside B
+    /// (`row` and `k` multiples of 4).
+    ///
+    /// # Safety
+    /// As [`GemmArgs::b4_or_zero`].
+    #[inline(always)]
+    pub unsafe fn copy_b4_async(&self, dst: Shared<T>, at: u32, row: u32, col: u32) {
+        let inside = row < self.k && col < self.n;
+        let from = if inside { self.b_at(row, col) } else { 0 };
+        unsafe { dst.copy4_async(at, self.b, from, inside) }
+    }
+
+    /// Starts the asynchronous copy of B(row, col) into `dst[at]`, zero outside B.
+    ///
+    /// # Safety
+    /// As [`GemmArgs::b_or_zero`].
+    #[inline(always)]
+    pub unsafe fn copy_b_async(&self, dst: Shared<T>, at: u32, row: u32, col: u32) {
+        let inside = row < self.k && col < self.n;
+        let from = if inside { self.b_at(row, col) } else { 0 };
+        unsafe { dst.copy_async(at, self.b, from, inside) }
+    }
+
+    /// Whether A and B can be staged in 16-byte pieces: m, k, lda, ldb multiples of 4 and both
+    /// pointers 16-byte aligned, so that every 4-element run of a column is all inside or all
+    /// outside its matrix and aligned.
+    #[inline(always)]
+    pub fn ab_vec4_ok(&self) -> bool {
+        (self.m | self.k | self.lda | self.ldb) % 4 == 0
+            && self.a.is_aligned_to(16)
+            && self.b.is_aligned_to(16)
+    }
+
+    /// Whether C can be written in 16-byte pieces: m and ldc multiples of 4, C 16-byte aligned.
+    #[inline(always)]
+    pub fn c_vec4_ok(&self) -> bool {
+        (self.m | self.ldc) % 4 == 0 && self.c.is_aligned_to(16)
+    }
+
+    /// The epilogue for C[i..i+4] (16-byte aligned): `alpha * acc + beta * C`, one 16-byte
+    /// load and store; C is not read when `beta == 0`.
+    ///
+    /// # Safety
+    /// `i..i+4` must be inside C and 16-byte aligned.
+    #[inline(always)]
+    pub unsafe fn store_c4(&self, i: usize, acc: [T; 4]) {
+        let value = if self.beta == T::ZERO {
+            acc.map(|x| self.alpha * x)
+        } else {
+            let old = unsafe { self.c.load4(i) };
+            core::array::from_fn(|q| self.alpha.fma(acc[q], self.beta * old[q]))
+        };
+        unsafe { self.c.store4(i, value) }
     }
 
     /// The epilogue: `C[i] = alpha * acc + beta * C[i]`.

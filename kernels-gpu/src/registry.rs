@@ -73,6 +73,25 @@ fn tiled_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     }
 }
 
+/// `best`'s configurations: `--tile N` picks row N of this table (block tile BM×BN, k-step BK,
+/// pipeline stages).
+pub const BEST_CONFIGS: &[(u32, [u32; 4])] = &[
+    (1, [128, 128, 8, 4]),
+    (2, [128, 128, 16, 2]),
+    (3, [128, 64, 16, 3]),
+    (4, [64, 64, 16, 4]),
+];
+
+fn best_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        1 => best::geometry::<128, 128, 8, 4>(m, n, k, bytes),
+        2 => best::geometry::<128, 128, 16, 2>(m, n, k, bytes),
+        3 => best::geometry::<128, 64, 16, 3>(m, n, k, bytes),
+        4 => best::geometry::<64, 64, 16, 4>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
 /// Every GPU variant, in the order of the course.
 pub const ALL: &[Variant] = &[
     Variant {
@@ -275,6 +294,16 @@ pub const ALL: &[Variant] = &[
         entry: "gemm_cg_tile2x2",
         tiles: &[],
         geometry: |m, n, k, b, _| cg_tile2x2::geometry(m, n, k, b),
+        supports: any_shape,
+    },
+    // -- beyond the documents --
+    Variant {
+        name: "best",
+        summary: "warp-tiled 8x8 per thread, cp.async multi-stage pipeline, any shape; --tile picks a configuration",
+        source: "beyond the documents (001's leads)",
+        entry: "gemm_best_c{tile}",
+        tiles: &[1, 2, 3, 4],
+        geometry: best_geometry,
         supports: any_shape,
     },
 ];

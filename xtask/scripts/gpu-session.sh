@@ -20,6 +20,25 @@ for step in "$@"; do
       $host --variant v0,v1,v2,v3,v4,v5,gemm64,gemm128,fynv,alc1,alc2,alc3 --compare cublas --size 8192 --iters 5 --warmup 1 2>&1 | tee "$OUT/progression-8192.log" | tail -16 ;;
     others)
       $host --variant naive,kahan,row-shared,blocked-kahan,basic,blocked,cg-shuffle,cg-regs,cg-tile2x2 --both-dtypes --compare cublas --size 4096 2>&1 | tee "$OUT/others-4096.log" | tail -22 ;;
+    best)
+      # Issue 6: `best` against cuBLAS and gemm128 at the sizes and shapes of the bar.
+      for size in 1024 2048 4096 8192; do
+        $host --variant ${BEST:-best},gemm128 --compare cublas --size $size 2>&1 | tee "$OUT/best-$size.log" | grep '^|'
+      done
+      for mnk in "8192 8192 1024" "1024 1024 8192" "8192 256 8192"; do
+        set -- $mnk
+        $host --variant ${BEST:-best},gemm128 --compare cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/best-$1x$2x$3.log" | grep '^|'
+      done ;;
+    ncu)
+      # Hardware counters of one launch each (clocks not locked: as the timings run).
+      for v in ${NCU_VARIANTS:-gemm128 best cublas}; do
+        ncu --clock-control none --launch-count 1 --section SpeedOfLight --section Occupancy \
+            --section LaunchStats --section WarpStateStats --section SchedulerStats \
+            --section MemoryWorkloadAnalysis_Tables --section ComputeWorkloadAnalysis \
+            --metrics smsp__cycles_elapsed.avg.per_second,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active \
+            $host --variant $v --size ${NCU_SIZE:-4096} --iters 1 --warmup 0 --no-check > "$OUT/ncu-$v.log" 2>&1
+        echo "ncu $v: exit $?"
+      done ;;
     sanitize)
       all=$($host --list | awk '{print $1}' | grep -v '^cublas$' | paste -sd, -)
       for tool in memcheck racecheck synccheck; do

@@ -312,14 +312,19 @@ pub fn parse_ptxas_report(text: &str) -> Vec<Resources> {
             .unwrap_or(0)
     };
     let mut all: Vec<Resources> = Vec::new();
+    // ptxas also prints "Function properties" for the functions a kernel calls (a panic
+    // path, say): only the kernel's own block describes the kernel.
+    let mut properties_of = String::new();
     for line in text.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
             all.push(Resources {
                 kernel: rest.split('\'').next().unwrap_or("").to_string(),
                 ..Default::default()
             });
+        } else if let Some(rest) = line.split("Function properties for ").nth(1) {
+            properties_of = rest.trim().to_string();
         } else if let Some(r) = all.last_mut() {
-            if line.contains("stack frame") {
+            if line.contains("stack frame") && properties_of == r.kernel {
                 r.stack_frame = number_before(line, "stack frame");
                 r.spill_stores = number_before(line, "spill stores");
                 r.spill_loads = number_before(line, "spill loads");
@@ -340,6 +345,18 @@ pub fn parse_ptxas_report(text: &str) -> Vec<Resources> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_callee_does_not_hide_the_kernels_stack_frame() {
+        let report = "ptxas info    : Compiling entry function 'k' for 'sm_90'\n\
+            ptxas info    : Function properties for k\n\
+            \x20   296 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+            ptxas info    : Function properties for panic_const_div_by_zero\n\
+            \x20   0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+            ptxas info    : Used 128 registers, used 1 barriers, 296 bytes cumulative stack size\n";
+        let r = parse_ptxas_report(report);
+        assert_eq!((r.len(), r[0].stack_frame, r[0].registers), (1, 296, 128));
+    }
 
     #[test]
     fn parses_a_ptxas_report() {

@@ -105,6 +105,49 @@ pub trait Element: Sized + Copy {
     fn shfl_idx(v: Self, src_lane: u32) -> Self {
         Self::from_bits64(current().shuffle(v.to_bits64(), src_lane))
     }
+    unsafe fn cp_async_x4(dst: u32, src: *const Self, valid: bool) {
+        unsafe { cp_async::<Self>(dst, src, 4, valid) }
+    }
+    unsafe fn cp_async_x1(dst: u32, src: *const Self, valid: bool) {
+        unsafe { cp_async::<Self>(dst, src, 1, valid) }
+    }
+}
+
+/// An asynchronous copy of `count` elements: the source is read now (A and B do not change
+/// during a launch), the shared memory is written when a `cp_async_wait` retires its group,
+/// which is the latest moment the GPU may write it. A thread that reads the destination
+/// before its copy's wait and a barrier sees stale data or is reported as a race.
+unsafe fn cp_async<T: Element>(dst: u32, src: *const T, count: usize, valid: bool) {
+    let bytes = count * size_of::<T>();
+    let data = if valid {
+        current().check_global(src as usize, bytes, bytes == 16 || bytes == 32);
+        let mut data = vec![0u8; bytes];
+        unsafe { core::ptr::copy_nonoverlapping(src.cast::<u8>(), data.as_mut_ptr(), bytes) };
+        data
+    } else {
+        vec![0u8; bytes]
+    };
+    current().issue_async_copy(dst, data);
+}
+
+/// `cp.async.commit_group`.
+pub fn cp_async_commit() {
+    current().commit_async_copies();
+}
+
+/// `cp.async.wait_group pending`: performs the copies of all but the `pending` most recent
+/// committed groups.
+pub fn cp_async_wait(pending: u32) {
+    let ctx = current();
+    for (address, data) in ctx.retire_async_copies(pending as usize) {
+        // One checked 16-byte (or element-sized) access per piece, as the GPU writes them.
+        let piece = data.len().min(16);
+        for (i, chunk) in data.chunks(piece).enumerate() {
+            let at = address + (i * piece) as u32;
+            ctx.shared_access(at, piece as u32, true);
+            ctx.block().pool_mut()[at as usize..at as usize + piece].copy_from_slice(chunk);
+        }
+    }
 }
 
 fn read_pool<T: Element>(at: usize) -> T {

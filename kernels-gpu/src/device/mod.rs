@@ -32,8 +32,8 @@ use nvptx as backend;
 /// Kernels use it through [`Real`], [`Global`], [`Shared`] and [`shfl_idx`].
 pub use backend::Element;
 pub use backend::{
-    block_dim_x, block_dim_y, block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads,
-    thread_idx_x, thread_idx_y,
+    block_dim_x, block_dim_y, block_idx_x, block_idx_y, cp_async_commit, cp_async_wait, grid_dim_x,
+    grid_dim_y, sync_threads, thread_idx_x, thread_idx_y,
 };
 
 /// Threads in a warp.
@@ -110,6 +110,13 @@ impl<T: Real> Global<T> {
         unsafe { T::ld_global(self.ptr.wrapping_add(i)) }
     }
 
+    /// Whether the pointer is aligned to `bytes` (a power of two): kernels with 16-byte paths
+    /// check it with the leading dimensions before taking them.
+    #[inline(always)]
+    pub fn is_aligned_to(self, bytes: usize) -> bool {
+        (self.ptr as usize).is_multiple_of(bytes)
+    }
+
     /// Element `i` through the read-only data path: `ld.global.nc` (CUDA's `__ldg`).
     ///
     /// # Safety
@@ -155,6 +162,12 @@ impl<T: Real> GlobalMut<T> {
     #[inline(always)]
     pub unsafe fn load(self, i: usize) -> T {
         unsafe { T::ld_global(self.ptr.wrapping_add(i)) }
+    }
+
+    /// See [`Global::is_aligned_to`].
+    #[inline(always)]
+    pub fn is_aligned_to(self, bytes: usize) -> bool {
+        (self.ptr as usize).is_multiple_of(bytes)
     }
 
     /// # Safety
@@ -250,6 +263,41 @@ impl<T: Real> Shared<T> {
     pub fn store4(self, i: u32, values: [T; 4]) {
         backend::check_shared_view(self.byte_offset, self.len, i, 4);
         unsafe { T::st_shared_x4(self.address(i), values) }
+    }
+
+    /// Starts an asynchronous copy (`cp.async`, sm_80+) of `src[j..j+4]` into elements
+    /// `i..i+4`, or of four zeros when `valid` is false. The copy goes from global to shared
+    /// memory without passing through registers; it is complete after [`cp_async_commit`],
+    /// [`cp_async_wait`] and, for the other threads, a barrier.
+    ///
+    /// # Safety
+    /// When `valid`, `src[j..j+4]` must be inside the allocation and 16-byte aligned; element
+    /// `i` must be 16-byte aligned.
+    #[inline(always)]
+    pub unsafe fn copy4_async(self, i: u32, src: Global<T>, j: usize, valid: bool) {
+        backend::check_shared_view(self.byte_offset, self.len, i, 4);
+        let from = if valid {
+            src.ptr.wrapping_add(j)
+        } else {
+            src.ptr
+        };
+        unsafe { T::cp_async_x4(self.address(i), from, valid) }
+    }
+
+    /// As [`Shared::copy4_async`] for one element, with no alignment requirement beyond the
+    /// element's own.
+    ///
+    /// # Safety
+    /// When `valid`, `src[j]` must be inside the allocation.
+    #[inline(always)]
+    pub unsafe fn copy_async(self, i: u32, src: Global<T>, j: usize, valid: bool) {
+        backend::check_shared_view(self.byte_offset, self.len, i, 1);
+        let from = if valid {
+            src.ptr.wrapping_add(j)
+        } else {
+            src.ptr
+        };
+        unsafe { T::cp_async_x1(self.address(i), from, valid) }
     }
 }
 

@@ -65,6 +65,31 @@ pub trait Element: Sized {
     unsafe fn ld_shared_x4(addr: u32) -> [Self; 4];
     unsafe fn st_shared_x4(addr: u32, v: [Self; 4]);
     fn shfl_idx(v: Self, src_lane: u32) -> Self;
+    unsafe fn cp_async_x4(dst: u32, src: *const Self, valid: bool);
+    unsafe fn cp_async_x1(dst: u32, src: *const Self, valid: bool);
+}
+
+/// `cp.async.commit_group`: closes the group of asynchronous copies this thread issued since
+/// the last commit.
+#[inline(always)]
+pub fn cp_async_commit() {
+    unsafe { asm!("cp.async.commit_group;", options(nostack)) }
+}
+
+/// `cp.async.wait_group pending`: waits until at most `pending` of this thread's committed
+/// groups are still in flight. Not a barrier: other threads' copies need `sync_threads` too.
+/// `pending` must be a compile-time constant (0 to 7) after inlining: it is an immediate.
+#[inline(always)]
+pub fn cp_async_wait(pending: u32) {
+    macro_rules! wait {
+        ($($n:literal)*) => {
+            match pending {
+                $($n => unsafe { asm!(concat!("cp.async.wait_group ", $n, ";"), options(nostack)) },)*
+                _ => unsafe { asm!("cp.async.wait_all;", options(nostack)) },
+            }
+        };
+    }
+    wait!(0 1 2 3 4 5 6 7)
 }
 
 impl Element for f32 {
@@ -139,6 +164,24 @@ impl Element for f32 {
                  v = in(reg32) v, l = in(reg32) src_lane, options(nomem, nostack))
         };
         out
+    }
+    #[inline(always)]
+    unsafe fn cp_async_x4(dst: u32, src: *const f32, valid: bool) {
+        // `.cg`: 16-byte copies may bypass L1; the tile is read once per block from L2.
+        // A source size of 0 writes 16 zero bytes: the zero-filled edge tiles.
+        let src_bytes: u32 = if valid { 16 } else { 0 };
+        unsafe {
+            asm!("cp.async.cg.shared.global [{d}], [{s}], 16, {n};", d = in(reg32) dst,
+                 s = in(reg64) src, n = in(reg32) src_bytes, options(nostack))
+        }
+    }
+    #[inline(always)]
+    unsafe fn cp_async_x1(dst: u32, src: *const f32, valid: bool) {
+        let src_bytes: u32 = if valid { 4 } else { 0 };
+        unsafe {
+            asm!("cp.async.ca.shared.global [{d}], [{s}], 4, {n};", d = in(reg32) dst,
+                 s = in(reg64) src, n = in(reg32) src_bytes, options(nostack))
+        }
     }
 }
 
@@ -221,5 +264,22 @@ impl Element for f64 {
         let lo = f32::shfl_idx(f32::from_bits(bits as u32), src_lane).to_bits();
         let hi = f32::shfl_idx(f32::from_bits((bits >> 32) as u32), src_lane).to_bits();
         f64::from_bits(((hi as u64) << 32) | lo as u64)
+    }
+    #[inline(always)]
+    unsafe fn cp_async_x4(dst: u32, src: *const f64, valid: bool) {
+        let src_bytes: u32 = if valid { 16 } else { 0 };
+        unsafe {
+            asm!("cp.async.cg.shared.global [{d}], [{s}], 16, {n};",
+                 "cp.async.cg.shared.global [{d}+16], [{s}+16], 16, {n};", d = in(reg32) dst,
+                 s = in(reg64) src, n = in(reg32) src_bytes, options(nostack))
+        }
+    }
+    #[inline(always)]
+    unsafe fn cp_async_x1(dst: u32, src: *const f64, valid: bool) {
+        let src_bytes: u32 = if valid { 8 } else { 0 };
+        unsafe {
+            asm!("cp.async.ca.shared.global [{d}], [{s}], 8, {n};", d = in(reg32) dst,
+                 s = in(reg64) src, n = in(reg32) src_bytes, options(nostack))
+        }
     }
 }
