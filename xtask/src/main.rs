@@ -74,7 +74,7 @@ fn main() -> Result<()> {
             );
         }
         Cmd::Ptxas { arch } => {
-            let built = build_ptx(&root, DEFAULT_ARCH, true)?;
+            let built = build_ptx(&root, &arch, true)?;
             let ptxas = find_ptxas(&root)
                 .context("ptxas not found: run `cargo xtask install-cuda-tools` (or set PTXAS)")?;
             let cubin = built.ptx.with_extension(format!("{arch}.cubin"));
