@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 use ptx_builder::*;
 use std::process::Command;
 
+mod sass_cmd;
+
 #[derive(Parser)]
 #[command(
     name = "cargo xtask",
@@ -30,6 +32,9 @@ enum Cmd {
         #[arg(long, default_value = DEFAULT_ARCH)]
         arch: String,
     },
+    /// Compile with ptxas, disassemble with nvdisasm, and count the instructions of a variant's
+    /// hot loop (FMA share, shared/global loads by width, barriers, local memory)
+    Sass(sass_cmd::SassArgs),
 }
 
 fn main() -> Result<()> {
@@ -95,6 +100,7 @@ fn main() -> Result<()> {
                 );
             }
         }
+        Cmd::Sass(args) => sass_cmd::run(&root, args)?,
     }
     Ok(())
 }
