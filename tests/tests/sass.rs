@@ -86,7 +86,10 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
             let (_, mix) = f
                 .hot_loop(precision)
                 .unwrap_or_else(|| panic!("{entry}: no loop with an FMA found"));
-            assert!(mix.total < all.total, "{entry}: the loop is the whole kernel");
+            assert!(
+                mix.total < all.total,
+                "{entry}: the loop is the whole kernel"
+            );
         }
     }
 }
