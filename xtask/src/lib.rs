@@ -11,7 +11,10 @@
 //!    tiles (8×8 accumulators) unroll fully and live in registers.
 //!
 //! Also: [`find_ptxas`] and friends locate the CUDA tools the project installs from PyPI into
-//! `.tools/` (see `cargo xtask install-cuda-tools`).
+//! `.tools/` (see `cargo xtask install-cuda-tools`), and [`sass`] reads what ptxas makes of the
+//! PTX (`cargo xtask sass`).
+pub mod sass;
+
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;

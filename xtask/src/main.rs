@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 use ptx_builder::*;
 use std::process::Command;
 
+mod sass_cmd;
+
 #[derive(Parser)]
 #[command(
     name = "cargo xtask",
@@ -30,6 +32,9 @@ enum Cmd {
         #[arg(long, default_value = DEFAULT_ARCH)]
         arch: String,
     },
+    /// Compile with ptxas, disassemble with nvdisasm, and count the instructions of a variant's
+    /// hot loop (FMA share, shared/global loads by width, barriers, local memory)
+    Sass(sass_cmd::SassArgs),
 }
 
 fn main() -> Result<()> {
@@ -74,7 +79,7 @@ fn main() -> Result<()> {
             );
         }
         Cmd::Ptxas { arch } => {
-            let built = build_ptx(&root, DEFAULT_ARCH, true)?;
+            let built = build_ptx(&root, &arch, true)?;
             let ptxas = find_ptxas(&root)
                 .context("ptxas not found: run `cargo xtask install-cuda-tools` (or set PTXAS)")?;
             let cubin = built.ptx.with_extension(format!("{arch}.cubin"));
@@ -95,6 +100,7 @@ fn main() -> Result<()> {
                 );
             }
         }
+        Cmd::Sass(args) => sass_cmd::run(&root, args)?,
     }
     Ok(())
 }

@@ -1,0 +1,144 @@
+//! The SASS of the hot loops (what `cargo xtask sass` reports): ptxas compiles the sm_90 PTX,
+//! nvdisasm disassembles it, and the inner loops of the document's progression must have the
+//! instruction counts their register tiles imply: `v4` 1/3 of FMA + shared loads, `v5` 2/3,
+//! `gemm64` 8/9, `gemm128` 16/17, no local memory anywhere.
+//!
+//! Needs ptxas and nvdisasm (`cargo xtask install-cuda-tools`, as CI runs it): without them the
+//! tests fail rather than skip.
+use kernels_gpu::gemm::Dtype;
+use kernels_gpu::registry::{self, ALL};
+use ptx_builder::sass::{self, Class, Fraction, Function, Mix, Precision};
+use ptx_builder::{build_ptx, find_cuda_tool, find_ptxas, ptxas_resources, workspace_root};
+use std::sync::OnceLock;
+
+const ARCH: &str = "sm_90";
+
+/// Every function of the sm_90 cubin, compiled and disassembled once per test binary.
+fn functions() -> &'static [Function] {
+    static FUNCTIONS: OnceLock<Vec<Function>> = OnceLock::new();
+    FUNCTIONS.get_or_init(|| {
+        let root = workspace_root();
+        let ptxas = find_ptxas(&root).expect(
+            "ptxas not found: run `cargo xtask install-cuda-tools` (installs it from PyPI into .tools/), or set PTXAS",
+        );
+        let nvdisasm = find_cuda_tool(&root, "nvdisasm").expect(
+            "nvdisasm not found: run `cargo xtask install-cuda-tools` (installs it from PyPI into .tools/), or set NVDISASM",
+        );
+        let built = build_ptx(&root, ARCH, true)
+            .unwrap_or_else(|e| panic!("cargo xtask build-ptx --arch {ARCH} failed: {e:#}"));
+        // Not `sass::cubin_path`: a `cargo xtask sass` running meanwhile must not see it half written.
+        let cubin = built.ptx.with_extension("test-sass.cubin");
+        ptxas_resources(&ptxas, &built.ptx, ARCH, &cubin).unwrap();
+        let functions = sass::parse_functions(&sass::disassemble(&nvdisasm, &cubin).unwrap());
+        assert!(!functions.is_empty(), "nvdisasm printed no function");
+        functions
+    })
+}
+
+fn function(entry: &str) -> &'static Function {
+    functions()
+        .iter()
+        .find(|f| f.name == entry)
+        .unwrap_or_else(|| panic!("{entry} is not in the disassembly"))
+}
+
+/// The hot loop of a registered variant (no tile parameter).
+fn hot(variant: &str, dtype: Dtype) -> Mix {
+    let entry = registry::find(variant).unwrap().entry_name(dtype, 0);
+    let precision = match dtype {
+        Dtype::F32 => Precision::F32,
+        Dtype::F64 => Precision::F64,
+    };
+    function(&entry)
+        .hot_loop(precision)
+        .unwrap_or_else(|| panic!("{entry}: no loop does an FMA"))
+        .1
+}
+
+/// FMA, 128-bit shared loads, 32-bit shared loads, barriers, FMA / (FMA + shared loads).
+fn counts(m: &Mix) -> (u32, u32, u32, u32, Option<Fraction>) {
+    (
+        m.fma(),
+        m.count_bits(Class::SharedLoad, 128),
+        m.count_bits(Class::SharedLoad, 32),
+        m.count(Class::Barrier),
+        m.fma_per_fma_and_shared_load(),
+    )
+}
+
+#[test]
+fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
+    for variant in ALL {
+        for entry in variant.entry_names() {
+            let f = function(&entry);
+            let precision = if entry.ends_with("_f64") {
+                Precision::F64
+            } else {
+                Precision::F32
+            };
+            let all = Mix::of(&f.instructions, precision);
+            assert_eq!(
+                all.count(Class::LocalMemory),
+                0,
+                "{entry}: local memory in the SASS: {:?}",
+                all.opcodes_of(Class::LocalMemory)
+            );
+            let (_, mix) = f
+                .hot_loop(precision)
+                .unwrap_or_else(|| panic!("{entry}: no loop with an FMA found"));
+            assert!(
+                mix.total < all.total,
+                "{entry}: the loop is the whole kernel"
+            );
+        }
+    }
+}
+
+#[test]
+fn gemm128_does_64_fma_per_four_16_byte_shared_loads() {
+    let m = hot("gemm128", Dtype::F32);
+    // 8 steps of k, each an 8x8 outer product (64 FFMA) from two float4 of A and two of B.
+    assert_eq!(counts(&m), (512, 32, 0, 1, Some(Fraction::new(16, 17))));
+    assert_eq!(
+        sass::document_share("gemm128", Precision::F32).unwrap().1,
+        Fraction::new(16, 17)
+    );
+    assert!(m.fma_share().value() >= 0.85, "{:?}", m.opcodes);
+    // The next slice's staging: one float4 of A and one of B.
+    assert_eq!(m.count_bits(Class::GlobalLoad, 128), 2);
+    assert_eq!(m.count(Class::GlobalLoad), 2);
+
+    // In f64 a 16-byte load holds two doubles: twice the loads for the same 512 DFMA.
+    let d = hot("gemm128", Dtype::F64);
+    assert_eq!(counts(&d), (512, 64, 0, 1, Some(Fraction::new(8, 9))));
+    assert_eq!(d.count(Class::LocalMemory), 0);
+    assert!(!d.opcodes.contains_key("FFMA"), "{:?}", d.opcodes);
+}
+
+#[test]
+fn the_documents_progression_v4_v5_gemm64_gemm128() {
+    // v4: one FMA per two scalar loads, 32 steps of k per tile.
+    let v4 = hot("v4", Dtype::F32);
+    assert_eq!(counts(&v4), (32, 0, 64, 2, Some(Fraction::new(1, 3))));
+    // v5: 4 FMA per LDS.128 (A) + LDS (B), 32 steps.
+    let v5 = hot("v5", Dtype::F32);
+    assert_eq!(counts(&v5), (128, 32, 32, 2, Some(Fraction::new(2, 3))));
+    // gemm64: 16 FMA per two LDS.128, 16 steps.
+    let gemm64 = hot("gemm64", Dtype::F32);
+    assert_eq!(counts(&gemm64), (256, 32, 0, 2, Some(Fraction::new(8, 9))));
+    let gemm128 = hot("gemm128", Dtype::F32);
+    for (name, mix) in [("v4", &v4), ("v5", &v5), ("gemm64", &gemm64)] {
+        assert_eq!(
+            mix.fma_per_fma_and_shared_load(),
+            Some(sass::document_share(name, Precision::F32).unwrap().1),
+            "{name}"
+        );
+    }
+    // Over every instruction of the loop the shares are lower but keep the order.
+    let shares: Vec<f64> = [&v4, &v5, &gemm64, &gemm128]
+        .iter()
+        .map(|m| m.fma_share().value())
+        .collect();
+    assert!(shares.windows(2).all(|w| w[0] < w[1]), "{shares:?}");
+    assert!(shares[0] < 0.34 && shares[3] > 0.85, "{shares:?}");
+}
