@@ -28,8 +28,17 @@ macro_rules! body {
 }
 
 macro_rules! gemm_kernels {
-    ($($name:ident: $t:ident = $body:expr;)*) => {
+    ($($name:ident: $t:ident = $body:expr $(, launch_bounds($threads:literal, $blocks:literal))?;)*) => {
         $(
+            // Read by the PTX build (`ptx_builder::apply_launch_bounds`), which turns it into
+            // `.maxntid`/`.minnctapersm` on the entry: Rust has no `__launch_bounds__`.
+            $(
+                #[cfg(target_arch = "nvptx64")]
+                core::arch::global_asm!(concat!(
+                    "// launch_bounds ", stringify!($name), " ", $threads, " ", $blocks
+                ));
+            )?
+
             #[cfg(target_arch = "nvptx64")]
             #[unsafe(no_mangle)]
             pub unsafe extern "ptx-kernel" fn $name(
@@ -104,14 +113,14 @@ gemm_kernels! {
     gemm_cg_tile2x2_f32: f32 = cg_tile2x2::gemm::<f32>;
     gemm_cg_tile2x2_f64: f64 = cg_tile2x2::gemm::<f64>;
     // -- beyond the documents: `best`, one entry per configuration (see registry) --
-    gemm_best_c1_f32: f32 = best::gemm::<f32, 128, 128, 8, 4>;
-    gemm_best_c1_f64: f64 = best::gemm::<f64, 128, 128, 8, 4>;
-    gemm_best_c2_f32: f32 = best::gemm::<f32, 128, 128, 16, 2>;
-    gemm_best_c2_f64: f64 = best::gemm::<f64, 128, 128, 16, 2>;
-    gemm_best_c3_f32: f32 = best::gemm::<f32, 128, 64, 16, 3>;
-    gemm_best_c3_f64: f64 = best::gemm::<f64, 128, 64, 16, 3>;
-    gemm_best_c4_f32: f32 = best::gemm::<f32, 64, 64, 16, 4>;
-    gemm_best_c4_f64: f64 = best::gemm::<f64, 64, 64, 16, 4>;
+    gemm_best_c2_f32: f32 = best::gemm::<f32, 128, 128, 8, 4>, launch_bounds(256, 2);
+    gemm_best_c2_f64: f64 = best::gemm::<f64, 128, 128, 8, 4>;
+    gemm_best_c1_f32: f32 = best::gemm::<f32, 128, 64, 16, 3>, launch_bounds(128, 4);
+    gemm_best_c1_f64: f64 = best::gemm::<f64, 128, 64, 16, 3>;
+    gemm_best_c3_f32: f32 = best::gemm::<f32, 64, 64, 16, 4>;
+    gemm_best_c3_f64: f64 = best::gemm::<f64, 64, 64, 16, 4>;
+    gemm_best_c4_f32: f32 = best::gemm::<f32, 128, 128, 8, 2>, launch_bounds(256, 2);
+    gemm_best_c4_f64: f64 = best::gemm::<f64, 128, 128, 8, 2>;
 }
 
 /// The body of the entry point called `name`, for the emulator.

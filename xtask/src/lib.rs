@@ -116,15 +116,60 @@ pub fn build_ptx(root: &Path, arch: &str, quiet: bool) -> Result<Built> {
         .join("kernels_gpu.ptx");
     let ptx = ptx_path(root, arch);
     std::fs::create_dir_all(ptx.parent().unwrap())?;
-    std::fs::copy(&produced, &ptx)
+    let text = std::fs::read_to_string(&produced)
         .with_context(|| format!("the build did not produce {}", produced.display()))?;
-    let text = std::fs::read_to_string(&ptx)?;
+    let text = apply_launch_bounds(&text)?;
+    std::fs::write(&ptx, &text)?;
     Ok(Built {
         entry_points: entry_points(&text).len(),
         bytes: text.len() as u64,
         ptx,
         elapsed: start.elapsed(),
     })
+}
+
+/// Gives each kernel that asked for launch bounds its `.maxntid` and `.minnctapersm`
+/// directives (CUDA's `__launch_bounds__(threads, blocks)`), which make ptxas cap its
+/// registers so that `blocks` blocks of `threads` threads fit on an SM.
+///
+/// Rust has no attribute for them, so `kernels-gpu`'s entry table writes a module-level PTX
+/// comment, `// launch_bounds NAME THREADS BLOCKS`, and this step turns it into directives
+/// between the entry's parameter list and its body, where PTX wants them.
+pub fn apply_launch_bounds(ptx: &str) -> Result<String> {
+    let mut bounds = std::collections::HashMap::new();
+    for line in ptx.lines() {
+        if let Some(rest) = line.trim().strip_prefix("// launch_bounds ") {
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            let [name, threads, blocks] = words[..] else {
+                bail!("malformed launch bounds comment in the PTX: `{line}`");
+            };
+            bounds.insert(name.to_string(), (threads.to_string(), blocks.to_string()));
+        }
+    }
+    let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
+    let mut pending = None;
+    let mut applied = 0;
+    for line in ptx.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if let Some(rest) = line.trim_start().strip_prefix(".visible .entry ") {
+            let name = rest.split('(').next().unwrap_or(rest).trim();
+            pending = bounds.get(name);
+        } else if pending.is_some() && line.starts_with(')') {
+            let (threads, blocks) = pending.take().unwrap();
+            out.push_str(&format!(
+                ".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"
+            ));
+            applied += 1;
+        }
+    }
+    if applied != bounds.len() {
+        bail!(
+            "launch bounds were requested for {} kernels but applied to {applied}",
+            bounds.len()
+        );
+    }
+    Ok(out)
 }
 
 /// The names of the `.entry` functions in a PTX module.
@@ -348,6 +393,20 @@ pub fn parse_ptxas_report(text: &str) -> Vec<Resources> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_bounds_become_directives_of_their_entry() {
+        let ptx = "// launch_bounds k2 256 2\n\
+            .visible .entry k1(\n\t.param .u32 k1_param_0\n)\n{\n}\n\
+            .visible .entry k2(\n\t.param .u32 k2_param_0\n)  // @k2\n{\n}\n";
+        let out = apply_launch_bounds(ptx).unwrap();
+        assert!(
+            out.contains(")  // @k2\n.maxntid 256, 1, 1\n.minnctapersm 2\n{"),
+            "{out}"
+        );
+        assert_eq!(out.matches(".maxntid").count(), 1);
+        assert!(apply_launch_bounds("// launch_bounds missing 64 1\n").is_err());
+    }
 
     #[test]
     fn a_callee_does_not_hide_the_kernels_stack_frame() {

@@ -13,12 +13,12 @@
 //!   (2 × 4 warps), and a warp's lanes form an 8×4 grid of 8×8 thread tiles. A's fragment
 //!   loads of a warp touch 8 distinct 16-byte chunks (128 contiguous bytes, one wavefront)
 //!   and B's 4; `gemm128`'s rows of 16 threads touched 16.
-//! - **No transpose of B, no bank conflicts.** A's slice is copied as is (A is column-major,
-//!   so a k-step is a contiguous column: `As[kk][m]`). B's columns are k-contiguous too, so
-//!   its slice is copied as is as well, `Bs[n][kk]`, rows padded to `BK + 4`. A thread reads
-//!   B with one 16-byte load per column that yields **four k-steps** of that column, and
-//!   takes its 8 columns 4 apart (`tn + 4j`), so the 4 distinct rows a warp reads at once are
-//!   consecutive and, with the padding, in 4 different bank groups.
+//! - **B transposed by the copies.** A's slice is copied as it lies (a column of A is one
+//!   k-step of the slice, `As[kk][m]`), 16 bytes per copy. B's columns are k-contiguous, and
+//!   the compute loop wants `Bs[kk][n]`, so B is copied one element per `cp.async` into its
+//!   transposed place (rows padded to BN + 4: the 32 stores of a warp hit 32 banks). A warp
+//!   still reads whole 32-byte runs of B's columns. The compute loop is then `gemm128`'s:
+//!   per k-step two 16-byte loads of A, two of B, 64 FMA.
 //! - **Any shape.** When m, k, lda, ldb are multiples of 4 and A, B 16-byte aligned, each copy
 //!   moves 16 bytes; otherwise 4 (f32) per copy, same loop. Out-of-range elements are
 //!   zero-filled by the copy itself (source size 0). C is written with 16-byte stores when its
@@ -26,8 +26,26 @@
 //! - **Block rasterisation.** Consecutive blocks walk down a group of `GROUP` tile-rows before
 //!   moving right, so the blocks resident at one time share A and B panels in L2.
 //!
-//! Per four k-steps a thread issues 8 `LDS.128` for B and 8 for A and 256 FFMA: the 16/17
-//! mix of `gemm128`, with the staging gone from the loop.
+//! What did not work, measured (H100, 4096³, docs/perf-notes.md): B copied untransposed,
+//! 16 bytes per copy, `Bs[n][kk]`, read as one 16-byte load per column giving four k-steps.
+//! Fewer copies, but a thread then holds 32 B values across four k-steps; at the 128-register
+//! cap that 2 blocks per SM need, ptxas could not load the next group early: 41.2 TFLOP/s.
+//! And a `vec4` test inside the copy loop instead of two copies of the kernel: 38.0.
+//!
+//! Launch bounds: the 256- and 128-thread configurations declare `.maxntid`/`.minnctapersm`
+//! (see `entry.rs`) so that ptxas keeps them at 128 registers or fewer: 2 (or 4) blocks per SM.
+//! ptxas (sm_90): 127 registers for `--tile 1`, no stack, no spills. SASS (`cargo xtask sass
+//! --variant best --all-loops`; the kernel has two loops, 16-byte and 4-byte copies): the
+//! 16-byte loop runs a 16-step slice in 1247 instructions, 1024 FFMA (82%; `gemm128`: 87%),
+//! 64 `LDS.128`, 4 `LDGSTS.E.BYPASS.128` for A, 8 `LDGSTS.E` for B, one `BAR`. The rest is
+//! the copies' address arithmetic: the price of transposing B in flight.
+//!
+//! Measured: H100, f32, median, same process as cuBLAS (`docs/results/h100-2026-11-21/best-*.log`):
+//! 4096³ 47.0 TFLOP/s (0.915× cuBLAS, gemm128 0.930×), 8192³ 48.1 (0.932×, gemm128 0.941×),
+//! 2048³ 44.8 (0.912×), 1024×1024×8192 34.5 (0.773×, gemm128 0.506×). The bar of issue 6
+//! (1.00× at 4096³) is not reached: both kernels issue an instruction on about 87% of cycles
+//! (ncu), and `best` executes 7% more instructions than `gemm128` (the B copies), so the
+//! asynchronous pipeline's gain is spent on its own bookkeeping.
 use crate::device::{
     block_idx_x, cp_async_commit, cp_async_wait, sync_threads, thread_idx_x, Real, Shared,
     WARP_SIZE,
@@ -47,9 +65,10 @@ pub const fn threads(bm: u32, bn: u32) -> u32 {
     (bm / WARP_M) * (bn / WARP_N) * WARP_SIZE
 }
 
-/// Elements of one stage: A's BM×BK slice, then B's BN rows of BK + 4.
+/// Elements of one stage: A's slice (BK columns of BM), then B's slice transposed (BK rows of
+/// BN + 4).
 const fn stage_elements(bm: u32, bn: u32, bk: u32) -> u32 {
-    bm * bk + bn * (bk + 4)
+    bm * bk + bk * (bn + 4)
 }
 
 pub fn geometry<const BM: u32, const BN: u32, const BK: u32, const STAGES: u32>(
@@ -96,10 +115,10 @@ unsafe fn gemm_with<
     const {
         assert!(BM % WARP_M == 0 && BN % WARP_N == 0 && BK % 4 == 0 && STAGES >= 2);
         // Every thread copies the same number of 4-row pieces of A and of B per slice.
-        assert!((BM * BK / 4) % threads(BM, BN) == 0 && (BN * BK / 4) % threads(BM, BN) == 0);
+        assert!((BM * BK / 4) % threads(BM, BN) == 0 && (BN * BK) % threads(BM, BN) == 0);
     };
     let stage_len = stage_elements(BM, BN, BK);
-    let b_stride = BK + 4;
+    let b_stride = BN + 4;
     let pool = Shared::<T>::at(0, STAGES * stage_len);
     let threads = threads(BM, BN);
     let tid = thread_idx_x();
@@ -107,12 +126,14 @@ unsafe fn gemm_with<
     let (tile_m, tile_n) = rasterise(block_idx_x(), args.m.div_ceil(BM), args.n.div_ceil(BN));
     let (row0, col0) = (tile_m * BM, tile_n * BN);
 
-    // The copies: thread `tid` copies 4-row pieces `tid + r * threads` of each slice. A piece
-    // of A is rows `4 * (c % (BM / 4))..+4` of column `c / (BM / 4)`, of B rows
-    // `4 * (c % (BK / 4))..+4` of column `c / (BK / 4)`. Each piece's place in the stage and
-    // its row and column are fixed for the whole loop; only the slice's first k moves.
+    // The copies. A's slice is copied as it lies in memory (a column of A is a k-step of the
+    // slice): thread `tid` copies 4-row pieces `tid + r * threads`, piece c being rows
+    // `4 * (c % (BM / 4))..+4` of column `c / (BM / 4)`. B's slice is transposed on the way,
+    // one element per copy: element e is B(e % BK, e / BK) of the slice, so a warp reads
+    // whole 32-byte runs of B's columns and writes `Bs[kk][n]` rows that the compute loop
+    // reads with 16-byte loads, as it reads A.
     let a_pieces = BM * BK / 4 / threads;
-    let b_pieces = BN * BK / 4 / threads;
+    let b_elements = BN * BK / threads;
     let copy_slice = |stage: u32, l: u32| {
         let a_at = stage * stage_len;
         let b_at = a_at + BM * BK;
@@ -128,17 +149,10 @@ unsafe fn gemm_with<
                 }
             }
         }
-        for r in 0..b_pieces {
-            let c = tid + r * threads;
-            let (piece, col) = (c % (BK / 4), c / (BK / 4));
-            let (at, row) = (b_at + col * b_stride + 4 * piece, l + 4 * piece);
-            if VEC4 {
-                unsafe { args.copy_b4_async(pool, at, row, col0 + col) };
-            } else {
-                for q in 0..4 {
-                    unsafe { args.copy_b_async(pool, at + q, row + q, col0 + col) };
-                }
-            }
+        for r in 0..b_elements {
+            let e = tid + r * threads;
+            let (kk, col) = (e % BK, e / BK);
+            unsafe { args.copy_b_async(pool, b_at + kk * b_stride + col, l + kk, col0 + col) };
         }
     };
 
@@ -146,9 +160,9 @@ unsafe fn gemm_with<
     let (warp_m, warp_n) = (warp % (BM / WARP_M), warp / (BM / WARP_M));
     let (lane_m, lane_n) = (lane % 8, lane / 8);
     // This thread's rows: `a_row + {0..4}` and `a_row + 32 + {0..4}`; its columns:
-    // `b_row + 4 * j` for j in 0..8 (rows of the B slice).
+    // `b_col + {0..4}` and `b_col + 16 + {0..4}`.
     let a_row = warp_m * WARP_M + 4 * lane_m;
-    let b_row = warp_n * WARP_N + lane_n;
+    let b_col = warp_n * WARP_N + 4 * lane_n;
 
     let slices = args.k.div_ceil(BK);
     // Prologue: the first STAGES - 1 slices in flight, one commit group each (empty groups
@@ -160,7 +174,7 @@ unsafe fn gemm_with<
         cp_async_commit();
     }
 
-    // acc[j][i]: row `a_row + (i / 4) * 32 + i % 4`, column `b_row + 4 * j`.
+    // acc[j][i]: row `a_row + (i / 4) * 32 + i % 4`, column `b_col + (j / 4) * 16 + j % 4`.
     let mut acc = [[T::ZERO; THREAD_M]; THREAD_N];
     let (mut read_stage, mut write_stage) = (0, STAGES - 1);
     for t in 0..slices {
@@ -175,20 +189,21 @@ unsafe fn gemm_with<
         cp_async_commit();
 
         let a_at = read_stage * stage_len + a_row;
-        let b_at = read_stage * stage_len + BM * BK + b_row * b_stride;
-        for group in 0..BK / 4 {
-            // Column j of B for k-steps 4 * group + 0..4, in one 16-byte load.
-            let b: [[T; 4]; THREAD_N] =
-                core::array::from_fn(|j| pool.load4(b_at + 4 * j as u32 * b_stride + 4 * group));
-            for q in 0..4 {
-                let kk = 4 * group + q;
-                let lo = pool.load4(a_at + kk * BM);
-                let hi = pool.load4(a_at + kk * BM + 32);
-                let a = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
-                for j in 0..THREAD_N {
-                    for i in 0..THREAD_M {
-                        acc[j][i] = a[i].fma(b[j][q as usize], acc[j][i]);
-                    }
+        let b_at = read_stage * stage_len + BM * BK + b_col;
+        for kk in 0..BK {
+            let a_lo = pool.load4(a_at + kk * BM);
+            let a_hi = pool.load4(a_at + kk * BM + 32);
+            let b_lo = pool.load4(b_at + kk * b_stride);
+            let b_hi = pool.load4(b_at + kk * b_stride + 16);
+            let a = [
+                a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3],
+            ];
+            let b = [
+                b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3],
+            ];
+            for j in 0..THREAD_N {
+                for i in 0..THREAD_M {
+                    acc[j][i] = a[i].fma(b[j], acc[j][i]);
                 }
             }
         }
@@ -209,7 +224,7 @@ unsafe fn gemm_with<
 
     let vec4_c = args.c_vec4_ok();
     for j in 0..THREAD_N {
-        let col = col0 + b_row + 4 * j as u32;
+        let col = col0 + b_col + (j as u32 / 4) * 16 + j as u32 % 4;
         if col >= args.n {
             continue;
         }
