@@ -6,8 +6,8 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(
     name = "host",
-    about = "Run one GEMM variant (C = alpha*A*B + beta*C, column-major) on the GPU or the CPU emulator, verify it against an f64 reference and time it",
-    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table"
+    about = "Run one GEMM variant (C = alpha*A*B + beta*C, column-major) on the GPU, the CPU emulator or (the cpu-* variants) the host CPU, verify it against an f64 reference and time it",
+    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants"
 )]
 pub struct Cli {
     /// The variant to run (see --list), or several separated by commas for a table; `NAME:TILE` sets a tile width
@@ -22,7 +22,7 @@ pub struct Cli {
     /// List the variants with a one-line description, then exit
     #[arg(long)]
     pub list: bool,
-    /// m = n = k = SIZE [default: 4096 on the GPU, 64 on the emulator]
+    /// m = n = k = SIZE [default: 4096 on the GPU, 64 on the emulator, 512 when only cpu-* variants run]
     #[arg(long)]
     pub size: Option<u32>,
     /// Rows of A and C (overrides --size)
@@ -56,19 +56,19 @@ pub struct Cli {
     pub alpha: f64,
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub beta: f64,
-    /// Timed runs; on the GPU timing stops early after 3 s (at least 3 runs) [default: 20 on the GPU, 1 on the emulator]
+    /// Timed runs; without --iters, timing on the GPU or of only cpu-* variants stops early after 3 s (at least 3 runs) [default: 20 on the GPU and for only cpu-* variants, 1 on the emulator]
     #[arg(long)]
     pub iters: Option<usize>,
-    /// Untimed runs before timing [default: 3 on the GPU, 0 on the emulator]
+    /// Untimed runs before timing [default: 3 on the GPU, 1 for only cpu-* variants, 0 on the emulator]
     #[arg(long)]
     pub warmup: Option<usize>,
     /// Skip the check against the f64 reference
     #[arg(long)]
     pub no_check: bool,
-    /// Tile width (or block size) of a parameterised variant
+    /// Tile width (or block size, or the CPU variants' blockL) of a parameterised variant
     #[arg(long)]
     pub tile: Option<u32>,
-    /// Where to run [default: gpu when a CUDA driver and device exist, else emu]
+    /// Where to run the GPU variants [default: gpu when a CUDA driver and device exist, else emu]; cpu-* variants always run on the host CPU
     #[arg(long, value_enum)]
     pub backend: Option<BackendArg>,
     /// Load this PTX instead of the embedded one (from `cargo xtask build-ptx --arch …`)
