@@ -4,7 +4,9 @@ use clap::Parser;
 use host::cli::Cli;
 use host::problem::{Init, Problem};
 use host::registry::{self, Variant};
-use host::run::{execute_many, problem_from_cli, Backend, Engine, Report, Timing};
+use host::run::{
+    execute_many, layouts, problem_from_cli, with_layout, Backend, Engine, Report, Timing,
+};
 use kernels_gpu::gemm::Dtype;
 use std::process::ExitCode;
 
@@ -128,17 +130,36 @@ fn run() -> Result<bool> {
     let mut all_passed = true;
     let mut rows = Vec::new();
     for dtype in dtypes {
-        let p = Problem { dtype, ..problem };
-        let reports = execute_many(&backend, &variants, &p, timing, |r| print_one(r, timing));
-        for (report, (variant, _)) in reports.into_iter().zip(&variants) {
-            match report {
-                Ok(r) => {
-                    all_passed &= r.passed();
-                    rows.push(r);
+        for pitch in layouts(&cli) {
+            let p = with_layout(Problem { dtype, ..problem }, pitch)?;
+            let layout = match pitch {
+                Some(bytes) => {
+                    let s = p.shape;
+                    println!(
+                        "{} pitched to {bytes} B: lda={} ldb={} ldc={}",
+                        dtype.name(),
+                        s.lda,
+                        s.ldb,
+                        s.ldc
+                    );
+                    format!(" (pitch {bytes} B)")
                 }
-                Err(e) => {
-                    all_passed = false;
-                    eprintln!("{} {}: error: {e:#}", variant.name(), dtype.name());
+                None => String::new(),
+            };
+            let reports = execute_many(&backend, &variants, &p, timing, |r| {
+                print_one(r, &layout, timing)
+            });
+            for (report, (variant, _)) in reports.into_iter().zip(&variants) {
+                match report {
+                    Ok(mut r) => {
+                        all_passed &= r.passed();
+                        r.variant += &layout;
+                        rows.push(r);
+                    }
+                    Err(e) => {
+                        all_passed = false;
+                        eprintln!("{}{layout} {}: error: {e:#}", variant.name(), dtype.name());
+                    }
                 }
             }
         }
@@ -149,7 +170,8 @@ fn run() -> Result<bool> {
     Ok(all_passed)
 }
 
-fn print_one(report: &Result<Report>, timing: Timing) {
+/// `layout` follows the variant's name: "" or " (pitch 512 B)".
+fn print_one(report: &Result<Report>, layout: &str, timing: Timing) {
     let Ok(r) = report else { return };
     let speed = match r.engine {
         Engine::Gpu => format!("{:.2} TFLOP/s", r.tflops()),
@@ -157,7 +179,7 @@ fn print_one(report: &Result<Report>, timing: Timing) {
         Engine::Emulator => "(emulator: CPU wall time, not GPU performance)".to_string(),
     };
     println!(
-        "{} {} ({}): median {:.3} ms, min {:.3} ms over {} runs after {} warm-up; {speed}",
+        "{}{layout} {} ({}): median {:.3} ms, min {:.3} ms over {} runs after {} warm-up; {speed}",
         r.variant,
         r.problem.dtype.name(),
         r.entry,

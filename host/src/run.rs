@@ -1,6 +1,6 @@
 //! The pipeline of one run: resolve the variant and problem, open the backend, launch and
 //! time, verify, report.
-use crate::cli::{BackendArg, Cli, DtypeArg};
+use crate::cli::{BackendArg, Cli, DtypeArg, DEFAULT_PITCH_BYTES};
 use crate::cpu::{self, CpuScalar, CpuVariant};
 use crate::gpu::Gpu;
 use crate::problem::{Inputs, Problem};
@@ -207,6 +207,25 @@ pub fn problem_from_cli(cli: &Cli, default_size: u32, seed: u64) -> Result<Probl
     Ok(p)
 }
 
+/// The leading-dimension layouts a run covers, each as the pitch in bytes to pad the columns
+/// to; `None` is the leading dimensions as given (`--lda` etc., by default the row counts).
+/// `--pitch` gives the pitched layout only, `--pitch-compare` both, the unpadded one first.
+pub fn layouts(cli: &Cli) -> Vec<Option<u32>> {
+    if cli.pitch_compare {
+        vec![None, Some(cli.pitch.unwrap_or(DEFAULT_PITCH_BYTES))]
+    } else {
+        vec![cli.pitch]
+    }
+}
+
+/// The problem of one layout of [`layouts`].
+pub fn with_layout(p: Problem, pitch: Option<u32>) -> Result<Problem> {
+    match pitch {
+        Some(bytes) => p.pitched(bytes),
+        None => Ok(p),
+    }
+}
+
 /// Resolves what to launch for a variant, tile and problem, or says why it cannot run.
 pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> {
     match variant {
@@ -373,6 +392,28 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("lda"));
+    }
+
+    #[test]
+    fn pitch_options_choose_the_layouts() {
+        let layouts_of = |args: &str| {
+            let cli = Cli::parse_from(
+                ["host", "--variant", "v4"]
+                    .into_iter()
+                    .chain(args.split_whitespace()),
+            );
+            layouts(&cli)
+        };
+        assert_eq!(layouts_of(""), [None]);
+        assert_eq!(layouts_of("--pitch"), [Some(512)]);
+        assert_eq!(layouts_of("--pitch 64"), [Some(64)]);
+        assert_eq!(layouts_of("--pitch-compare"), [None, Some(512)]);
+        assert_eq!(layouts_of("--pitch-compare --pitch 128"), [None, Some(128)]);
+        let cli = Cli::parse_from(["host", "--variant", "v4", "--m", "100", "--k", "3"]);
+        let p = problem_from_cli(&cli, 64, 1).unwrap();
+        assert_eq!(with_layout(p, None).unwrap(), p);
+        let pitched = with_layout(p, Some(512)).unwrap().shape;
+        assert_eq!((pitched.lda, pitched.ldb, pitched.ldc), (128, 128, 128));
     }
 
     #[test]
