@@ -47,6 +47,7 @@ pub fn all() -> Vec<Variant> {
     let kernels = kernels_gpu::registry::ALL.iter().map(Variant::Kernel);
     kernels
         .chain(crate::cpu::registry::ALL.iter().map(Variant::Cpu))
+        .chain([Variant::Cublas])
         .collect()
 }
 
@@ -123,6 +124,7 @@ mod tests {
             "{e}"
         );
         assert_eq!(find("v4").unwrap().name(), "v4");
+        assert!(matches!(find("cublas"), Ok(Variant::Cublas)));
     }
 
     #[test]
