@@ -3,8 +3,10 @@
 //!
 //! The pipeline reads top to bottom in [`run`]: parse ([`cli`]) → inputs ([`problem`]) →
 //! upload and launch ([`gpu`] or [`emulator`]) → verify ([`verify`]) → report.
+//! [`experiments`] builds the source documents' experiments on that pipeline.
 pub mod cli;
 pub mod emulator;
+pub mod experiments;
 pub mod gpu;
 pub mod problem;
 pub mod registry;
