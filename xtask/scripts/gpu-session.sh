@@ -20,6 +20,14 @@ for step in "$@"; do
       $host --variant v0,v1,v2,v3,v4,v5,gemm64,gemm128,fynv,alc1,alc2,alc3 --compare cublas --size 8192 --iters 5 --warmup 1 2>&1 | tee "$OUT/progression-8192.log" | tail -16 ;;
     others)
       $host --variant naive,kahan,row-shared,blocked-kahan,basic,blocked,cg-shuffle,cg-regs,cg-tile2x2 --both-dtypes --compare cublas --size 4096 2>&1 | tee "$OUT/others-4096.log" | tail -22 ;;
+    experiments)
+      # The five experiments at the documents' sizes: a results page, CSVs, JSON and SVG charts
+      # each in $OUT/results/<experiment>/, the tables printed here. Each picks its own timing
+      # (000: ≤5 runs; 003: one run per configuration, as the report); 003's CPU runs are
+      # skipped when estimated over 8 s. About 4–5 minutes on an H100 with 16 cores.
+      start=$SECONDS
+      $host experiment all --out "$OUT/results" --cpu-time-limit 8 2>&1 | tee "$OUT/experiments.log" | grep -v '^  '
+      echo "experiments: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" ;;
     sanitize)
       all=$($host --list | awk '{print $1}' | grep -v '^cublas$' | paste -sd, -)
       for tool in memcheck racecheck synccheck; do

@@ -44,7 +44,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         variants.push((Variant::Cublas, None));
     }
     let progress = Progress::new("004 cg", variants.len());
-    let reports = ctx.measure(&progress, &variants, &p, ctx.timing);
+    let timing = ctx.timing();
+    let reports = ctx.measure(&progress, &variants, &p, timing);
     progress.finish();
     let passed = all_passed(&reports);
     let cublas_ms = reports.get(REPORTED.len()).and_then(valid_time);
@@ -151,6 +152,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
             .into(),
         headline,
         metadata: ctx.metadata(
+            timing,
             vec![
                 ("size", format!("m = n = k = {n}")),
                 ("element type", "f32".into()),

@@ -221,6 +221,9 @@ where
         .y_label_formatter(&|v: &f64| compact(*v))
         .draw()?;
     for (i, series) in spec.series.iter().enumerate() {
+        if series.points.is_empty() {
+            continue; // nothing measured (skipped, not registered): no legend entry either
+        }
         let color = color(i);
         let points: Vec<(f64, f64)> = series
             .points
@@ -274,7 +277,8 @@ fn render_bars(spec: &BarChart, path: &Path) -> DrawResult {
         .chain(spec.reference.as_ref().map(|r| r.0))
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
-    let x_hi = if max > 0.0 { max * 1.15 } else { 1.0 };
+    // Room past the longest bar for its value, and for the legend past the reference line.
+    let x_hi = if max > 0.0 { max * 1.25 } else { 1.0 };
     let longest = spec.categories.iter().map(|c| c.len()).max().unwrap_or(4);
     let top = n as f64 - 0.5;
     let mut chart: ChartContext<_, Cartesian2d<RangedCoordf64, RangedCoordf64>> =
@@ -311,7 +315,8 @@ fn render_bars(spec: &BarChart, path: &Path) -> DrawResult {
         let color = color(g);
         let bars = values.iter().enumerate().filter_map(|(i, v)| {
             let v = v.filter(|v| v.is_finite())?;
-            let y0 = (n - 1 - i) as f64 - 0.4 + g as f64 * thickness;
+            // The first group on top, as the legend lists them.
+            let y0 = (n - 1 - i) as f64 + 0.4 - (g + 1) as f64 * thickness;
             Some((v, y0))
         });
         let bars: Vec<(f64, f64)> = bars.collect();
@@ -398,15 +403,20 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.contains("naive") && svg.contains("512"));
 
         let bars = Chart::Bars(BarChart {
-            title: "TFLOP/s".into(),
-            value_label: "TFLOP/s".into(),
-            categories: vec!["v0".into(), "gemm128".into()],
-            groups: vec![("f32".into(), vec![Some(0.5), Some(47.7)])],
-            reference: Some((51.4, "cuBLAS".into())),
+            title: "% of cuBLAS".into(),
+            value_label: "% of cuBLAS".into(),
+            categories: vec!["cg-shuffle".into(), "cg-regs".into(), "cg-tile2x2".into()],
+            groups: vec![
+                ("this run".into(), vec![Some(10.2), Some(32.7), None]),
+                ("004 notes".into(), vec![Some(7.0), Some(20.0), Some(22.0)]),
+            ],
+            reference: Some((100.0, "cuBLAS".into())),
         });
         render(&bars, &dir.join("bars.svg")).unwrap();
         let svg = std::fs::read_to_string(dir.join("bars.svg")).unwrap();
-        assert!(svg.contains("gemm128") && svg.contains("cuBLAS") && svg.contains("47.7"));
+        for text in ["cg-tile2x2", "cuBLAS", "32.7", "004 notes", "this run"] {
+            assert!(svg.contains(text), "{text}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -40,7 +40,7 @@ use table::Cell;
 /// The experiments, as `host experiment NAME` names them.
 #[derive(clap::Subcommand, Debug, Clone)]
 pub enum Experiment {
-    /// 000: the tiled kernel at tile widths 32, 16, 8, 4, 2, 1 (4096² f64, the 000 inputs)
+    /// 000: the tiled kernel at tile widths 32, 16, 8, 4, 2, 1 (4096³ f64, the 000 inputs)
     #[command(name = "tile-sweep", visible_alias = "000")]
     TileSweep(tile_sweep::Args),
     /// 001: every kernel of the 001 progression (and newer ones) against cuBLAS
@@ -74,10 +74,10 @@ pub struct Common {
     /// Seed of the random inputs (recorded on the page)
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Timed runs per configuration [default: 10 on the GPU, 1 on the emulator]
+    /// Timed runs per configuration [default on the GPU: the experiment's own, 10 for most; 1 on the emulator]
     #[arg(long)]
     pub iters: Option<usize>,
-    /// Untimed runs first [default: 2 on the GPU, 0 on the emulator]
+    /// Untimed runs first [default on the GPU: the experiment's own, 2 for most; 0 on the emulator]
     #[arg(long)]
     pub warmup: Option<usize>,
     /// Stop timing a configuration once this many ms are timed (after at least 3 runs) [default: 1000 on the GPU]
@@ -123,7 +123,10 @@ impl Experiment {
 pub struct Context {
     pub backend: Backend,
     pub gpu: bool,
-    pub timing: Timing,
+    /// `--warmup`, `--iters`, `--budget-ms` as given (they override each experiment's own).
+    warmup: Option<usize>,
+    iters: Option<usize>,
+    budget_ms: Option<f64>,
     pub seed: u64,
     /// The command line that started the run, as the page shows it.
     pub command_line: String,
@@ -131,21 +134,35 @@ pub struct Context {
 
 impl Context {
     pub fn new(backend: Backend, common: &Common, command_line: String) -> Self {
-        let gpu = backend.is_gpu();
-        let timing = Timing {
-            warmup: common.warmup.unwrap_or(if gpu { 2 } else { 0 }),
-            iters: common.iters.unwrap_or(if gpu { 10 } else { 1 }).max(1),
-            budget_ms: common
+        Self {
+            gpu: backend.is_gpu(),
+            backend,
+            warmup: common.warmup,
+            iters: common.iters,
+            budget_ms: common.budget_ms,
+            seed: common.seed,
+            command_line,
+        }
+    }
+
+    /// The usual timing: on the GPU up to 10 runs after 2 warm-up, stopping once 1 s is timed.
+    pub fn timing(&self) -> Timing {
+        self.timing_with(2, 10)
+    }
+
+    /// Timing with an experiment's own GPU defaults (the command line overrides them). Slow
+    /// configurations take `warmup` + at least 3 timed runs + the checked run unless `iters`
+    /// is 1 ([`Timing::wants_more`]), which is what the long sweeps choose. The emulator runs
+    /// once, unwarmed.
+    pub fn timing_with(&self, warmup: usize, iters: usize) -> Timing {
+        let gpu = self.gpu;
+        Timing {
+            warmup: self.warmup.unwrap_or(if gpu { warmup } else { 0 }),
+            iters: self.iters.unwrap_or(if gpu { iters } else { 1 }).max(1),
+            budget_ms: self
                 .budget_ms
                 .unwrap_or(if gpu { 1000.0 } else { f64::INFINITY }),
             check: true,
-        };
-        Self {
-            backend,
-            gpu,
-            timing,
-            seed: common.seed,
-            command_line,
         }
     }
 
@@ -213,9 +230,14 @@ impl Context {
         }
     }
 
-    /// The metadata rows every page starts with, then the experiment's own.
-    pub fn metadata(&self, own: Vec<(&str, String)>, passed: bool) -> Vec<(String, String)> {
-        let t = self.timing;
+    /// The metadata rows every page starts with (with the timing `t` the runs used), then the
+    /// experiment's own.
+    pub fn metadata(
+        &self,
+        t: Timing,
+        own: Vec<(&str, String)>,
+        passed: bool,
+    ) -> Vec<(String, String)> {
         let times = if self.gpu {
             let budget = if t.budget_ms.is_finite() {
                 format!(
@@ -225,21 +247,30 @@ impl Context {
             } else {
                 String::new()
             };
+            let runs = if t.iters == 1 {
+                "one run".to_string()
+            } else {
+                format!("median of up to {} runs", t.iters)
+            };
             format!(
-                "GPU time from CUDA events: median of up to {} runs after {} warm-up{budget}",
-                t.iters, t.warmup
+                "GPU time from CUDA events: {runs} after {} warm-up{budget}",
+                t.warmup
             )
         } else {
             format!(
-                "CPU wall time of the emulator (median of {} runs): it measures the emulation, not a GPU",
-                t.iters
+                "CPU wall time of the emulator ({}): it measures the emulation, not a GPU",
+                if t.iters == 1 {
+                    "one run".to_string()
+                } else {
+                    format!("median of {} runs", t.iters)
+                }
             )
         };
         let mut rows = vec![
             ("device".to_string(), self.backend.describe()),
             ("times".to_string(), times),
             ("date".to_string(), utc_now()),
-            ("command".to_string(), format!("`{}`", self.command_line)),
+            ("command".to_string(), self.command_line.clone()),
             (
                 "host".to_string(),
                 format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),

@@ -108,7 +108,13 @@ impl Page {
         );
         out += "| run | |\n|---|---|\n";
         for (key, value) in &self.metadata {
-            out += &format!("| {key} | {} |\n", value.replace('|', "\\|"));
+            let value = value.replace('|', "\\|");
+            // The command line is shown as code, so that it can be copied as it is.
+            if key == "command" {
+                out += &format!("| {key} | `{value}` |\n");
+            } else {
+                out += &format!("| {key} | {value} |\n");
+            }
         }
         for section in &self.sections {
             out += &format!("\n## {}\n\n", section.table.title);

@@ -274,6 +274,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
             .into(),
         headline,
         metadata: ctx.metadata(
+            timing,
             vec![
                 ("sizes", format!("n = {} (m = n = k)", size_list.join(", "))),
                 ("element type", d.into()),

@@ -102,13 +102,14 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     if ctx.gpu {
         variants.push((Variant::Cublas, None));
     }
+    let timing = ctx.timing();
     let progress = Progress::new("001 progression", variants.len() * dtypes.len());
     let mut sections = Vec::new();
     let mut findings = Vec::new();
     let mut passed = true;
     for &dtype in &dtypes {
         let p = ctx.square(n, dtype, Init::Random);
-        let reports = ctx.measure(&progress, &variants, &p, ctx.timing);
+        let reports = ctx.measure(&progress, &variants, &p, timing);
         passed &= all_passed(&reports);
         let section = dtype_section(ctx, n, dtype, &variants, &reports);
         findings.extend(section.finding.clone());
@@ -128,6 +129,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
                 .into(),
         headline: findings.join(" "),
         metadata: ctx.metadata(
+            timing,
             vec![
                 ("size", format!("m = n = k = {n}")),
                 (
