@@ -490,6 +490,45 @@ fn run_one(ctx: &Context, experiment: &Experiment, out: &Path) -> Result<bool> {
     Ok(page.passed)
 }
 
+/// Synthetic reports and a GPU-flavoured context, to test the pages' GPU wording (cuBLAS
+/// ratios, TFLOP/s) where no GPU is.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::verify::Check;
+
+    /// A context that words its pages as for a GPU (its backend is the emulator: no run may
+    /// go through it).
+    pub fn gpu_context() -> Context {
+        let mut ctx = Context::new(Backend::Emulator, &Common::default(), "host test".into());
+        ctx.gpu = true;
+        ctx
+    }
+
+    /// A run of `variant` on `p` that took `ms` and whose check passed (or failed).
+    pub fn report(variant: &str, p: &Problem, ms: f64, passed: bool) -> Result<Report> {
+        let error = if passed { 1e-7 } else { 1.0 };
+        Ok(Report {
+            variant: variant.to_string(),
+            entry: format!("gemm_{variant}"),
+            problem: *p,
+            median_ms: ms,
+            min_ms: ms,
+            runs: 3,
+            check: Some(Check {
+                relative_frobenius: error,
+                max_element_error: error,
+                max_element_bound: 1e-3,
+                max_reference: 1.0,
+                tolerance: 1e-3,
+                non_finite: 0,
+                padding_changed: 0,
+                coverage: "full".into(),
+            }),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -318,6 +318,33 @@ mod tests {
     }
 
     #[test]
+    fn the_finding_compares_the_fastest_kernel_with_cublas_and_the_report() {
+        use crate::experiments::testing::{gpu_context, report};
+        let ctx = gpu_context();
+        let p = ctx.square(4096, Dtype::F32, Init::Random);
+        let names = ["v0", "v4", "gemm128", "cublas"];
+        let variants: Vec<_> = names
+            .iter()
+            .map(|n| (super::super::variant(n).unwrap(), None))
+            .collect();
+        let ms = [274.0, 19.6, 2.88, 2.68];
+        let reports: Vec<_> = names
+            .iter()
+            .zip(ms)
+            .map(|(n, ms)| report(n, &p, ms, true))
+            .collect();
+        let section = dtype_section(&ctx, 4096, Dtype::F32, &variants, &reports);
+        assert_eq!(section.table.best, Some(Some(2)), "gemm128, not cuBLAS");
+        let ratio = section.table.rows[2][4].shown();
+        assert_eq!(ratio, "0.931");
+        assert_eq!(
+            section.finding.unwrap(),
+            "f32: the fastest kernel is gemm128 at 47.72 TFLOP/s, 0.931× cuBLAS (51.28 TFLOP/s) \
+             (the 001 report's gemm128 on a V100: 0.94×); it is 95× faster than the slowest, v0."
+        );
+    }
+
+    #[test]
     fn report_ratios_come_from_the_quoted_times() {
         let r = v100_vs_cublas("gemm128").unwrap();
         assert!((r - 71.745537 / 76.198914).abs() < 1e-12);

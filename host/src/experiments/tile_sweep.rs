@@ -10,8 +10,8 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, time_cell, valid_time, variant, Common, Context};
-use crate::problem::Init;
-use crate::run::{self, Launch};
+use crate::problem::{Init, Problem};
+use crate::run::{self, Launch, Report, Timing};
 use anyhow::Result;
 use kernels_gpu::gemm::Dtype;
 
@@ -50,7 +50,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     let timing = ctx.timing_with(1, 5);
     let reports = ctx.measure(&progress, &variants, &p, timing);
     progress.finish();
+    page(ctx, &p, timing, &reports)
+}
 
+/// The page of a sweep: `reports` holds one run per width of [`TILES`], in that order.
+fn page(ctx: &Context, p: &Problem, timing: Timing, reports: &[Result<Report>]) -> Result<Page> {
+    let n = p.shape.m;
+    let tiled = variant("tiled")?;
     let time_col = ctx.time_column();
     let speedup_col = "speed-up vs tile 1";
     let mut table = Table::new("tile-sweep", &format!("Tile width sweep, {n}³ f64"))
@@ -63,9 +69,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         .text_column("check")
         .number_column("000 report ms (V100, 4096²)");
     let tile1_ms = valid_time(&reports[TILES.len() - 1]);
-    for ((&tile, report), v100) in TILES.iter().zip(&reports).zip(V100_MS) {
+    for ((&tile, report), v100) in TILES.iter().zip(reports).zip(V100_MS) {
         // The launch configuration, as the report's table lists it: grid and block (x, y).
-        let (grid, block) = match run::plan(tiled, Some(tile), &p)? {
+        let (grid, block) = match run::plan(tiled, Some(tile), p)? {
             Launch::Kernel { geometry: g, .. } => (
                 format!("({},{})", g.grid.0, g.grid.1),
                 format!("({},{})", g.block.0, g.block.1),
@@ -99,7 +105,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         },
         points: TILES
             .iter()
-            .zip(&reports)
+            .zip(reports)
             .filter_map(|(&t, r)| Some((t as f64, valid_time(r)?)))
             .collect(),
     }];
@@ -128,7 +134,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
          width on a Tesla V100-PCIe, CUDA 10.0)."
             .into(),
     );
-    let passed = all_passed(&reports);
+    let passed = all_passed(reports);
     Ok(Page {
         id: ID,
         title: "000 · Tile-width sweep".into(),
@@ -178,5 +184,41 @@ fn finding(ctx: &Context, table: &Table, best: Option<usize>, tile1_ms: Option<f
             "On the emulator (CPU wall time, says nothing about a GPU) the fastest width was tile \
              {tile} (grid {grid}, block {block}), {time} ms{faster}; on a GPU, {doc}."
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::testing::{gpu_context, report};
+
+    #[test]
+    fn best_width_is_the_fastest_that_passed_and_the_finding_says_so() {
+        let ctx = gpu_context();
+        let p = ctx.square(4096, Dtype::F64, Init::Seed);
+        // Tile 16 is fastest but fails its check: tile 32 is the best.
+        let ms = [20.0, 10.0, 45.0, 150.0, 600.0, 5000.0];
+        let reports: Vec<_> = TILES
+            .iter()
+            .zip(ms)
+            .map(|(t, ms)| report(&format!("tiled:{t}"), &p, ms, *t != 16))
+            .collect();
+        let page = page(&ctx, &p, ctx.timing(), &reports).unwrap();
+        let table = &page.sections[0].table;
+        assert_eq!(table.best, Some(Some(0)));
+        assert_eq!(
+            table.rows[0][1].shown(),
+            "(128,128)",
+            "the report's grid for tile 32"
+        );
+        assert_eq!(table.rows[0][5].shown(), "250.0×");
+        assert!(!page.passed);
+        assert_eq!(
+            page.headline,
+            "Best: tile 32 (grid (128,128), block (32,32)), 20.000 ms, 250.0× faster than tile 1 \
+             (the 000 report on a V100: tile 32, 156× faster than tile 1)."
+        );
+        // GFLOP/s on a GPU: 2·4096³ flop in 20 ms.
+        assert_eq!(table.rows[0][4].shown(), "6871.9");
     }
 }
