@@ -7,8 +7,8 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(
     name = "host",
-    about = "Run one GEMM variant (C = alpha*A*B + beta*C, column-major) on the GPU or the CPU emulator, verify it against an f64 reference and time it",
-    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host experiment 000                     # the 000 tile sweep: tables, CSV, JSON, chart, page\n  host experiment all --out results       # every experiment (`host experiment --help`)",
+    about = "Run one GEMM variant (C = alpha*A*B + beta*C, column-major) on the GPU, the CPU emulator or (the cpu-* variants) the host CPU, verify it against an f64 reference and time it",
+    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants\n  host --variant v4,gemm128 --size 1000 --pitch-compare   # leading dimensions as given and pitched to 512 B\n  host experiment 000                     # the 000 tile sweep: tables, CSV, JSON, chart, page\n  host experiment all --out results       # every experiment (`host experiment --help`)",
     // `host experiment …` has its own options; the run options apply without it.
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
@@ -28,7 +28,7 @@ pub struct Cli {
     /// List the variants with a one-line description, then exit
     #[arg(long)]
     pub list: bool,
-    /// m = n = k = SIZE [default: 4096 on the GPU, 64 on the emulator]
+    /// m = n = k = SIZE [default: 4096 on the GPU, 64 on the emulator, 512 when only cpu-* variants run]
     #[arg(long)]
     pub size: Option<u32>,
     /// Rows of A and C (overrides --size)
@@ -49,6 +49,15 @@ pub struct Cli {
     /// Leading dimension of C [default: m]
     #[arg(long)]
     pub ldc: Option<u32>,
+    /// Pad every leading dimension so that each column starts at a multiple of BYTES (the
+    /// layout of cudaMallocPitch, 002); BYTES is a multiple of 8, 512 when omitted
+    #[arg(long, value_name = "BYTES", num_args = 0..=1, default_missing_value = "512",
+          value_parser = parse_pitch, conflicts_with_all = ["lda", "ldb", "ldc"])]
+    pub pitch: Option<u32>,
+    /// Run every variant twice, with the leading dimensions unpadded and pitched (to --pitch
+    /// BYTES, or 512), and report both
+    #[arg(long, conflicts_with_all = ["lda", "ldb", "ldc"])]
+    pub pitch_compare: bool,
     /// Element type
     #[arg(long, value_enum, default_value_t = DtypeArg::F32)]
     pub dtype: DtypeArg,
@@ -62,19 +71,19 @@ pub struct Cli {
     pub alpha: f64,
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub beta: f64,
-    /// Timed runs; on the GPU timing stops early after 3 s (at least 3 runs) [default: 20 on the GPU, 1 on the emulator]
+    /// Timed runs; without --iters, timing on the GPU or of only cpu-* variants stops early after 3 s (at least 3 runs) [default: 20 on the GPU and for only cpu-* variants, 1 on the emulator]
     #[arg(long)]
     pub iters: Option<usize>,
-    /// Untimed runs before timing [default: 3 on the GPU, 0 on the emulator]
+    /// Untimed runs before timing [default: 3 on the GPU, 1 for only cpu-* variants, 0 on the emulator]
     #[arg(long)]
     pub warmup: Option<usize>,
     /// Skip the check against the f64 reference
     #[arg(long)]
     pub no_check: bool,
-    /// Tile width (or block size) of a parameterised variant
+    /// Tile width (or block size, or the CPU variants' blockL) of a parameterised variant
     #[arg(long)]
     pub tile: Option<u32>,
-    /// Where to run [default: gpu when a CUDA driver and device exist, else emu]
+    /// Where to run the GPU variants [default: gpu when a CUDA driver and device exist, else emu]; cpu-* variants always run on the host CPU
     #[arg(long, value_enum)]
     pub backend: Option<BackendArg>,
     /// Load this PTX instead of the embedded one (from `cargo xtask build-ptx --arch …`)
@@ -87,6 +96,21 @@ pub enum Command {
     /// Regenerate an experiment of the source documents: markdown tables, CSV, JSON, an SVG chart and a results page
     #[command(subcommand)]
     Experiment(Experiment),
+}
+
+/// The pitch of a bare `--pitch` (keep `default_missing_value` in step): the row padding
+/// `cudaMallocPitch` was observed to use on Kepler and Maxwell GPUs (NVIDIA developer forum,
+/// "Understanding Memory Pitch Alignment"). Not queried on this project's GPUs.
+pub const DEFAULT_PITCH_BYTES: u32 = 512;
+
+/// `--pitch BYTES`: a positive multiple of 8, so that f32 and f64 columns both fit it exactly.
+fn parse_pitch(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(bytes) if bytes > 0 && bytes.is_multiple_of(8) => Ok(bytes),
+        _ => Err(format!(
+            "`{text}`: the pitch is a number of bytes, a positive multiple of 8 (e.g. 512)"
+        )),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -168,6 +192,40 @@ mod tests {
             "run options and experiments do not mix"
         );
         assert!(parse("--variant v4").unwrap().command.is_none());
+    }
+
+    #[test]
+    fn pitch_takes_an_optional_alignment_and_excludes_explicit_leading_dimensions() {
+        let pitch = |args| parse(args).map(|c| (c.pitch, c.pitch_compare));
+        assert_eq!(pitch("--variant v4").unwrap(), (None, false));
+        assert_eq!(
+            pitch("--variant v4 --pitch").unwrap(),
+            (Some(DEFAULT_PITCH_BYTES), false)
+        );
+        assert_eq!(
+            pitch("--pitch --variant v4").unwrap(),
+            (Some(512), false),
+            "a following option is not taken for the value"
+        );
+        assert_eq!(
+            pitch("--variant v4 --pitch 128").unwrap(),
+            (Some(128), false)
+        );
+        assert_eq!(pitch("--variant v4 --pitch=16").unwrap(), (Some(16), false));
+        assert_eq!(pitch("--variant v4 --pitch-compare").unwrap(), (None, true));
+        assert_eq!(
+            pitch("--variant v4 --pitch-compare --pitch 256").unwrap(),
+            (Some(256), true)
+        );
+        for bad in [
+            "--pitch 0",
+            "--pitch 12",
+            "--pitch x",
+            "--pitch 512 --lda 1024",
+        ] {
+            assert!(parse(&format!("--variant v4 {bad}")).is_err(), "{bad}");
+        }
+        assert!(parse("--variant v4 --pitch-compare --ldc 99").is_err());
     }
 
     #[test]

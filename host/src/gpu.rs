@@ -233,10 +233,11 @@ impl Gpu {
         let function = match launch {
             Launch::Kernel { entry, .. } => Some(self.function(entry)?),
             Launch::Cublas => None,
+            Launch::Cpu { entry, .. } => bail!("{entry} is a CPU variant: it runs on the host"),
         };
         let cublas = match launch {
             Launch::Cublas => Some(self.cublas()?),
-            Launch::Kernel { .. } => None,
+            _ => None,
         };
         let s = p.shape;
         let a = self.upload("A", &inputs.a.data, p)?;

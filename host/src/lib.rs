@@ -1,10 +1,13 @@
 //! The host side of the course: choose a variant, make inputs, run it on the GPU (through
-//! `cust`) or on the CPU emulator, verify against an f64 `ndarray` product, time, report.
+//! `cust`) or on the CPU emulator, or run a CPU variant ([`cpu`]), verify against an f64
+//! `ndarray` product, time, report.
 //!
 //! The pipeline reads top to bottom in [`run`]: parse ([`cli`]) → inputs ([`problem`]) →
-//! upload and launch ([`gpu`] or [`emulator`]) → verify ([`verify`]) → report.
+//! upload and launch ([`gpu`] or [`emulator`]), or compute on the host ([`cpu`]) → verify
+//! ([`verify`]) → report.
 //! [`experiments`] builds the source documents' experiments on that pipeline.
 pub mod cli;
+pub mod cpu;
 pub mod emulator;
 pub mod experiments;
 pub mod gpu;

@@ -6,7 +6,9 @@ use clap::Parser;
 use host::cli::{Cli, Command};
 use host::problem::{Init, Problem};
 use host::registry::{self, Variant};
-use host::run::{execute_many, problem_from_cli, Backend, Report, Timing};
+use host::run::{
+    execute_many, layouts, problem_from_cli, with_layout, Backend, Engine, Report, Timing,
+};
 use kernels_gpu::gemm::Dtype;
 use std::process::ExitCode;
 
@@ -52,7 +54,7 @@ fn run() -> Result<bool> {
             None => (item, None),
         };
         let variant = registry::find(name)?;
-        let takes_tile = matches!(variant, Variant::Kernel(k) if !k.tiles.is_empty());
+        let takes_tile = !variant.tiles().is_empty();
         let tile = tile.or(if takes_tile || items.len() == 1 {
             cli.tile
         } else {
@@ -64,7 +66,14 @@ fn run() -> Result<bool> {
     if compare && !variants.iter().any(|(v, _)| matches!(v, Variant::Cublas)) {
         variants.push((Variant::Cublas, None));
     }
-    let (backend, note) = Backend::open(cli.backend, cli.ptx.as_deref())?;
+    // CPU variants run on the host whatever the backend, so a list of only those opens none
+    // (the emulator stands in, unused).
+    let cpu_only = variants.iter().all(|(v, _)| matches!(v, Variant::Cpu(_)));
+    let (backend, note) = if cpu_only {
+        (Backend::Emulator, None)
+    } else {
+        Backend::open(cli.backend, cli.ptx.as_deref())?
+    };
     if let Some(note) = note {
         println!("{note}");
     }
@@ -74,29 +83,40 @@ fn run() -> Result<bool> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     });
-    let problem = problem_from_cli(&cli, if gpu { 4096 } else { 64 }, seed)?;
+    // 512³ is 003's smallest CPU size: the triple loop takes well under a second there.
+    let default_size = match (gpu, cpu_only) {
+        (true, _) => 4096,
+        (false, true) => 512,
+        (false, false) => 64,
+    };
+    let problem = problem_from_cli(&cli, default_size, seed)?;
+    // Times that measure performance (GPU, or only CPU variants) get warm-ups, 20 runs and
+    // the 3 s budget; emulation time is not worth repeating.
+    let measures = gpu || cpu_only;
     let timing = Timing {
-        warmup: cli.warmup.unwrap_or(if gpu { 3 } else { 0 }),
-        iters: cli.iters.unwrap_or(if gpu { 20 } else { 1 }).max(1),
-        budget_ms: if gpu && cli.iters.is_none() {
+        warmup: cli.warmup.unwrap_or(match (gpu, cpu_only) {
+            (true, _) => 3,
+            (false, true) => 1,
+            (false, false) => 0,
+        }),
+        iters: cli.iters.unwrap_or(if measures { 20 } else { 1 }).max(1),
+        budget_ms: if measures && cli.iters.is_none() {
             3000.0
         } else {
             f64::INFINITY
         },
         check: !cli.no_check,
     };
+    let on = if cpu_only {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        format!("the host CPU ({threads} hardware threads)")
+    } else {
+        backend.describe()
+    };
     let s = problem.shape;
     println!(
-        "m={} n={} k={} lda={} ldb={} ldc={} alpha={} beta={} on {}",
-        s.m,
-        s.n,
-        s.k,
-        s.lda,
-        s.ldb,
-        s.ldc,
-        problem.alpha,
-        problem.beta,
-        backend.describe()
+        "m={} n={} k={} lda={} ldb={} ldc={} alpha={} beta={} on {on}",
+        s.m, s.n, s.k, s.lda, s.ldb, s.ldc, problem.alpha, problem.beta,
     );
     println!(
         "inputs: {:?}{}",
@@ -115,38 +135,56 @@ fn run() -> Result<bool> {
     let mut all_passed = true;
     let mut rows = Vec::new();
     for dtype in dtypes {
-        let p = Problem { dtype, ..problem };
-        let reports = execute_many(&backend, &variants, &p, timing, |r| {
-            print_one(r, gpu, timing)
-        });
-        for (report, (variant, _)) in reports.into_iter().zip(&variants) {
-            match report {
-                Ok(r) => {
-                    all_passed &= r.passed();
-                    rows.push(r);
+        for pitch in layouts(&cli) {
+            let p = with_layout(Problem { dtype, ..problem }, pitch)?;
+            let layout = match pitch {
+                Some(bytes) => {
+                    let s = p.shape;
+                    println!(
+                        "{} pitched to {bytes} B: lda={} ldb={} ldc={}",
+                        dtype.name(),
+                        s.lda,
+                        s.ldb,
+                        s.ldc
+                    );
+                    format!(" (pitch {bytes} B)")
                 }
-                Err(e) => {
-                    all_passed = false;
-                    eprintln!("{} {}: error: {e:#}", variant.name(), dtype.name());
+                None => String::new(),
+            };
+            let reports = execute_many(&backend, &variants, &p, timing, |r| {
+                print_one(r, &layout, timing)
+            });
+            for (report, (variant, _)) in reports.into_iter().zip(&variants) {
+                match report {
+                    Ok(mut r) => {
+                        all_passed &= r.passed();
+                        r.variant += &layout;
+                        rows.push(r);
+                    }
+                    Err(e) => {
+                        all_passed = false;
+                        eprintln!("{}{layout} {}: error: {e:#}", variant.name(), dtype.name());
+                    }
                 }
             }
         }
     }
     if rows.len() > 1 {
-        println!("\n{}", table(&rows, gpu));
+        println!("\n{}", table(&rows));
     }
     Ok(all_passed)
 }
 
-fn print_one(report: &Result<Report>, gpu: bool, timing: Timing) {
+/// `layout` follows the variant's name: "" or " (pitch 512 B)".
+fn print_one(report: &Result<Report>, layout: &str, timing: Timing) {
     let Ok(r) = report else { return };
-    let speed = if gpu {
-        format!("{:.2} TFLOP/s", r.tflops())
-    } else {
-        "(emulator: CPU wall time, not GPU performance)".to_string()
+    let speed = match r.engine {
+        Engine::Gpu => format!("{:.2} TFLOP/s", r.tflops()),
+        Engine::Cpu => format!("{:.2} GFLOP/s on the CPU", r.tflops() * 1e3),
+        Engine::Emulator => "(emulator: CPU wall time, not GPU performance)".to_string(),
     };
     println!(
-        "{} {} ({}): median {:.3} ms, min {:.3} ms over {} runs after {} warm-up; {speed}",
+        "{}{layout} {} ({}): median {:.3} ms, min {:.3} ms over {} runs after {} warm-up; {speed}",
         r.variant,
         r.problem.dtype.name(),
         r.entry,
@@ -161,16 +199,16 @@ fn print_one(report: &Result<Report>, gpu: bool, timing: Timing) {
     }
 }
 
-/// The markdown table of a multi-variant run, with the ratio to cuBLAS when it ran.
-fn table(rows: &[Report], gpu: bool) -> String {
-    let cublas = |dtype: Dtype| {
-        rows.iter()
-            .find(|r| r.variant == "cublas" && r.problem.dtype == dtype)
-    };
-    let mut out = String::from("| variant | dtype | median ms | TFLOP/s | vs cuBLAS | check |\n|---|---|---:|---:|---:|---|\n");
+/// The markdown table of a multi-variant run. "on" says what ran each row (GPU, CPU or the
+/// emulator); TFLOP/s and the ratio to cuBLAS (when it ran on the same problem) are given for
+/// the rows whose time measures performance, GPU and CPU alike.
+fn table(rows: &[Report]) -> String {
+    let cublas = |p: &Problem| rows.iter().find(|r| r.entry == "cublas" && r.problem == *p);
+    let mut out = String::from("| variant | on | dtype | median ms | TFLOP/s | vs cuBLAS | check |\n|---|---|---|---:|---:|---:|---|\n");
     for r in rows {
-        let ratio = match cublas(r.problem.dtype) {
-            Some(c) if gpu => format!("{:.3}", c.median_ms / r.median_ms),
+        let performance = r.engine.measures_performance();
+        let ratio = match cublas(&r.problem) {
+            Some(c) if performance => format!("{:.3}", c.median_ms / r.median_ms),
             _ => "-".into(),
         };
         let check = match &r.check {
@@ -178,17 +216,28 @@ fn table(rows: &[Report], gpu: bool) -> String {
             Some(c) => format!("FAIL ({:.1e})", c.relative_frobenius),
             None => "skipped".into(),
         };
-        let tflops = if gpu {
-            format!("{:.2}", r.tflops())
+        let tflops = if performance {
+            significant(r.tflops())
         } else {
             "-".into()
         };
         out += &format!(
-            "| {} | {} | {:.3} | {tflops} | {ratio} | {check} |\n",
+            "| {} | {} | {} | {:.3} | {tflops} | {ratio} | {check} |\n",
             r.variant,
+            r.engine.name(),
             r.problem.dtype.name(),
             r.median_ms
         );
     }
     out
+}
+
+/// Two decimals, or two significant digits below 0.1 (a CPU's 0.0012 TFLOP/s is not 0.00).
+fn significant(x: f64) -> String {
+    let decimals = if x > 0.0 && x < 0.1 {
+        (1.0 - x.log10().floor()).min(9.0) as usize
+    } else {
+        2
+    };
+    format!("{x:.decimals$}")
 }

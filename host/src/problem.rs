@@ -62,12 +62,48 @@ impl Problem {
         Ok(())
     }
 
+    /// The same problem with every leading dimension padded to `align_bytes` (a pitched
+    /// layout, see [`pitched_ld`]); an error when a padded matrix outgrows 32-bit indexing.
+    pub fn pitched(self, align_bytes: u32) -> Result<Problem> {
+        let s = self.shape;
+        let bytes = self.dtype.bytes();
+        let ld = |rows| pitched_ld(rows, bytes, align_bytes);
+        let p = Problem {
+            shape: Shape {
+                lda: ld(s.m)?,
+                ldb: ld(s.k)?,
+                ldc: ld(s.m)?,
+                ..s
+            },
+            ..self
+        };
+        p.validate()?;
+        Ok(p)
+    }
+
     /// Bytes of device memory the three matrices need.
     pub fn device_bytes(&self) -> u64 {
         let s = &self.shape;
         (s.lda as u64 * s.k as u64 + s.ldb as u64 * s.n as u64 + s.ldc as u64 * s.n as u64)
             * self.dtype.bytes() as u64
     }
+}
+
+/// The leading dimension, in elements, of a column of `rows` elements of `element_bytes`
+/// each, padded so that every column starts at a multiple of `align_bytes`: the layout
+/// `cudaMallocPitch` allocates (002 pads 1000-float rows so that each starts aligned, since
+/// the memory controller reads most efficiently from aligned addresses). `align_bytes` must be
+/// a positive multiple of `element_bytes`; `--pitch` checks it is a multiple of 8.
+pub fn pitched_ld(rows: u32, element_bytes: u32, align_bytes: u32) -> Result<u32> {
+    assert!(
+        align_bytes > 0 && align_bytes.is_multiple_of(element_bytes),
+        "the pitch ({align_bytes} B) must be a positive multiple of the element size"
+    );
+    let column_bytes = rows as u64 * element_bytes as u64;
+    let pitch = column_bytes.div_ceil(align_bytes as u64) * align_bytes as u64;
+    let ld = pitch / element_bytes as u64;
+    u32::try_from(ld)
+        .map_err(|_| anyhow::anyhow!("a pitched column of {rows} rows needs ld = {ld} >= 2^32"))
 }
 
 /// A column-major matrix with a leading dimension; rows past `rows` are padding.
@@ -284,6 +320,53 @@ mod tests {
         assert!(e.contains("lda = 9") && e.contains(">= rows"), "{e}");
         let e = problem(70000, 70000, 4).validate().unwrap_err().to_string();
         assert!(e.contains("2^32"), "{e}");
+    }
+
+    #[test]
+    fn pitched_leading_dimensions_round_up_to_the_alignment() {
+        // 1000 f32 = 4000 B → 4096 B = 1024 elements; 1000 f64 = 8000 B → 8192 B = 1024.
+        assert_eq!(pitched_ld(1000, 4, 512).unwrap(), 1024);
+        assert_eq!(pitched_ld(1000, 8, 512).unwrap(), 1024);
+        // Already aligned: unchanged (128 f32 = 512 B, 64 f64 = 512 B).
+        assert_eq!(pitched_ld(128, 4, 512).unwrap(), 128);
+        assert_eq!(pitched_ld(64, 8, 512).unwrap(), 64);
+        assert_eq!(pitched_ld(4096, 4, 512).unwrap(), 4096);
+        // One element: a whole pitch.
+        assert_eq!(pitched_ld(1, 4, 512).unwrap(), 128);
+        assert_eq!(pitched_ld(1, 8, 512).unwrap(), 64);
+        // A smaller alignment: 33 f32 = 132 B → 144 B (16-byte alignment, 002's example).
+        assert_eq!(pitched_ld(33, 4, 16).unwrap(), 36);
+        assert_eq!(pitched_ld(33, 8, 16).unwrap(), 34);
+        assert_eq!(pitched_ld(32, 8, 16).unwrap(), 32);
+        assert!(pitched_ld(u32::MAX, 8, 512).is_err());
+    }
+
+    #[test]
+    fn a_pitched_problem_pads_every_leading_dimension_by_its_own_rows() {
+        let p = problem(1000, 7, 33);
+        let f32_pitched = p.pitched(512).unwrap().shape;
+        assert_eq!(
+            (f32_pitched.lda, f32_pitched.ldb, f32_pitched.ldc),
+            (1024, 128, 1024)
+        );
+        let f64_pitched = Problem {
+            dtype: Dtype::F64,
+            ..p
+        }
+        .pitched(512)
+        .unwrap()
+        .shape;
+        assert_eq!(
+            (f64_pitched.lda, f64_pitched.ldb, f64_pitched.ldc),
+            (1024, 64, 1024)
+        );
+        assert_eq!((f64_pitched.m, f64_pitched.n, f64_pitched.k), (1000, 7, 33));
+        // The random values do not depend on the layout, only the padding does.
+        let packed = Inputs::<f32>::generate(&p);
+        let pitched = Inputs::<f32>::generate(&p.pitched(512).unwrap());
+        assert_eq!(packed.a.at(999, 32), pitched.a.at(999, 32));
+        assert_eq!(packed.b.at(32, 6), pitched.b.at(32, 6));
+        assert!(pitched.a.data[1000].is_nan(), "padding rows are NaN");
     }
 
     #[test]

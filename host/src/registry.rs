@@ -1,12 +1,16 @@
-//! Every variant `--variant` accepts: the GPU kernels of `kernels_gpu::registry`, and the
-//! host-side ones (cuBLAS as the yardstick).
+//! Every variant `--variant` accepts: the GPU kernels of `kernels_gpu::registry`, the CPU
+//! variants of [`crate::cpu::registry`], and cuBLAS as the yardstick.
+use crate::cpu::CpuVariant;
 use anyhow::{bail, Result};
+use kernels_gpu::gemm::Dtype;
 pub use kernels_gpu::registry::{Shape, Variant as KernelVariant};
 
 /// What runs under a name.
 #[derive(Clone, Copy)]
 pub enum Variant {
     Kernel(&'static KernelVariant),
+    /// Runs on the host CPU whatever the backend (`crate::cpu`).
+    Cpu(&'static CpuVariant),
     /// `cublasSgemm`/`cublasDgemm` on the same buffers: the yardstick (GPU only).
     Cublas,
 }
@@ -15,6 +19,7 @@ impl Variant {
     pub fn name(&self) -> &'static str {
         match self {
             Variant::Kernel(k) => k.name,
+            Variant::Cpu(c) => c.name,
             Variant::Cublas => "cublas",
         }
     }
@@ -22,16 +27,26 @@ impl Variant {
     pub fn summary(&self) -> &'static str {
         match self {
             Variant::Kernel(k) => k.summary,
+            Variant::Cpu(c) => c.summary,
             Variant::Cublas => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32), the yardstick (GPU only)",
+        }
+    }
+
+    /// The values `--tile` accepts, the default first; empty when there is no parameter.
+    pub fn tiles(&self) -> &'static [u32] {
+        match self {
+            Variant::Kernel(k) => k.tiles,
+            Variant::Cpu(c) => c.tiles,
+            Variant::Cublas => &[],
         }
     }
 }
 
 /// Every variant, in course order.
 pub fn all() -> Vec<Variant> {
-    kernels_gpu::registry::ALL
-        .iter()
-        .map(Variant::Kernel)
+    let kernels = kernels_gpu::registry::ALL.iter().map(Variant::Kernel);
+    kernels
+        .chain(crate::cpu::registry::ALL.iter().map(Variant::Cpu))
         .collect()
 }
 
@@ -56,42 +71,44 @@ pub fn listing() -> String {
     all()
         .iter()
         .map(|v| {
-            let extra = match v {
-                Variant::Kernel(k) if !k.tiles.is_empty() => format!(
-                    " [--tile {}]",
-                    k.tiles
-                        .iter()
-                        .map(u32::to_string)
-                        .collect::<Vec<_>>()
-                        .join("|")
-                ),
-                _ => String::new(),
-            };
+            let mut extra = String::new();
+            if !v.tiles().is_empty() {
+                extra += &format!(" [--tile {}]", join(v.tiles(), "|"));
+            }
+            // Which SIMD path this CPU takes, as the reports' entry names will say.
+            if let Variant::Cpu(c) = v {
+                extra += &format!(" [{}_*]", c.entry_name(Dtype::F32).trim_end_matches("_f32"));
+            }
             format!("{:width$}  {}{extra}\n", v.name(), v.summary())
         })
         .collect()
 }
 
-/// Resolves `--tile` for a kernel variant: its default when absent, an error when not accepted.
-pub fn resolve_tile(v: &KernelVariant, tile: Option<u32>) -> Result<u32> {
-    match (v.tiles, tile) {
+/// Resolves `--tile` for a variant: its default when absent, an error when not accepted, 0
+/// for a variant without a tile parameter.
+pub fn resolve_tile(v: Variant, tile: Option<u32>) -> Result<u32> {
+    match (v.tiles(), tile) {
         ([], None) => Ok(0),
         ([], Some(t)) => bail!(
             "variant `{}` has no tile parameter (got --tile {t})",
-            v.name
+            v.name()
         ),
         ([default, ..], None) => Ok(*default),
         (tiles, Some(t)) if tiles.contains(&t) => Ok(t),
         (tiles, Some(t)) => bail!(
             "variant `{}` does not take --tile {t}; it accepts {}",
-            v.name,
-            tiles
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
+            v.name(),
+            join(tiles, ", ")
         ),
     }
+}
+
+fn join(tiles: &[u32], separator: &str) -> String {
+    tiles
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(separator)
 }
 
 #[cfg(test)]
@@ -110,19 +127,28 @@ mod tests {
 
     #[test]
     fn tile_parameter_is_checked() {
-        let Ok(Variant::Kernel(tiled)) = find("tiled") else {
-            panic!()
-        };
-        assert_eq!(resolve_tile(tiled, None).unwrap(), tiled.tiles[0]);
+        let tiled = find("tiled").unwrap();
+        assert_eq!(resolve_tile(tiled, None).unwrap(), tiled.tiles()[0]);
         assert_eq!(resolve_tile(tiled, Some(8)).unwrap(), 8);
         assert!(resolve_tile(tiled, Some(3))
             .unwrap_err()
             .to_string()
             .contains("accepts"));
-        let Ok(Variant::Kernel(v1)) = find("v1") else {
-            panic!()
-        };
-        assert!(resolve_tile(v1, Some(8)).is_err());
+        assert!(resolve_tile(find("v1").unwrap(), Some(8)).is_err());
+        assert!(resolve_tile(Variant::Cublas, Some(8)).is_err());
+    }
+
+    #[test]
+    fn cpu_variants_are_found_and_take_block_sizes() {
+        let blocked = find("cpu-blocked").unwrap();
+        assert!(matches!(blocked, Variant::Cpu(_)));
+        assert_eq!(resolve_tile(blocked, None).unwrap(), 64);
+        for t in [8, 2048] {
+            assert_eq!(resolve_tile(blocked, Some(t)).unwrap(), t);
+        }
+        assert!(resolve_tile(blocked, Some(48)).is_err());
+        assert_eq!(resolve_tile(find("cpu-naive").unwrap(), None).unwrap(), 0);
+        assert!(resolve_tile(find("cpu-simd").unwrap(), Some(64)).is_err());
     }
 
     #[test]
@@ -132,5 +158,11 @@ mod tests {
             assert!(text.contains(v.name()));
         }
         assert!(text.contains("--tile 16|1|2|4|8|32"), "{text}");
+        assert!(
+            text.contains("[--tile 64|8|16|32|128|256|512|1024|2048]"),
+            "{text}"
+        );
+        let path = crate::cpu::simd::Path::detect().name();
+        assert!(text.contains(&format!("[cpu_simd_{path}_*]")), "{text}");
     }
 }

@@ -1,8 +1,9 @@
 //! The pipeline of one run: resolve the variant and problem, open the backend, launch and
 //! time, verify, report.
-use crate::cli::{BackendArg, Cli, DtypeArg};
+use crate::cli::{BackendArg, Cli, DtypeArg, DEFAULT_PITCH_BYTES};
+use crate::cpu::{self, CpuScalar, CpuVariant};
 use crate::gpu::Gpu;
-use crate::problem::{Inputs, Problem, Scalar};
+use crate::problem::{Inputs, Problem};
 use crate::registry::{self, Variant};
 use crate::verify::{self, Check};
 use anyhow::{bail, Result};
@@ -10,19 +11,55 @@ use kernels_gpu::gemm::{Dtype, Geometry};
 use kernels_gpu::registry::Shape;
 
 /// What a backend launches: a kernel entry point with its grid, block and shared memory, or
-/// cuBLAS on the same buffers.
+/// cuBLAS on the same buffers; or a CPU variant, which runs on the host whatever the backend.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Launch {
-    Kernel { entry: String, geometry: Geometry },
+    Kernel {
+        entry: String,
+        geometry: Geometry,
+    },
     Cublas,
+    /// `tile` is the resolved `--tile` (`blockL`), 0 for a variant without one.
+    Cpu {
+        entry: String,
+        variant: &'static CpuVariant,
+        tile: u32,
+    },
 }
 
 impl Launch {
-    /// The kernel's entry point, or "cublas".
+    /// The kernel's or CPU variant's entry point, or "cublas".
     pub fn name(&self) -> &str {
         match self {
-            Launch::Kernel { entry, .. } => entry,
+            Launch::Kernel { entry, .. } | Launch::Cpu { entry, .. } => entry,
             Launch::Cublas => "cublas",
+        }
+    }
+}
+
+/// What ran a variant, and so what its time means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// A kernel or cuBLAS on the GPU, timed with CUDA events.
+    Gpu,
+    /// A kernel on the CPU emulator: wall time of the emulation, not a performance figure.
+    Emulator,
+    /// A CPU variant on the host, timed with `Instant`: real CPU performance.
+    Cpu,
+}
+
+impl Engine {
+    /// Whether the time is a performance figure (GPU or CPU), not emulation time.
+    pub fn measures_performance(self) -> bool {
+        self != Engine::Emulator
+    }
+
+    /// "GPU", "emulator" or "CPU".
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Gpu => "GPU",
+            Engine::Emulator => "emulator",
+            Engine::Cpu => "CPU",
         }
     }
 }
@@ -103,6 +140,7 @@ fn first_clause(s: &str) -> &str {
 pub struct Report {
     pub variant: String,
     pub entry: String,
+    pub engine: Engine,
     pub problem: Problem,
     pub median_ms: f64,
     pub min_ms: f64,
@@ -169,11 +207,30 @@ pub fn problem_from_cli(cli: &Cli, default_size: u32, seed: u64) -> Result<Probl
     Ok(p)
 }
 
+/// The leading-dimension layouts a run covers, each as the pitch in bytes to pad the columns
+/// to; `None` is the leading dimensions as given (`--lda` etc., by default the row counts).
+/// `--pitch` gives the pitched layout only, `--pitch-compare` both, the unpadded one first.
+pub fn layouts(cli: &Cli) -> Vec<Option<u32>> {
+    if cli.pitch_compare {
+        vec![None, Some(cli.pitch.unwrap_or(DEFAULT_PITCH_BYTES))]
+    } else {
+        vec![cli.pitch]
+    }
+}
+
+/// The problem of one layout of [`layouts`].
+pub fn with_layout(p: Problem, pitch: Option<u32>) -> Result<Problem> {
+    match pitch {
+        Some(bytes) => p.pitched(bytes),
+        None => Ok(p),
+    }
+}
+
 /// Resolves what to launch for a variant, tile and problem, or says why it cannot run.
 pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> {
     match variant {
         Variant::Kernel(k) => {
-            let tile = registry::resolve_tile(k, tile)?;
+            let tile = registry::resolve_tile(variant, tile)?;
             if let Err(constraint) = (k.supports)(&p.shape, p.dtype) {
                 bail!(
                     "variant `{}` does not support this shape: {constraint}",
@@ -186,6 +243,11 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> 
                 geometry: (k.geometry)(s.m, s.n, s.k, p.dtype.bytes(), tile),
             })
         }
+        Variant::Cpu(c) => Ok(Launch::Cpu {
+            entry: c.entry_name(p.dtype),
+            variant: c,
+            tile: registry::resolve_tile(variant, tile)?,
+        }),
         Variant::Cublas if tile.is_some() => bail!("cublas has no tile parameter"),
         Variant::Cublas => Ok(Launch::Cublas),
     }
@@ -219,7 +281,7 @@ pub fn execute_many(
     }
 }
 
-fn execute_typed<T: Scalar>(
+fn execute_typed<T: CpuScalar>(
     backend: &Backend,
     variants: &[(Variant, Option<u32>)],
     p: &Problem,
@@ -232,9 +294,15 @@ fn execute_typed<T: Scalar>(
     for &(variant, tile) in variants {
         let report = (|| {
             let launch = plan(variant, tile, p)?;
-            let measured = match backend {
-                Backend::Gpu(gpu) => gpu.run(&launch, p, &inputs, timing)?,
-                Backend::Emulator => crate::emulator::run(&launch, p, &inputs, timing)?,
+            let (measured, engine) = match (&launch, backend) {
+                (&Launch::Cpu { variant, tile, .. }, _) => {
+                    (cpu::run(variant, tile, p, &inputs, timing), Engine::Cpu)
+                }
+                (_, Backend::Gpu(gpu)) => (gpu.run(&launch, p, &inputs, timing)?, Engine::Gpu),
+                (_, Backend::Emulator) => (
+                    crate::emulator::run(&launch, p, &inputs, timing)?,
+                    Engine::Emulator,
+                ),
             };
             let check = timing.check.then(|| {
                 let reference =
@@ -242,15 +310,19 @@ fn execute_typed<T: Scalar>(
                 verify::check_against(p, reference, &measured.uploaded_c, &measured.result)
             });
             let times = &measured.times_ms;
-            let label = match variant {
-                Variant::Kernel(k) if !k.tiles.is_empty() => {
-                    format!("{}:{}", k.name, registry::resolve_tile(k, tile)?)
-                }
-                _ => variant.name().to_string(),
+            let label = if variant.tiles().is_empty() {
+                variant.name().to_string()
+            } else {
+                format!(
+                    "{}:{}",
+                    variant.name(),
+                    registry::resolve_tile(variant, tile)?
+                )
             };
             Ok(Report {
                 variant: label,
                 entry: launch.name().to_string(),
+                engine,
                 problem: *p,
                 median_ms: if times.is_empty() {
                     f64::NAN
@@ -320,6 +392,28 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("lda"));
+    }
+
+    #[test]
+    fn pitch_options_choose_the_layouts() {
+        let layouts_of = |args: &str| {
+            let cli = Cli::parse_from(
+                ["host", "--variant", "v4"]
+                    .into_iter()
+                    .chain(args.split_whitespace()),
+            );
+            layouts(&cli)
+        };
+        assert_eq!(layouts_of(""), [None]);
+        assert_eq!(layouts_of("--pitch"), [Some(512)]);
+        assert_eq!(layouts_of("--pitch 64"), [Some(64)]);
+        assert_eq!(layouts_of("--pitch-compare"), [None, Some(512)]);
+        assert_eq!(layouts_of("--pitch-compare --pitch 128"), [None, Some(128)]);
+        let cli = Cli::parse_from(["host", "--variant", "v4", "--m", "100", "--k", "3"]);
+        let p = problem_from_cli(&cli, 64, 1).unwrap();
+        assert_eq!(with_layout(p, None).unwrap(), p);
+        let pitched = with_layout(p, Some(512)).unwrap().shape;
+        assert_eq!((pitched.lda, pitched.ldb, pitched.ldc), (128, 128, 128));
     }
 
     #[test]

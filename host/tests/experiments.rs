@@ -263,12 +263,35 @@ fn cg_004() {
 }
 
 #[test]
-fn sweeps_003_gpu_parts() {
-    let dir = TempDir::new("003-gpu");
+fn sweeps_003() {
+    let dir = TempDir::new("003");
     assert!(run(
-        "003 --parts gpu-threads,gpu-blocking --gpu-sweep-size 32",
+        "003 --cpu-sizes 16,32 --cpu-blocking-size 32 --gpu-sweep-size 32 --scaling-sizes 16,32",
         &dir.0
     ));
+    // The CPU variants over sizes: one row per size, one time column per variant.
+    let (header, rows) = read_csv(&dir.0.join("cpu-sizes.csv"));
+    let cpu = [
+        "cpu-naive",
+        "cpu-simd",
+        "cpu-blocked",
+        "cpu-parallel",
+        "cpu-ndarray",
+    ];
+    assert_eq!(rows.len(), 2);
+    for name in cpu {
+        let c = column(&header, &format!("{name} ms"));
+        assert!(
+            rows.iter().all(|r| r[c].parse::<f64>().is_ok()),
+            "{name} ran"
+        );
+    }
+    // cpu-blocked over the blockL values up to n.
+    let (header, rows) = read_csv(&dir.0.join("cpu-blocking.csv"));
+    let block_l: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(block_l, ["8", "16", "32"]);
+    assert_best_is_fastest(&header, &rows, "CPU ms");
+    // GPU basic over block sizes, GPU blocked over blockL.
     let (header, rows) = read_csv(&dir.0.join("gpu-threads.csv"));
     let sizes: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(
@@ -284,5 +307,60 @@ fn sweeps_003_gpu_parts() {
     let (header, rows) = read_csv(&dir.0.join("gpu-blocking.csv"));
     assert_eq!(rows.len(), 5);
     assert_best_is_fastest(&header, &rows, "emulator wall ms");
-    assert_page_embeds(&dir.0, &["gpu-threads", "gpu-blocking"]);
+    // The scaling table's CPU variant is one of the CPU table's, named in the headline.
+    let (header, rows) = read_csv(&dir.0.join("scaling.csv"));
+    assert_eq!(rows.len(), 2);
+    let cpu_column = header.iter().find(|h| h.ends_with(" CPU ms")).unwrap();
+    let chosen = cpu_column.trim_end_matches(" CPU ms");
+    assert!(cpu.contains(&chosen), "{chosen}");
+    column(&header, "basic:32 emulator wall ms");
+    column(&header, "blocked:32 emulator wall ms");
+    let json = read_json(&dir.0);
+    let headline = json["headline"].as_str().unwrap();
+    assert!(headline.contains(chosen), "{headline}");
+    let finding = json["tables"][0]["finding"].as_str().unwrap();
+    assert!(
+        cpu.iter()
+            .any(|v| finding.contains(&format!("fastest CPU variant is {v},"))),
+        "{finding}"
+    );
+    assert_page_embeds(
+        &dir.0,
+        &[
+            "cpu-sizes",
+            "cpu-blocking",
+            "gpu-threads",
+            "gpu-blocking",
+            "scaling",
+        ],
+    );
+}
+
+#[test]
+fn sweeps_003_skip_cpu_runs_over_the_time_limit() {
+    let dir = TempDir::new("003-limit");
+    // With a 1 µs limit every CPU run after a variant's first size is estimated over it.
+    assert!(run(
+        "003 --parts cpu-sizes,scaling --cpu-variants cpu-naive,cpu-simd --cpu-sizes 16,32 \
+         --scaling-sizes 16,32 --scaling-cpu cpu-simd --cpu-time-limit 0.000001",
+        &dir.0
+    ));
+    let (header, rows) = read_csv(&dir.0.join("cpu-sizes.csv"));
+    for name in ["cpu-naive ms", "cpu-simd ms"] {
+        let c = column(&header, name);
+        assert!(rows[0][c].parse::<f64>().is_ok(), "the first size runs");
+        assert!(
+            rows[1][c].starts_with("skipped: est. ") && rows[1][c].ends_with(" s > 1e-6 s limit"),
+            "{}",
+            rows[1][c]
+        );
+    }
+    let (header, rows) = read_csv(&dir.0.join("scaling.csv"));
+    let c = column(&header, "cpu-simd CPU ms");
+    assert!(
+        rows[0][c].parse::<f64>().is_ok(),
+        "reused from the CPU table"
+    );
+    assert!(rows[1][c].starts_with("skipped: est. "), "{}", rows[1][c]);
+    assert!(read_page(&dir.0).contains("skipped by the 1e-6 s limit"));
 }

@@ -93,7 +93,7 @@ fn every_variant_matches_the_reference_on_the_emulator() {
     let mut runs = 0;
     for variant in registry::all() {
         let Variant::Kernel(kernel) = variant else {
-            continue; // cuBLAS: GPU only
+            continue; // cuBLAS: GPU only; the CPU variants: host's own tests (cpu::tests)
         };
         if kernel.tiles.is_empty() {
             runs += run_all(variant, None);

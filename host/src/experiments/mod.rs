@@ -29,7 +29,7 @@ pub mod tile_sweep;
 use crate::cli::BackendArg;
 use crate::problem::{Init, Problem};
 use crate::registry::{self, Variant};
-use crate::run::{self, Backend, Report, Timing};
+use crate::run::{self, Backend, Engine, Report, Timing};
 use anyhow::Result;
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
@@ -200,8 +200,7 @@ impl Context {
             progress.running(&format!("{first} {}", describe(p)));
         }
         run::execute_many(&self.backend, variants, p, timing, |report| {
-            let emulated = !self.gpu && matches!(variants[next].0, Variant::Kernel(_));
-            progress.done(&run_line(&labels[next], p, report, emulated));
+            progress.done(&run_line(&labels[next], p, report));
             next += 1;
             if let Some(label) = labels.get(next) {
                 progress.running(&format!("{label} {}", describe(p)));
@@ -218,13 +217,14 @@ impl Context {
         }
     }
 
-    /// A throughput cell (`unit` per second, `scale` flop per unit), or why there is none.
+    /// A throughput cell (`scale` flop per unit: 1e9 for GFLOP/s), or why there is none: an
+    /// emulated kernel's time says nothing about speed.
     pub fn rate_cell(&self, report: &Result<Report>, scale: f64, digits: usize) -> Cell {
         match report {
-            Ok(r) if self.gpu && r.median_ms.is_finite() => {
+            Ok(r) if !r.engine.measures_performance() => Cell::missing("n/a (emulator)"),
+            Ok(r) if r.median_ms.is_finite() => {
                 Cell::fixed(r.problem.flops() / (r.median_ms * 1e-3) / scale, digits)
             }
-            Ok(_) if !self.gpu => Cell::missing("n/a (emulator)"),
             Ok(_) => Cell::missing("no time"),
             Err(_) => Cell::missing("-"),
         }
@@ -289,13 +289,16 @@ impl Context {
     }
 }
 
-/// One printed line per run: `  tiled:32 f64 4096³: median 12.345 ms over 10 runs, check pass (0.0e0)`.
-fn run_line(label: &str, p: &Problem, report: &Result<Report>, emulated: bool) -> String {
+/// One printed line per run: `  tiled:32 f64 4096³: GPU median 12.345 ms over 10 runs, check pass (0.0e0)`.
+fn run_line(label: &str, p: &Problem, report: &Result<Report>) -> String {
     let what = format!("{label} {} {}", p.dtype.name(), describe(p));
     match report {
         Ok(r) => format!(
-            "  {what}: {} {:.3} ms over {} runs, check {}",
-            if emulated { "emulator wall" } else { "median" },
+            "  {what}: {} median {:.3} ms over {} runs, check {}",
+            match r.engine {
+                Engine::Emulator => "emulator wall time",
+                engine => engine.name(),
+            },
             r.median_ms,
             r.runs,
             check_cell(report).shown()
@@ -511,6 +514,7 @@ pub(crate) mod testing {
         Ok(Report {
             variant: variant.to_string(),
             entry: format!("gemm_{variant}"),
+            engine: Engine::Gpu,
             problem: *p,
             median_ms: ms,
             min_ms: ms,

@@ -208,7 +208,8 @@ impl CpuLimiter {
 
 /// A CPU run, or the estimate that skipped it.
 enum Outcome {
-    Ran(Result<Report>),
+    /// Boxed: a report is large, and many outcomes of a sweep are small skips.
+    Ran(Box<Result<Report>>),
     Skipped(f64),
 }
 
@@ -228,7 +229,10 @@ impl Outcome {
     }
 
     fn failed_check(&self) -> bool {
-        matches!(self, Outcome::Ran(Ok(r)) if !r.passed())
+        match self {
+            Outcome::Ran(report) => report.as_ref().as_ref().is_ok_and(|r| !r.passed()),
+            Outcome::Skipped(_) => false,
+        }
     }
 }
 
@@ -239,14 +243,6 @@ fn cpu_timing() -> Timing {
         iters: 1,
         budget_ms: f64::INFINITY,
         check: true,
-    }
-}
-
-/// GFLOP/s of a report whose time is real CPU time (on any backend).
-fn cpu_gflops(report: &Result<Report>) -> Cell {
-    match (report, valid_time(report)) {
-        (Ok(r), Some(t)) => Cell::fixed(run::tflops(r.problem.flops(), t) * 1e3, 2),
-        _ => Cell::missing("-"),
     }
 }
 
@@ -514,7 +510,7 @@ fn cpu_sizes_section(
                 if let Ok(r) = &report {
                     limiter.measured(v.name(), n, r.median_ms);
                 }
-                cache.insert((v.name().to_string(), n), Outcome::Ran(report));
+                cache.insert((v.name().to_string(), n), Outcome::Ran(Box::new(report)));
             }
         }
         let mut row = vec![Cell::text(n.to_string())];
@@ -678,11 +674,7 @@ fn sweep_section(ctx: &Context, progress: &Progress, sweep: &Sweep, passed: &mut
             }
         }
         row.push(time_cell(report));
-        row.push(if is_kernel {
-            ctx.rate_cell(report, 1e9, 1)
-        } else {
-            cpu_gflops(report)
-        });
+        row.push(ctx.rate_cell(report, 1e9, 1));
         row.push(match (base, valid_time(report)) {
             (Some(b), Some(t)) => Cell::times(b / t, 1),
             _ => Cell::missing("-"),
@@ -805,7 +797,7 @@ fn scaling_section(
                     if let Ok(r) = &report {
                         limiter.measured(cpu_name, n, r.median_ms);
                     }
-                    cache.insert(key.clone(), Outcome::Ran(report));
+                    cache.insert(key.clone(), Outcome::Ran(Box::new(report)));
                 }
                 CpuPlan::Skip { estimate_ms } => {
                     progress.done(&format!(

@@ -76,7 +76,7 @@ fn page(ctx: &Context, p: &Problem, timing: Timing, reports: &[Result<Report>]) 
                 format!("({},{})", g.grid.0, g.grid.1),
                 format!("({},{})", g.block.0, g.block.1),
             ),
-            Launch::Cublas => unreachable!("`tiled` is a kernel"),
+            _ => unreachable!("`tiled` is a kernel"),
         };
         let speedup = match (tile1_ms, valid_time(report)) {
             (Some(t1), Some(t)) => Cell::times(t1 / t, 1),
