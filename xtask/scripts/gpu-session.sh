@@ -24,7 +24,7 @@ for step in "$@"; do
       # The five experiments at the documents' sizes: a results page, CSVs, JSON and SVG charts
       # each in $OUT/results/<experiment>/, the tables printed here. Each picks its own timing
       # (000: ≤5 runs; 003: one run per configuration, as the report); 003's CPU runs are
-      # skipped when estimated over 8 s. About 4–5 minutes on an H100 with 16 cores.
+      # skipped when estimated over 8 s. Estimated 4–5 minutes on an H100 with 16 cores (not yet timed).
       start=$SECONDS
       $host experiment all --out "$OUT/results" --cpu-time-limit 8 2>&1 | tee "$OUT/experiments.log" | grep -v '^  '
       echo "experiments: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" ;;
