@@ -1,15 +1,21 @@
 //! The command line of `host`.
+use crate::experiments::Experiment;
 use crate::problem::Init;
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
 #[command(
     name = "host",
     about = "Run one GEMM variant (C = alpha*A*B + beta*C, column-major) on the GPU, the CPU emulator or (the cpu-* variants) the host CPU, verify it against an f64 reference and time it",
-    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants\n  host --variant v4,gemm128 --size 1000 --pitch-compare   # leading dimensions as given and pitched to 512 B"
+    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants\n  host --variant v4,gemm128 --size 1000 --pitch-compare   # leading dimensions as given and pitched to 512 B\n  host experiment 000                     # the 000 tile sweep: tables, CSV, JSON, chart, page\n  host experiment all --out results       # every experiment (`host experiment --help`)",
+    // `host experiment …` has its own options; the run options apply without it.
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
 )]
 pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// The variant to run (see --list), or several separated by commas for a table; `NAME:TILE` sets a tile width
     #[arg(long, required_unless_present = "list")]
     pub variant: Option<String>,
@@ -85,6 +91,13 @@ pub struct Cli {
     pub ptx: Option<PathBuf>,
 }
 
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Regenerate an experiment of the source documents: markdown tables, CSV, JSON, an SVG chart and a results page
+    #[command(subcommand)]
+    Experiment(Experiment),
+}
+
 /// The pitch of a bare `--pitch` (keep `default_missing_value` in step): the row padding
 /// `cudaMallocPitch` was observed to use on Kepler and Maxwell GPUs (NVIDIA developer forum,
 /// "Understanding Memory Pitch Alignment"). Not queried on this project's GPUs.
@@ -156,6 +169,29 @@ mod tests {
             (Some(5), Some(1), true, Some(8))
         );
         assert_eq!((c.backend, c.seed), (Some(BackendArg::Emu), Some(42)));
+    }
+
+    #[test]
+    fn experiments_are_subcommands_with_their_own_options() {
+        let c = parse("experiment 000 --backend emu --size 16 --out /tmp/x").unwrap();
+        let Some(Command::Experiment(Experiment::TileSweep(a))) = c.command else {
+            panic!("{c:?}")
+        };
+        assert_eq!(
+            (a.size, a.common.backend),
+            (Some(16), Some(BackendArg::Emu))
+        );
+        assert!(matches!(
+            parse("experiment progression").unwrap().command,
+            Some(Command::Experiment(Experiment::Progression(_)))
+        ));
+        assert!(parse("experiment 003 --parts gpu-threads,scaling --cpu-time-limit 5").is_ok());
+        assert!(parse("experiment 005").is_err());
+        assert!(
+            parse("--variant v4 experiment 000").is_err(),
+            "run options and experiments do not mix"
+        );
+        assert!(parse("--variant v4").unwrap().command.is_none());
     }
 
     #[test]

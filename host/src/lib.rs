@@ -5,9 +5,11 @@
 //! The pipeline reads top to bottom in [`run`]: parse ([`cli`]) → inputs ([`problem`]) →
 //! upload and launch ([`gpu`] or [`emulator`]), or compute on the host ([`cpu`]) → verify
 //! ([`verify`]) → report.
+//! [`experiments`] builds the source documents' experiments on that pipeline.
 pub mod cli;
 pub mod cpu;
 pub mod emulator;
+pub mod experiments;
 pub mod gpu;
 pub mod problem;
 pub mod registry;

@@ -1,7 +1,9 @@
 //! `cargo run -p host -- --variant NAME …`: variants run on one problem, checked and timed.
+//! `cargo run -p host -- experiment NAME …`: an experiment of the source documents
+//! (`host::experiments`).
 use anyhow::Result;
 use clap::Parser;
-use host::cli::Cli;
+use host::cli::{Cli, Command};
 use host::problem::{Init, Problem};
 use host::registry::{self, Variant};
 use host::run::{
@@ -24,6 +26,9 @@ fn main() -> ExitCode {
 /// Ok(false) when a check failed or a variant could not run.
 fn run() -> Result<bool> {
     let cli = Cli::parse();
+    if let Some(Command::Experiment(experiment)) = &cli.command {
+        return host::experiments::run(experiment);
+    }
     if cli.list {
         print!("{}", registry::listing());
         return Ok(true);

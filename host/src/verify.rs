@@ -26,6 +26,8 @@ pub struct Check {
     pub max_element_error: f64,
     /// `tolerance · max|R|`: the largest element error that passes.
     pub max_element_bound: f64,
+    /// The largest |R| over the checked elements of the reference.
+    pub max_reference: f64,
     pub tolerance: f64,
     pub non_finite: usize,
     pub padding_changed: usize,
@@ -39,6 +41,16 @@ impl Check {
             && self.padding_changed == 0
             && self.relative_frobenius <= self.tolerance
             && self.max_element_error <= self.max_element_bound
+    }
+
+    /// The largest element error relative to the largest reference element, `max|C - R| / max|R|`
+    /// (the element-wise counterpart of the relative Frobenius error).
+    pub fn max_element_relative(&self) -> f64 {
+        if self.max_reference > 0.0 {
+            self.max_element_error / self.max_reference
+        } else {
+            self.max_element_error
+        }
     }
 
     pub fn summary(&self) -> String {
@@ -193,6 +205,7 @@ pub fn check_against<T: Scalar>(
             max_err
         },
         max_element_bound: tolerance * max_ref.max(f64::MIN_POSITIVE),
+        max_reference: max_ref,
         tolerance,
         non_finite,
         padding_changed,

@@ -39,6 +39,14 @@ for step in "$@"; do
             $host --variant $v --size ${NCU_SIZE:-4096} --iters 1 --warmup 0 --no-check > "$OUT/ncu-$v.log" 2>&1
         echo "ncu $v: exit $?"
       done ;;
+    experiments)
+      # The five experiments at the documents' sizes: a results page, CSVs, JSON and SVG charts
+      # each in $OUT/results/<experiment>/, the tables printed here. Each picks its own timing
+      # (000: ≤5 runs; 003: one run per configuration, as the report); 003's CPU runs are
+      # skipped when estimated over 8 s. Estimated 4–5 minutes on an H100 with 16 cores (not yet timed).
+      start=$SECONDS
+      $host experiment all --out "$OUT/results" --cpu-time-limit 8 2>&1 | tee "$OUT/experiments.log" | grep -v '^  '
+      echo "experiments: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" ;;
     sanitize)
       all=$($host --list | awk '{print $1}' | grep -v '^cublas$' | paste -sd, -)
       for tool in memcheck racecheck synccheck; do

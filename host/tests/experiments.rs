@@ -1,0 +1,366 @@
+//! Every experiment end to end on the emulator at tiny sizes, into a fresh folder: the files
+//! exist, the CSVs have the expected rows and columns, the JSON parses, the page embeds the
+//! tables and charts, and the computed findings name what the data says.
+use clap::Parser;
+use host::cli::{Cli, Command};
+use host::experiments;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// A results folder of its own under the system's temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "host-experiment-{name}-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `host experiment ARGS --backend emu --out DIR` and returns whether every check passed.
+fn run(args: &str, out: &Path) -> bool {
+    let line = format!(
+        "host experiment {args} --backend emu --out {}",
+        out.display()
+    );
+    let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
+    let Some(Command::Experiment(experiment)) = cli.command else {
+        panic!("`{line}` is not an experiment")
+    };
+    experiments::run_with_command_line(&experiment, line).unwrap()
+}
+
+/// (header, rows) of a CSV file.
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader =
+        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+fn column(header: &[String], name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+}
+
+fn read_json(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("results.json")).unwrap();
+    serde_json::from_str(&text).expect("results.json parses")
+}
+
+fn read_page(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("README.md")).unwrap()
+}
+
+/// The page embeds each table (its header row) and each chart, and records the run.
+fn assert_page_embeds(dir: &Path, tables: &[&str]) {
+    let page = read_page(dir);
+    let json = read_json(dir);
+    for id in tables {
+        assert!(dir.join(format!("{id}.csv")).is_file(), "{id}.csv");
+        let (header, _) = read_csv(&dir.join(format!("{id}.csv")));
+        // The markdown header row has the CSV's columns, less the `best` mark column.
+        let shown: Vec<&str> = header
+            .iter()
+            .map(String::as_str)
+            .filter(|h| *h != "best")
+            .collect();
+        assert!(
+            page.contains(&format!("| {} |", shown.join(" | "))),
+            "the page has table {id}"
+        );
+        if dir.join(format!("{id}.svg")).exists() {
+            let svg = std::fs::read_to_string(dir.join(format!("{id}.svg"))).unwrap();
+            assert!(svg.starts_with("<svg"), "{id}.svg is an SVG");
+            assert!(
+                page.contains(&format!("]({id}.svg)")),
+                "the page shows {id}.svg"
+            );
+        }
+    }
+    for key in ["device", "date", "command", "times"] {
+        assert!(
+            json["metadata"][key]
+                .as_str()
+                .is_some_and(|v| !v.is_empty()),
+            "metadata has {key}"
+        );
+        assert!(page.contains(&format!("| {key} |")), "the page shows {key}");
+    }
+    assert!(json["metadata"]["device"]
+        .as_str()
+        .unwrap()
+        .contains("emulator"));
+    assert!(page.contains("--backend emu"), "the page shows the command");
+    let headline = json["headline"].as_str().unwrap();
+    assert!(page.contains(headline), "the page shows the headline");
+    assert_eq!(json["tables"].as_array().unwrap().len(), tables.len());
+}
+
+/// The row marked best has the smallest time among the rows whose check passed.
+fn assert_best_is_fastest(header: &[String], rows: &[Vec<String>], time_col: &str) -> usize {
+    let (t, c, b) = (
+        column(header, time_col),
+        column(header, "check"),
+        column(header, "best"),
+    );
+    let best: Vec<usize> = (0..rows.len()).filter(|&i| rows[i][b] == "true").collect();
+    assert_eq!(best.len(), 1, "exactly one best row");
+    let time = |i: usize| rows[i][t].parse::<f64>().unwrap();
+    for (i, row) in rows.iter().enumerate() {
+        if row[c].starts_with("pass") {
+            assert!(time(best[0]) <= time(i), "row {i} is faster than the best");
+        }
+    }
+    best[0]
+}
+
+#[test]
+fn tile_sweep_000() {
+    let dir = TempDir::new("000");
+    assert!(run("000 --size 16", &dir.0));
+    let (header, rows) = read_csv(&dir.0.join("tile-sweep.csv"));
+    assert_eq!(rows.len(), 6);
+    for name in [
+        "tile",
+        "grid",
+        "block",
+        "emulator wall ms",
+        "speed-up vs tile 1",
+    ] {
+        column(&header, name);
+    }
+    let tiles: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(tiles, ["32", "16", "8", "4", "2", "1"]);
+    assert_eq!(
+        rows[5][column(&header, "grid")],
+        "(16,16)",
+        "16 / 1 blocks a side"
+    );
+    let best = assert_best_is_fastest(&header, &rows, "emulator wall ms");
+    let json = read_json(&dir.0);
+    let headline = json["headline"].as_str().unwrap();
+    assert!(
+        headline.contains(&format!("tile {} ", rows[best][0])),
+        "the finding names the best tile: {headline}"
+    );
+    assert!(headline.contains("emulator"), "{headline}");
+    assert_page_embeds(&dir.0, &["tile-sweep"]);
+    assert!(read_page(&dir.0).contains("**★ "));
+}
+
+#[test]
+fn progression_001() {
+    let dir = TempDir::new("001");
+    assert!(run("001 --size 16 --both-dtypes", &dir.0));
+    let kernels = experiments::progression::progression_variants();
+    for dtype in ["f32", "f64"] {
+        let (header, rows) = read_csv(&dir.0.join(format!("progression-{dtype}.csv")));
+        assert_eq!(
+            rows.len(),
+            kernels.len(),
+            "one row per kernel, no cuBLAS on the emulator"
+        );
+        let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+        assert!(names.starts_with(&["v0", "v1", "v2"]) && names.contains(&"gemm128"));
+        let best = assert_best_is_fastest(&header, &rows, "emulator wall ms");
+        let finding = read_json(&dir.0)["tables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == format!("progression-{dtype}"))
+            .unwrap()["finding"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            finding.contains(&format!("fastest was {},", rows[best][0])),
+            "{finding}"
+        );
+    }
+    assert_page_embeds(&dir.0, &["progression-f32", "progression-f64"]);
+}
+
+#[test]
+fn precision_002() {
+    let dir = TempDir::new("002");
+    assert!(run("002 --sizes 16,32", &dir.0));
+    let (header, rows) = read_csv(&dir.0.join("precision-frobenius.csv"));
+    assert_eq!(header, ["variant", "n = 16", "n = 32"]);
+    let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "naive",
+            "kahan",
+            "row-shared",
+            "blocked-kahan",
+            "v4",
+            "v5",
+            "gemm128"
+        ],
+        "the default variants less cuBLAS (GPU only)"
+    );
+    for row in &rows {
+        for cell in &row[1..] {
+            let error: f64 = cell.parse().unwrap();
+            assert!(error > 0.0 && error < 1e-6, "f32 at n ≤ 32: {error}");
+        }
+    }
+    let (_, thresholds) = read_csv(&dir.0.join("precision-threshold.csv"));
+    assert!(thresholds.iter().all(|r| r[1] == "never (up to n = 32)"));
+    let json = read_json(&dir.0);
+    assert!(json["headline"].as_str().unwrap().contains("up to n = 32"));
+    assert_page_embeds(
+        &dir.0,
+        &[
+            "precision-frobenius",
+            "precision-threshold",
+            "precision-max-element",
+        ],
+    );
+    assert!(read_page(&dir.0).contains("naive = v4 = v5 = gemm128"));
+}
+
+#[test]
+fn cg_004() {
+    let dir = TempDir::new("004");
+    assert!(run("004 --size 16", &dir.0));
+    let (header, rows) = read_csv(&dir.0.join("cg.csv"));
+    let names: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["cg-shuffle", "cg-regs", "cg-tile2x2"]);
+    let quoted: Vec<&str> = rows
+        .iter()
+        .map(|r| r[column(&header, "004 notes: % of cuBLAS")].as_str())
+        .collect();
+    assert_eq!(quoted, ["7", "20", "22"]);
+    let best = assert_best_is_fastest(&header, &rows, "emulator wall ms");
+    let headline = read_json(&dir.0)["headline"].as_str().unwrap().to_string();
+    assert!(
+        headline.contains(&format!("fastest was {};", rows[best][0])),
+        "{headline}"
+    );
+    assert_page_embeds(&dir.0, &["cg"]);
+}
+
+#[test]
+fn sweeps_003() {
+    let dir = TempDir::new("003");
+    assert!(run(
+        "003 --cpu-sizes 16,32 --cpu-blocking-size 32 --gpu-sweep-size 32 --scaling-sizes 16,32",
+        &dir.0
+    ));
+    // The CPU variants over sizes: one row per size, one time column per variant.
+    let (header, rows) = read_csv(&dir.0.join("cpu-sizes.csv"));
+    let cpu = [
+        "cpu-naive",
+        "cpu-simd",
+        "cpu-blocked",
+        "cpu-parallel",
+        "cpu-ndarray",
+    ];
+    assert_eq!(rows.len(), 2);
+    for name in cpu {
+        let c = column(&header, &format!("{name} ms"));
+        assert!(
+            rows.iter().all(|r| r[c].parse::<f64>().is_ok()),
+            "{name} ran"
+        );
+    }
+    // cpu-blocked over the blockL values up to n.
+    let (header, rows) = read_csv(&dir.0.join("cpu-blocking.csv"));
+    let block_l: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(block_l, ["8", "16", "32"]);
+    assert_best_is_fastest(&header, &rows, "CPU ms");
+    // GPU basic over block sizes, GPU blocked over blockL.
+    let (header, rows) = read_csv(&dir.0.join("gpu-threads.csv"));
+    let sizes: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        sizes,
+        ["2", "4", "8", "16", "32", "64", "128", "256", "512", "1024"]
+    );
+    assert_eq!(
+        rows[0][column(&header, "grid")],
+        "(512,1)",
+        "32² threads in 2s"
+    );
+    assert_best_is_fastest(&header, &rows, "emulator wall ms");
+    let (header, rows) = read_csv(&dir.0.join("gpu-blocking.csv"));
+    assert_eq!(rows.len(), 5);
+    assert_best_is_fastest(&header, &rows, "emulator wall ms");
+    // The scaling table's CPU variant is one of the CPU table's, named in the headline.
+    let (header, rows) = read_csv(&dir.0.join("scaling.csv"));
+    assert_eq!(rows.len(), 2);
+    let cpu_column = header.iter().find(|h| h.ends_with(" CPU ms")).unwrap();
+    let chosen = cpu_column.trim_end_matches(" CPU ms");
+    assert!(cpu.contains(&chosen), "{chosen}");
+    column(&header, "basic:32 emulator wall ms");
+    column(&header, "blocked:32 emulator wall ms");
+    let json = read_json(&dir.0);
+    let headline = json["headline"].as_str().unwrap();
+    assert!(headline.contains(chosen), "{headline}");
+    let finding = json["tables"][0]["finding"].as_str().unwrap();
+    assert!(
+        cpu.iter()
+            .any(|v| finding.contains(&format!("fastest CPU variant is {v},"))),
+        "{finding}"
+    );
+    assert_page_embeds(
+        &dir.0,
+        &[
+            "cpu-sizes",
+            "cpu-blocking",
+            "gpu-threads",
+            "gpu-blocking",
+            "scaling",
+        ],
+    );
+}
+
+#[test]
+fn sweeps_003_skip_cpu_runs_over_the_time_limit() {
+    let dir = TempDir::new("003-limit");
+    // With a 1 µs limit every CPU run after a variant's first size is estimated over it.
+    assert!(run(
+        "003 --parts cpu-sizes,scaling --cpu-variants cpu-naive,cpu-simd --cpu-sizes 16,32 \
+         --scaling-sizes 16,32 --scaling-cpu cpu-simd --cpu-time-limit 0.000001",
+        &dir.0
+    ));
+    let (header, rows) = read_csv(&dir.0.join("cpu-sizes.csv"));
+    for name in ["cpu-naive ms", "cpu-simd ms"] {
+        let c = column(&header, name);
+        assert!(rows[0][c].parse::<f64>().is_ok(), "the first size runs");
+        assert!(
+            rows[1][c].starts_with("skipped: est. ") && rows[1][c].ends_with(" s > 1e-6 s limit"),
+            "{}",
+            rows[1][c]
+        );
+    }
+    let (header, rows) = read_csv(&dir.0.join("scaling.csv"));
+    let c = column(&header, "cpu-simd CPU ms");
+    assert!(
+        rows[0][c].parse::<f64>().is_ok(),
+        "reused from the CPU table"
+    );
+    assert!(rows[1][c].starts_with("skipped: est. "), "{}", rows[1][c]);
+    assert!(read_page(&dir.0).contains("skipped by the 1e-6 s limit"));
+}
