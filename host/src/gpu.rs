@@ -231,7 +231,12 @@ impl Gpu {
         timing: Timing,
     ) -> Result<Measured<T>> {
         let function = match launch {
-            Launch::Kernel { entry, .. } => Some(self.function(entry)?),
+            Launch::Kernel { entry, geometry } => {
+                let function = self.function(entry)?;
+                allow_dynamic_shared(&function, geometry.shared_bytes)
+                    .with_context(|| format!("preparing {entry}"))?;
+                Some(function)
+            }
             Launch::Cublas => None,
             Launch::Cpu { entry, .. } => bail!("{entry} is a CPU variant: it runs on the host"),
         };
@@ -313,4 +318,26 @@ mod tests {
         assert!(pick_embedded_ptx(75).is_none());
         assert_eq!(arch_number("sm_90a"), Some(90));
     }
+}
+
+/// Above 48 KiB of dynamic shared memory a kernel must opt in (`cudaFuncSetAttribute` with
+/// `MaxDynamicSharedMemorySize`), or its launch fails with "invalid argument". The H100 allows
+/// up to 227 KiB per block.
+fn allow_dynamic_shared(function: &Function<'_>, bytes: u32) -> Result<()> {
+    const DEFAULT_LIMIT: u32 = 48 * 1024;
+    if bytes <= DEFAULT_LIMIT {
+        return Ok(());
+    }
+    use cust::sys::{cuFuncSetAttribute, CUfunction_attribute, CUresult};
+    let status = unsafe {
+        cuFuncSetAttribute(
+            function.to_raw(),
+            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            bytes as i32,
+        )
+    };
+    if status != CUresult::CUDA_SUCCESS {
+        bail!("the device refuses {bytes} bytes of dynamic shared memory per block ({status:?})");
+    }
+    Ok(())
 }

@@ -147,7 +147,7 @@ impl<T: Real> GemmArgs<T> {
     /// outside its matrix and aligned.
     #[inline(always)]
     pub fn ab_vec4_ok(&self) -> bool {
-        (self.m | self.k | self.lda | self.ldb) % 4 == 0
+        (self.m | self.k | self.lda | self.ldb).is_multiple_of(4)
             && self.a.is_aligned_to(16)
             && self.b.is_aligned_to(16)
     }
@@ -155,7 +155,7 @@ impl<T: Real> GemmArgs<T> {
     /// Whether C can be written in 16-byte pieces: m and ldc multiples of 4, C 16-byte aligned.
     #[inline(always)]
     pub fn c_vec4_ok(&self) -> bool {
-        (self.m | self.ldc) % 4 == 0 && self.c.is_aligned_to(16)
+        (self.m | self.ldc).is_multiple_of(4) && self.c.is_aligned_to(16)
     }
 
     /// The epilogue for C[i..i+4] (16-byte aligned): `alpha * acc + beta * C`, one 16-byte

@@ -23,11 +23,11 @@ for step in "$@"; do
     best)
       # Issue 6: `best` against cuBLAS and gemm128 at the sizes and shapes of the bar.
       for size in 1024 2048 4096 8192; do
-        $host --variant ${BEST:-best},gemm128 --compare cublas --size $size 2>&1 | tee "$OUT/best-$size.log" | grep '^|'
+        $host --variant ${BEST:-best:1,best:2,best:3},gemm128 --compare cublas --size $size 2>&1 | tee "$OUT/best-$size.log" | grep '^|'
       done
       for mnk in "8192 8192 1024" "1024 1024 8192" "8192 256 8192"; do
         set -- $mnk
-        $host --variant ${BEST:-best},gemm128 --compare cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/best-$1x$2x$3.log" | grep '^|'
+        $host --variant ${BEST:-best:1,best:2,best:3},gemm128 --compare cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/best-$1x$2x$3.log" | grep '^|'
       done ;;
     ncu)
       # Hardware counters of one launch each (clocks not locked: as the timings run).
@@ -48,12 +48,13 @@ for step in "$@"; do
       $host experiment all --out "$OUT/results" --cpu-time-limit 8 2>&1 | tee "$OUT/experiments.log" | grep -v '^  '
       echo "experiments: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" ;;
     sanitize)
-      all=$($host --list | awk '{print $1}' | grep -v '^cublas$' | paste -sd, -)
+      # Every GPU kernel (cuBLAS and the CPU variants are not ours to check), every tile of best.
+      all=$($host --list | awk '{print $1}' | grep -v -e '^cublas$' -e '^cpu-' | paste -sd, -),best:2,best:3,best:4
       for tool in memcheck racecheck synccheck; do
         compute-sanitizer --tool $tool --error-exitcode 9 $host --variant "$all" --m 100 --n 67 --k 45 --lda 103 --ldc 101 --beta 0.5 --iters 1 --warmup 0 --both-dtypes > "$OUT/sanitize-$tool.log" 2>&1
         echo "compute-sanitizer $tool: exit $? ($(grep -c 'check: .*PASS' "$OUT/sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/sanitize-$tool.log"))"
         # The 16-byte-load kernels need m, k, lda, ldb multiples of 4: a ragged shape they accept.
-        compute-sanitizer --tool $tool --error-exitcode 9 $host --variant v5,gemm64,gemm128,fynv --m 100 --n 67 --k 44 --lda 104 --ldc 101 --beta 0.5 --iters 1 --warmup 0 --both-dtypes > "$OUT/sanitize-$tool-vec4.log" 2>&1
+        compute-sanitizer --tool $tool --error-exitcode 9 $host --variant v5,gemm64,gemm128,fynv,best:1,best:2,best:3,best:4 --m 100 --n 67 --k 44 --lda 104 --ldc 101 --beta 0.5 --iters 1 --warmup 0 --both-dtypes > "$OUT/sanitize-$tool-vec4.log" 2>&1
         echo "compute-sanitizer $tool (16-byte-load kernels): exit $? ($(grep -c 'check: .*PASS' "$OUT/sanitize-$tool-vec4.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/sanitize-$tool-vec4.log"))"
       done ;;
     *) $host $step 2>&1 | tee -a "$OUT/misc.log" ;;

@@ -101,6 +101,9 @@ pub unsafe fn gemm<T: Real, const BM: u32, const BN: u32, const BK: u32, const S
 
 /// `VEC4`: A and B are copied in 16-byte pieces (see [`GemmArgs::ab_vec4_ok`]), else one
 /// element per copy.
+// Index loops over the register tile: every index is a constant once unrolled, which is what
+// keeps `acc` in registers.
+#[allow(clippy::needless_range_loop)]
 #[inline(always)]
 unsafe fn gemm_with<
     T: Real,
@@ -113,9 +116,17 @@ unsafe fn gemm_with<
     args: GemmArgs<T>,
 ) {
     const {
-        assert!(BM % WARP_M == 0 && BN % WARP_N == 0 && BK % 4 == 0 && STAGES >= 2);
+        assert!(
+            BM.is_multiple_of(WARP_M)
+                && BN.is_multiple_of(WARP_N)
+                && BK.is_multiple_of(4)
+                && STAGES >= 2
+        );
         // Every thread copies the same number of 4-row pieces of A and of B per slice.
-        assert!((BM * BK / 4) % threads(BM, BN) == 0 && (BN * BK) % threads(BM, BN) == 0);
+        assert!(
+            (BM * BK / 4).is_multiple_of(threads(BM, BN))
+                && (BN * BK).is_multiple_of(threads(BM, BN))
+        );
     };
     let stage_len = stage_elements(BM, BN, BK);
     let b_stride = BN + 4;
