@@ -1,7 +1,8 @@
 //! Bugs the emulator must catch. Each test plants one in a small kernel written against the
 //! device layer (exactly as the real kernels are) and checks what the emulator reports.
 use kernels_gpu::device::{
-    block_idx_x, sync_threads, thread_idx_x, Global, GlobalMut, Real, Shared,
+    block_idx_x, cp_async_commit, cp_async_wait, sync_threads, thread_idx_x, Global, GlobalMut,
+    Real, Shared,
 };
 use kernels_gpu::emu::{launch, Buffer, Fault, FaultKind, LaunchShape};
 
@@ -160,4 +161,47 @@ fn misaligned_vector_load_is_reported() {
         unsafe { output.store(t as usize, v[0].fma(1.0, v[3])) };
     });
     assert_eq!(result.unwrap_err().kind, FaultKind::MisalignedVectorAccess);
+}
+
+/// The reversal again, with the tile filled by asynchronous copies (`cp.async`). The copy is
+/// complete for the issuing thread only after its `cp_async_wait`, and for the others only
+/// after a barrier that follows the wait.
+fn reverse_async(input: Global<f32>, output: GlobalMut<f32>, wait_before_barrier: bool) {
+    let tile = Shared::<f32>::at(0, 64);
+    let (t, base) = (thread_idx_x(), block_idx_x() * 64);
+    unsafe { tile.copy_async(t, input, (base + t) as usize, true) };
+    cp_async_commit();
+    if wait_before_barrier {
+        cp_async_wait(0);
+    }
+    sync_threads();
+    let value = tile.load(63 - t);
+    cp_async_wait(0);
+    unsafe { output.store((base + t) as usize, value) };
+}
+
+#[test]
+fn async_copies_waited_for_before_the_barrier_pass() {
+    let (result, out) = run("reverse_async", |i, o| reverse_async(i, o, true));
+    result.unwrap();
+    assert_eq!((out[0], out[64]), (63.0, 127.0));
+}
+
+#[test]
+fn async_copy_read_before_its_wait_is_a_race() {
+    let (result, _) = run("reverse_async_without_wait", |i, o| {
+        reverse_async(i, o, false)
+    });
+    let fault = result.unwrap_err();
+    // Every copy lands only at its thread's wait, after the barrier, in the same interval as
+    // the other threads' reads of it: on the GPU they could read stale data. The emulator
+    // meets it as thread 32 reading slot 31, which thread 31's copy wrote at its wait.
+    assert_eq!(fault.kind, FaultKind::SharedRace, "{fault}");
+    assert!(
+        fault
+            .detail
+            .contains("read of shared byte 124 that thread (31, 0) wrote"),
+        "{fault}"
+    );
+    println!("{fault}");
 }
