@@ -306,20 +306,6 @@ impl Gpu {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn picks_the_newest_embedded_ptx_the_device_runs() {
-        assert_eq!(pick_embedded_ptx(90).unwrap().0, "sm_90");
-        assert_eq!(pick_embedded_ptx(89).unwrap().0, "sm_80");
-        assert_eq!(pick_embedded_ptx(120).unwrap().0, "sm_90");
-        assert!(pick_embedded_ptx(75).is_none());
-        assert_eq!(arch_number("sm_90a"), Some(90));
-    }
-}
-
 /// Above 48 KiB of dynamic shared memory a kernel must opt in (`cudaFuncSetAttribute` with
 /// `MaxDynamicSharedMemorySize`), or its launch fails with "invalid argument". The H100 allows
 /// up to 227 KiB per block.
@@ -340,4 +326,18 @@ fn allow_dynamic_shared(function: &Function<'_>, bytes: u32) -> Result<()> {
         bail!("the device refuses {bytes} bytes of dynamic shared memory per block ({status:?})");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_newest_embedded_ptx_the_device_runs() {
+        assert_eq!(pick_embedded_ptx(90).unwrap().0, "sm_90");
+        assert_eq!(pick_embedded_ptx(89).unwrap().0, "sm_80");
+        assert_eq!(pick_embedded_ptx(120).unwrap().0, "sm_90");
+        assert!(pick_embedded_ptx(75).is_none());
+        assert_eq!(arch_number("sm_90a"), Some(90));
+    }
 }
