@@ -291,7 +291,7 @@ pub const ALL: &[Variant] = &[
     // -- beyond the documents --
     Variant {
         name: "best",
-        summary: "warp tiles, 8x8 per thread, cp.async 3-stage pipeline, any shape; --tile: 1 128x64x16 (default), 2 128x128x8, 3 64x64x16, 4 128x128x8 2-stage",
+        summary: "warp tiles, 8x8 per thread, cp.async multi-stage pipeline, any shape; --tile: 1 128x64x16 (default), 2 128x128x8, 3 64x64x16, 4 128x128x8 2-stage",
         source: "beyond the documents (001's leads)",
         entry: "gemm_best_c{tile}",
         tiles: &[1, 2, 3, 4],

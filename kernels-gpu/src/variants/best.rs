@@ -2,15 +2,16 @@
 //!
 //! Source: none of the documents has it. `001_…txt` stops at `gemm_128x128` (our
 //! [`super::gemm128`]) and lists what would come next; this kernel takes those leads and the
-//! ones sm_80+ hardware adds. Changed from `gemm128`, each for a reason the profile gave:
+//! ones sm_80+ hardware adds. Changed from `gemm128`:
 //! - **Asynchronous copies, several stages.** `gemm128` brings the next slice through
 //!   registers (`ld.global` into 8 registers, then `st.shared` after the compute). Here the
 //!   copies go global → shared directly (`cp.async`, `LDGSTS` in SASS), `STAGES` slices ahead:
 //!   no staging registers, no store instructions in the loop, and `STAGES - 1` slices of
 //!   memory latency in flight instead of one. One barrier per slice still suffices: the stage
 //!   refilled in iteration `t` is the one every thread finished computing on in `t - 1`.
-//! - **Warp tiles.** The 8 warps of a 256-thread block own 64×32 pieces of the 128×128 tile
-//!   (2 × 4 warps), and a warp's lanes form an 8×4 grid of 8×8 thread tiles. A's fragment
+//! - **Warp tiles.** Each warp owns a 64×32 piece of the block tile (2 × 2 warps for the
+//!   default 128×64 tile, 2 × 4 for 128×128), and its lanes form an 8×4 grid of 8×8 thread
+//!   tiles. A's fragment
 //!   loads of a warp touch 8 distinct 16-byte chunks (128 contiguous bytes, one wavefront)
 //!   and B's 4; `gemm128`'s rows of 16 threads touched 16.
 //! - **B transposed by the copies.** A's slice is copied as it lies (a column of A is one
@@ -24,7 +25,8 @@
 //!   zero-filled by the copy itself (source size 0). C is written with 16-byte stores when its
 //!   layout allows.
 //! - **Block rasterisation.** Consecutive blocks walk down a group of `GROUP` tile-rows before
-//!   moving right, so the blocks resident at one time share A and B panels in L2.
+//!   moving right, so the blocks resident at one time share A and B panels in L2 (not
+//!   measured on its own).
 //!
 //! What did not work, measured (H100, 4096³, docs/perf-notes.md): B copied untransposed,
 //! 16 bytes per copy, `Bs[n][kk]`, read as one 16-byte load per column giving four k-steps.
@@ -40,12 +42,13 @@
 //! 64 `LDS.128`, 4 `LDGSTS.E.BYPASS.128` for A, 8 `LDGSTS.E` for B, one `BAR`. The rest is
 //! the copies' address arithmetic: the price of transposing B in flight.
 //!
-//! Measured: H100, f32, median, same process as cuBLAS (`docs/results/h100-2026-11-21/best-*.log`):
-//! 4096³ 47.0 TFLOP/s (0.915× cuBLAS, gemm128 0.930×), 8192³ 48.1 (0.932×, gemm128 0.941×),
-//! 2048³ 44.8 (0.912×), 1024×1024×8192 34.5 (0.773×, gemm128 0.506×). The bar of issue 6
-//! (1.00× at 4096³) is not reached: both kernels issue an instruction on about 87% of cycles
-//! (ncu), and `best` executes 7% more instructions than `gemm128` (the B copies), so the
-//! asynchronous pipeline's gain is spent on its own bookkeeping.
+//! Measured: H100, f32, `--tile 1`, median, same process as cuBLAS and gemm128
+//! (`docs/results/h100-2026-11-21/best-*.log`): 1024³ 32.70 TFLOP/s (1.018× cuBLAS, gemm128
+//! 0.637×), 2048³ 44.95 (0.917×, 0.942×), 4096³ 46.98 (0.919×, 0.936×), 8192³ 48.36 (0.936×,
+//! 0.946×), 1024×1024×8192 37.17 (0.821×, 0.494×). The bar of issue 6 (1.00× at 4096³) is not
+//! reached: at 4096³ both kernels issue an instruction on about 87% of cycles (ncu, on the
+//! 128×128×8 configuration), and that configuration executes 7% more instructions than
+//! `gemm128` (the B copies), so the pipeline's gain is spent on its own bookkeeping.
 use crate::device::{
     block_idx_x, cp_async_commit, cp_async_wait, sync_threads, thread_idx_x, Real, Shared,
     WARP_SIZE,
@@ -60,7 +63,7 @@ const THREAD_N: usize = 8;
 /// Tile-rows a group of consecutive blocks walks down before moving to the next column.
 const GROUP: u32 = 8;
 
-/// The shape of a configuration, for the host: threads per block and shared bytes.
+/// Threads per block of a BM×BN configuration: one warp per 64×32 piece.
 pub const fn threads(bm: u32, bn: u32) -> u32 {
     (bm / WARP_M) * (bn / WARP_N) * WARP_SIZE
 }
