@@ -119,18 +119,6 @@ impl<T: Real> GemmArgs<T> {
         unsafe { dst.copy_async(at, self.a, from, inside) }
     }
 
-    /// Starts the asynchronous copy of B(row..row+4, col) into `dst[at..at+4]`, zeros outside B
-    /// (`row` and `k` multiples of 4).
-    ///
-    /// # Safety
-    /// As [`GemmArgs::b4_or_zero`].
-    #[inline(always)]
-    pub unsafe fn copy_b4_async(&self, dst: Shared<T>, at: u32, row: u32, col: u32) {
-        let inside = row < self.k && col < self.n;
-        let from = if inside { self.b_at(row, col) } else { 0 };
-        unsafe { dst.copy4_async(at, self.b, from, inside) }
-    }
-
     /// Starts the asynchronous copy of B(row, col) into `dst[at]`, zero outside B.
     ///
     /// # Safety
