@@ -19,9 +19,10 @@ pub struct Cli {
     /// The variant to run (see --list), or several separated by commas for a table; `NAME:TILE` sets a tile width
     #[arg(long, required_unless_present = "list")]
     pub variant: Option<String>,
-    /// Also run this variant (only `cublas`) and print each time as a ratio to it
-    #[arg(long, value_parser = ["cublas"])]
-    pub compare: Option<String>,
+    /// Also run these yardsticks (`cublas`, `cublas-tf32`, or both separated by a comma) and
+    /// print each time as a ratio to each
+    #[arg(long, value_delimiter = ',', value_parser = ["cublas", "cublas-tf32"])]
+    pub compare: Vec<String>,
     /// With several variants, also run each at f32 and f64 ("both")
     #[arg(long)]
     pub both_dtypes: bool,

@@ -1,5 +1,6 @@
 //! The GPU backend: `cust` on device 0 (its primary context), the embedded PTX, CUDA events.
 use crate::problem::{Inputs, Problem, Scalar};
+use crate::registry::CublasMath;
 use crate::run::{Launch, Measured, Timing};
 use anyhow::{anyhow, bail, Context as _, Result};
 use cust::context::Context;
@@ -20,8 +21,8 @@ pub struct Gpu {
     pub ptx_origin: String,
     module: Module,
     stream: Stream,
-    /// Created on first use, on `stream`.
-    cublas: std::cell::OnceCell<CublasHandle>,
+    /// Created on first use, on `stream`: one handle per math mode.
+    cublas: [std::cell::OnceCell<CublasHandle>; 2],
     _context: Context,
 }
 
@@ -187,8 +188,13 @@ impl Gpu {
         })
     }
 
-    fn cublas(&self) -> Result<cudarc::cublas::sys::cublasHandle_t> {
-        if let Some(h) = self.cublas.get() {
+    fn cublas(&self, math: CublasMath) -> Result<cudarc::cublas::sys::cublasHandle_t> {
+        use cudarc::cublas::sys::{cublasMath_t, cublasSetMathMode, cublasStatus_t};
+        let (slot, mode) = match math {
+            CublasMath::Default => (0, cublasMath_t::CUBLAS_DEFAULT_MATH),
+            CublasMath::Tf32 => (1, cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH),
+        };
+        if let Some(h) = self.cublas[slot].get() {
             return Ok(h.0);
         }
         // cudarc loads libcublas at run time; a missing library panics inside it, so catch that.
@@ -197,7 +203,11 @@ impl Gpu {
             .map_err(|e| anyhow!("cublasCreate failed: {e:?}"))?;
         unsafe { cudarc::cublas::result::set_stream(handle, self.stream.as_inner() as _) }
             .map_err(|e| anyhow!("cublasSetStream failed: {e:?}"))?;
-        let _ = self.cublas.set(CublasHandle(handle));
+        let status = unsafe { cublasSetMathMode(handle, mode) };
+        if status != cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            bail!("cublasSetMathMode({mode:?}) failed: {status:?}");
+        }
+        let _ = self.cublas[slot].set(CublasHandle(handle));
         Ok(handle)
     }
 
@@ -237,11 +247,11 @@ impl Gpu {
                     .with_context(|| format!("preparing {entry}"))?;
                 Some(function)
             }
-            Launch::Cublas => None,
+            Launch::Cublas(_) => None,
             Launch::Cpu { entry, .. } => bail!("{entry} is a CPU variant: it runs on the host"),
         };
         let cublas = match launch {
-            Launch::Cublas => Some(self.cublas()?),
+            Launch::Cublas(math) => Some(self.cublas(*math)?),
             _ => None,
         };
         let s = p.shape;

@@ -62,9 +62,13 @@ fn run() -> Result<bool> {
         });
         variants.push((variant, tile));
     }
-    let compare = cli.compare.is_some();
-    if compare && !variants.iter().any(|(v, _)| matches!(v, Variant::Cublas)) {
-        variants.push((Variant::Cublas, None));
+    let mut yardsticks = Vec::new();
+    for name in &cli.compare {
+        let yardstick = registry::find(name)?;
+        if !variants.iter().any(|(v, _)| v.name() == name) {
+            variants.push((yardstick, None));
+        }
+        yardsticks.push(yardstick.name());
     }
     // CPU variants run on the host whatever the backend, so a list of only those opens none
     // (the emulator stands in, unused).
@@ -151,10 +155,23 @@ fn run() -> Result<bool> {
                 }
                 None => String::new(),
             };
-            let reports = execute_many(&backend, &variants, &p, timing, |r| {
+            // In a table over both dtypes, a variant with one dtype only sits out the other,
+            // saying so; asked for alone, it is refused (`run::plan`).
+            let runnable: Vec<_> = variants
+                .iter()
+                .copied()
+                .filter(|(v, _)| {
+                    let runs = v.dtypes().contains(&dtype) || !cli.both_dtypes;
+                    if !runs {
+                        println!("{}: no {} version, skipped", v.name(), dtype.name());
+                    }
+                    runs
+                })
+                .collect();
+            let reports = execute_many(&backend, &runnable, &p, timing, |r| {
                 print_one(r, &layout, timing)
             });
-            for (report, (variant, _)) in reports.into_iter().zip(&variants) {
+            for (report, (variant, _)) in reports.into_iter().zip(&runnable) {
                 match report {
                     Ok(mut r) => {
                         all_passed &= r.passed();
@@ -170,7 +187,7 @@ fn run() -> Result<bool> {
         }
     }
     if rows.len() > 1 {
-        println!("\n{}", table(&rows));
+        println!("\n{}", table(&rows, &yardsticks));
     }
     Ok(all_passed)
 }
@@ -200,17 +217,19 @@ fn print_one(report: &Result<Report>, layout: &str, timing: Timing) {
 }
 
 /// The markdown table of a multi-variant run. "on" says what ran each row (GPU, CPU or the
-/// emulator); TFLOP/s and the ratio to cuBLAS (when it ran on the same problem) are given for
-/// the rows whose time measures performance, GPU and CPU alike.
-fn table(rows: &[Report]) -> String {
-    let cublas = |p: &Problem| rows.iter().find(|r| r.entry == "cublas" && r.problem == *p);
-    let mut out = String::from("| variant | on | dtype | median ms | TFLOP/s | vs cuBLAS | check |\n|---|---|---|---:|---:|---:|---|\n");
+/// emulator); TFLOP/s and the ratio to each yardstick of `--compare` (when it ran on the same
+/// problem) are given for the rows whose time measures performance, GPU and CPU alike.
+fn table(rows: &[Report], yardsticks: &[&str]) -> String {
+    let find = |name: &str, p: &Problem| rows.iter().find(|r| r.entry == name && r.problem == *p);
+    let mut out = String::from("| variant | on | dtype | median ms | TFLOP/s |");
+    for y in yardsticks {
+        out += &format!(" vs {y} |");
+    }
+    out += " check |\n|---|---|---|---:|---:|";
+    out += &"---:|".repeat(yardsticks.len());
+    out += "---|\n";
     for r in rows {
         let performance = r.engine.measures_performance();
-        let ratio = match cublas(&r.problem) {
-            Some(c) if performance => format!("{:.3}", c.median_ms / r.median_ms),
-            _ => "-".into(),
-        };
         let check = match &r.check {
             Some(c) if c.passed() => format!("pass ({:.1e})", c.relative_frobenius),
             Some(c) => format!("FAIL ({:.1e})", c.relative_frobenius),
@@ -222,12 +241,19 @@ fn table(rows: &[Report]) -> String {
             "-".into()
         };
         out += &format!(
-            "| {} | {} | {} | {:.3} | {tflops} | {ratio} | {check} |\n",
+            "| {} | {} | {} | {:.3} | {tflops} |",
             r.variant,
             r.engine.name(),
             r.problem.dtype.name(),
             r.median_ms
         );
+        for y in yardsticks {
+            match find(y, &r.problem) {
+                Some(c) if performance => out += &format!(" {:.3} |", c.median_ms / r.median_ms),
+                _ => out += " - |",
+            }
+        }
+        out += &format!(" {check} |\n");
     }
     out
 }

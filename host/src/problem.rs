@@ -151,8 +151,6 @@ pub trait Scalar:
     fn kernel_body(body: KernelBody) -> Option<unsafe fn(GemmArgs<Self>)>;
     fn from_f64(v: f64) -> Self;
     fn to_f64(self) -> f64;
-    /// The unit roundoff (2^-24 for f32, 2^-53 for f64).
-    const EPSILON: f64;
 }
 
 impl Scalar for f32 {
@@ -163,7 +161,6 @@ impl Scalar for f32 {
             KernelBody::F64(_) => None,
         }
     }
-    const EPSILON: f64 = f32::EPSILON as f64 / 2.0;
     fn from_f64(v: f64) -> Self {
         v as f32
     }
@@ -180,7 +177,6 @@ impl Scalar for f64 {
             KernelBody::F32(_) => None,
         }
     }
-    const EPSILON: f64 = f64::EPSILON / 2.0;
     fn from_f64(v: f64) -> Self {
         v
     }

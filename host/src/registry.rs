@@ -2,8 +2,17 @@
 //! variants of [`crate::cpu::registry`], and cuBLAS as the yardstick.
 use crate::cpu::CpuVariant;
 use anyhow::{bail, Result};
-use kernels_gpu::gemm::Dtype;
+use kernels_gpu::gemm::{Arithmetic, Dtype};
 pub use kernels_gpu::registry::{Shape, Variant as KernelVariant};
+
+/// cuBLAS's math mode: the two yardsticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CublasMath {
+    /// `CUBLAS_DEFAULT_MATH`: FP32 SGEMM on the CUDA cores; DGEMM (FP64 tensor cores on an H100).
+    Default,
+    /// `CUBLAS_TF32_TENSOR_OP_MATH`: SGEMM on the TF32 tensor cores (inputs rounded to TF32).
+    Tf32,
+}
 
 /// What runs under a name.
 #[derive(Clone, Copy)]
@@ -11,8 +20,8 @@ pub enum Variant {
     Kernel(&'static KernelVariant),
     /// Runs on the host CPU whatever the backend (`crate::cpu`).
     Cpu(&'static CpuVariant),
-    /// `cublasSgemm`/`cublasDgemm` on the same buffers: the yardstick (GPU only).
-    Cublas,
+    /// `cublasSgemm`/`cublasDgemm` on the same buffers, in a math mode: the yardstick (GPU only).
+    Cublas(CublasMath),
 }
 
 impl Variant {
@@ -20,7 +29,8 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.name,
             Variant::Cpu(c) => c.name,
-            Variant::Cublas => "cublas",
+            Variant::Cublas(CublasMath::Default) => "cublas",
+            Variant::Cublas(CublasMath::Tf32) => "cublas-tf32",
         }
     }
 
@@ -28,8 +38,34 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.summary,
             Variant::Cpu(c) => c.summary,
-            Variant::Cublas => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32), the yardstick (GPU only)",
+            Variant::Cublas(CublasMath::Default) => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32), the yardstick (GPU only)",
+            Variant::Cublas(CublasMath::Tf32) => "cuBLAS SGEMM with CUBLAS_TF32_TENSOR_OP_MATH: the TF32 tensor-core yardstick (GPU only, f32)",
         }
+    }
+
+    /// The element types it runs.
+    pub fn dtypes(&self) -> &'static [Dtype] {
+        match self {
+            Variant::Kernel(k) => k.dtypes,
+            Variant::Cpu(_) | Variant::Cublas(CublasMath::Default) => {
+                kernels_gpu::registry::BOTH_DTYPES
+            }
+            Variant::Cublas(CublasMath::Tf32) => &[Dtype::F32],
+        }
+    }
+
+    /// How it computes, which sets the tolerance of its check.
+    pub fn arithmetic(&self) -> Arithmetic {
+        match self {
+            Variant::Kernel(k) => k.arithmetic,
+            Variant::Cpu(_) | Variant::Cublas(CublasMath::Default) => Arithmetic::Native,
+            Variant::Cublas(CublasMath::Tf32) => Arithmetic::Tf32,
+        }
+    }
+
+    /// Whether it is a cuBLAS yardstick.
+    pub fn is_cublas(&self) -> bool {
+        matches!(self, Variant::Cublas(_))
     }
 
     /// The values `--tile` accepts, the default first; empty when there is no parameter.
@@ -37,7 +73,7 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.tiles,
             Variant::Cpu(c) => c.tiles,
-            Variant::Cublas => &[],
+            Variant::Cublas(_) => &[],
         }
     }
 }
@@ -47,7 +83,10 @@ pub fn all() -> Vec<Variant> {
     let kernels = kernels_gpu::registry::ALL.iter().map(Variant::Kernel);
     kernels
         .chain(crate::cpu::registry::ALL.iter().map(Variant::Cpu))
-        .chain([Variant::Cublas])
+        .chain([
+            Variant::Cublas(CublasMath::Default),
+            Variant::Cublas(CublasMath::Tf32),
+        ])
         .collect()
 }
 
@@ -124,7 +163,14 @@ mod tests {
             "{e}"
         );
         assert_eq!(find("v4").unwrap().name(), "v4");
-        assert!(matches!(find("cublas"), Ok(Variant::Cublas)));
+        assert!(matches!(
+            find("cublas"),
+            Ok(Variant::Cublas(CublasMath::Default))
+        ));
+        assert!(matches!(
+            find("cublas-tf32"),
+            Ok(Variant::Cublas(CublasMath::Tf32))
+        ));
     }
 
     #[test]
@@ -137,7 +183,7 @@ mod tests {
             .to_string()
             .contains("accepts"));
         assert!(resolve_tile(find("v1").unwrap(), Some(8)).is_err());
-        assert!(resolve_tile(Variant::Cublas, Some(8)).is_err());
+        assert!(resolve_tile(Variant::Cublas(CublasMath::Default), Some(8)).is_err());
     }
 
     #[test]

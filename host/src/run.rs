@@ -4,7 +4,7 @@ use crate::cli::{BackendArg, Cli, DtypeArg, DEFAULT_PITCH_BYTES};
 use crate::cpu::{self, CpuScalar, CpuVariant};
 use crate::gpu::Gpu;
 use crate::problem::{Inputs, Problem};
-use crate::registry::{self, Variant};
+use crate::registry::{self, CublasMath, Variant};
 use crate::verify::{self, Check};
 use anyhow::{bail, Result};
 use kernels_gpu::gemm::{Dtype, Geometry};
@@ -18,7 +18,7 @@ pub enum Launch {
         entry: String,
         geometry: Geometry,
     },
-    Cublas,
+    Cublas(CublasMath),
     /// `tile` is the resolved `--tile` (`blockL`), 0 for a variant without one.
     Cpu {
         entry: String,
@@ -28,11 +28,11 @@ pub enum Launch {
 }
 
 impl Launch {
-    /// The kernel's or CPU variant's entry point, or "cublas".
+    /// The kernel's or CPU variant's entry point, or "cublas" / "cublas-tf32".
     pub fn name(&self) -> &str {
         match self {
             Launch::Kernel { entry, .. } | Launch::Cpu { entry, .. } => entry,
-            Launch::Cublas => "cublas",
+            Launch::Cublas(math) => Variant::Cublas(*math).name(),
         }
     }
 }
@@ -228,6 +228,19 @@ pub fn with_layout(p: Problem, pitch: Option<u32>) -> Result<Problem> {
 
 /// Resolves what to launch for a variant, tile and problem, or says why it cannot run.
 pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> {
+    if !variant.dtypes().contains(&p.dtype) {
+        bail!(
+            "variant `{}` has no {} version (it runs in {})",
+            variant.name(),
+            p.dtype.name(),
+            variant
+                .dtypes()
+                .iter()
+                .map(|d| d.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     match variant {
         Variant::Kernel(k) => {
             let tile = registry::resolve_tile(variant, tile)?;
@@ -248,8 +261,10 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> 
             variant: c,
             tile: registry::resolve_tile(variant, tile)?,
         }),
-        Variant::Cublas if tile.is_some() => bail!("cublas has no tile parameter"),
-        Variant::Cublas => Ok(Launch::Cublas),
+        Variant::Cublas(_) if tile.is_some() => {
+            bail!("{} has no tile parameter", variant.name())
+        }
+        Variant::Cublas(math) => Ok(Launch::Cublas(math)),
     }
 }
 
@@ -307,7 +322,13 @@ fn execute_typed<T: CpuScalar>(
             let check = timing.check.then(|| {
                 let reference =
                     reference.get_or_insert_with(|| verify::Reference::compute(p, &inputs));
-                verify::check_against(p, reference, &measured.uploaded_c, &measured.result)
+                verify::check_against(
+                    p,
+                    variant.arithmetic(),
+                    reference,
+                    &measured.uploaded_c,
+                    &measured.result,
+                )
             });
             let times = &measured.times_ms;
             let label = if variant.tiles().is_empty() {

@@ -3,14 +3,16 @@
 //! - Every element of C (m×n) must be finite: a NaN means an element was never written (C is
 //!   NaN-poisoned when beta = 0) or the kernel read padding/garbage. The padding rows of C
 //!   (ldc > m) must come back bit-for-bit as they were uploaded.
-//! - The relative Frobenius error `‖C - R‖ / ‖R‖` must stay under a tolerance that grows with
-//!   √k (rounding errors of a length-k dot product add up like a random walk): `64·u·√k`,
-//!   u the unit roundoff of the element type. The largest element error must stay under
-//!   `64·u·√k·max|R|` too.
+//! - The relative Frobenius error `‖C - R‖ / ‖R‖` must stay under a tolerance derived from the
+//!   variant's arithmetic ([`tolerance`]): the rounding of its inputs (none for FP32/FP64
+//!   fused multiply-adds, 2⁻¹¹ for TF32, about 2⁻²⁰ for 3xTF32) plus the rounding of a
+//!   length-k sum, which grows with √k. The largest element error must stay under
+//!   `tolerance·max|R|` too.
 //! - Up to [`FULL_REFERENCE_FLOPS`] the whole product is checked (ndarray's multithreaded
 //!   matrixmultiply); above it, a random sample of 64 full rows and 64 full columns of C
 //!   (seeded, so a failure reproduces). The report says which.
 use crate::problem::{Inputs, Matrix, Problem, Scalar};
+use kernels_gpu::gemm::{Arithmetic, Dtype};
 use ndarray::{Array2, ArrayView2, ShapeBuilder};
 use rand::seq::index::sample;
 use rand::SeedableRng;
@@ -29,6 +31,8 @@ pub struct Check {
     /// The largest |R| over the checked elements of the reference.
     pub max_reference: f64,
     pub tolerance: f64,
+    /// The arithmetic the tolerance was derived for.
+    pub arithmetic: Arithmetic,
     pub non_finite: usize,
     pub padding_changed: usize,
     /// "full" or "sample of 64 rows + 64 columns".
@@ -56,8 +60,8 @@ impl Check {
     pub fn summary(&self) -> String {
         let verdict = if self.passed() { "PASS" } else { "FAIL" };
         let mut s = format!(
-            "relative Frobenius error {:.2e} (tolerance {:.1e}), max element error {:.2e} (bound {:.1e}), {} f64 reference: {verdict}",
-            self.relative_frobenius, self.tolerance, self.max_element_error, self.max_element_bound, self.coverage
+            "relative Frobenius error {:.2e} (tolerance {:.1e} for {} arithmetic), max element error {:.2e} (bound {:.1e}), {} f64 reference: {verdict}",
+            self.relative_frobenius, self.tolerance, self.arithmetic.name(), self.max_element_error, self.max_element_bound, self.coverage
         );
         if self.non_finite > 0 {
             s += &format!(
@@ -75,9 +79,44 @@ impl Check {
     }
 }
 
-/// The tolerance on the relative Frobenius error for a dtype and k.
-pub fn tolerance(epsilon: f64, k: u32) -> f64 {
-    64.0 * epsilon * (k as f64).sqrt()
+/// Unit roundoff of the element type's arithmetic: 2⁻²⁴ for f32, 2⁻⁵³ for f64.
+pub fn unit_roundoff(dtype: Dtype) -> f64 {
+    match dtype {
+        Dtype::F32 => f32::EPSILON as f64 / 2.0,
+        Dtype::F64 => f64::EPSILON / 2.0,
+    }
+}
+
+/// Relative error of one product `a·b` from how the arithmetic rounds its inputs, at most:
+/// - native fused multiply-adds use the inputs exactly: 0;
+/// - TF32 rounds each input to 10 explicit mantissa bits, to nearest (`cvt.rna`): each is off by
+///   at most 2⁻¹¹ relative, the product by about 2·2⁻¹¹; random-sign errors of k products
+///   average to about 2⁻¹¹/√3 of ‖R‖ (the 3·10⁻⁴ TF32 is known for), so 2⁻¹¹ bounds it;
+/// - 3xTF32 keeps `big·big + big·small + small·big` of `(big + small + r)(big + small + r)`:
+///   the dropped `small·small` is at most 2⁻²² relative, and each `r` (the rounding of the
+///   small part) at most 2⁻²²: 3·2⁻²² < 2⁻²⁰.
+pub fn input_rounding(arithmetic: Arithmetic) -> f64 {
+    match arithmetic {
+        Arithmetic::Native => 0.0,
+        Arithmetic::Tf32 => 2f64.powi(-11),
+        Arithmetic::Tf32x3 => 2f64.powi(-20),
+    }
+}
+
+/// The tolerance on the relative Frobenius error: `4·(v + u·(√k + 4))`.
+///
+/// - `v` is [`input_rounding`]; `u` the unit roundoff of the accumulation ([`unit_roundoff`]).
+/// - `u·√k`: a length-k sum accumulates k roundings of random sign, a random walk. On the H100
+///   a correct f32 kernel's error at 4096³ is 1.2·10⁻⁶ = 0.31·u·√k; sequential summation of
+///   random-sign data gives about 0.4·u·√k, all-positive data about 0.6·u·√k.
+/// - `u·4`: the roundings that do not grow with k (the product, `alpha·acc + beta·C`); it also
+///   lets 3xTF32's input term (≤ 3·2⁻²² < 16·u) pass the FP32 check at k = 1.
+/// - The factor 4 is the margin over those estimates, so that a correct kernel never fails;
+///   it is small enough that a TF32 result fails the FP32 check for every k below about 10⁶
+///   (and any lost term, wrong index or stale tile fails by orders of magnitude).
+pub fn tolerance(dtype: Dtype, arithmetic: Arithmetic, k: u32) -> f64 {
+    let u = unit_roundoff(dtype);
+    4.0 * (input_rounding(arithmetic) + u * ((k as f64).sqrt() + 4.0))
 }
 
 fn view<T: Scalar>(m: &Matrix<T>) -> Array2<f64> {
@@ -142,14 +181,23 @@ impl Reference {
     }
 }
 
-/// Compares the kernel's C (`result`, with its padding) against the f64 reference.
-pub fn check<T: Scalar>(p: &Problem, inputs: &Inputs<T>, uploaded_c: &[T], result: &[T]) -> Check {
-    check_against(p, &Reference::compute(p, inputs), uploaded_c, result)
+/// Compares the kernel's C (`result`, with its padding) against the f64 reference, with the
+/// tolerance of `arithmetic`.
+pub fn check<T: Scalar>(
+    p: &Problem,
+    arithmetic: Arithmetic,
+    inputs: &Inputs<T>,
+    uploaded_c: &[T],
+    result: &[T],
+) -> Check {
+    let reference = Reference::compute(p, inputs);
+    check_against(p, arithmetic, &reference, uploaded_c, result)
 }
 
 /// [`check`] with a reference computed beforehand.
 pub fn check_against<T: Scalar>(
     p: &Problem,
+    arithmetic: Arithmetic,
     reference: &Reference,
     uploaded_c: &[T],
     result: &[T],
@@ -192,7 +240,7 @@ pub fn check_against<T: Scalar>(
     } else {
         err2.sqrt()
     };
-    let tolerance = tolerance(T::EPSILON, s.k);
+    let tolerance = tolerance(p.dtype, arithmetic, s.k);
     Check {
         relative_frobenius: if relative.is_nan() {
             f64::INFINITY
@@ -207,6 +255,7 @@ pub fn check_against<T: Scalar>(
         max_element_bound: tolerance * max_ref.max(f64::MIN_POSITIVE),
         max_reference: max_ref,
         tolerance,
+        arithmetic,
         non_finite,
         padding_changed,
         coverage: reference.coverage.clone(),
@@ -217,7 +266,6 @@ pub fn check_against<T: Scalar>(
 mod tests {
     use super::*;
     use crate::problem::Init;
-    use kernels_gpu::gemm::Dtype;
     use kernels_gpu::registry::Shape;
 
     fn problem(m: u32, n: u32, k: u32, beta: f64) -> Problem {
@@ -258,7 +306,7 @@ mod tests {
             let p = problem(7, 5, 9, beta);
             let x = Inputs::<f64>::generate(&p);
             let uploaded = x.c_for_checked_run(p.beta);
-            let check = check(&p, &x, &uploaded, &by_hand(&p, &x));
+            let check = check(&p, Arithmetic::Native, &x, &uploaded, &by_hand(&p, &x));
             assert!(check.passed(), "{}", check.summary());
             assert!(check.relative_frobenius < 1e-15, "{}", check.summary());
             assert_eq!(check.coverage, "full");
@@ -274,26 +322,103 @@ mod tests {
 
         let mut wrong = good.clone();
         wrong[3 + 2 * 8] += 1e-3;
-        assert!(!check(&p, &x, &uploaded, &wrong).passed());
+        assert!(!check(&p, Arithmetic::Native, &x, &uploaded, &wrong).passed());
 
         let mut unwritten = good.clone();
         unwritten[1] = f64::NAN;
-        let c = check(&p, &x, &uploaded, &unwritten);
+        let c = check(&p, Arithmetic::Native, &x, &uploaded, &unwritten);
         assert_eq!(c.non_finite, 1);
         assert!(!c.passed() && c.summary().contains("unwritten"));
 
         let mut padding = good.clone();
         padding[6] = 0.0; // row 6 of column 0 is padding (ldc = 8)
-        let c = check(&p, &x, &uploaded, &padding);
+        let c = check(&p, Arithmetic::Native, &x, &uploaded, &padding);
         assert_eq!(c.padding_changed, 1);
         assert!(!c.passed());
     }
 
     #[test]
     fn tolerance_grows_with_sqrt_k_and_precision() {
-        let f32_tol = tolerance(f32::EPSILON as f64 / 2.0, 4096);
-        assert!((f32_tol - 64.0 * 5.96e-8 * 64.0).abs() < 1e-6);
-        assert!((tolerance(1.0, 400) / tolerance(1.0, 100) - 2.0).abs() < 1e-12);
-        assert!(tolerance(f64::EPSILON / 2.0, 4096) < 1e-12);
+        let u32_ = unit_roundoff(Dtype::F32);
+        assert_eq!(u32_, 2f64.powi(-24));
+        // 4096: 4·u·(64 + 4) = 1.6e-5, thirteen times the 1.2e-6 a correct kernel shows there.
+        let f32_tol = tolerance(Dtype::F32, Arithmetic::Native, 4096);
+        assert!((f32_tol - 4.0 * u32_ * 68.0).abs() < 1e-12 && f32_tol < 1.7e-5);
+        let big = tolerance(Dtype::F32, Arithmetic::Native, 4_000_000) - 16.0 * u32_;
+        let small = tolerance(Dtype::F32, Arithmetic::Native, 1_000_000) - 16.0 * u32_;
+        assert!(
+            (big / small - 2.0).abs() < 1e-12,
+            "the k term grows with √k"
+        );
+        assert!(tolerance(Dtype::F64, Arithmetic::Native, 4096) < 1e-13);
+        // TF32's input rounding dominates at every practical k; 3xTF32 sits near FP32.
+        assert!(tolerance(Dtype::F32, Arithmetic::Tf32, 4096) > 100.0 * f32_tol);
+        let three = tolerance(Dtype::F32, Arithmetic::Tf32x3, 4096);
+        assert!(three > f32_tol && three < 2.0 * f32_tol);
+    }
+
+    /// `x` rounded to TF32 as `cvt.rna.tf32.f32` does (10 explicit bits, ties away from zero).
+    fn tf32(x: f32) -> f32 {
+        f32::from_bits(x.to_bits().wrapping_add(0x1000) & 0xFFFF_E000)
+    }
+
+    /// The product with each arithmetic's rounding of the inputs, summed in f32 like a kernel
+    /// (TF32: rounded inputs; 3xTF32: big·big + big·small + small·big, small terms first).
+    fn modelled(p: &Problem, x: &Inputs<f32>, arithmetic: Arithmetic) -> Vec<f32> {
+        let s = p.shape;
+        let mut c = x.c_for_checked_run(p.beta);
+        let split = |v: f32| {
+            let big = tf32(v);
+            (big, tf32(v - big))
+        };
+        for j in 0..s.n {
+            for i in 0..s.m {
+                let mut acc = 0f32;
+                for q in 0..s.k {
+                    let (a, b) = (x.a.at(i, q), x.b.at(q, j));
+                    acc = match arithmetic {
+                        Arithmetic::Native => a.mul_add(b, acc),
+                        Arithmetic::Tf32 => tf32(a).mul_add(tf32(b), acc),
+                        Arithmetic::Tf32x3 => {
+                            let ((ab, as_), (bb, bs)) = (split(a), split(b));
+                            let acc = as_.mul_add(bb, acc);
+                            let acc = ab.mul_add(bs, acc);
+                            ab.mul_add(bb, acc)
+                        }
+                    };
+                }
+                let c0 = if p.beta == 0.0 { 0.0 } else { x.c.at(i, j) };
+                c[(i + j * s.ldc) as usize] = p.alpha as f32 * acc + p.beta as f32 * c0;
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn each_arithmetic_passes_its_own_check_and_tf32_fails_the_fp32_one() {
+        for (m, n, k) in [(1, 1, 1), (16, 16, 1), (24, 20, 64), (32, 16, 1024)] {
+            let p = Problem {
+                dtype: Dtype::F32,
+                ..problem(m, n, k, 0.5)
+            };
+            let x = Inputs::<f32>::generate(&p);
+            let uploaded = x.c_for_checked_run(p.beta);
+            let reference = Reference::compute(&p, &x);
+            let verdict = |result: &[f32], as_: Arithmetic| {
+                check_against(&p, as_, &reference, &uploaded, result)
+            };
+            for arithmetic in [Arithmetic::Native, Arithmetic::Tf32, Arithmetic::Tf32x3] {
+                let c = verdict(&modelled(&p, &x, arithmetic), arithmetic);
+                assert!(c.passed(), "{m}x{n}x{k} {arithmetic:?}: {}", c.summary());
+            }
+            let tf32_as_fp32 = verdict(&modelled(&p, &x, Arithmetic::Tf32), Arithmetic::Native);
+            assert!(
+                !tf32_as_fp32.passed(),
+                "{m}x{n}x{k}: {}",
+                tf32_as_fp32.summary()
+            );
+            let x3_as_fp32 = verdict(&modelled(&p, &x, Arithmetic::Tf32x3), Arithmetic::Native);
+            assert!(x3_as_fp32.passed(), "{m}x{n}x{k}: {}", x3_as_fp32.summary());
+        }
     }
 }

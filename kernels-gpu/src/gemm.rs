@@ -194,6 +194,31 @@ pub const fn blocks_for(a: u32, b: u32) -> u32 {
     a.div_ceil(b)
 }
 
+/// How a kernel multiplies and adds: what its result's error is made of, and so the tolerance
+/// the host's check holds it to (`host/src/verify.rs` derives one from each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Arithmetic {
+    /// Fused multiply-adds in the element type (CUDA cores; the FP64 tensor cores' DMMA is IEEE
+    /// FP64 fused multiply-add too): the inputs are used exactly.
+    Native,
+    /// The tensor cores' TF32 mode: each f32 input rounded to 10 explicit mantissa bits
+    /// (`cvt.rna.tf32.f32`), products exact, sums in at least f32.
+    Tf32,
+    /// Three TF32 products per term (`big·big + big·small + small·big`, each input split into a
+    /// TF32 `big` part and the TF32 rounding of `x - big`): FP32 accuracy from tensor cores.
+    Tf32x3,
+}
+
+impl Arithmetic {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Arithmetic::Native => "native",
+            Arithmetic::Tf32 => "TF32",
+            Arithmetic::Tf32x3 => "3xTF32",
+        }
+    }
+}
+
 /// The element type of a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dtype {

@@ -4,7 +4,7 @@
 //! Adding a variant: write its file in [`crate::variants`] (doc header: source document, what
 //! changed and why, what the PTX/SASS shows, what it measured), add its entry points to
 //! [`crate::entry`], and a row to [`ALL`].
-use crate::gemm::{Dtype, Geometry};
+use crate::gemm::{Arithmetic, Dtype, Geometry};
 use crate::variants::*;
 
 /// A problem's sizes and leading dimensions, as the registry checks them.
@@ -32,9 +32,16 @@ pub struct Variant {
     pub tiles: &'static [u32],
     /// Grid, block and shared memory for a problem (`tile` is 0 when `tiles` is empty).
     pub geometry: fn(m: u32, n: u32, k: u32, element_bytes: u32, tile: u32) -> Geometry,
-    /// `Err(constraint)` for shapes the kernel does not handle. Every variant so far takes all.
+    /// `Err(constraint)` for shapes the kernel does not handle.
     pub supports: fn(&Shape, Dtype) -> Result<(), String>,
+    /// The element types it has entry points for (most have both).
+    pub dtypes: &'static [Dtype],
+    /// How it computes: the host checks its result against the tolerance of this arithmetic.
+    pub arithmetic: Arithmetic,
 }
+
+/// f32 and f64: the variants written generically over [`crate::device::Real`].
+pub const BOTH_DTYPES: &[Dtype] = &[Dtype::F32, Dtype::F64];
 
 impl Variant {
     /// The PTX entry point for a dtype and tile width.
@@ -51,8 +58,9 @@ impl Variant {
         } else {
             self.tiles
         };
-        [Dtype::F32, Dtype::F64]
-            .into_iter()
+        self.dtypes
+            .iter()
+            .copied()
             .flat_map(move |d| tiles.iter().map(move |t| self.entry_name(d, *t)))
     }
 }
@@ -94,6 +102,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| v0_uncoalesced::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "v1",
@@ -103,6 +113,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| v1_coalesced::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "v3",
@@ -112,6 +124,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| v3_shared_tiles::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "v4",
@@ -121,6 +135,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| v4_padded_tiles::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "tiled",
@@ -130,6 +146,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[16, 1, 2, 4, 8, 32],
         geometry: tiled_geometry,
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     // -- the 001 progression (v2, v5, gemm64, gemm128, fynv, alc1..3) goes here --
     Variant {
@@ -140,6 +158,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| v2_local_indices::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "v5",
@@ -149,6 +169,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| v5_float4::geometry(m, n, k, b),
         supports: |s, _| v5_float4::check_vec4("v5", s.m, s.k, s.lda, s.ldb),
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "gemm64",
@@ -158,6 +180,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| gemm64::geometry(m, n, k, b),
         supports: |s, _| v5_float4::check_vec4("gemm64", s.m, s.k, s.lda, s.ldb),
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "gemm128",
@@ -168,6 +192,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| gemm128::geometry(m, n, k, b),
         supports: |s, _| v5_float4::check_vec4("gemm128", s.m, s.k, s.lda, s.ldb),
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "alc1",
@@ -177,6 +203,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| alc1::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "alc2",
@@ -186,6 +214,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| alc2::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "alc3",
@@ -195,6 +225,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| alc3::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "fynv",
@@ -204,6 +236,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| fynv::geometry(m, n, k, b),
         supports: |s, _| v5_float4::check_vec4("fynv", s.m, s.k, s.lda, s.ldb),
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     // -- the 002/003/004 variants (naive, kahan, row-shared, blocked-kahan, basic, cg-*) go here --
     Variant {
@@ -214,6 +248,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| naive::geometry(m, n, k, b, naive::BLOCK),
         supports: naive::supports,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "kahan",
@@ -223,6 +259,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| naive::geometry(m, n, k, b, naive::BLOCK),
         supports: naive::supports,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "row-shared",
@@ -232,6 +270,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| row_shared::geometry(m, n, k, b),
         supports: row_shared::supports,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "blocked-kahan",
@@ -241,6 +281,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| blocked_kahan::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "basic",
@@ -250,6 +292,8 @@ pub const ALL: &[Variant] = &[
         tiles: naive::BLOCK_SIZES,
         geometry: naive::geometry,
         supports: naive::supports,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "blocked",
@@ -259,6 +303,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[32, 2, 4, 8, 16],
         geometry: tiled_geometry,
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "cg-shuffle",
@@ -268,6 +314,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| cg_shuffle::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "cg-regs",
@@ -277,6 +325,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| cg_regs::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     Variant {
         name: "cg-tile2x2",
@@ -287,6 +337,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[],
         geometry: |m, n, k, b, _| cg_tile2x2::geometry(m, n, k, b),
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
     // -- beyond the documents --
     Variant {
@@ -297,6 +349,8 @@ pub const ALL: &[Variant] = &[
         tiles: &[1, 2, 3, 4],
         geometry: best_geometry,
         supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
     },
 ];
 

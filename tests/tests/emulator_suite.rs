@@ -62,6 +62,17 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
             let Variant::Kernel(kernel) = variant else {
                 unreachable!("only kernels are emulated")
             };
+            if !kernel.dtypes.contains(&dtype) {
+                let e = execute(&Backend::Emulator, variant, tile, &p, timing)
+                    .err()
+                    .unwrap_or_else(|| panic!("{what}: ran a dtype it has no entry point for"));
+                let message = format!("{e:#}");
+                assert!(
+                    message.contains(&format!("no {} version", dtype.name())),
+                    "{what}: {message}"
+                );
+                continue;
+            }
             match (kernel.supports)(&shape, dtype) {
                 Ok(()) => {
                     let report = execute(&Backend::Emulator, variant, tile, &p, timing)

@@ -103,7 +103,12 @@ fn every_variant_matches_the_reference_on_the_gpu() {
                             failures.push(format!("{what}: {}", r.check.unwrap().summary()));
                         }
                     }
-                    // A shape the registry rejects must be rejected with its reason.
+                    // A dtype the variant lacks, or a shape the registry rejects, must be
+                    // refused with the reason.
+                    (Err(e), _) if !v.dtypes().contains(&dtype) => {
+                        let expected = format!("no {} version", dtype.name());
+                        assert!(format!("{e:#}").contains(&expected), "{what}: {e:#}");
+                    }
                     (Err(e), Variant::Kernel(k)) if (k.supports)(&shape, dtype).is_err() => {
                         assert!(
                             format!("{e:#}").contains("does not support"),

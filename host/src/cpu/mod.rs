@@ -145,7 +145,7 @@ mod tests {
     use crate::registry::Variant;
     use crate::run::{execute, plan, Backend, Engine, Launch};
     use crate::verify;
-    use kernels_gpu::gemm::Dtype;
+    use kernels_gpu::gemm::{Arithmetic, Dtype};
     use kernels_gpu::registry::Shape;
 
     /// (m, n, k, padding of lda, ldb, ldc, alpha, beta)
@@ -242,7 +242,7 @@ mod tests {
         let uploaded = inputs.c_for_checked_run(p.beta);
         let mut c = uploaded.clone();
         simd::gemm_portable(&Operands::new(p, &inputs), &mut c, p.shape.ldc as usize);
-        verify::check(p, &inputs, &uploaded, &c)
+        verify::check(p, Arithmetic::Native, &inputs, &uploaded, &c)
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, time_cell, valid_time, variant, Common, Context};
 use crate::problem::Init;
-use crate::registry::Variant;
+use crate::registry::{CublasMath, Variant};
 use crate::run::{Report, Timing};
 use anyhow::Result;
 use kernels_gpu::gemm::Dtype;
@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         variants.push((variant(name)?, None));
     }
     if ctx.gpu {
-        variants.push((Variant::Cublas, None));
+        variants.push((Variant::Cublas(CublasMath::Default), None));
     }
     let progress = Progress::new("004 cg", variants.len());
     let timing = ctx.timing();
@@ -194,7 +194,7 @@ mod tests {
             .iter()
             .map(|r| (variant(r.0).unwrap(), None))
             .collect();
-        variants.push((Variant::Cublas, None));
+        variants.push((Variant::Cublas(CublasMath::Default), None));
         let reports = vec![
             report("cg-shuffle", &p, 26.0, true),
             report("cg-regs", &p, 8.0, true),

@@ -325,12 +325,9 @@ pub fn describe(p: &Problem) -> String {
     }
 }
 
-/// The variant called `name`: a registered one, or `cublas`.
+/// The variant called `name`: a registered kernel, CPU variant or cuBLAS yardstick.
 pub fn variant(name: &str) -> Result<Variant> {
-    match name {
-        "cublas" => Ok(Variant::Cublas),
-        _ => registry::find(name),
-    }
+    registry::find(name)
 }
 
 /// The check column: `pass (1.1e-6)` with the relative Frobenius error, `FAIL (…)`, or why none.
@@ -525,6 +522,7 @@ pub(crate) mod testing {
                 max_element_bound: 1e-3,
                 max_reference: 1.0,
                 tolerance: 1e-3,
+                arithmetic: kernels_gpu::gemm::Arithmetic::Native,
                 non_finite: 0,
                 padding_changed: 0,
                 coverage: "full".into(),

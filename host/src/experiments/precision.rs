@@ -12,7 +12,7 @@ use super::table::{Cell, Table};
 use super::{all_passed, error_cell, variant, Common, Context};
 use crate::cli::DtypeArg;
 use crate::problem::Init;
-use crate::registry::Variant;
+use crate::registry::{CublasMath, Variant};
 use crate::run::{Report, Timing};
 use crate::verify::FULL_REFERENCE_FLOPS;
 use anyhow::Result;
@@ -72,7 +72,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     for name in &names {
         let v = variant(name)?;
         // cuBLAS needs a GPU; on the emulator it is left out (and the page says so).
-        if ctx.gpu || !matches!(v, Variant::Cublas) {
+        if ctx.gpu || !matches!(v, Variant::Cublas(CublasMath::Default)) {
             variants.push((v, None));
         }
     }

@@ -12,7 +12,7 @@ use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, label, time_cell, valid_time, Common, Context};
 use crate::cli::DtypeArg;
 use crate::problem::Init;
-use crate::registry::{self, Variant};
+use crate::registry::{self, CublasMath, Variant};
 use crate::run::Report;
 use anyhow::Result;
 use kernels_gpu::gemm::Dtype;
@@ -100,7 +100,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         .map(|v| (v, None))
         .collect();
     if ctx.gpu {
-        variants.push((Variant::Cublas, None));
+        variants.push((Variant::Cublas(CublasMath::Default), None));
     }
     let timing = ctx.timing();
     let progress = Progress::new("001 progression", variants.len() * dtypes.len());
@@ -178,7 +178,7 @@ fn dtype_section(
     let cublas_ms = variants
         .iter()
         .zip(reports)
-        .find(|((v, _), _)| matches!(v, Variant::Cublas))
+        .find(|((v, _), _)| matches!(v, Variant::Cublas(CublasMath::Default)))
         .and_then(|(_, r)| valid_time(r));
     // As the pipeline labels a run: `best:1` for a parameterised kernel at its default.
     let shown: Vec<String> = variants

@@ -17,7 +17,7 @@ use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, label, time_cell, valid_time, variant, Common, Context};
 use crate::problem::Init;
-use crate::registry::Variant;
+use crate::registry::{CublasMath, Variant};
 use crate::run::{self, Launch, Report, Timing};
 use anyhow::Result;
 use clap::ValueEnum;
@@ -762,7 +762,7 @@ fn scaling_section(
         }
     }
     if ctx.gpu {
-        gpu_variants.push((Variant::Cublas, None));
+        gpu_variants.push((Variant::Cublas(CublasMath::Default), None));
     }
     let gpu_labels: Vec<String> = gpu_variants.iter().map(|&(v, t)| label(v, t)).collect();
     let time_word = if ctx.gpu { "ms" } else { "emulator wall ms" };
