@@ -357,9 +357,9 @@ mod tests {
         assert!(three > f32_tol && three < 2.0 * f32_tol);
     }
 
-    /// `x` rounded to TF32 as `cvt.rna.tf32.f32` does (10 explicit bits, ties away from zero).
+    /// `x` rounded to TF32 as `cvt.rna.tf32.f32` does: the device layer's emulated rounding.
     fn tf32(x: f32) -> f32 {
-        f32::from_bits(x.to_bits().wrapping_add(0x1000) & 0xFFFF_E000)
+        kernels_gpu::device::mma::Tf32::round(x).to_f32()
     }
 
     /// The product with each arithmetic's rounding of the inputs, summed in f32 like a kernel
@@ -368,8 +368,8 @@ mod tests {
         let s = p.shape;
         let mut c = x.c_for_checked_run(p.beta);
         let split = |v: f32| {
-            let big = tf32(v);
-            (big, tf32(v - big))
+            let (big, small) = kernels_gpu::device::mma::Tf32::split(v);
+            (big.to_f32(), small.to_f32())
         };
         for j in 0..s.n {
             for i in 0..s.m {

@@ -1,15 +1,17 @@
 //! The CPU emulator: runs a kernel launch on the host with the semantics of the GPU.
 //!
 //! - **Threads.** Every GPU thread of a block is a stackful coroutine with its own indices.
-//!   A round resumes each runnable thread until it suspends (at a barrier or a warp shuffle)
+//!   A round resumes each runnable thread until it suspends (at a barrier or a warp-wide operation)
 //!   or returns.
 //! - **Barriers.** A thread at `sync_threads` suspends; when every live thread of the block is
 //!   waiting, the block enters its next *barrier interval* and all resume. So a thread that
 //!   passes a barrier sees every shared-memory write made before it, as on the GPU.
 //! - **Shared memory.** Each block gets its own zero-filled pool of the size the launch asked for.
-//! - **Warp shuffles.** The 32 lanes of a warp exchange values through a slot per lane; a lane
-//!   suspends until every lane of its warp has deposited its value (warp-synchronous, as
-//!   `shfl.sync` with a full mask).
+//! - **Warp-wide operations** (`shfl.sync`, the tensor cores' `mma.sync`). The lanes of a warp
+//!   exchange registers through a slot per lane: a lane deposits its registers and suspends
+//!   until every lane of its warp has deposited, then reads what it needs of the others'
+//!   (a shuffle one value, an `mma` every lane's fragments). Lanes that reach different
+//!   warp-wide operations, or a warp with lanes missing, are reported.
 //! - **Blocks** run several at a time on worker threads (blocks share nothing but global
 //!   memory, and a correct kernel does not race on it within a launch). A faulty launch reports
 //!   the fault of its lowest-numbered faulting block, so reports do not depend on timing.
@@ -25,7 +27,8 @@
 //!   to a word another thread wrote or read in the same interval (a missing barrier before the
 //!   overwrite), are races: on the GPU their outcome depends on timing. Detection does not
 //!   depend on the order the emulator happens to run threads in.
-//! - a deadlock (threads of one block waiting at different barriers or shuffles).
+//! - a deadlock (threads of one block waiting at different barriers or warp-wide operations), or
+//!   lanes of a warp at different warp-wide operations.
 use core::cell::{Cell, RefCell};
 use core::fmt;
 use corosensei::stack::DefaultStack;
@@ -162,14 +165,14 @@ struct Launch<'a> {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Suspend {
     Barrier,
-    Shuffle,
+    WarpCollective,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum State {
     Runnable,
     AtBarrier,
-    AtShuffle,
+    AtWarpCollective,
     Exited,
 }
 
@@ -195,12 +198,25 @@ pub(crate) struct ThreadContext {
     pub(crate) linear: u32,
     pub(crate) block: *const BlockContext,
     yielder: Cell<*const Yielder<(), Suspend>>,
-    shuffle_parity: Cell<usize>,
+    collective_parity: Cell<usize>,
     /// Asynchronous copies (`cp.async`) issued but not yet committed to a group.
     open_copies: RefCell<Vec<AsyncCopy>>,
     /// Committed groups of asynchronous copies, oldest first, not yet waited for.
     copy_groups: RefCell<std::collections::VecDeque<Vec<AsyncCopy>>>,
 }
+
+/// Registers a lane brings to one warp-wide operation.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Deposit {
+    /// The operation, so that lanes at different ones are caught.
+    pub(crate) op: &'static str,
+    pub(crate) registers: [u64; MAX_REGISTERS],
+    pub(crate) len: usize,
+}
+
+/// The most registers a lane deposits for one warp-wide operation (an f64 `m16n8k16` brings 8
+/// of A and 4 of B).
+pub(crate) const MAX_REGISTERS: usize = 16;
 
 /// A pending `cp.async`: the shared-pool byte address and the bytes it will write there.
 type AsyncCopy = (u32, Vec<u8>);
@@ -225,7 +241,9 @@ pub(crate) struct BlockContext {
     pool: RefCell<Vec<u8>>,
     history: RefCell<Vec<WordHistory>>,
     interval: Cell<u32>,
-    shuffle_slots: RefCell<[Vec<u64>; 2]>,
+    /// One deposit per thread for each of two alternating warp-wide operations (a lane cannot
+    /// get two operations ahead of a lane of its warp, so two sets suffice).
+    collective_slots: RefCell<[Vec<Deposit>; 2]>,
 }
 
 thread_local! {
@@ -279,23 +297,63 @@ impl ThreadContext {
         self.suspend(Suspend::Barrier);
     }
 
-    /// The warp-synchronous exchange behind `shfl.sync.idx`.
-    pub(crate) fn shuffle(&self, bits: u64, src_lane: u32) -> u64 {
+    /// A warp-wide operation: deposits this lane's `registers` (at most [`MAX_REGISTERS`]),
+    /// waits until every live lane of the warp has deposited for the same operation `op`, and
+    /// returns what `read` makes of the warp's deposits, indexed by lane. With
+    /// `full_warp`, all 32 lanes must exist (`mma.sync` needs them; a shuffle only needs its
+    /// source lane).
+    pub(crate) fn warp_collective<R>(
+        &self,
+        op: &'static str,
+        registers: &[u64],
+        full_warp: bool,
+        read: impl FnOnce(&[Deposit]) -> R,
+    ) -> R {
         let b = self.block();
-        let parity = self.shuffle_parity.get();
-        self.shuffle_parity.set(parity ^ 1);
-        b.shuffle_slots.borrow_mut()[parity][self.linear as usize] = bits;
-        self.suspend(Suspend::Shuffle);
+        let parity = self.collective_parity.get();
+        self.collective_parity.set(parity ^ 1);
+        {
+            let mut slots = b.collective_slots.borrow_mut();
+            let slot = &mut slots[parity][self.linear as usize];
+            slot.op = op;
+            slot.len = registers.len();
+            slot.registers[..registers.len()].copy_from_slice(registers);
+        }
+        self.suspend(Suspend::WarpCollective);
         let threads = b.block_dim.0 * b.block_dim.1;
         let warp_base = self.linear / 32 * 32;
-        let src = warp_base + src_lane % 32;
-        if src >= threads {
+        let lanes = (threads - warp_base).min(32);
+        if full_warp && lanes < 32 {
+            self.fault(
+                FaultKind::Deadlock,
+                format!("`{op}` needs all 32 lanes of a warp; this warp of the block has {lanes}"),
+            );
+        }
+        let slots = b.collective_slots.borrow();
+        let warp = &slots[parity][warp_base as usize..(warp_base + lanes) as usize];
+        if let Some(other) = warp.iter().find(|d| d.op != op) {
+            let other = other.op;
+            drop(slots);
+            self.fault(
+                FaultKind::Deadlock,
+                format!("lanes of one warp reached different warp-wide operations (`{op}` and `{other}`): the GPU would hang or compute garbage"),
+            );
+        }
+        read(warp)
+    }
+
+    /// The warp-synchronous exchange behind `shfl.sync.idx`.
+    pub(crate) fn shuffle(&self, bits: u64, src_lane: u32) -> u64 {
+        let lane = src_lane % 32;
+        let value = self.warp_collective("shfl.sync.idx", &[bits], false, |warp| {
+            warp.get(lane as usize).map(|d| d.registers[0])
+        });
+        value.unwrap_or_else(|| {
             self.fault(
                 FaultKind::Deadlock,
                 format!("shuffle from lane {src_lane}, which does not exist in this block"),
-            );
-        }
-        b.shuffle_slots.borrow()[parity][src as usize]
+            )
+        })
     }
 
     pub(crate) fn issue_async_copy(&self, shared_address: u32, data: Vec<u8>) {
@@ -460,7 +518,10 @@ fn run_block(
         pool: RefCell::new(vec![0u8; pool_bytes]),
         history: RefCell::new(vec![WordHistory::default(); pool_bytes.div_ceil(4)]),
         interval: Cell::new(1),
-        shuffle_slots: RefCell::new([vec![0; threads], vec![0; threads]]),
+        collective_slots: RefCell::new([
+            vec![Deposit::default(); threads],
+            vec![Deposit::default(); threads],
+        ]),
     };
     let contexts: Vec<ThreadContext> = (0..threads as u32)
         .map(|linear| ThreadContext {
@@ -468,7 +529,7 @@ fn run_block(
             linear,
             block: &context,
             yielder: Cell::new(core::ptr::null()),
-            shuffle_parity: Cell::new(0),
+            collective_parity: Cell::new(0),
             open_copies: RefCell::default(),
             copy_groups: RefCell::default(),
         })
@@ -521,7 +582,8 @@ fn run_block(
     }
 }
 
-/// Resumes threads round after round until all have exited; releases barriers and shuffles.
+/// Resumes threads round after round until all have exited; releases barriers and warp-wide
+/// operations.
 fn schedule(
     coroutines: &mut [Thread],
     states: &mut [State],
@@ -537,22 +599,28 @@ fn schedule(
             CURRENT.with(|c| c.set(&contexts[i]));
             states[i] = match coroutines[i].resume(()) {
                 CoroutineResult::Yield(Suspend::Barrier) => State::AtBarrier,
-                CoroutineResult::Yield(Suspend::Shuffle) => State::AtShuffle,
+                CoroutineResult::Yield(Suspend::WarpCollective) => State::AtWarpCollective,
                 CoroutineResult::Return(()) => State::Exited,
             };
         }
-        // A warp whose live lanes all wait at a shuffle exchanges and goes on.
+        // A warp whose live lanes all wait at a warp-wide operation exchanges and goes on.
         for warp in states.chunks_mut(32) {
-            let waiting = warp.iter().filter(|s| **s == State::AtShuffle).count();
+            let waiting = warp
+                .iter()
+                .filter(|s| **s == State::AtWarpCollective)
+                .count();
             let live = warp.iter().filter(|s| **s != State::Exited).count();
             if waiting > 0 && waiting == live {
                 if live < warp.len() {
-                    let lane = warp.iter().position(|s| *s == State::AtShuffle).unwrap();
+                    let lane = warp
+                        .iter()
+                        .position(|s| *s == State::AtWarpCollective)
+                        .unwrap();
                     return Err(deadlock(
                         contexts,
                         block,
                         lane,
-                        "a warp shuffle with exited lanes (undefined on the GPU)",
+                        "a warp-wide operation (shuffle or mma) with exited lanes (undefined on the GPU)",
                     ));
                 }
                 warp.iter_mut().for_each(|s| *s = State::Runnable);
@@ -577,13 +645,13 @@ fn schedule(
         } else {
             let stuck = states
                 .iter()
-                .position(|s| *s == State::AtShuffle)
+                .position(|s| *s == State::AtWarpCollective)
                 .unwrap_or(0);
             return Err(deadlock(
                 contexts,
                 block,
                 stuck,
-                "threads wait at a warp shuffle while others of their warp wait at a block barrier",
+                "threads wait at a warp-wide operation (shuffle or mma) while others of their warp wait at a block barrier",
             ));
         }
     }

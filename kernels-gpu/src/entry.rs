@@ -121,6 +121,8 @@ gemm_kernels! {
     gemm_best_c3_f64: f64 = best::gemm::<f64, 64, 64, 16, 4>;
     gemm_best_c4_f32: f32 = best::gemm::<f32, 128, 128, 8, 2>, launch_bounds(256, 2);
     gemm_best_c4_f64: f64 = best::gemm::<f64, 128, 128, 8, 2>;
+    // -- tensor cores, chapter 1: mma.sync (TF32 and 3xTF32 take f32, DMMA f64) --
+    gemm_tc_tf32_basic_f32: f32 = tc_tf32_basic::gemm;
 }
 
 /// The body of the entry point called `name`, for the emulator.

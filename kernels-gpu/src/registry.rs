@@ -352,6 +352,18 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
     },
+    // -- tensor cores, chapter 1: mma.sync --
+    Variant {
+        name: "tc-tf32-basic",
+        summary: "tensor cores: mma.sync m16n8k8 in TF32, 32x32 per warp, each fragment register loaded where the PTX ISA's table puts it",
+        source: "beyond the documents (tensor cores, chapter 1)",
+        entry: "gemm_tc_tf32_basic",
+        tiles: &[],
+        geometry: |m, n, k, b, _| tc_tf32_basic::geometry(m, n, k, b),
+        supports: any_shape,
+        dtypes: &[Dtype::F32],
+        arithmetic: Arithmetic::Tf32,
+    },
 ];
 
 /// The variant called `name`.

@@ -56,21 +56,48 @@ pub fn disassemble(nvdisasm: &Path, cubin: &Path) -> Result<String> {
     Ok(String::from_utf8(out.stdout)?)
 }
 
-/// The element type a kernel computes in: it decides which FMA is the useful one.
+/// What a kernel computes with: it decides which instruction is the useful one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {
     /// `FFMA`
     F32,
     /// `DFMA`
     F64,
+    /// `HMMA`: the tensor cores' warp-wide `mma.sync` (TF32, 3xTF32).
+    TensorCoreTf32,
+    /// `DMMA`: the FP64 tensor cores' `mma.sync`.
+    TensorCoreF64,
 }
 
 impl Precision {
-    /// The SASS opcode of this precision's fused multiply-add.
+    /// The SASS opcode of the useful instruction: the fused multiply-add, or the `mma`.
     pub fn fma_opcode(self) -> &'static str {
         match self {
             Precision::F32 => "FFMA",
             Precision::F64 => "DFMA",
+            Precision::TensorCoreTf32 => "HMMA",
+            Precision::TensorCoreF64 => "DMMA",
+        }
+    }
+
+    /// "FMA" for the CUDA cores' kernels, "MMA" for the tensor cores'.
+    pub fn useful_name(self) -> &'static str {
+        match self {
+            Precision::F32 | Precision::F64 => "FMA",
+            Precision::TensorCoreTf32 | Precision::TensorCoreF64 => "MMA",
+        }
+    }
+
+    /// The precision of a function compiled for `dtype`'s precision: a kernel that issues
+    /// tensor-core instructions is judged by those, not by the stray FMAs of its epilogue.
+    pub fn of(function: &Function, dtype: Precision) -> Precision {
+        let has = |opcode: &str| function.instructions.iter().any(|i| i.base() == opcode);
+        if has("HMMA") {
+            Precision::TensorCoreTf32
+        } else if has("DMMA") {
+            Precision::TensorCoreF64
+        } else {
+            dtype
         }
     }
 }
@@ -262,7 +289,7 @@ impl Function {
 /// What an instruction is for, in the terms of the course.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Class {
-    /// The useful work: `FFMA` (f32) or `DFMA` (f64).
+    /// The useful work: `FFMA` (f32) or `DFMA` (f64), or the tensor cores' `HMMA`/`DMMA`.
     Fma,
     /// `LDS` (`ld.shared`) and `LDSM`.
     SharedLoad,

@@ -111,7 +111,9 @@ impl Module {
             .find(|r| r.kernel == entry)
             .cloned()
             .with_context(|| format!("ptxas reported nothing for {entry}"))?;
+        let precision = Precision::of(function, precision);
         Ok(Entry {
+            precision,
             variant: variant.name,
             entry,
             resources,
@@ -145,6 +147,8 @@ fn tool_version(tool: &Path) -> String {
 /// What the report says about one entry point.
 struct Entry {
     variant: &'static str,
+    /// Which instruction is the useful one (FFMA, DFMA, HMMA, DMMA).
+    precision: Precision,
     entry: String,
     resources: Resources,
     /// In the whole function.
@@ -161,7 +165,7 @@ pub fn run(root: &Path, args: SassArgs) -> Result<()> {
     if args.all {
         let module = Module::build(root, &args.arch)?;
         let mut rows = Vec::new();
-        for variant in registry::ALL {
+        for variant in registry::ALL.iter().filter(|v| v.dtypes.contains(&dtype)) {
             let tile = variant.tiles.first().copied().unwrap_or(0);
             rows.push(module.entry(variant, variant.entry_name(dtype, tile), precision)?);
         }
@@ -209,7 +213,7 @@ pub fn run(root: &Path, args: SassArgs) -> Result<()> {
     } else {
         print!(
             "{}",
-            detail(&entry, &args.arch, precision, args.all_loops, args.listing)
+            detail(&entry, &args.arch, args.all_loops, args.listing)
         );
     }
     Ok(())
@@ -244,8 +248,9 @@ fn spills(r: &Resources) -> u32 {
 }
 
 /// The Markdown report for one entry point.
-fn detail(e: &Entry, arch: &str, p: Precision, all_loops: bool, listing: bool) -> String {
-    let fma = p.fma_opcode();
+fn detail(e: &Entry, arch: &str, all_loops: bool, listing: bool) -> String {
+    let p = e.precision;
+    let (fma, useful) = (p.fma_opcode(), p.useful_name());
     let r = &e.resources;
     let mut out = String::new();
     let _ = writeln!(out, "## `{}` on {arch}: `{}`\n", e.variant, e.entry);
@@ -278,7 +283,7 @@ fn detail(e: &Entry, arch: &str, p: Precision, all_loops: bool, listing: bool) -
     for class in Class::ALL {
         let n = mix.count(class);
         let label = match class {
-            Class::Fma => format!("FMA ({fma})"),
+            Class::Fma => format!("{useful} ({fma})"),
             _ => class.label().to_string(),
         };
         let opcodes: Vec<String> = mix
@@ -296,7 +301,7 @@ fn detail(e: &Entry, arch: &str, p: Precision, all_loops: bool, listing: bool) -
     let _ = writeln!(out, "| **total** | **{}** | 100 % | |\n", mix.total);
     let _ = writeln!(
         out,
-        "- useful FMA per instruction, {fma} / all: {} = {}",
+        "- useful {useful} per instruction, {fma} / all: {} = {}",
         counts_and_fraction(mix.fma(), mix.total),
         decimal(mix.fma_share())
     );
@@ -407,11 +412,17 @@ fn summary_table(rows: &[Entry], p: Precision) -> String {
             spills(&e.resources)
         );
         let _ = match &e.hot {
+            // A tensor-core kernel's useful instruction is its `mma`: the row names it.
             Some((_, mix)) => writeln!(
                 out,
-                "{} | {} | {} | {} | {document} | {} | {} | {} |",
+                "{} | {}{} | {} | {} | {document} | {} | {} | {} |",
                 mix.total,
                 mix.fma(),
+                if e.precision == p {
+                    String::new()
+                } else {
+                    format!(" {}", e.precision.fma_opcode())
+                },
                 decimal(mix.fma_share()),
                 or_dash(mix.fma_per_fma_and_shared_load()),
                 mix.count_bits(Class::SharedLoad, 128),
@@ -429,8 +440,8 @@ fn summary_table(rows: &[Entry], p: Precision) -> String {
 fn summary_page(module: &Module, rows: &[Entry], arch: &str, p: Precision, page: &Path) -> String {
     let fma = p.fma_opcode();
     let dtype = match p {
-        Precision::F32 => "f32",
-        Precision::F64 => "f64",
+        Precision::F32 | Precision::TensorCoreTf32 => "f32",
+        Precision::F64 | Precision::TensorCoreF64 => "f64",
     };
     let mut out = String::new();
     let _ = writeln!(

@@ -187,3 +187,127 @@ impl Element for f64 {
         f64::from_bits(bits)
     }
 }
+
+/// `cvt.rna.tf32.f32`, bit-exact: round to nearest with ties away from zero at mantissa bit
+/// 13, i.e. add half a TF32 unit in the last place (`0x1000`) to the magnitude and clear the 13
+/// low bits. A carry out of the mantissa increments the exponent, which is the correct rounding
+/// (and turns the largest values into infinity); infinities are unchanged, and NaN stays NaN.
+pub fn cvt_rna_tf32(x: f32) -> u32 {
+    if x.is_nan() {
+        return 0x7FFF_FFFF; // the GPU's canonical NaN
+    }
+    let bits = x.to_bits();
+    let (sign, magnitude) = (bits & 0x8000_0000, bits & 0x7FFF_FFFF);
+    if magnitude >= 0x7F80_0000 {
+        return bits; // ±infinity
+    }
+    sign | (magnitude + 0x1000).min(0x7F80_0000) & 0xFFFF_E000
+}
+
+/// The TF32 value of `mma` register bits. The multiplier reads only a TF32's 19 bits; the
+/// device layer's `Tf32` type guarantees the 13 others are zero already.
+fn tf32_value(bits: u64) -> f64 {
+    f32::from_bits(bits as u32 & 0xFFFF_E000) as f64
+}
+
+/// The lanes' (groupID, threadID_in_group) of the PTX ISA's fragment tables.
+fn group_and_thread(lane: usize) -> (usize, usize) {
+    (lane / 4, lane % 4)
+}
+
+/// The accumulator positions of lane `lane` in every 16×8 shape: `[(g, 2t), (g, 2t+1),
+/// (g+8, 2t), (g+8, 2t+1)]` (PTX ISA, "Matrix Fragments for mma.m16n8k8", C/D).
+fn accumulator_positions(lane: usize) -> [(usize, usize); 4] {
+    let (g, t) = group_and_thread(lane);
+    [
+        (g, 2 * t),
+        (g, 2 * t + 1),
+        (g + 8, 2 * t),
+        (g + 8, 2 * t + 1),
+    ]
+}
+
+/// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`, for the calling lane.
+///
+/// The warp's A (16×8) and B (8×8) are assembled from every lane's registers with the PTX
+/// ISA's table: lane (g, t) holds `a = [A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4]]` and
+/// `b = [B[t][g], B[t+4][g]]`. The ISA leaves the accumulation's order and rounding to the
+/// implementation ("at least single precision"); the emulator adds the exact products to C in
+/// f64 and rounds once to f32, so its result may differ from the GPU's in the last bits.
+pub fn mma_m16n8k8_tf32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    let lane = current().linear as usize % 32;
+    let registers = [a[0], a[1], a[2], a[3], b[0], b[1]].map(u64::from);
+    let (matrix_a, matrix_b) =
+        current().warp_collective("mma.m16n8k8.tf32", &registers, true, |warp| {
+            let mut matrix_a = [[0f64; 8]; 16];
+            let mut matrix_b = [[0f64; 8]; 8];
+            for (lane, deposit) in warp.iter().enumerate() {
+                let (g, t) = group_and_thread(lane);
+                let r = &deposit.registers;
+                matrix_a[g][t] = tf32_value(r[0]);
+                matrix_a[g + 8][t] = tf32_value(r[1]);
+                matrix_a[g][t + 4] = tf32_value(r[2]);
+                matrix_a[g + 8][t + 4] = tf32_value(r[3]);
+                matrix_b[t][g] = tf32_value(r[4]);
+                matrix_b[t + 4][g] = tf32_value(r[5]);
+            }
+            (matrix_a, matrix_b)
+        });
+    let mut d = c;
+    for (i, (row, col)) in accumulator_positions(lane).into_iter().enumerate() {
+        let dot: f64 = (0..8).map(|k| matrix_a[row][k] * matrix_b[k][col]).sum();
+        d[i] = (c[i] as f64 + dot) as f32;
+    }
+    d
+}
+
+/// `mma.sync.aligned.m16n8k{4·K_STEPS}.row.col.f64…`, for the calling lane: lane (g, t) holds
+/// `A[g][t+4j]` and `A[g+8][t+4j]` in registers `2j` and `2j+1`, and `B[t+4j][g]` in
+/// register `j` (PTX ISA, "Matrix Fragments for mma.m16n8k4/k8/k16", .f64). Each element of D
+/// is C plus the products in k order, each added with an f64 fused multiply-add: the ISA
+/// specifies the precision of FP64 fused multiply-add, not the order.
+fn mma_m16n8_f64<const K_STEPS: usize>(
+    op: &'static str,
+    a: &[f64],
+    b: &[f64],
+    c: [f64; 4],
+) -> [f64; 4] {
+    let lane = current().linear as usize % 32;
+    let mut registers = [0u64; 12];
+    for (slot, value) in registers.iter_mut().zip(a.iter().chain(b)) {
+        *slot = value.to_bits();
+    }
+    let k = 4 * K_STEPS;
+    let (matrix_a, matrix_b) =
+        current().warp_collective(op, &registers[..3 * K_STEPS], true, |warp| {
+            let mut matrix_a = [[0f64; 16]; 16];
+            let mut matrix_b = [[0f64; 8]; 16];
+            for (lane, deposit) in warp.iter().enumerate() {
+                let (g, t) = group_and_thread(lane);
+                let r = &deposit.registers;
+                for j in 0..K_STEPS {
+                    matrix_a[g][t + 4 * j] = f64::from_bits(r[2 * j]);
+                    matrix_a[g + 8][t + 4 * j] = f64::from_bits(r[2 * j + 1]);
+                    matrix_b[t + 4 * j][g] = f64::from_bits(r[2 * K_STEPS + j]);
+                }
+            }
+            (matrix_a, matrix_b)
+        });
+    let mut d = c;
+    for (i, (row, col)) in accumulator_positions(lane).into_iter().enumerate() {
+        d[i] = (0..k).fold(c[i], |acc, q| {
+            matrix_a[row][q].mul_add(matrix_b[q][col], acc)
+        });
+    }
+    d
+}
+
+/// `mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64`, for the calling lane.
+pub fn mma_m16n8k4_f64(a: [f64; 2], b: f64, c: [f64; 4]) -> [f64; 4] {
+    mma_m16n8_f64::<1>("mma.m16n8k4.f64", &a, &[b], c)
+}
+
+/// `mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64`, for the calling lane.
+pub fn mma_m16n8k16_f64(a: [f64; 8], b: [f64; 4], c: [f64; 4]) -> [f64; 4] {
+    mma_m16n8_f64::<4>("mma.m16n8k16.f64", &a, &b, c)
+}

@@ -15,6 +15,8 @@
 //! Addresses into shared memory are byte offsets into one dynamic pool, declared once per
 //! module (`extern __shared__` in CUDA terms). The host sizes the pool at launch; a kernel carves
 //! typed [`Shared`] views out of it at fixed byte offsets.
+//!
+//! The tensor cores' warp-wide `mma.sync` and the TF32 format are in [`mma`].
 
 use core::marker::PhantomData;
 use core::ops::{Add, Mul, Sub};
@@ -27,6 +29,8 @@ use emulated as backend;
 mod nvptx;
 #[cfg(target_arch = "nvptx64")]
 use nvptx as backend;
+
+pub mod mma;
 
 /// What the backend implements per element type: state-space loads and stores, FMA, shuffle.
 /// Kernels use it through [`Real`], [`Global`], [`Shared`] and [`shfl_idx`].

@@ -283,3 +283,101 @@ impl Element for f64 {
         }
     }
 }
+
+/// `cvt.rna.tf32.f32`: the TF32 bits of `x` (see [`super::mma::Tf32::round`]).
+#[inline(always)]
+pub fn cvt_rna_tf32(x: f32) -> u32 {
+    let bits: u32;
+    unsafe {
+        asm!("cvt.rna.tf32.f32 {d}, {x};", d = out(reg32) bits, x = in(reg32) x,
+             options(pure, nomem, nostack))
+    };
+    bits
+}
+
+/// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (see [`super::mma`] for the layout).
+/// Not `pure`: every lane of the warp must execute it together, so it must not be moved or
+/// removed as if it were lane-local arithmetic.
+#[inline(always)]
+pub fn mma_m16n8k8_tf32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    let [mut d0, mut d1, mut d2, mut d3] = c;
+    unsafe {
+        asm!(
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
+            d0 = inout(reg32) d0, d1 = inout(reg32) d1, d2 = inout(reg32) d2, d3 = inout(reg32) d3,
+            a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3],
+            b0 = in(reg32) b[0], b1 = in(reg32) b[1],
+            options(nomem, nostack)
+        )
+    };
+    [d0, d1, d2, d3]
+}
+
+/// `mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64`: `D (8×8) = A (8×4)·B (4×8) + C`; lane
+/// (g, t) holds A[g][t], B[t][g] and C[g][2t..2t+2].
+#[cfg(not(target_feature = "sm_90"))]
+#[inline(always)]
+fn mma_m8n8k4_f64(a: f64, b: f64, c: [f64; 2]) -> [f64; 2] {
+    let [mut d0, mut d1] = c;
+    unsafe {
+        asm!(
+            "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {{{d0}, {d1}}}, {{{a}}}, {{{b}}}, {{{d0}, {d1}}};",
+            d0 = inout(reg64) d0, d1 = inout(reg64) d1, a = in(reg64) a, b = in(reg64) b,
+            options(nomem, nostack)
+        )
+    };
+    [d0, d1]
+}
+
+/// `mma.sync.aligned.m16n8k4.row.col.f64…`: native on sm_90, two `m8n8k4` before it (rows 0–7
+/// take a0 and c0..c1, rows 8–15 take a1 and c2..c3; both share b0).
+#[inline(always)]
+pub fn mma_m16n8k4_f64(a: [f64; 2], b: f64, c: [f64; 4]) -> [f64; 4] {
+    #[cfg(target_feature = "sm_90")]
+    {
+        let [mut d0, mut d1, mut d2, mut d3] = c;
+        unsafe {
+            asm!(
+                "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}}}, {{{b}}}, {{{d0}, {d1}, {d2}, {d3}}};",
+                d0 = inout(reg64) d0, d1 = inout(reg64) d1, d2 = inout(reg64) d2, d3 = inout(reg64) d3,
+                a0 = in(reg64) a[0], a1 = in(reg64) a[1], b = in(reg64) b,
+                options(nomem, nostack)
+            )
+        };
+        [d0, d1, d2, d3]
+    }
+    #[cfg(not(target_feature = "sm_90"))]
+    {
+        let [d0, d1] = mma_m8n8k4_f64(a[0], b, [c[0], c[1]]);
+        let [d2, d3] = mma_m8n8k4_f64(a[1], b, [c[2], c[3]]);
+        [d0, d1, d2, d3]
+    }
+}
+
+/// `mma.sync.aligned.m16n8k16.row.col.f64…`: native on sm_90, four `m16n8k4` in k order before.
+#[inline(always)]
+pub fn mma_m16n8k16_f64(a: [f64; 8], b: [f64; 4], c: [f64; 4]) -> [f64; 4] {
+    #[cfg(target_feature = "sm_90")]
+    {
+        let [mut d0, mut d1, mut d2, mut d3] = c;
+        unsafe {
+            asm!(
+                "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}, {a4}, {a5}, {a6}, {a7}}}, {{{b0}, {b1}, {b2}, {b3}}}, {{{d0}, {d1}, {d2}, {d3}}};",
+                d0 = inout(reg64) d0, d1 = inout(reg64) d1, d2 = inout(reg64) d2, d3 = inout(reg64) d3,
+                a0 = in(reg64) a[0], a1 = in(reg64) a[1], a2 = in(reg64) a[2], a3 = in(reg64) a[3],
+                a4 = in(reg64) a[4], a5 = in(reg64) a[5], a6 = in(reg64) a[6], a7 = in(reg64) a[7],
+                b0 = in(reg64) b[0], b1 = in(reg64) b[1], b2 = in(reg64) b[2], b3 = in(reg64) b[3],
+                options(nomem, nostack)
+            )
+        };
+        [d0, d1, d2, d3]
+    }
+    #[cfg(not(target_feature = "sm_90"))]
+    {
+        let mut d = c;
+        for j in 0..4 {
+            d = mma_m16n8k4_f64([a[2 * j], a[2 * j + 1]], b[j], d);
+        }
+        d
+    }
+}

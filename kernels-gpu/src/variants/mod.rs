@@ -25,3 +25,5 @@ pub mod naive;
 pub mod row_shared;
 // -- beyond the documents --
 pub mod best;
+// -- tensor cores, chapter 1: mma.sync --
+pub mod tc_tf32_basic;
