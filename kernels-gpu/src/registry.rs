@@ -50,6 +50,12 @@ impl Variant {
         format!("{base}_{}", dtype.name())
     }
 
+    /// Whether it computes on the tensor cores (`mma.sync`): the chapter's variants are the
+    /// ones named `tc-…`, and their SASS must show HMMA/DMMA where the others show FFMA/DFMA.
+    pub fn uses_tensor_cores(&self) -> bool {
+        self.name.starts_with("tc-")
+    }
+
     /// Every entry point this variant can launch.
     pub fn entry_names(&self) -> impl Iterator<Item = String> + '_ {
         // A runtime parameter (no `{tile}` in the name) is one entry point for every value.

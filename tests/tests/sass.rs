@@ -71,11 +71,18 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
     for variant in ALL {
         for entry in variant.entry_names() {
             let f = function(&entry);
-            let precision = if entry.ends_with("_f64") {
+            let dtype_precision = if entry.ends_with("_f64") {
                 Precision::F64
             } else {
                 Precision::F32
             };
+            // A tensor-core kernel's loop is found by its HMMA/DMMA, not by the epilogue's FFMA.
+            let precision = Precision::of(f, dtype_precision);
+            assert_eq!(
+                precision.useful_name() == "MMA",
+                variant.uses_tensor_cores(),
+                "{entry}: tensor-core instructions where none were expected, or none where the variant's arithmetic needs them"
+            );
             let all = Mix::of(&f.instructions, precision);
             assert_eq!(
                 all.count(Class::LocalMemory),
@@ -85,7 +92,7 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
             );
             let (_, mix) = f
                 .hot_loop(precision)
-                .unwrap_or_else(|| panic!("{entry}: no loop with an FMA found"));
+                .unwrap_or_else(|| panic!("{entry}: no loop with an {} found", precision.fma_opcode()));
             assert!(
                 mix.total < all.total,
                 "{entry}: the loop is the whole kernel"
