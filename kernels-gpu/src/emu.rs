@@ -375,12 +375,14 @@ impl ThreadContext {
         done
     }
 
-    /// Checks that `[address, address + bytes)` lies inside a buffer of the launch.
-    pub(crate) fn check_global(&self, address: usize, bytes: usize, vector: bool) {
-        if vector && !address.is_multiple_of(16) {
+    /// Checks that `[address, address + bytes)` lies inside a buffer of the launch and, for a
+    /// vector access, that `address` is aligned to `align` bytes (the vector's size, at most 16:
+    /// an f64 `x4` is two 16-byte accesses).
+    pub(crate) fn check_global(&self, address: usize, bytes: usize, align: usize) {
+        if align > 1 && !address.is_multiple_of(align) {
             self.fault(
                 FaultKind::MisalignedVectorAccess,
-                format!("16-byte access at address {address:#x}, which is not 16-byte aligned"),
+                format!("{align}-byte access at address {address:#x}, which is not {align}-byte aligned"),
             );
         }
         let buffers = self.launch().buffers;

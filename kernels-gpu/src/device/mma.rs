@@ -26,7 +26,7 @@
 //!
 //! The emulator ([`crate::emu`]) computes `D` from exactly this table, independently of any
 //! kernel: a kernel that puts an element into the wrong register gets a wrong product there as
-//! on the GPU (`tests/tests/emulator_faults.rs` plants one). The three roles are three types,
+//! on the GPU (`tests/tests/emulator_mma.rs` plants one). The three roles are three types,
 //! [`FragA`], [`FragB`] and [`Accum`], so that an A fragment passed as B does not compile, and
 //! TF32 operands are [`Tf32`] values, which only [`Tf32::round`] makes: unrounded f32 bits
 //! cannot reach the tensor cores.
@@ -35,26 +35,56 @@
 //! reports a warp whose lanes arrive at different warp-wide operations, or with lanes missing.
 use super::backend;
 
-/// An f32 rounded to TF32, the tensor cores' 19-bit format: the sign, f32's 8 exponent bits
-/// and 10 explicit mantissa bits (f16's precision with f32's range). It is kept as the bits of
-/// an f32 whose 13 low mantissa bits are zero, which is what `cvt.rna.tf32.f32` produces.
+/// A TF32 operand of the tensor cores, the 19-bit format: the sign, f32's 8 exponent bits and
+/// 10 explicit mantissa bits (f16's precision with f32's range), kept as the 32 register bits
+/// the `mma` instruction reads. The tensor core reads only the top 19 of them; the value of a
+/// `Tf32` is those bits with the 13 low ones cleared.
+///
+/// Two ways in: [`Tf32::round`] (`cvt.rna.tf32.f32`, rounding to nearest, an instruction
+/// sequence per element in SASS) and [`Tf32::truncate`] (the f32 bits as they are, no
+/// instruction: the tensor core's reading of them is truncation toward zero). The PTX ISA calls
+/// the internal layout of `.tf32` implementation-defined; that the H100 ignores the 13 low
+/// bits is checked on the GPU by `tests/tests/gpu.rs`
+/// (`tensor_cores_read_tf32_operands_as_the_emulator_does`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Tf32(u32);
 
+/// The bits of an f32 that a TF32 operand keeps.
+const TF32_MASK: u32 = 0xFFFF_E000;
+
 impl Tf32 {
-    /// `cvt.rna.tf32.f32`: `x` rounded to the nearest TF32 value, ties away from zero
-    /// (the rounding cuBLAS and CUTLASS use for TF32 inputs). The relative error is at most
-    /// 2⁻¹¹. NaN stays NaN, infinities stay infinite, values that round past the largest
-    /// finite TF32 become infinite.
+    /// `cvt.rna.tf32.f32`: `x` rounded to the nearest TF32 value, ties away from zero. The
+    /// relative error is at most 2⁻¹¹. NaN stays NaN, infinities stay infinite, values that
+    /// round past the largest finite TF32 become infinite.
     #[inline(always)]
     pub fn round(x: f32) -> Self {
         Tf32(backend::cvt_rna_tf32(x))
     }
 
-    /// The value as an f32 (exact: every TF32 value is an f32).
+    /// `x` rounded to nearest TF32, ties away from zero, as two instructions instead of
+    /// `cvt.rna`'s sequence: for finite `x`, add half a TF32 ulp to the bits and let the tensor
+    /// core truncate (the sum carries into bit 13 exactly when `cvt.rna` rounds up, and into the
+    /// exponent, up to infinity, where it does); infinities and NaN pass unchanged. The value
+    /// equals [`Tf32::round`]'s for every input but NaNs whose payload lies only in the 13 low
+    /// bits (read as infinity).
+    #[inline(always)]
+    pub fn round_finite(x: f32) -> Self {
+        let bits = x.to_bits();
+        Tf32(if x.is_finite() { bits + 0x1000 } else { bits })
+    }
+
+    /// `x` as the tensor core reads unconverted f32 bits: truncated toward zero to TF32
+    /// (relative error below 2⁻¹⁰), at no cost. What the fast TF32 kernel does, as the
+    /// tensor cores do when `wgmma` reads f32 from shared memory.
+    #[inline(always)]
+    pub fn truncate(x: f32) -> Self {
+        Tf32(x.to_bits())
+    }
+
+    /// The value the tensor core multiplies, as an f32 (exact: every TF32 value is an f32).
     #[inline(always)]
     pub fn to_f32(self) -> f32 {
-        f32::from_bits(self.0)
+        f32::from_bits(self.0 & TF32_MASK)
     }
 
     /// The register bits the `mma` instruction reads.
@@ -63,13 +93,16 @@ impl Tf32 {
         self.0
     }
 
-    /// The 3xTF32 split of `x`: `big = tf32(x)` and `small = tf32(x - big)`, so that
-    /// `x = big + small` up to 2⁻²² relative (`x - big` is exact in f32, and rounding it to
-    /// TF32 loses at most 2⁻¹¹ of a value already below 2⁻¹¹·|x|).
+    /// The 3xTF32 split of `x` into `big + small`: `big` is `x` rounded to nearest TF32, ties
+    /// away from zero, as two integer instructions (add half a TF32 ulp to the bits, clear the
+    /// 13 low ones: equal to `cvt.rna.tf32.f32` for every finite `x` whose rounding stays
+    /// finite); `small = x - big` is exact in f32 and read truncated by the tensor core. So
+    /// `x = big + small` up to 2⁻²¹ relative (below 2⁻¹⁰ of a part below 2⁻¹¹·|x|), with
+    /// random sign. Infinite or NaN `x` give a NaN `small`, as `x - x` would.
     #[inline(always)]
     pub fn split(x: f32) -> (Self, Self) {
-        let big = Self::round(x);
-        (big, Self::round(x - big.to_f32()))
+        let big = Tf32(x.to_bits().wrapping_add(0x1000) & TF32_MASK);
+        (big, Self::truncate(x - big.to_f32()))
     }
 }
 
@@ -166,12 +199,65 @@ mod tests {
     }
 
     #[test]
+    fn round_finite_is_cvt_rna_for_every_value_but_low_payload_nans() {
+        // Every 2^-10 step of the mantissa at a few exponents, with all 13 low bit patterns
+        // near the rounding point, plus the largest finite values and the specials.
+        let mut inputs = vec![
+            f32::MAX,
+            -f32::MAX,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+        ];
+        inputs.push(f32::NAN);
+        for exponent in [0x0000_0000u32, 0x0080_0000, 0x3F80_0000, 0x7F00_0000] {
+            for mantissa_high in (0..0x80_0000u32).step_by(0x2000 * 97) {
+                for low in [0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF] {
+                    inputs.push(f32::from_bits(exponent | mantissa_high | low));
+                    inputs.push(-f32::from_bits(exponent | mantissa_high | low));
+                }
+            }
+        }
+        for x in inputs {
+            let (fast, exact) = (Tf32::round_finite(x).to_f32(), tf32(x));
+            assert!(
+                fast.to_bits() == exact.to_bits() || (fast.is_nan() && exact.is_nan()),
+                "{x:e} ({:#010x}): {fast:e} vs cvt.rna {exact:e}",
+                x.to_bits()
+            );
+        }
+    }
+
+    #[test]
+    fn truncation_keeps_the_top_19_bits_toward_zero() {
+        let ulp = 2f32.powi(-10);
+        let x = 1.0 + ulp - 2f32.powi(-23);
+        assert_eq!(
+            Tf32::truncate(x).to_f32(),
+            1.0,
+            "toward zero, not to nearest"
+        );
+        assert_eq!(Tf32::truncate(-x).to_f32(), -1.0);
+        assert_eq!(
+            Tf32::truncate(x).to_bits(),
+            x.to_bits(),
+            "no instruction: the bits pass"
+        );
+        assert_eq!(Tf32::truncate(f32::INFINITY).to_f32(), f32::INFINITY);
+        assert!(Tf32::truncate(f32::NAN).to_f32().is_nan());
+    }
+
+    #[test]
     fn split_recovers_f32_accuracy() {
         for x in [std::f32::consts::PI, -0.123_456_79, 1.0e-3, 3.0e7] {
+            assert_eq!(Tf32::split(x).0, Tf32::round(x), "big is the rounded x");
             let (big, small) = Tf32::split(x);
             let sum = big.to_f32() as f64 + small.to_f32() as f64;
-            assert!(((sum - x as f64) / x as f64).abs() <= 2f64.powi(-22), "{x}");
-            assert!(((big.to_f32() as f64 - x as f64) / x as f64).abs() > 2f64.powi(-22));
+            let error = ((sum - x as f64) / x as f64).abs();
+            assert!(error <= 2f64.powi(-21), "{x}: {error:e}");
+            let big_alone = ((big.to_f32() as f64 - x as f64) / x as f64).abs();
+            assert!(big_alone > 2f64.powi(-21), "{x}: the small part matters");
         }
     }
 }

@@ -262,6 +262,14 @@ impl<T: Real> Shared<T> {
         unsafe { T::ld_shared_x4(self.address(i)) }
     }
 
+    /// Elements `i..i+2` with one vector load (`ld.shared.v2`: 8 bytes of f32, 16 of f64);
+    /// element `i` must be aligned to the pair's size.
+    #[inline(always)]
+    pub fn load2(self, i: u32) -> [T; 2] {
+        backend::check_shared_view(self.byte_offset, self.len, i, 2);
+        unsafe { T::ld_shared_x2(self.address(i)) }
+    }
+
     /// Elements `i..i+4` with 16-byte shared stores.
     #[inline(always)]
     pub fn store4(self, i: u32, values: [T; 4]) {
@@ -286,6 +294,22 @@ impl<T: Real> Shared<T> {
             src.ptr
         };
         unsafe { T::cp_async_x4(self.address(i), from, valid) }
+    }
+
+    /// As [`Shared::copy4_async`] for two elements (one 8-byte `cp.async` of f32, one 16-byte
+    /// of f64), both addresses aligned to the pair's size.
+    ///
+    /// # Safety
+    /// When `valid`, `src[j..j+2]` must be inside the allocation and aligned to the pair.
+    #[inline(always)]
+    pub unsafe fn copy2_async(self, i: u32, src: Global<T>, j: usize, valid: bool) {
+        backend::check_shared_view(self.byte_offset, self.len, i, 2);
+        let from = if valid {
+            src.ptr.wrapping_add(j)
+        } else {
+            src.ptr
+        };
+        unsafe { T::cp_async_x2(self.address(i), from, valid) }
     }
 
     /// As [`Shared::copy4_async`] for one element, with no alignment requirement beyond the

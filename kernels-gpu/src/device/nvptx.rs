@@ -63,9 +63,11 @@ pub trait Element: Sized {
     unsafe fn ld_shared(addr: u32) -> Self;
     unsafe fn st_shared(addr: u32, v: Self);
     unsafe fn ld_shared_x4(addr: u32) -> [Self; 4];
+    unsafe fn ld_shared_x2(addr: u32) -> [Self; 2];
     unsafe fn st_shared_x4(addr: u32, v: [Self; 4]);
     fn shfl_idx(v: Self, src_lane: u32) -> Self;
     unsafe fn cp_async_x4(dst: u32, src: *const Self, valid: bool);
+    unsafe fn cp_async_x2(dst: u32, src: *const Self, valid: bool);
     unsafe fn cp_async_x1(dst: u32, src: *const Self, valid: bool);
 }
 
@@ -149,6 +151,15 @@ impl Element for f32 {
         [x, y, z, w]
     }
     #[inline(always)]
+    unsafe fn ld_shared_x2(addr: u32) -> [f32; 2] {
+        let (x, y): (f32, f32);
+        unsafe {
+            asm!("ld.shared.v2.f32 {{{x}, {y}}}, [{a}];", x = out(reg32) x, y = out(reg32) y,
+                 a = in(reg32) addr, options(pure, readonly, nostack))
+        };
+        [x, y]
+    }
+    #[inline(always)]
     unsafe fn st_shared_x4(addr: u32, v: [f32; 4]) {
         unsafe {
             asm!("st.shared.v4.f32 [{a}], {{{x}, {y}, {z}, {w}}};", a = in(reg32) addr,
@@ -172,6 +183,14 @@ impl Element for f32 {
         let src_bytes: u32 = if valid { 16 } else { 0 };
         unsafe {
             asm!("cp.async.cg.shared.global [{d}], [{s}], 16, {n};", d = in(reg32) dst,
+                 s = in(reg64) src, n = in(reg32) src_bytes, options(nostack))
+        }
+    }
+    #[inline(always)]
+    unsafe fn cp_async_x2(dst: u32, src: *const f32, valid: bool) {
+        let src_bytes: u32 = if valid { 8 } else { 0 };
+        unsafe {
+            asm!("cp.async.ca.shared.global [{d}], [{s}], 8, {n};", d = in(reg32) dst,
                  s = in(reg64) src, n = in(reg32) src_bytes, options(nostack))
         }
     }
@@ -249,6 +268,15 @@ impl Element for f64 {
         [x, y, z, w]
     }
     #[inline(always)]
+    unsafe fn ld_shared_x2(addr: u32) -> [f64; 2] {
+        let (x, y): (f64, f64);
+        unsafe {
+            asm!("ld.shared.v2.f64 {{{x}, {y}}}, [{a}];", x = out(reg64) x, y = out(reg64) y,
+                 a = in(reg32) addr, options(pure, readonly, nostack))
+        };
+        [x, y]
+    }
+    #[inline(always)]
     unsafe fn st_shared_x4(addr: u32, v: [f64; 4]) {
         unsafe {
             asm!("st.shared.v2.f64 [{a}], {{{x}, {y}}};",
@@ -271,6 +299,14 @@ impl Element for f64 {
         unsafe {
             asm!("cp.async.cg.shared.global [{d}], [{s}], 16, {n};",
                  "cp.async.cg.shared.global [{d}+16], [{s}+16], 16, {n};", d = in(reg32) dst,
+                 s = in(reg64) src, n = in(reg32) src_bytes, options(nostack))
+        }
+    }
+    #[inline(always)]
+    unsafe fn cp_async_x2(dst: u32, src: *const f64, valid: bool) {
+        let src_bytes: u32 = if valid { 16 } else { 0 };
+        unsafe {
+            asm!("cp.async.cg.shared.global [{d}], [{s}], 16, {n};", d = in(reg32) dst,
                  s = in(reg64) src, n = in(reg32) src_bytes, options(nostack))
         }
     }
