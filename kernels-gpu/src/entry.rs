@@ -8,6 +8,7 @@
 #[cfg(target_arch = "nvptx64")]
 use crate::device::{Global, GlobalMut};
 use crate::gemm::GemmArgs;
+use crate::variants::tc_tf32::{Rounded, Truncated};
 use crate::variants::*;
 
 /// A kernel body the emulator can run, by element type.
@@ -123,6 +124,21 @@ gemm_kernels! {
     gemm_best_c4_f64: f64 = best::gemm::<f64, 128, 128, 8, 2>;
     // -- tensor cores, chapter 1: mma.sync (TF32 and 3xTF32 take f32, DMMA f64) --
     gemm_tc_tf32_basic_f32: f32 = tc_tf32_basic::gemm;
+    gemm_tc_tf32_c1_f32: f32 = tc_tf32::gemm::<Truncated, 128, 128, 32, 3, 2, 8>, launch_bounds(128, 2);
+    gemm_tc_tf32_c2_f32: f32 = tc_tf32::gemm::<Truncated, 128, 256, 32, 3, 2, 8>, launch_bounds(256, 1);
+    gemm_tc_tf32_c3_f32: f32 = tc_tf32::gemm::<Truncated, 128, 128, 32, 4, 2, 8>, launch_bounds(128, 2);
+    gemm_tc_tf32_c4_f32: f32 = tc_tf32::gemm::<Truncated, 64, 128, 32, 4, 1, 8>, launch_bounds(128, 3);
+    gemm_tc_tf32_c5_f32: f32 = tc_tf32::gemm::<Rounded, 128, 128, 32, 3, 2, 4>, launch_bounds(256, 1);
+    gemm_tc_tf32_c6_f32: f32 = tc_tf32::gemm::<Rounded, 128, 128, 32, 4, 2, 4>, launch_bounds(256, 1);
+    gemm_tc_3xtf32_c1_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 4, 1, 4>, launch_bounds(128, 3);
+    gemm_tc_3xtf32_c2_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 3, 1, 4>, launch_bounds(128, 3);
+    gemm_tc_3xtf32_c3_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 4, 1, 4>, launch_bounds(128, 2);
+    gemm_tc_3xtf32_c4_f32: f32 = tc_3xtf32::gemm::<128, 64, 32, 4, 1, 4>, launch_bounds(256, 1);
+    gemm_tc_f64_c1_f64: f64 = tc_f64::gemm::<128, 128, 16, 3, 2, 4>, launch_bounds(256, 1);
+    gemm_tc_f64_c2_f64: f64 = tc_f64::gemm::<128, 64, 16, 4, 2, 4>, launch_bounds(128, 2);
+    gemm_tc_f64_c3_f64: f64 = tc_f64::gemm::<64, 64, 16, 4, 1, 4>, launch_bounds(128, 3);
+    gemm_tc_f64_c4_f64: f64 = tc_f64::gemm::<128, 128, 16, 4, 2, 4>, launch_bounds(256, 1);
+    gemm_tc_f64_c5_f64: f64 = tc_f64::gemm::<64, 128, 16, 4, 1, 8>, launch_bounds(128, 2);
 }
 
 /// The body of the entry point called `name`, for the emulator.

@@ -119,6 +119,19 @@ impl<T: Real> GemmArgs<T> {
         unsafe { dst.copy_async(at, self.a, from, inside) }
     }
 
+    /// Starts the asynchronous copy of B(row..row+4, col) into `dst[at..at+4]`, zeros outside B
+    /// (`row` and `k` multiples of 4: a column of B is k-contiguous, so the run lies in one
+    /// column and is all inside or all outside).
+    ///
+    /// # Safety
+    /// As [`GemmArgs::b4_or_zero`].
+    #[inline(always)]
+    pub unsafe fn copy_b4_async(&self, dst: Shared<T>, at: u32, row: u32, col: u32) {
+        let inside = row < self.k && col < self.n;
+        let from = if inside { self.b_at(row, col) } else { 0 };
+        unsafe { dst.copy4_async(at, self.b, from, inside) }
+    }
+
     /// Starts the asynchronous copy of B(row, col) into `dst[at]`, zero outside B.
     ///
     /// # Safety
@@ -138,6 +151,16 @@ impl<T: Real> GemmArgs<T> {
         (self.m | self.k | self.lda | self.ldb).is_multiple_of(4)
             && self.a.is_aligned_to(16)
             && self.b.is_aligned_to(16)
+    }
+
+    /// Whether A and B can be staged in pairs of elements (one 8-byte `cp.async` of f32, one
+    /// 16-byte of f64): m, k, lda, ldb even and both pointers aligned to a pair, so that every
+    /// pair of a column is all inside or all outside its matrix and aligned.
+    #[inline(always)]
+    pub fn ab_pairs_ok(&self) -> bool {
+        (self.m | self.k | self.lda | self.ldb).is_multiple_of(2)
+            && self.a.is_aligned_to(2 * T::BYTES as usize)
+            && self.b.is_aligned_to(2 * T::BYTES as usize)
     }
 
     /// Whether C can be written in 16-byte pieces: m and ldc multiples of 4, C 16-byte aligned.
@@ -188,6 +211,22 @@ pub struct Geometry {
     pub shared_bytes: u32,
 }
 
+/// Tile-rows a group of consecutive blocks walks down before moving to the next column.
+const RASTER_GROUP: u32 = 8;
+
+/// The (tile-row, tile-column) of C that block `block` of a 1D grid computes: down a group of
+/// `RASTER_GROUP` tile-rows, then right, so that the blocks resident together cover a compact
+/// patch of C and share the panels of A and B they read in L2.
+#[inline(always)]
+pub fn rasterise(block: u32, tiles_m: u32, tiles_n: u32) -> (u32, u32) {
+    // `max(1)`: n = 0 or m = 0 launch no block, and the divisions need no zero check.
+    let per_group = (RASTER_GROUP * tiles_n).max(1);
+    let first_m = block / per_group * RASTER_GROUP;
+    let rows = tiles_m.saturating_sub(first_m).clamp(1, RASTER_GROUP);
+    let within = block % per_group;
+    (first_m + within % rows, within / rows)
+}
+
 /// `ceil(a / b)`.
 #[inline(always)]
 pub const fn blocks_for(a: u32, b: u32) -> u32 {
@@ -201,11 +240,12 @@ pub enum Arithmetic {
     /// Fused multiply-adds in the element type (CUDA cores; the FP64 tensor cores' DMMA is IEEE
     /// FP64 fused multiply-add too): the inputs are used exactly.
     Native,
-    /// The tensor cores' TF32 mode: each f32 input rounded to 10 explicit mantissa bits
-    /// (`cvt.rna.tf32.f32`), products exact, sums in at least f32.
+    /// The tensor cores' TF32 mode: each f32 input cut to 10 explicit mantissa bits (rounded
+    /// by `cvt.rna.tf32.f32`, or truncated by the tensor core), products exact, sums in at
+    /// least f32.
     Tf32,
     /// Three TF32 products per term (`big·big + big·small + small·big`, each input split into a
-    /// TF32 `big` part and the TF32 rounding of `x - big`): FP32 accuracy from tensor cores.
+    /// TF32 `big` part and the TF32 part of `x - big`): FP32 accuracy from tensor cores.
     Tf32x3,
 }
 

@@ -98,6 +98,42 @@ fn best_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     }
 }
 
+/// `tc-tf32`'s configurations, by `--tile`: block tile BM×BN×BK, stages, warp tile.
+fn tc_tf32_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        1 => tc_tf32::geometry::<128, 128, 32, 3, 2, 8>(m, n, k, bytes),
+        2 => tc_tf32::geometry::<128, 256, 32, 3, 2, 8>(m, n, k, bytes),
+        3 => tc_tf32::geometry::<128, 128, 32, 4, 2, 8>(m, n, k, bytes),
+        4 => tc_tf32::geometry::<64, 128, 32, 4, 1, 8>(m, n, k, bytes),
+        5 => tc_tf32::geometry::<128, 128, 32, 3, 2, 4>(m, n, k, bytes),
+        6 => tc_tf32::geometry::<128, 128, 32, 4, 2, 4>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+/// `tc-3xtf32`'s configurations, by `--tile`.
+fn tc_3xtf32_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        1 => tc_3xtf32::geometry::<64, 64, 32, 4, 1, 4>(m, n, k, bytes),
+        2 => tc_3xtf32::geometry::<64, 64, 32, 3, 1, 4>(m, n, k, bytes),
+        3 => tc_3xtf32::geometry::<64, 64, 32, 4, 1, 4>(m, n, k, bytes),
+        4 => tc_3xtf32::geometry::<128, 64, 32, 4, 1, 4>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+/// `tc-f64`'s configurations, by `--tile`.
+fn tc_f64_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        1 => tc_f64::geometry::<128, 128, 16, 3, 2, 4>(m, n, k, bytes),
+        2 => tc_f64::geometry::<128, 64, 16, 4, 2, 4>(m, n, k, bytes),
+        3 => tc_f64::geometry::<64, 64, 16, 4, 1, 4>(m, n, k, bytes),
+        4 => tc_f64::geometry::<128, 128, 16, 4, 2, 4>(m, n, k, bytes),
+        5 => tc_f64::geometry::<64, 128, 16, 4, 1, 8>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
 /// Every GPU variant, in the order of the course.
 pub const ALL: &[Variant] = &[
     Variant {
@@ -369,6 +405,39 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: &[Dtype::F32],
         arithmetic: Arithmetic::Tf32,
+    },
+    Variant {
+        name: "tc-tf32",
+        summary: "TF32 tensor cores, fast: cp.async pipeline into swizzled shared memory, 64x64 warp tiles, 16-byte fragment loads by renaming rows and k, inputs truncated by the tensor core; --tile: 1 128x128x32 3-stage (default), 2 128x256x32, 3 128x128x32 4-stage, 4 64x128x32 4-stage; rounded to nearest like cuBLAS: 5 128x128x32 64x32 warps, 6 the same 4-stage",
+        source: "beyond the documents (tensor cores, chapter 1)",
+        entry: "gemm_tc_tf32_c{tile}",
+        tiles: &[1, 2, 3, 4, 5, 6],
+        geometry: tc_tf32_geometry,
+        supports: any_shape,
+        dtypes: &[Dtype::F32],
+        arithmetic: Arithmetic::Tf32,
+    },
+    Variant {
+        name: "tc-3xtf32",
+        summary: "FP32 accuracy from TF32 tensor cores: each input split into big + small TF32 parts, three mma per tile (small terms first), each 16-deep k-step summed from zero in the tensor core and added on the CUDA cores, tc-tf32's pipeline; --tile: 1 64x64x32 32x32 warps 4-stage 3 blocks/SM (default), 2 the same 3-stage, 3 the same 2 blocks/SM, 4 128x64x32 4-stage",
+        source: "beyond the documents (tensor cores, chapter 1)",
+        entry: "gemm_tc_3xtf32_c{tile}",
+        tiles: &[1, 2, 3, 4],
+        geometry: tc_3xtf32_geometry,
+        supports: any_shape,
+        dtypes: &[Dtype::F32],
+        arithmetic: Arithmetic::Tf32x3,
+    },
+    Variant {
+        name: "tc-f64",
+        summary: "FP64 tensor cores (DMMA m16n8k16): tc-tf32's pipeline for doubles, fragments as 16-byte loads by renaming; --tile: 1 128x128x16 64x32 warps, 2 128x64x16 4-stage (default), 3 64x64x16 4-stage 32x32 warps, 4 128x128x16 4-stage, 5 64x128x16 32x64 warps",
+        source: "beyond the documents (tensor cores, chapter 1)",
+        entry: "gemm_tc_f64_c{tile}",
+        tiles: &[2, 1, 3, 4, 5],
+        geometry: tc_f64_geometry,
+        supports: any_shape,
+        dtypes: &[Dtype::F64],
+        arithmetic: Arithmetic::Native,
     },
 ];
 

@@ -128,3 +128,79 @@ fn every_variant_matches_the_reference_on_the_gpu() {
         failures.join("\n")
     );
 }
+
+/// The PTX ISA leaves the `.tf32` operand layout to the implementation; the emulator reads an
+/// unconverted f32 as the tensor core is known to, truncated to its top 19 bits
+/// (`kernels_gpu::device::mma::Tf32::truncate`). At k = 1 every element of C is one exact
+/// product (`alpha = 1`, `beta = 0`), so the GPU must agree with the emulator bit for bit, for
+/// the kernel that truncates (`tc-tf32`) and for the one that rounds with `cvt.rna`
+/// (`tc-tf32-basic`), and the two must differ where rounding and truncation do.
+#[test]
+fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
+    let gpu = match Backend::open(Some(host::cli::BackendArg::Gpu), None) {
+        Ok((Backend::Gpu(gpu), _)) => gpu,
+        Ok(_) => unreachable!("asked for the GPU"),
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU here ({e:#}); the emulator's TF32 semantics are tested in emulator_mma.rs");
+            return;
+        }
+    };
+    let p = Problem {
+        shape: Shape {
+            m: 128,
+            n: 128,
+            k: 1,
+            lda: 128,
+            ldb: 1,
+            ldc: 128,
+        },
+        dtype: Dtype::F32,
+        alpha: 1.0,
+        beta: 0.0,
+        init: Init::Random,
+        seed: 7,
+    };
+    let inputs = host::problem::Inputs::<f32>::generate(&p);
+    let timing = Timing {
+        warmup: 0,
+        iters: 0,
+        budget_ms: 0.0,
+        check: true,
+    };
+    let mut results = Vec::new();
+    for name in ["tc-tf32", "tc-tf32-basic"] {
+        let variant = registry::find(name).unwrap();
+        let launch = host::run::plan(variant, None, &p).unwrap();
+        let on_gpu = gpu.run(&launch, &p, &inputs, timing).unwrap().result;
+        let emulated = host::emulator::run(&launch, &p, &inputs, timing)
+            .unwrap()
+            .result;
+        let differing = on_gpu
+            .iter()
+            .zip(&emulated)
+            .filter(|(g, e)| g.to_bits() != e.to_bits())
+            .count();
+        println!(
+            "{name}: {differing} of {} elements differ between the GPU and the emulator",
+            on_gpu.len()
+        );
+        assert_eq!(
+            differing, 0,
+            "{name}: the GPU's TF32 operands are not the emulator's"
+        );
+        results.push(on_gpu);
+    }
+    let rounding_differs = results[0]
+        .iter()
+        .zip(&results[1])
+        .filter(|(t, r)| t != r)
+        .count();
+    println!(
+        "truncated vs rounded: {rounding_differs} of {} elements differ",
+        results[0].len()
+    );
+    assert!(
+        rounding_differs > results[0].len() / 4,
+        "the test cannot tell truncation from rounding"
+    );
+}

@@ -90,9 +90,9 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
                 "{entry}: local memory in the SASS: {:?}",
                 all.opcodes_of(Class::LocalMemory)
             );
-            let (_, mix) = f
-                .hot_loop(precision)
-                .unwrap_or_else(|| panic!("{entry}: no loop with an {} found", precision.fma_opcode()));
+            let (_, mix) = f.hot_loop(precision).unwrap_or_else(|| {
+                panic!("{entry}: no loop with an {} found", precision.fma_opcode())
+            });
             assert!(
                 mix.total < all.total,
                 "{entry}: the loop is the whole kernel"
@@ -148,4 +148,39 @@ fn the_documents_progression_v4_v5_gemm64_gemm128() {
         .collect();
     assert!(shares.windows(2).all(|w| w[0] < w[1]), "{shares:?}");
     assert!(shares[0] < 0.34 && shares[3] > 0.85, "{shares:?}");
+}
+
+/// The hot loop of a tensor-core variant at one of its tiles, judged by its HMMA/DMMA.
+fn hot_tensor_core(variant: &str, dtype: Dtype, tile: u32) -> Mix {
+    let entry = registry::find(variant).unwrap().entry_name(dtype, tile);
+    let f = function(&entry);
+    let precision = Precision::of(
+        f,
+        match dtype {
+            Dtype::F32 => Precision::F32,
+            Dtype::F64 => Precision::F64,
+        },
+    );
+    f.hot_loop(precision)
+        .unwrap_or_else(|| panic!("{entry}: no loop issues an MMA"))
+        .1
+}
+
+#[test]
+fn tensor_core_loops_load_their_fragments_16_bytes_at_a_time() {
+    // tc-tf32, 64×64 warp tiles, k-slice 32: 2 steps × (2 blocks × 2 halves × 8 tiles) =
+    // 128 HMMA from 2 × (8 B + 8 A) LDS.128, and no cvt: the tensor core truncates.
+    let m = hot_tensor_core("tc-tf32", Dtype::F32, 1);
+    assert_eq!(m.fma(), 128, "{:?}", m.opcodes);
+    assert_eq!(m.count_bits(Class::SharedLoad, 128), 32, "{:?}", m.opcodes);
+    assert!(!m.opcodes.contains_key("FSETP"), "{:?}", m.opcodes);
+    // 3xTF32, 32×32 warp tiles: three HMMA per tile and k-step, 16 LDS.128.
+    let m = hot_tensor_core("tc-3xtf32", Dtype::F32, 1);
+    assert_eq!(m.fma(), 96, "{:?}", m.opcodes);
+    assert_eq!(m.count_bits(Class::SharedLoad, 128), 16, "{:?}", m.opcodes);
+    // DMMA, 64×32 warp tiles, k-slice 16: 16 m16n8k16 from 24 LDS.128 (pairs of doubles).
+    let m = hot_tensor_core("tc-f64", Dtype::F64, 2);
+    assert_eq!(m.fma(), 16, "{:?}", m.opcodes);
+    assert_eq!(m.count_bits(Class::SharedLoad, 128), 24, "{:?}", m.opcodes);
+    assert_eq!(m.count(Class::LocalMemory), 0);
 }

@@ -267,7 +267,10 @@ impl Function {
     }
 
     /// The k-loop: among the loops that do FMAs and hold no other loop that does, the one with
-    /// the most FMAs (ties: the first). `None` when no loop does an FMA of `precision`.
+    /// the most FMAs; of equals, the one with the fewest instructions (a kernel with a 16-byte
+    /// and a per-element copy of its pipeline has two such loops, and the fast path is the
+    /// one it runs on aligned data), then the first. `None` when no loop does an FMA of
+    /// `precision`.
     pub fn hot_loop(&self, precision: Precision) -> Option<(Loop, Mix)> {
         let loops: Vec<(Loop, Mix)> = self
             .loops()
@@ -279,7 +282,12 @@ impl Function {
             .iter()
             .filter(|(outer, _)| !loops.iter().any(|(inner, _)| outer.contains(inner)))
             .fold(None::<&(Loop, Mix)>, |best, candidate| match best {
-                Some(b) if b.1.fma() >= candidate.1.fma() => Some(b),
+                Some(b)
+                    if (b.1.fma(), std::cmp::Reverse(b.1.total))
+                        >= (candidate.1.fma(), std::cmp::Reverse(candidate.1.total)) =>
+                {
+                    Some(b)
+                }
                 _ => Some(candidate),
             })
             .cloned()

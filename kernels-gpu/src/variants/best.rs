@@ -24,7 +24,7 @@
 //!   moves 16 bytes; otherwise 4 (f32) per copy, same loop. Out-of-range elements are
 //!   zero-filled by the copy itself (source size 0). C is written with 16-byte stores when its
 //!   layout allows.
-//! - **Block rasterisation.** Consecutive blocks walk down a group of `GROUP` tile-rows before
+//! - **Block rasterisation.** Consecutive blocks walk down a group of 8 tile-rows before
 //!   moving right, so the blocks resident at one time share A and B panels in L2 (not
 //!   measured on its own).
 //!
@@ -53,15 +53,13 @@ use crate::device::{
     block_idx_x, cp_async_commit, cp_async_wait, sync_threads, thread_idx_x, Real, Shared,
     WARP_SIZE,
 };
-use crate::gemm::{GemmArgs, Geometry};
+use crate::gemm::{rasterise, GemmArgs, Geometry};
 
 /// Rows and columns of a warp's piece of the block tile, and of a thread's piece of it.
 const WARP_M: u32 = 64;
 const WARP_N: u32 = 32;
 const THREAD_M: usize = 8;
 const THREAD_N: usize = 8;
-/// Tile-rows a group of consecutive blocks walks down before moving to the next column.
-const GROUP: u32 = 8;
 
 /// Threads per block of a BM×BN configuration: one warp per 64×32 piece.
 pub const fn threads(bm: u32, bn: u32) -> u32 {
@@ -261,16 +259,4 @@ unsafe fn gemm_with<
             }
         }
     }
-}
-
-/// The (tile-row, tile-column) of block `block`: down `GROUP` tile-rows, then right, so that
-/// the blocks resident together cover a compact patch of C.
-#[inline(always)]
-fn rasterise(block: u32, tiles_m: u32, tiles_n: u32) -> (u32, u32) {
-    // `max(1)`: n = 0 or m = 0 launch no block, and the divisions need no zero check.
-    let per_group = (GROUP * tiles_n).max(1);
-    let first_m = block / per_group * GROUP;
-    let rows = tiles_m.saturating_sub(first_m).clamp(1, GROUP);
-    let within = block % per_group;
-    (first_m + within % rows, within / rows)
 }

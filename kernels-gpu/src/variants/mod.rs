@@ -26,4 +26,7 @@ pub mod row_shared;
 // -- beyond the documents --
 pub mod best;
 // -- tensor cores, chapter 1: mma.sync --
+pub mod tc_3xtf32;
+pub mod tc_f64;
+pub mod tc_tf32;
 pub mod tc_tf32_basic;

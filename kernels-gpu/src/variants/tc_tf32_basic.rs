@@ -27,6 +27,10 @@
 //!   m, n, k, lda, ldb.
 //! - Inputs are rounded to TF32 when a fragment is loaded (`Tf32::round`, `cvt.rna.tf32.f32`);
 //!   the `mma` accumulates in f32.
+//!
+//! Measured (H100, 4096³ f32, median): 42.9 TFLOP/s, 0.12× cuBLAS TF32 and 0.84× cuBLAS SGEMM
+//! in the same run, relative error 2.6·10⁻⁴ (cuBLAS TF32's, to three digits): the tensor cores
+//! fed one scalar load per register do not yet beat the CUDA cores.
 use crate::device::mma::{mma_m16n8k8_tf32, Accum, FragA, FragB, Tf32};
 use crate::device::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, Shared, WARP_SIZE};
 use crate::gemm::{blocks_for, GemmArgs, Geometry};
