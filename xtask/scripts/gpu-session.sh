@@ -29,6 +29,34 @@ for step in "$@"; do
         set -- $mnk
         $host --variant ${BEST:-best:1,best:2,best:3},gemm128 --compare cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/best-$1x$2x$3.log" | grep '^|'
       done ;;
+    tensor-cores)
+      # Issue 12: each tensor-core variant beside its yardstick, in one process per size.
+      for size in 4096 8192; do
+        $host --variant ${TC_TF32:-tc-tf32:1,tc-tf32:2,tc-tf32:3,tc-tf32:4,tc-tf32:5,tc-tf32:6,tc-tf32-basic} --compare cublas-tf32,cublas --size $size 2>&1 | tee "$OUT/tc-tf32-$size.log" | grep '^|'
+        $host --variant ${TC_3X:-tc-3xtf32:1,tc-3xtf32:2,tc-3xtf32:3,best:1} --compare cublas,cublas-tf32 --size $size 2>&1 | tee "$OUT/tc-3xtf32-$size.log" | grep '^|'
+        $host --variant ${TC_F64:-tc-f64:1,tc-f64:2,tc-f64:3,tc-f64:4,tc-f64:5,best:1} --dtype f64 --compare cublas --size $size 2>&1 | tee "$OUT/tc-f64-$size.log" | grep '^|'
+      done ;;
+    tc-ncu)
+      # Bank conflicts, tensor pipe and issue of one launch each at 4096³, beside cuBLAS's.
+      m=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed.sum,sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
+      for v in ${TC_NCU:-tc-tf32:1 cublas-tf32 tc-3xtf32:1 cublas}; do
+        ncu --clock-control none --launch-count 1 --metrics $m $host --variant $v --size 4096 --iters 1 --warmup 0 --no-check > "$OUT/ncu-$v.log" 2>&1
+        echo "ncu $v: exit $?"; grep -E "^  [a-zA-Z_]+.*[0-9]|void|sm80|sm90|gemm_" "$OUT/ncu-$v.log" | head -12
+      done
+      for v in ${TC_NCU_F64:-tc-f64:2 cublas}; do
+        ncu --clock-control none --launch-count 1 --metrics $m $host --variant $v --dtype f64 --size 4096 --iters 1 --warmup 0 --no-check > "$OUT/ncu-$v-f64.log" 2>&1
+        echo "ncu $v f64: exit $?"; grep -E "^  [a-zA-Z_]+.*[0-9]|void|sm80|sm90|gemm_" "$OUT/ncu-$v-f64.log" | head -12
+      done ;;
+    tc-sanitize)
+      tc=tc-tf32-basic,tc-tf32:1,tc-tf32:2,tc-tf32:3,tc-tf32:4,tc-tf32:5,tc-tf32:6,tc-3xtf32:1,tc-3xtf32:2,tc-3xtf32:3
+      f64=tc-f64:1,tc-f64:2,tc-f64:3,tc-f64:4,tc-f64:5
+      for tool in memcheck racecheck synccheck; do
+        for shape in "--m 100 --n 67 --k 45 --lda 103" "--m 100 --n 67 --k 44 --lda 104"; do
+          compute-sanitizer --tool $tool --error-exitcode 9 $host --variant $tc $shape --ldc 101 --beta 0.5 --iters 1 --warmup 0 > "$OUT/tc-sanitize-$tool.log" 2>&1; r1=$?
+          compute-sanitizer --tool $tool --error-exitcode 9 $host --variant $f64 --dtype f64 $shape --ldc 101 --beta 0.5 --iters 1 --warmup 0 >> "$OUT/tc-sanitize-$tool.log" 2>&1; r2=$?
+          echo "compute-sanitizer $tool ($shape): exit $r1/$r2 ($(grep -c 'PASS' "$OUT/tc-sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/tc-sanitize-$tool.log"))"
+        done
+      done ;;
     ncu)
       # Hardware counters of one launch each (clocks not locked: as the timings run).
       for v in ${NCU_VARIANTS:-gemm128 best cublas}; do

@@ -12,7 +12,6 @@ use super::table::{Cell, Table};
 use super::{all_passed, error_cell, variant, Common, Context};
 use crate::cli::DtypeArg;
 use crate::problem::Init;
-use crate::registry::{CublasMath, Variant};
 use crate::run::{Report, Timing};
 use crate::verify::FULL_REFERENCE_FLOPS;
 use anyhow::Result;
@@ -23,8 +22,10 @@ pub const ID: &str = "002-precision";
 /// The tutorial's target for the relative error.
 pub const THRESHOLD: f64 = 1e-6;
 
-/// The 002 variants (plain and compensated) and fast kernels of 001 for comparison.
-pub const DEFAULT_VARIANTS: [&str; 8] = [
+/// The 002 variants (plain and compensated), fast kernels of 001 for comparison, and the
+/// tensor cores' arithmetics: TF32 rounded (`tc-tf32-basic`) and truncated (`tc-tf32`),
+/// 3xTF32, and cuBLAS in both modes.
+pub const DEFAULT_VARIANTS: [&str; 12] = [
     "naive",
     "kahan",
     "row-shared",
@@ -32,7 +33,11 @@ pub const DEFAULT_VARIANTS: [&str; 8] = [
     "v4",
     "v5",
     "gemm128",
+    "tc-tf32-basic",
+    "tc-tf32",
+    "tc-3xtf32",
     "cublas",
+    "cublas-tf32",
 ];
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -42,7 +47,7 @@ pub struct Args {
     /// Sizes n (m = n = k), comma-separated [default: 256,512,…,8192 on the GPU, 16,32,64,128 on the emulator]
     #[arg(long, value_delimiter = ',')]
     pub sizes: Option<Vec<u32>>,
-    /// Variants, comma-separated [default: naive,kahan,row-shared,blocked-kahan,v4,v5,gemm128,cublas; cuBLAS only on a GPU]
+    /// Variants, comma-separated [default: naive,kahan,row-shared,blocked-kahan,v4,v5,gemm128,tc-tf32-basic,tc-tf32,tc-3xtf32,cublas,cublas-tf32; cuBLAS only on a GPU]
     #[arg(long, value_delimiter = ',')]
     pub variants: Option<Vec<String>>,
     /// Element type [default: f32, as in the tutorial]
@@ -71,8 +76,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     let mut variants = Vec::new();
     for name in &names {
         let v = variant(name)?;
-        // cuBLAS needs a GPU; on the emulator it is left out (and the page says so).
-        if ctx.gpu || !matches!(v, Variant::Cublas(CublasMath::Default)) {
+        // cuBLAS needs a GPU; on the emulator it is left out (and the page says so). A variant
+        // without the dtype is left out too.
+        if (ctx.gpu || !v.is_cublas()) && v.dtypes().contains(&dtype) {
             variants.push((v, None));
         }
     }

@@ -100,15 +100,28 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         .map(|v| (v, None))
         .collect();
     if ctx.gpu {
+        // The CUDA cores' yardstick, and the tensor cores' for the TF32 chapter.
         variants.push((Variant::Cublas(CublasMath::Default), None));
+        variants.push((Variant::Cublas(CublasMath::Tf32), None));
     }
+    // Each dtype's table holds the kernels that have that dtype (the TF32 ones are f32 only,
+    // DMMA f64 only).
+    let of_dtype = |dtype: Dtype| -> Vec<(Variant, Option<u32>)> {
+        variants
+            .iter()
+            .copied()
+            .filter(|(v, _)| v.dtypes().contains(&dtype))
+            .collect()
+    };
     let timing = ctx.timing();
-    let progress = Progress::new("001 progression", variants.len() * dtypes.len());
+    let runs: usize = dtypes.iter().map(|&d| of_dtype(d).len()).sum();
+    let progress = Progress::new("001 progression", runs);
     let mut sections = Vec::new();
     let mut findings = Vec::new();
     let mut passed = true;
     for &dtype in &dtypes {
         let p = ctx.square(n, dtype, Init::Random);
+        let variants = of_dtype(dtype);
         let reports = ctx.measure(&progress, &variants, &p, timing);
         passed &= all_passed(&reports);
         let section = dtype_section(ctx, n, dtype, &variants, &reports);
