@@ -12,6 +12,7 @@ pub mod emulator;
 pub mod experiments;
 pub mod gpu;
 pub mod problem;
+pub mod progress;
 pub mod registry;
 pub mod run;
 pub mod verify;
