@@ -70,7 +70,10 @@ fn launch_counted<T: Scalar>(
     let started = AtomicU64::new(0);
     let kernel = move || {
         if let Some(step) = step {
-            if started.fetch_add(1, Ordering::Relaxed) % threads_per_block == 0 {
+            if started
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(threads_per_block)
+            {
                 step.inc(1);
             }
         }
