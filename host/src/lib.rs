@@ -8,6 +8,7 @@
 //! [`experiments`] builds the source documents' experiments on that pipeline.
 pub mod cli;
 pub mod cpu;
+pub mod cuda_driver;
 pub mod emulator;
 pub mod experiments;
 pub mod gpu;
