@@ -7,12 +7,9 @@
 //!    function `cust` can call, and an empty `libcuda.a` for the `-lcuda` that `cust`'s build
 //!    script asks for, so that the binary does not need `libcuda.so.1` to start. Elsewhere,
 //!    where no CUDA installation exists, compile a link stub as before.
+use ptx_builder::EMBEDDED_ARCHS;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The PTX embedded in the host: the lowest architecture the kernels support (runs on every
-/// Ampere-or-newer GPU through the driver's JIT) and Hopper's own.
-const EMBEDDED_ARCHS: &[&str] = &["sm_80", "sm_90"];
 
 fn main() {
     let root = ptx_builder::workspace_root();
