@@ -63,6 +63,13 @@ for step in "$@"; do
         compute-sanitizer --tool $tool --error-exitcode 9 $host --variant v5,gemm64,gemm128,fynv,best:1,best:2,best:3,best:4 --m 100 --n 67 --k 44 --lda 104 --ldc 101 --beta 0.5 --iters 1 --warmup 0 --both-dtypes > "$OUT/sanitize-$tool-vec4.log" 2>&1
         echo "compute-sanitizer $tool (16-byte-load kernels): exit $? ($(grep -c 'check: .*PASS' "$OUT/sanitize-$tool-vec4.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/sanitize-$tool-vec4.log"))"
       done ;;
+    dev-vs-release)
+      # Issue 11: `cargo run -p host -- --variant v5` in the dev profile against the release one
+      # (needs `cargo xtask gpu-bundle --dev-host`); the bar is dev within 1.5x of release.
+      for bin in host-dev host; do
+        TIMEFORMAT="$bin --variant v5: %R s wall"
+        time { "$bundle/$bin" --variant v5 --seed 1 > "$OUT/dev-vs-release-$bin.log" 2>&1; echo "exit $?"; }
+      done ;;
     *) $host $step 2>&1 | tee -a "$OUT/misc.log" ;;
   esac
 done

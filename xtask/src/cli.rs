@@ -42,6 +42,9 @@ pub enum Cmd {
         /// The bundle folder, emptied first (relative to the workspace root)
         #[arg(long, default_value = ".gpu")]
         out: PathBuf,
+        /// Also bundle the dev-profile host as `host-dev`, for gpu-session.sh's `dev-vs-release`
+        #[arg(long)]
+        dev_host: bool,
     },
 }
 

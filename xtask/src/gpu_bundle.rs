@@ -8,9 +8,11 @@
 //! - `tests-<name>`: the release test binaries of the GPU tests ([`GPU_TESTS`]);
 //! - `ptx/<arch>/kernels_gpu.ptx`: the embedded PTX as files, for `host --ptx` and ncu's source
 //!   view;
-//! - `gpu-session.sh`, and `BUNDLE.md`: what was built, from which commit, and how to run it.
+//! - `gpu-session.sh`, and `BUNDLE.md`: what was built, from which commit, and how to run it;
+//! - with `--dev-host`, `host-dev`: the dev-profile host, which the step `dev-vs-release` times
+//!   against the release one (issue 11: `cargo run` without `--release` must not be slow).
 use anyhow::{bail, Context, Result};
-use ptx_builder::{clear_outer_cargo_env, ptx_path, EMBEDDED_ARCHS};
+use ptx_builder::{clear_outer_cargo_env, host_triple, ptx_path, EMBEDDED_ARCHS};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -38,7 +40,7 @@ fn executables(json_lines: &str, name: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-pub fn run(root: &Path, out: &Path) -> Result<()> {
+pub fn run(root: &Path, out: &Path, dev_host: bool) -> Result<()> {
     let start = std::time::Instant::now();
     println!(
         "building the release host (the PTX for {} embedded)…",
@@ -52,6 +54,16 @@ pub fn run(root: &Path, out: &Path) -> Result<()> {
         bail!("building the release host failed (see above)");
     }
     let host = root.join("target/release/host");
+    if dev_host {
+        println!("building the dev-profile host (`cargo run -p host` without --release)…");
+        let status = cargo(root)
+            .args(["build", "--package", "host", "--bin", "host"])
+            .status()
+            .context("cannot run cargo")?;
+        if !status.success() {
+            bail!("building the dev-profile host failed (see above)");
+        }
+    }
 
     let mut tests = Vec::new();
     for &(package, target) in GPU_TESTS {
@@ -102,6 +114,16 @@ pub fn run(root: &Path, out: &Path) -> Result<()> {
         Ok(())
     };
     copy(&host, "host", "release host, PTX embedded")?;
+    if dev_host {
+        let dev = root.join("target/debug/host");
+        copy(
+            &dev,
+            "host-dev",
+            "dev-profile host without its debug info, for dev-vs-release",
+        )?;
+        // 100 MiB with it; the code, and so the timing, is the same without.
+        strip_debug_info(&out.join("host-dev"))?;
+    }
     for (name, exe) in &tests {
         copy(exe, name, "GPU test binary (skips without a GPU)")?;
     }
@@ -157,6 +179,38 @@ pub fn run(root: &Path, out: &Path) -> Result<()> {
         start.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Removes the debug sections of a binary: `strip`, or the toolchain's `llvm-strip`.
+fn strip_debug_info(binary: &Path) -> Result<()> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let mut strips = vec![PathBuf::from("strip")];
+    if let (Ok(sysroot), Ok(triple)) = (
+        Command::new(&rustc).args(["--print", "sysroot"]).output(),
+        host_triple(&rustc),
+    ) {
+        let sysroot = String::from_utf8_lossy(&sysroot.stdout).trim().to_string();
+        strips.push(
+            Path::new(&sysroot)
+                .join("lib/rustlib")
+                .join(triple)
+                .join("bin/llvm-strip"),
+        );
+    }
+    for strip in strips {
+        let status = Command::new(&strip)
+            .arg("--strip-debug")
+            .arg(binary)
+            .stderr(Stdio::null())
+            .status();
+        if status.is_ok_and(|s| s.success()) {
+            return Ok(());
+        }
+    }
+    bail!(
+        "neither strip nor the toolchain's llvm-strip could strip {}",
+        binary.display()
+    )
 }
 
 /// How to run the bundle, with the session script's steps.

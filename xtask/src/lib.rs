@@ -252,7 +252,7 @@ done
     }
 }
 
-fn host_triple(rustc: &str) -> Result<String> {
+pub fn host_triple(rustc: &str) -> Result<String> {
     let out = Command::new(rustc).arg("-vV").output()?;
     let text = String::from_utf8(out.stdout)?;
     text.lines()

@@ -72,7 +72,7 @@ fn main() -> Result<()> {
             }
         }
         Cmd::Sass(args) => sass_cmd::run(&root, args)?,
-        Cmd::GpuBundle { out } => gpu_bundle::run(&root, &root.join(out))?,
+        Cmd::GpuBundle { out, dev_host } => gpu_bundle::run(&root, &root.join(out), dev_host)?,
     }
     Ok(())
 }
