@@ -2,14 +2,14 @@
 //! 1. Build the kernels' PTX (the same builder as `cargo xtask build-ptx`) for each
 //!    architecture in `EMBEDDED_ARCHS` and embed it in the binary; rebuilt whenever the kernel
 //!    sources change.
-//! 2. Where no CUDA installation exists, compile the driver link stub `cust` links against
-//!    (see `cuda-stub/README.md`).
+//! 2. Make the CUDA driver a run-time dependency of the GPU backend only (`src/cuda_driver.rs`,
+//!    `cuda-stub/README.md`): on x86-64 Linux, generate the trampolines that define every driver
+//!    function `cust` can call, and an empty `libcuda.a` for the `-lcuda` that `cust`'s build
+//!    script asks for, so that the binary does not need `libcuda.so.1` to start. Elsewhere,
+//!    where no CUDA installation exists, compile a link stub as before.
+use ptx_builder::EMBEDDED_ARCHS;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The PTX embedded in the host: the lowest architecture the kernels support (runs on every
-/// Ampere-or-newer GPU through the driver's JIT) and Hopper's own.
-const EMBEDDED_ARCHS: &[&str] = &["sm_80", "sm_90"];
 
 fn main() {
     let root = ptx_builder::workspace_root();
@@ -27,7 +27,87 @@ fn main() {
     );
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     embed_ptx(&root, &out);
-    cuda_link_stub(&out);
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let symbols_file = manifest.join("cuda-stub/symbols.txt");
+    println!("cargo:rerun-if-changed={}", symbols_file.display());
+    let symbols = std::fs::read_to_string(&symbols_file).unwrap();
+    let symbols: Vec<&str> = symbols
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    // The run-time copy of the stub that earlier builds left here would be found by dlopen.
+    let _ = std::fs::remove_dir_all(out.join("cuda-stub"));
+    let target = (
+        std::env::var("CARGO_CFG_TARGET_ARCH").unwrap(),
+        std::env::var("CARGO_CFG_TARGET_OS").unwrap(),
+    );
+    println!("cargo::rustc-check-cfg=cfg(cuda_trampolines)");
+    if target == ("x86_64".into(), "linux".into()) {
+        println!("cargo:rustc-cfg=cuda_trampolines");
+        cuda_trampolines(&out, &symbols);
+    } else {
+        cuda_link_stub(&out, &symbols);
+    }
+}
+
+/// `cuda_trampolines.s`: one global function per driver symbol, each a jump through its slot of
+/// `gemm_cuda_slots`, which `src/cuda_driver.rs` fills from `libcuda.so.1` when `cuInit` is
+/// first called; until then every slot returns `CUDA_ERROR_NOT_INITIALIZED`, as the driver
+/// does before `cuInit`. Also `cuda_symbols.rs` (the names, in slot order) and an empty
+/// `libcuda.a`, which satisfies `-lcuda` without adding anything.
+fn cuda_trampolines(out: &Path, symbols: &[&str]) {
+    let init = symbols
+        .iter()
+        .position(|&s| s == "cuInit")
+        .expect("cuInit is in cuda-stub/symbols.txt");
+    let mut asm = String::from(".pushsection .text.gemm_cuda_trampolines,\"ax\",@progbits\n");
+    for (i, name) in symbols.iter().enumerate() {
+        asm += &format!(
+            ".p2align 3\n.globl {name}\n.hidden {name}\n.type {name},@function\n{name}:\n    jmp qword ptr [rip + gemm_cuda_slots + {}]\n.size {name}, . - {name}\n",
+            8 * i
+        );
+    }
+    // The driver's codes: CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND.
+    for (name, code) in [
+        ("gemm_cuda_not_initialized", 3),
+        ("gemm_cuda_symbol_missing", 302),
+    ] {
+        asm += &format!(
+            ".p2align 3\n.globl {name}\n.hidden {name}\n.type {name},@function\n{name}:\n    mov eax, {code}\n    ret\n.size {name}, . - {name}\n"
+        );
+    }
+    asm += ".popsection\n.pushsection .data.gemm_cuda_slots,\"aw\",@progbits\n.p2align 3\n";
+    asm += ".globl gemm_cuda_slots\n.hidden gemm_cuda_slots\n.type gemm_cuda_slots,@object\ngemm_cuda_slots:\n";
+    for i in 0..symbols.len() {
+        let first = if i == init {
+            "gemm_cuda_init_on_first_call"
+        } else {
+            "gemm_cuda_not_initialized"
+        };
+        asm += &format!("    .quad {first}\n");
+    }
+    asm += &format!(
+        ".size gemm_cuda_slots, {}\n.popsection\n",
+        8 * symbols.len()
+    );
+    std::fs::write(out.join("cuda_trampolines.s"), asm).unwrap();
+    let names: Vec<String> = symbols.iter().map(|s| format!("{s:?}")).collect();
+    std::fs::write(
+        out.join("cuda_symbols.rs"),
+        format!(
+            "/// The driver functions, in the order of their slots (host/cuda-stub/symbols.txt).\n\
+             pub const SYMBOLS: [&str; {}] = [{}];\n\
+             /// The slot of `cuInit`.\npub const CU_INIT: usize = {init};\n",
+            symbols.len(),
+            names.join(", ")
+        ),
+    )
+    .unwrap();
+    let dir = out.join("cuda-link");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("libcuda.a"), b"!<arch>\n").unwrap();
+    println!("cargo:rustc-link-search=native={}", dir.display());
 }
 
 fn embed_ptx(root: &Path, out: &Path) {
@@ -91,24 +171,22 @@ fn cuda_driver_installed() -> bool {
         .any(|d| Path::new(d).join("libcuda.so.1").exists())
 }
 
-fn cuda_link_stub(out: &Path) {
+/// Not x86-64 Linux: `cust` links `libcuda.so` as it was made to, and where no CUDA installation
+/// exists this stub stands in for it at link time (the binary then needs the driver to start).
+fn cuda_link_stub(out: &Path, symbols: &[&str]) {
     println!("cargo:rerun-if-env-changed=CUDA_LIBRARY_PATH");
     if cuda_installation_found() {
         return;
     }
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let symbols_file = manifest.join("cuda-stub/symbols.txt");
-    println!("cargo:rerun-if-changed={}", symbols_file.display());
-    let symbols = std::fs::read_to_string(&symbols_file).unwrap();
     let mut source =
         String::from("/* Generated by host/build.rs: see host/cuda-stub/README.md. */\n");
     source.push_str("#define CUDA_ERROR_STUB_LIBRARY 34\n");
-    for name in symbols.lines().map(str::trim).filter(|l| !l.is_empty()) {
+    for name in symbols {
         source.push_str(&format!(
             "int {name}(void) {{ return CUDA_ERROR_STUB_LIBRARY; }}\n"
         ));
     }
-    let dir = out.join("cuda-stub");
+    let dir = out.join("cuda-link-stub");
     std::fs::create_dir_all(&dir).unwrap();
     let c_file = dir.join("libcuda_stub.c");
     std::fs::write(&c_file, source).unwrap();

@@ -30,16 +30,16 @@ pub struct Cli {
     #[arg(long)]
     pub list: bool,
     /// m = n = k = SIZE [default: 4096 on the GPU, 64 on the emulator, 512 when only cpu-* variants run]
-    #[arg(long)]
+    #[arg(long, value_parser = positive_size)]
     pub size: Option<u32>,
     /// Rows of A and C (overrides --size)
-    #[arg(long)]
+    #[arg(long, value_parser = positive_size)]
     pub m: Option<u32>,
     /// Columns of B and C (overrides --size)
-    #[arg(long)]
+    #[arg(long, value_parser = positive_size)]
     pub n: Option<u32>,
     /// Columns of A, rows of B (overrides --size)
-    #[arg(long)]
+    #[arg(long, value_parser = positive_size)]
     pub k: Option<u32>,
     /// Leading dimension of A [default: m]
     #[arg(long)]
@@ -72,8 +72,8 @@ pub struct Cli {
     pub alpha: f64,
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub beta: f64,
-    /// Timed runs; without --iters, timing on the GPU or of only cpu-* variants stops early after 3 s (at least 3 runs) [default: 20 on the GPU and for only cpu-* variants, 1 on the emulator]
-    #[arg(long)]
+    /// Timed runs, at least 1; without --iters, timing on the GPU or of only cpu-* variants stops early after 3 s (at least 3 runs, and the report says so) [default: 20 on the GPU and for only cpu-* variants, 1 on the emulator]
+    #[arg(long, value_parser = positive_count)]
     pub iters: Option<usize>,
     /// Untimed runs before timing [default: 3 on the GPU, 1 for only cpu-* variants, 0 on the emulator]
     #[arg(long)]
@@ -103,6 +103,34 @@ pub enum Command {
 /// `cudaMallocPitch` was observed to use on Kepler and Maxwell GPUs (NVIDIA developer forum,
 /// "Understanding Memory Pitch Alignment"). Not queried on this project's GPUs.
 pub const DEFAULT_PITCH_BYTES: u32 = 512;
+
+/// A matrix dimension (`--size`, `--m`, …): 1 or more; 0 is refused rather than run as an
+/// empty problem.
+pub fn positive_size(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(0) => Err("a matrix dimension is at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("`{text}` is not a dimension: {e}")),
+    }
+}
+
+/// A number of runs that must happen at least once (`--iters`): 0 is refused, not rounded up.
+pub fn positive_count(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("at least 1 timed run (use --no-check to skip the check, not the run)".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("`{text}` is not a count: {e}")),
+    }
+}
+
+/// A positive, finite amount (`--budget-ms`, `--cpu-time-limit`).
+pub fn positive_amount(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        Ok(_) => Err("must be a positive number".into()),
+        Err(e) => Err(format!("`{text}` is not a number: {e}")),
+    }
+}
 
 /// `--pitch BYTES`: a positive multiple of 8, so that f32 and f64 columns both fit it exactly.
 fn parse_pitch(text: &str) -> Result<u32, String> {
@@ -188,6 +216,20 @@ mod tests {
         ));
         assert!(parse("experiment 003 --parts gpu-threads,scaling --cpu-time-limit 5").is_ok());
         assert!(parse("experiment 005").is_err());
+        for refused in [
+            "000 --iters 0",
+            "000 --size 0",
+            "000 --budget-ms 0",
+            "002 --sizes 16,0",
+            "003 --cpu-time-limit -1",
+            "003 --scaling-sizes 0",
+            "all --cpu-time-limit 0",
+        ] {
+            assert!(
+                parse(&format!("experiment {refused}")).is_err(),
+                "{refused}"
+            );
+        }
         assert!(
             parse("--variant v4 experiment 000").is_err(),
             "run options and experiments do not mix"
@@ -235,6 +277,13 @@ mod tests {
         assert!(parse("").is_err(), "a variant is required");
         assert!(parse("--variant v4 --dtype f16").is_err());
         assert!(parse("--variant v4 --size -3").is_err());
+        for zero in ["--size 0", "--m 0", "--n 0", "--k 0", "--iters 0"] {
+            let e = parse(&format!("--variant v4 {zero}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("at least 1"), "{zero}: {e}");
+        }
+        assert_eq!(parse("--variant v4 --warmup 0").unwrap().warmup, Some(0));
         assert!(parse("--variant v4 --backend tpu").is_err());
     }
 }

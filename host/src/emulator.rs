@@ -2,11 +2,13 @@
 //! `kernels_gpu::emu` on the CPU over host buffers. Times are wall-clock CPU time: they say
 //! how long the emulation took, nothing about GPU performance.
 use crate::problem::{Inputs, Problem, Scalar};
+use crate::progress::{dims, Step};
 use crate::run::{Launch, Measured, Timing};
 use anyhow::{anyhow, bail, Result};
 use kernels_gpu::device::{Global, GlobalMut};
 use kernels_gpu::emu::{self, Buffer, LaunchShape};
 use kernels_gpu::gemm::GemmArgs;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 fn buffer<T>(name: &'static str, data: &[T]) -> Buffer {
@@ -23,6 +25,17 @@ pub fn launch_once<T: Scalar>(
     p: &Problem,
     inputs: &Inputs<T>,
     c: &mut [T],
+) -> Result<()> {
+    launch_counted(launch, p, inputs, c, None)
+}
+
+/// [`launch_once`], counting each block on `step` as its first thread starts.
+fn launch_counted<T: Scalar>(
+    launch: &Launch,
+    p: &Problem,
+    inputs: &Inputs<T>,
+    c: &mut [T],
+    step: Option<&Step>,
 ) -> Result<()> {
     let Launch::Kernel { entry, geometry } = launch else {
         bail!("cuBLAS runs only on a GPU (use --backend gpu)");
@@ -52,8 +65,20 @@ pub fn launch_once<T: Scalar>(
     // The kernel runs on several worker threads; GemmArgs holds raw pointers, so it travels as
     // an address. The buffers outlive the launch, and every access is bounds-checked.
     let args_at = &args as *const GemmArgs<T> as usize;
-    let kernel = move || unsafe { body(*(args_at as *const GemmArgs<T>)) };
     let g = geometry;
+    let threads_per_block = g.block.0 as u64 * g.block.1 as u64;
+    let started = AtomicU64::new(0);
+    let kernel = move || {
+        if let Some(step) = step {
+            if started
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(threads_per_block)
+            {
+                step.inc(1);
+            }
+        }
+        unsafe { body(*(args_at as *const GemmArgs<T>)) }
+    };
     let shape = LaunchShape {
         grid: g.grid,
         block: g.block,
@@ -62,6 +87,11 @@ pub fn launch_once<T: Scalar>(
     emu::launch(entry, shape, &buffers, &kernel)?;
     Ok(())
 }
+
+/// m·n·k times launches from which [`run`] shows its progress: 2²⁶ is 512³ once, or 256³ four
+/// times, about 1 s of `v4` with 2 cores (the naive kernels take longer); emulation time grows
+/// with m·n·k.
+pub const SHOW_PROGRESS_FROM: f64 = (1u64 << 26) as f64;
 
 /// The same protocol as the GPU backend: timed runs, then one checked run on a fresh C.
 pub fn run<T: Scalar>(
@@ -72,18 +102,42 @@ pub fn run<T: Scalar>(
 ) -> Result<Measured<T>> {
     let mut c = inputs.c.data.clone();
     let mut times_ms = Vec::with_capacity(timing.iters);
+    // With an infinite budget (the emulator's default) exactly `iters` timed runs happen.
+    let launches = timing.warmup + timing.iters + usize::from(timing.check);
+    let s = p.shape;
+    let owned = match launch {
+        Launch::Kernel { entry, geometry }
+            if p.flops() / 2.0 * launches as f64 >= SHOW_PROGRESS_FROM =>
+        {
+            let blocks = geometry.grid.0 as u64 * geometry.grid.1 as u64;
+            Some(Step::start(
+                format!(
+                    "emulating {entry} ({}, {launches} launch{} of {blocks} blocks)",
+                    dims(s.m, s.n, s.k),
+                    if launches == 1 { "" } else { "es" }
+                ),
+                blocks * launches as u64,
+                "blocks",
+            ))
+        }
+        _ => None,
+    };
+    let step = owned.as_ref();
     for _ in 0..timing.warmup {
-        launch_once(launch, p, inputs, &mut c)?;
+        launch_counted(launch, p, inputs, &mut c, step)?;
     }
     while timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
         let start = Instant::now();
-        launch_once(launch, p, inputs, &mut c)?;
+        launch_counted(launch, p, inputs, &mut c, step)?;
         times_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let uploaded_c = inputs.c_for_checked_run(p.beta);
     let mut result = uploaded_c.clone();
     if timing.check {
-        launch_once(launch, p, inputs, &mut result)?;
+        launch_counted(launch, p, inputs, &mut result, step)?;
+    }
+    if let Some(step) = owned {
+        step.finish();
     }
     Ok(Measured {
         times_ms,

@@ -122,6 +122,12 @@ impl Gpu {
     /// Initialises the driver and device 0 and loads the kernels. The error says what is
     /// missing: a driver, a device, or PTX the device can run.
     pub fn open(ptx_file: Option<&std::path::Path>) -> Result<Self> {
+        crate::cuda_driver::load().map_err(|e| {
+            anyhow!(
+                "cannot load the CUDA driver ({e}); install the NVIDIA driver, or use \
+                 `--backend emu` to run the kernels on the CPU emulator"
+            )
+        })?;
         cust::init(cust::CudaFlags::empty()).map_err(|e| match e {
             // Debug, not Display: cust's Display asks the driver for the message, and a missing
             // driver (or the build's link stub) cannot answer.

@@ -8,10 +8,12 @@
 //! [`experiments`] builds the source documents' experiments on that pipeline.
 pub mod cli;
 pub mod cpu;
+pub mod cuda_driver;
 pub mod emulator;
 pub mod experiments;
 pub mod gpu;
 pub mod problem;
+pub mod progress;
 pub mod registry;
 pub mod run;
 pub mod verify;

@@ -62,6 +62,20 @@ fn run() -> Result<bool> {
         });
         variants.push((variant, tile));
     }
+    // Say where a list's --tile does not go, rather than drop it silently.
+    if let (Some(tile), true) = (cli.tile, items.len() > 1) {
+        let untiled: Vec<&str> = variants
+            .iter()
+            .filter(|(v, _)| v.tiles().is_empty())
+            .map(|(v, _)| v.name())
+            .collect();
+        if !untiled.is_empty() {
+            println!(
+                "--tile {tile} applies to the variants of the list that take a tile; not to {}",
+                untiled.join(", ")
+            );
+        }
+    }
     let mut yardsticks = Vec::new();
     for name in &cli.compare {
         let yardstick = registry::find(name)?;
@@ -103,7 +117,7 @@ fn run() -> Result<bool> {
             (false, true) => 1,
             (false, false) => 0,
         }),
-        iters: cli.iters.unwrap_or(if measures { 20 } else { 1 }).max(1),
+        iters: cli.iters.unwrap_or(if measures { 20 } else { 1 }),
         budget_ms: if measures && cli.iters.is_none() {
             3000.0
         } else {
@@ -200,8 +214,18 @@ fn print_one(report: &Result<Report>, layout: &str, timing: Timing) {
         Engine::Cpu => format!("{:.2} GFLOP/s on the CPU", r.tflops() * 1e3),
         Engine::Emulator => "(emulator: CPU wall time, not GPU performance)".to_string(),
     };
+    // The time budget (no --iters) can end the timing before `iters` runs: say so.
+    let budget = if r.runs < timing.iters && timing.budget_ms.is_finite() {
+        format!(
+            " (the {:.0} s timing budget ended it; --iters {} runs them all)",
+            timing.budget_ms / 1e3,
+            timing.iters
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "{}{layout} {} ({}): median {:.3} ms, min {:.3} ms over {} runs after {} warm-up; {speed}",
+        "{}{layout} {} ({}): median {:.3} ms, min {:.3} ms over {} runs{budget} after {} warm-up; {speed}",
         r.variant,
         r.problem.dtype.name(),
         r.entry,

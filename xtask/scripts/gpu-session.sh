@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (no Rust there): the host binary and test binaries built here were
-# copied into .gpu/ by `cargo xtask gpu-bundle`. Usage: bash xtask/scripts/gpu-session.sh STEP…
+# Runs on the GPU machine (no Rust there): `cargo xtask gpu-bundle` built the host binary and
+# the GPU test binaries here and put them, with a copy of this script, into .gpu/ (its BUNDLE.md
+# says what and from which commit). Usage, from the repository's root:
+#   bash xtask/scripts/gpu-session.sh STEP…     (or: bash .gpu/gpu-session.sh STEP…)
+# Steps: the names of the `case` below; any other argument is passed to host as it is.
 # Logs go to $OUT (or ./gpu-out); the short tables come last.
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export MATMUL_NUM_THREADS=${MATMUL_NUM_THREADS:-$(nproc)}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
-host=.gpu/host
+# The bundle: the folder of this script when it is the bundle's copy, else .gpu/.
+here=$(dirname "$0")
+if [ -x "$here/host" ]; then bundle=$here; else bundle=.gpu; fi
+host=$bundle/host
 for step in "$@"; do
   case "$step" in
     tests)
-      for t in .gpu/tests-*; do "$t" --nocapture 2>&1 | tee -a "$OUT/gpu-tests.log" | tail -5; done ;;
+      for t in "$bundle"/tests-*; do "$t" --nocapture 2>&1 | tee -a "$OUT/gpu-tests.log" | tail -5; done ;;
     foundation)
       $host --variant v0,v1,v3,v4,tiled:16,tiled:8 --both-dtypes --compare cublas --size 4096 2>&1 | tee "$OUT/foundation-4096.log" | tail -30
       $host --variant v0,v1,v3,v4,tiled:16,tiled:8 --both-dtypes --compare cublas --m 1000 --n 1023 --k 999 2>&1 | tee "$OUT/foundation-1000.log" | tail -16 ;;
@@ -84,6 +90,13 @@ for step in "$@"; do
         # The 16-byte-load kernels need m, k, lda, ldb multiples of 4: a ragged shape they accept.
         compute-sanitizer --tool $tool --error-exitcode 9 $host --variant v5,gemm64,gemm128,fynv,best:1,best:2,best:3,best:4 --m 100 --n 67 --k 44 --lda 104 --ldc 101 --beta 0.5 --iters 1 --warmup 0 --both-dtypes > "$OUT/sanitize-$tool-vec4.log" 2>&1
         echo "compute-sanitizer $tool (16-byte-load kernels): exit $? ($(grep -c 'check: .*PASS' "$OUT/sanitize-$tool-vec4.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/sanitize-$tool-vec4.log"))"
+      done ;;
+    dev-vs-release)
+      # Issue 11: `cargo run -p host -- --variant v5` in the dev profile against the release one
+      # (needs `cargo xtask gpu-bundle --dev-host`); the bar is dev within 1.5x of release.
+      for bin in host-dev host; do
+        TIMEFORMAT="$bin --variant v5: %R s wall"
+        time { "$bundle/$bin" --variant v5 --seed 1 > "$OUT/dev-vs-release-$bin.log" 2>&1; echo "exit $?"; }
       done ;;
     *) $host $step 2>&1 | tee -a "$OUT/misc.log" ;;
   esac

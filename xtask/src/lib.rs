@@ -13,6 +13,8 @@
 //! Also: [`find_ptxas`] and friends locate the CUDA tools the project installs from PyPI into
 //! `.tools/` (see `cargo xtask install-cuda-tools`), and [`sass`] reads what ptxas makes of the
 //! PTX (`cargo xtask sass`).
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod sass;
 
 use anyhow::{bail, Context, Result};
@@ -25,6 +27,9 @@ pub const ARCHS: &[&str] = &[
     "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120",
 ];
 pub const DEFAULT_ARCH: &str = "sm_90";
+/// The PTX `host` embeds (its build script builds them): the lowest architecture the kernels
+/// support (runs on every Ampere-or-newer GPU through the driver's JIT) and Hopper's own.
+pub const EMBEDDED_ARCHS: &[&str] = &["sm_80", "sm_90"];
 /// The loop-unroll threshold of the link step's `opt` (LLVM's default is 300).
 const UNROLL_THRESHOLD: u32 = 4000;
 
@@ -247,7 +252,7 @@ done
     }
 }
 
-fn host_triple(rustc: &str) -> Result<String> {
+pub fn host_triple(rustc: &str) -> Result<String> {
     let out = Command::new(rustc).arg("-vV").output()?;
     let text = String::from_utf8(out.stdout)?;
     text.lines()
@@ -258,7 +263,7 @@ fn host_triple(rustc: &str) -> Result<String> {
 
 /// A build script runs inside cargo: strip what the outer build set, or the inner cargo would
 /// inherit its target, flags and profile.
-fn clear_outer_cargo_env(cmd: &mut Command) {
+pub fn clear_outer_cargo_env(cmd: &mut Command) {
     for (key, _) in std::env::vars_os() {
         let Some(key) = key.to_str() else { continue };
         let outer = (key.starts_with("CARGO_") && key != "CARGO_HOME")

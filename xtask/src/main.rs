@@ -1,41 +1,12 @@
 //! `cargo xtask …`: the project's developer commands.
 use anyhow::{bail, Context, Result};
-use clap::{Parser, Subcommand};
+use clap::Parser;
+use ptx_builder::cli::{Cli, Cmd};
 use ptx_builder::*;
 use std::process::Command;
 
+mod gpu_bundle;
 mod sass_cmd;
-
-#[derive(Parser)]
-#[command(
-    name = "cargo xtask",
-    about = "Developer commands of the Rust GEMM course"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Cmd,
-}
-
-#[derive(Subcommand)]
-enum Cmd {
-    /// Compile kernels-gpu to PTX with rustc's nvptx64 backend: target/ptx/<arch>/kernels_gpu.ptx
-    BuildPtx {
-        /// GPU architecture (sm_80, sm_86, sm_89, sm_90, …)
-        #[arg(long, default_value = DEFAULT_ARCH)]
-        arch: String,
-    },
-    /// Install ptxas and nvdisasm from PyPI into .tools/cuda (no CUDA installation needed)
-    InstallCudaTools,
-    /// Build the PTX and print ptxas's resource report (registers, shared memory, spills) per kernel
-    Ptxas {
-        /// Architecture to compile the PTX for with ptxas
-        #[arg(long, default_value = DEFAULT_ARCH)]
-        arch: String,
-    },
-    /// Compile with ptxas, disassemble with nvdisasm, and count the instructions of a variant's
-    /// hot loop (FMA share, shared/global loads by width, barriers, local memory)
-    Sass(sass_cmd::SassArgs),
-}
 
 fn main() -> Result<()> {
     let root = workspace_root();
@@ -101,6 +72,7 @@ fn main() -> Result<()> {
             }
         }
         Cmd::Sass(args) => sass_cmd::run(&root, args)?,
+        Cmd::GpuBundle { out, dev_host } => gpu_bundle::run(&root, &root.join(out), dev_host)?,
     }
     Ok(())
 }

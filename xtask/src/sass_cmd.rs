@@ -5,69 +5,14 @@
 //! resources and the instruction mix of its hot loop ([`ptx_builder::sass`] says how the loop
 //! is found and what is counted). `--all` prints one row per registered variant instead.
 use anyhow::{bail, Context, Result};
-use clap::{ArgGroup, Args, ValueEnum};
-use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::{self, Variant};
+use ptx_builder::cli::SassArgs;
 use ptx_builder::sass::{self, Class, Fraction, Function, Loop, Mix, Precision};
 use ptx_builder::*;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-#[derive(Args)]
-#[command(group(ArgGroup::new("what").required(true).args(["variant", "all"])))]
-pub struct SassArgs {
-    /// The variant to read (`cargo run -p host -- --list` lists them)
-    #[arg(long)]
-    variant: Option<String>,
-    /// One row per registered variant (at its default tile) instead of one variant in detail
-    #[arg(long)]
-    all: bool,
-    /// Architecture to build the PTX and the cubin for
-    #[arg(long, default_value = DEFAULT_ARCH)]
-    arch: String,
-    /// Element type of the entry point
-    #[arg(long, value_enum, default_value = "f32")]
-    dtype: DtypeArg,
-    /// Tile width, for variants that take one (default: the registry's default)
-    #[arg(long, conflicts_with = "all")]
-    tile: Option<u32>,
-    /// Also list every loop of the function, not only the hot one
-    #[arg(long, conflicts_with = "all")]
-    all_loops: bool,
-    /// Also print the hot loop's SASS
-    #[arg(long, conflicts_with = "all")]
-    listing: bool,
-    /// Print JSON instead of Markdown
-    #[arg(long)]
-    json: bool,
-    /// With --all: also write the table, with the tool versions and notes, as a Markdown page
-    #[arg(long, requires = "all")]
-    markdown_page: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum DtypeArg {
-    F32,
-    F64,
-}
-
-impl DtypeArg {
-    fn dtype(self) -> Dtype {
-        match self {
-            DtypeArg::F32 => Dtype::F32,
-            DtypeArg::F64 => Dtype::F64,
-        }
-    }
-
-    fn precision(self) -> Precision {
-        match self {
-            DtypeArg::F32 => Precision::F32,
-            DtypeArg::F64 => Precision::F64,
-        }
-    }
-}
 
 /// The cubin of one architecture, compiled and disassembled.
 struct Module {

@@ -22,7 +22,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: Common,
     /// m = n = k [default: 4096 on the GPU, 64 on the emulator]
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::positive_size)]
     pub size: Option<u32>,
 }
 

@@ -74,14 +74,14 @@ pub struct Common {
     /// Seed of the random inputs (recorded on the page)
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Timed runs per configuration [default on the GPU: the experiment's own, 10 for most; 1 on the emulator]
-    #[arg(long)]
+    /// Timed runs per configuration, at least 1 [default on the GPU: the experiment's own, 10 for most; 1 on the emulator]
+    #[arg(long, value_parser = crate::cli::positive_count)]
     pub iters: Option<usize>,
     /// Untimed runs first [default on the GPU: the experiment's own, 2 for most; 0 on the emulator]
     #[arg(long)]
     pub warmup: Option<usize>,
     /// Stop timing a configuration once this many ms are timed (after at least 3 runs) [default: 1000 on the GPU]
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::positive_amount)]
     pub budget_ms: Option<f64>,
 }
 
@@ -90,7 +90,7 @@ pub struct AllArgs {
     #[command(flatten)]
     pub common: Common,
     /// For 003: skip a CPU run whose estimated time exceeds this many seconds [default: 20]
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::positive_amount)]
     pub cpu_time_limit: Option<f64>,
 }
 
@@ -158,7 +158,7 @@ impl Context {
         let gpu = self.gpu;
         Timing {
             warmup: self.warmup.unwrap_or(if gpu { warmup } else { 0 }),
-            iters: self.iters.unwrap_or(if gpu { iters } else { 1 }).max(1),
+            iters: self.iters.unwrap_or(if gpu { iters } else { 1 }),
             budget_ms: self
                 .budget_ms
                 .unwrap_or(if gpu { 1000.0 } else { f64::INFINITY }),

@@ -45,7 +45,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: Common,
     /// Sizes n (m = n = k), comma-separated [default: 256,512,…,8192 on the GPU, 16,32,64,128 on the emulator]
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = crate::cli::positive_size)]
     pub sizes: Option<Vec<u32>>,
     /// Variants, comma-separated [default: naive,kahan,row-shared,blocked-kahan,v4,v5,gemm128,tc-tf32-basic,tc-tf32,tc-3xtf32,cublas,cublas-tf32; cuBLAS only on a GPU]
     #[arg(long, value_delimiter = ',')]

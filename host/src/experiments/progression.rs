@@ -24,7 +24,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: Common,
     /// m = n = k [default: 4096 on the GPU (the report used 8192), 64 on the emulator]
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::positive_size)]
     pub size: Option<u32>,
     /// Element type [default: f32, as in the report]
     #[arg(long, value_enum)]

@@ -56,22 +56,22 @@ pub struct Args {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub parts: Option<Vec<Part>>,
     /// Skip a CPU run whose time, estimated from the previous size (×8 per doubling of n), exceeds this many seconds [default: 20]
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::positive_amount)]
     pub cpu_time_limit: Option<f64>,
     /// Sizes of the CPU table [default: 512,1024,2048,4096; 16,32,64 on the emulator]
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = crate::cli::positive_size)]
     pub cpu_sizes: Option<Vec<u32>>,
     /// CPU variants of the CPU table [default: cpu-naive,cpu-simd,cpu-blocked,cpu-parallel,cpu-ndarray]
     #[arg(long, value_delimiter = ',')]
     pub cpu_variants: Option<Vec<String>>,
     /// Size of the cpu-blocked blockL sweep [default: 2048; 64 on the emulator]
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::positive_size)]
     pub cpu_blocking_size: Option<u32>,
     /// Size of the GPU block-size and blockL sweeps [default: 8192; 64 on the emulator]
-    #[arg(long)]
+    #[arg(long, value_parser = crate::cli::positive_size)]
     pub gpu_sweep_size: Option<u32>,
     /// Sizes of the scaling table [default: 512,…,16384; 16,32,64 on the emulator]
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', value_parser = crate::cli::positive_size)]
     pub scaling_sizes: Option<Vec<u32>>,
     /// The CPU variant of the scaling table [default: the fastest of the CPU table at its largest size, else cpu-parallel]
     #[arg(long)]
