@@ -3,7 +3,9 @@
 //! - Every element of C (m×n) must be finite: a NaN means an element was never written (C is
 //!   NaN-poisoned when beta = 0) or the kernel read padding/garbage. The padding rows of C
 //!   (ldc > m) must come back bit-for-bit as they were uploaded.
-//! - The relative Frobenius error `‖C - R‖ / ‖R‖` must stay under a tolerance derived from the
+//! - The relative Frobenius error `‖C - R‖ / ‖R‖` (‖R‖ floored at the size random-sign sums
+//!   of k products would have, for a C that cancels to almost nothing) must stay under a
+//!   tolerance derived from the
 //!   variant's arithmetic ([`tolerance`]): the rounding of its inputs (none for FP32/FP64
 //!   fused multiply-adds, 2⁻¹⁰ for TF32, about 2⁻²⁰ for 3xTF32) plus the rounding of a
 //!   length-k sum, which grows with √k. The largest element error must stay under
@@ -269,7 +271,9 @@ pub fn check_against<T: Scalar>(
         }
     }
     let (mut err2, mut ref2, mut max_err, mut max_ref) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let mut checked = 0usize;
     let mut visit = |row: usize, col: usize, want: f64| {
+        checked += 1;
         let got = result[row + col * ldc].to_f64();
         let e = (got - want).abs();
         err2 += e * e;
@@ -287,8 +291,14 @@ pub fn check_against<T: Scalar>(
             visit(row, col, reference.col_ref[[row, j]]);
         }
     }
-    let relative = if ref2 > 0.0 {
-        (err2 / ref2).sqrt()
+    // Relative to ‖R‖, but never to less than a quarter of the norm that elements of the
+    // typical size of a random-sign sum of k products would have (uniform inputs in [-1, 1)
+    // give a third of it): a C of a few elements can cancel to almost nothing (1×1×1 with
+    // α·a·b ≈ -β·c), and its rounding error relative to that nothing says nothing.
+    let floor = reference.term_scale * (checked as f64).sqrt() / 4.0;
+    let scale = ref2.sqrt().max(floor);
+    let relative = if scale > 0.0 {
+        err2.sqrt() / scale
     } else {
         err2.sqrt()
     };
@@ -363,6 +373,28 @@ mod tests {
             assert!(check.relative_frobenius < 1e-15, "{}", check.summary());
             assert_eq!(check.coverage, "full");
         }
+    }
+
+    #[test]
+    fn a_result_that_cancels_to_nothing_is_judged_by_the_size_of_its_terms() {
+        // 1×1×1 with beta·c = -alpha·a·b: R is 0 up to rounding, and f32's rounding of the two
+        // terms is all that remains of C. Relative to ‖R‖ that would be a huge error.
+        let p = Problem {
+            dtype: Dtype::F32,
+            alpha: 1.5,
+            beta: -0.5,
+            ..problem(1, 1, 1, 0.0)
+        };
+        let mut x = Inputs::<f32>::generate(&p);
+        x.c.data[0] = 3.0 * x.a.data[0] * x.b.data[0] * (1.0 + f32::EPSILON);
+        let uploaded = x.c_for_checked_run(p.beta);
+        let mut f32_result = uploaded.clone(); // C's padding rows, as uploaded
+        f32_result[0] = 1.5f32 * x.a.data[0] * x.b.data[0] - 0.5f32 * x.c.data[0];
+        let c = check(&p, Arithmetic::Native, &x, &uploaded, &f32_result);
+        assert!(c.passed(), "{}", c.summary());
+        let mut wrong = f32_result.clone();
+        wrong[0] += 0.01;
+        assert!(!check(&p, Arithmetic::Native, &x, &uploaded, &wrong).passed());
     }
 
     #[test]
