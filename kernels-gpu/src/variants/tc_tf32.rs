@@ -54,12 +54,13 @@
 //! (rows of one k, then of the next), and HMMA wants its four A registers consecutive.
 //!
 //! Measured (H100 80GB HBM3, f32, median, cuBLAS in the same process, checks passing;
-//! `docs/results/h100-2026-11-22/`): `--tile 1` 180.7 TFLOP/s at 4096³ = 0.49× cuBLAS TF32
-//! (367.9) and 3.55× cuBLAS SGEMM; 177.5 at 8192³ = 0.46× (`--tile 2`, 128×256: 179.3, 0.47×).
-//! 2048³: 0.56×. ncu at 4096³: tensor pipe active 58% of cycles (cuBLAS TF32, `wgmma`: 92%),
-//! issue slots busy 40%, 106 K shared-load bank conflicts (in 276 M instructions), 2 warps per
-//! scheduler. The rounded configurations (64×32 warp tiles, the 64×64 ones spill with the
-//! rounding) reach 112 TFLOP/s.
+//! `docs/results/h100-2026-11-22/`, five runs): `--tile 1` 180.7–185.5 TFLOP/s at 4096³ =
+//! 0.47–0.49× cuBLAS TF32 and 3.5× cuBLAS SGEMM; 173.6–181.3 at 8192³ = 0.43–0.47× (cuBLAS
+//! TF32 itself ran at 384–410 across the runs; `--tile 2`, 128×256: 0.44–0.47×); 0.56× at
+//! 2048³. ncu at 4096³: tensor pipe active 58% of cycles (cuBLAS TF32, `wgmma`: 92%), issue
+//! slots busy 40%, 106 K shared-load bank conflicts (in 276 M instructions), 2 warps per
+//! scheduler. The rounded configurations (64×32 warp tiles: the 64×64 ones spill with the
+//! rounding) reach 110 TFLOP/s; 64×32 warp tiles at 3 blocks per SM, truncated, 0.36–0.41×.
 //!
 //! Configurations (`--tile`, see the registry): 128×128×32 with 2×2 warps of 64×64 and 3
 //! stages (96 KiB of shared memory: two blocks per SM) is the default.
