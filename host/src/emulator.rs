@@ -7,7 +7,7 @@ use crate::run::{Launch, Measured, Timing};
 use anyhow::{anyhow, bail, Result};
 use kernels_gpu::device::{Global, GlobalMut};
 use kernels_gpu::emu::{self, Buffer, LaunchShape};
-use kernels_gpu::gemm::GemmArgs;
+use kernels_gpu::gemm::{GemmArgs, Geometry};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -37,35 +37,85 @@ fn launch_counted<T: Scalar>(
     c: &mut [T],
     step: Option<&Step>,
 ) -> Result<()> {
-    let Launch::Kernel { entry, geometry } = launch else {
+    let Launch::Kernel {
+        entry,
+        geometry,
+        reduce,
+    } = launch
+    else {
         bail!("cuBLAS runs only on a GPU (use --backend gpu)");
     };
+    let s = p.shape;
+    let (alpha, beta) = (T::from_f64(p.alpha), T::from_f64(p.beta));
+    let (a, b) = (&inputs.a.data[..], &inputs.b.data[..]);
+    match reduce {
+        None => {
+            let args = (s.m, s.n, s.k, alpha, a, s.lda, b, s.ldb, beta);
+            emulate(entry, *geometry, args, ("C", c, s.ldc), step)
+        }
+        Some(r) => {
+            // As on the GPU: partial products into a workspace, then their sum into C.
+            let mut workspace = vec![T::from_f64(f64::NAN); r.workspace_len(s.m, s.n)];
+            let (one, zero) = (T::from_f64(1.0), T::from_f64(0.0));
+            let args = (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero);
+            emulate(
+                entry,
+                *geometry,
+                args,
+                ("workspace", &mut workspace, s.m),
+                step,
+            )?;
+            let args = (
+                s.m,
+                s.n,
+                r.splits,
+                alpha,
+                &workspace[..],
+                s.m,
+                &workspace[..],
+                s.m,
+                beta,
+            );
+            emulate(&r.entry, r.geometry, args, ("C", c, s.ldc), None)
+        }
+    }
+}
+
+/// The arguments of a launch before C: m, n, k, alpha, A, lda, B, ldb, beta.
+type Args<'a, T> = (u32, u32, u32, T, &'a [T], u32, &'a [T], u32, T);
+
+/// Runs `entry` over host buffers, C named for the emulator's reports.
+fn emulate<T: Scalar>(
+    entry: &str,
+    g: Geometry,
+    (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
+    (c_name, c, ldc): (&'static str, &mut [T], u32),
+    step: Option<&Step>,
+) -> Result<()> {
     let body = kernels_gpu::entry::find(entry)
         .and_then(T::kernel_body)
         .ok_or_else(|| anyhow!("entry point `{entry}` is not in the kernel table"))?;
-    let s = p.shape;
     let args = GemmArgs {
-        m: s.m,
-        n: s.n,
-        k: s.k,
-        alpha: T::from_f64(p.alpha),
-        a: Global::new(inputs.a.data.as_ptr()),
-        lda: s.lda,
-        b: Global::new(inputs.b.data.as_ptr()),
-        ldb: s.ldb,
-        beta: T::from_f64(p.beta),
+        m,
+        n,
+        k,
+        alpha,
+        a: Global::new(a.as_ptr()),
+        lda,
+        b: Global::new(b.as_ptr()),
+        ldb,
+        beta,
         c: GlobalMut::new(c.as_mut_ptr()),
-        ldc: s.ldc,
+        ldc,
     };
-    let buffers = [
-        buffer("A", &inputs.a.data),
-        buffer("B", &inputs.b.data),
-        buffer("C", c),
-    ];
+    // A and B may be the same buffer (split-k's reduction reads the workspace as both).
+    let mut buffers = vec![buffer("A", a), buffer(c_name, c)];
+    if b.as_ptr() != a.as_ptr() {
+        buffers.push(buffer("B", b));
+    }
     // The kernel runs on several worker threads; GemmArgs holds raw pointers, so it travels as
     // an address. The buffers outlive the launch, and every access is bounds-checked.
     let args_at = &args as *const GemmArgs<T> as usize;
-    let g = geometry;
     let threads_per_block = g.block.0 as u64 * g.block.1 as u64;
     let started = AtomicU64::new(0);
     let kernel = move || {
@@ -106,9 +156,9 @@ pub fn run<T: Scalar>(
     let launches = timing.warmup + timing.iters + usize::from(timing.check);
     let s = p.shape;
     let owned = match launch {
-        Launch::Kernel { entry, geometry }
-            if p.flops() / 2.0 * launches as f64 >= SHOW_PROGRESS_FROM =>
-        {
+        Launch::Kernel {
+            entry, geometry, ..
+        } if p.flops() / 2.0 * launches as f64 >= SHOW_PROGRESS_FROM => {
             let blocks = geometry.grid.0 as u64 * geometry.grid.1 as u64;
             Some(Step::start(
                 format!(

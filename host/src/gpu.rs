@@ -247,7 +247,9 @@ impl Gpu {
         timing: Timing,
     ) -> Result<Measured<T>> {
         let function = match launch {
-            Launch::Kernel { entry, geometry } => {
+            Launch::Kernel {
+                entry, geometry, ..
+            } => {
                 let function = self.function(entry)?;
                 allow_dynamic_shared(&function, geometry.shared_bytes)
                     .with_context(|| format!("preparing {entry}"))?;
@@ -255,6 +257,12 @@ impl Gpu {
             }
             Launch::Cublas(_) => None,
             Launch::Cpu { entry, .. } => bail!("{entry} is a CPU variant: it runs on the host"),
+        };
+        let reduce = match launch {
+            Launch::Kernel {
+                reduce: Some(r), ..
+            } => Some((self.function(&r.entry)?, r)),
+            _ => None,
         };
         let cublas = match launch {
             Launch::Cublas(math) => Some(self.cublas(*math)?),
@@ -264,18 +272,52 @@ impl Gpu {
         let a = self.upload("A", &inputs.a.data, p)?;
         let b = self.upload("B", &inputs.b.data, p)?;
         let mut c = self.upload("C", &inputs.c.data, p)?;
+        // Split-k's partial products: allocated once, outside the timed runs.
+        let workspace = match &reduce {
+            Some((_, r)) => Some(
+                unsafe { DeviceBuffer::<T>::uninitialized(r.workspace_len(s.m, s.n)) }.map_err(
+                    |e| {
+                        anyhow!(
+                            "cannot allocate split-k's workspace ({} splits of {}×{}): {e}",
+                            r.splits,
+                            s.m,
+                            s.n
+                        )
+                    },
+                )?,
+            ),
+            None => None,
+        };
         let (a_ptr, b_ptr, c_ptr) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
         let (alpha, beta) = (T::from_f64(p.alpha), T::from_f64(p.beta));
         let stream = &self.stream;
         let name = launch.name();
         let run_once = || -> Result<()> {
             match (launch, &function, cublas) {
-                (Launch::Kernel { geometry: g, .. }, Some(function), _) => unsafe {
-                    launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                        s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, c_ptr, s.ldc
-                    ))
-                }
-                .with_context(|| format!("launching {name} failed")),
+                (Launch::Kernel { geometry: g, .. }, Some(function), _) => match (&reduce, &workspace) {
+                    (Some((reduce_fn, r)), Some(w)) => {
+                        // Partial products into the workspace (alpha 1, beta 0, ld m), then
+                        // C = alpha * their sum + beta * C.
+                        let (w_ptr, rg) = (w.as_device_ptr(), r.geometry);
+                        let (one, zero) = (T::from_f64(1.0), T::from_f64(0.0));
+                        unsafe {
+                            launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                                s.m, s.n, s.k, one, a_ptr, s.lda, b_ptr, s.ldb, zero, w_ptr, s.m
+                            ))
+                            .with_context(|| format!("launching {name} failed"))?;
+                            launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
+                                s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc
+                            ))
+                            .with_context(|| format!("launching {} failed", r.entry))
+                        }
+                    }
+                    _ => unsafe {
+                        launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                            s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, c_ptr, s.ldc
+                        ))
+                    }
+                    .with_context(|| format!("launching {name} failed")),
+                },
                 (_, _, Some(handle)) => unsafe {
                     T::gemm(
                         handle, s.m as i32, s.n as i32, s.k as i32, alpha, a_ptr.as_raw(), s.lda as i32,

@@ -6,6 +6,7 @@
 //! upload and launch ([`gpu`] or [`emulator`]), or compute on the host ([`cpu`]) → verify
 //! ([`verify`]) → report.
 //! [`experiments`] builds the source documents' experiments on that pipeline.
+pub mod auto;
 pub mod cli;
 pub mod cpu;
 pub mod cuda_driver;

@@ -22,6 +22,8 @@ pub enum Variant {
     Cpu(&'static CpuVariant),
     /// `cublasSgemm`/`cublasDgemm` on the same buffers, in a math mode: the yardstick (GPU only).
     Cublas(CublasMath),
+    /// The fastest kernel for the shape and dtype, from a measured table ([`crate::auto`]).
+    Auto,
 }
 
 impl Variant {
@@ -31,6 +33,7 @@ impl Variant {
             Variant::Cpu(c) => c.name,
             Variant::Cublas(CublasMath::Default) => "cublas",
             Variant::Cublas(CublasMath::Tf32) => "cublas-tf32",
+            Variant::Auto => "auto",
         }
     }
 
@@ -40,6 +43,7 @@ impl Variant {
             Variant::Cpu(c) => c.summary,
             Variant::Cublas(CublasMath::Default) => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32), the yardstick (GPU only)",
             Variant::Cublas(CublasMath::Tf32) => "cuBLAS SGEMM with CUBLAS_TF32_TENSOR_OP_MATH: the TF32 tensor-core yardstick (GPU only, f32)",
+            Variant::Auto => "the fastest kernel for the shape and dtype in the dtype's own arithmetic (no TF32), from a table measured on an H100 (host/src/auto-table.csv); the report names the choice",
         }
     }
 
@@ -47,7 +51,7 @@ impl Variant {
     pub fn dtypes(&self) -> &'static [Dtype] {
         match self {
             Variant::Kernel(k) => k.dtypes,
-            Variant::Cpu(_) | Variant::Cublas(CublasMath::Default) => {
+            Variant::Cpu(_) | Variant::Cublas(CublasMath::Default) | Variant::Auto => {
                 kernels_gpu::registry::BOTH_DTYPES
             }
             Variant::Cublas(CublasMath::Tf32) => &[Dtype::F32],
@@ -58,7 +62,9 @@ impl Variant {
     pub fn arithmetic(&self) -> Arithmetic {
         match self {
             Variant::Kernel(k) => k.arithmetic,
-            Variant::Cpu(_) | Variant::Cublas(CublasMath::Default) => Arithmetic::Native,
+            Variant::Cpu(_) | Variant::Cublas(CublasMath::Default) | Variant::Auto => {
+                Arithmetic::Native
+            }
             Variant::Cublas(CublasMath::Tf32) => Arithmetic::Tf32,
         }
     }
@@ -73,7 +79,7 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.tiles,
             Variant::Cpu(c) => c.tiles,
-            Variant::Cublas(_) => &[],
+            Variant::Cublas(_) | Variant::Auto => &[],
         }
     }
 }
@@ -82,6 +88,7 @@ impl Variant {
 pub fn all() -> Vec<Variant> {
     let kernels = kernels_gpu::registry::ALL.iter().map(Variant::Kernel);
     kernels
+        .chain([Variant::Auto])
         .chain(crate::cpu::registry::ALL.iter().map(Variant::Cpu))
         .chain([
             Variant::Cublas(CublasMath::Default),

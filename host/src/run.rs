@@ -17,6 +17,8 @@ pub enum Launch {
     Kernel {
         entry: String,
         geometry: Geometry,
+        /// Split-k's second launch, which adds the first's partial products into C.
+        reduce: Option<Reduce>,
     },
     Cublas(CublasMath),
     /// `tile` is the resolved `--tile` (`blockL`), 0 for a variant without one.
@@ -25,6 +27,23 @@ pub enum Launch {
         variant: &'static CpuVariant,
         tile: u32,
     },
+}
+
+/// The second launch of a split-k variant (`kernels_gpu::variants::split_k`): the first writes
+/// `splits` partial products, m×n each with leading dimension m, into a workspace; this one
+/// reads them as its A (`k = splits`, `lda = m`) and writes `C = α·Σ + β·C`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reduce {
+    pub entry: String,
+    pub geometry: Geometry,
+    pub splits: u32,
+}
+
+impl Reduce {
+    /// Elements of the workspace for an m×n C.
+    pub fn workspace_len(&self, m: u32, n: u32) -> usize {
+        self.splits as usize * m as usize * n as usize
+    }
 }
 
 impl Launch {
@@ -251,9 +270,16 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> 
                 );
             }
             let s = p.shape;
+            let geometry = (k.geometry)(s.m, s.n, s.k, p.dtype.bytes(), tile);
+            let reduce = k.reduce.map(|entry| Reduce {
+                entry: format!("{entry}_{}", p.dtype.name()),
+                geometry: kernels_gpu::variants::split_k::reduce_geometry(s.m, s.n),
+                splits: geometry.grid.1,
+            });
             Ok(Launch::Kernel {
                 entry: k.entry_name(p.dtype, tile),
-                geometry: (k.geometry)(s.m, s.n, s.k, p.dtype.bytes(), tile),
+                geometry,
+                reduce,
             })
         }
         Variant::Cpu(c) => Ok(Launch::Cpu {
@@ -265,6 +291,13 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> 
             bail!("{} has no tile parameter", variant.name())
         }
         Variant::Cublas(math) => Ok(Launch::Cublas(math)),
+        Variant::Auto => {
+            if tile.is_some() {
+                bail!("auto chooses its own configuration (got a tile)");
+            }
+            let choice = crate::auto::choose(&p.shape, p.dtype)?;
+            plan(choice.variant, choice.tile, p)
+        }
     }
 }
 
@@ -331,7 +364,9 @@ fn execute_typed<T: CpuScalar>(
                 )
             });
             let times = &measured.times_ms;
-            let label = if variant.tiles().is_empty() {
+            let label = if let Variant::Auto = variant {
+                format!("auto→{}", crate::auto::choose(&p.shape, p.dtype)?.label())
+            } else if variant.tiles().is_empty() {
                 variant.name().to_string()
             } else {
                 format!(

@@ -122,6 +122,25 @@ gemm_kernels! {
     gemm_best_c3_f64: f64 = best::gemm::<f64, 64, 64, 16, 4>;
     gemm_best_c4_f32: f32 = best::gemm::<f32, 128, 128, 8, 2>, launch_bounds(256, 2);
     gemm_best_c4_f64: f64 = best::gemm::<f64, 128, 128, 8, 2>;
+    // -- big-tile: f32 16x8 per thread, f64 8x8 (see registry); one block per SM --
+    gemm_big_tile_c1_f32: f32 = big_tile::gemm::<f32, 256, 128, 8, 3, 16, 8, 4>, launch_bounds(256, 1);
+    gemm_big_tile_c1_f64: f64 = big_tile::gemm::<f64, 128, 128, 8, 3, 8, 8, 4>, launch_bounds(256, 1);
+    gemm_big_tile_c2_f32: f32 = big_tile::gemm::<f32, 256, 128, 16, 3, 16, 8, 4>, launch_bounds(256, 1);
+    gemm_big_tile_c2_f64: f64 = big_tile::gemm::<f64, 128, 128, 16, 3, 8, 8, 4>, launch_bounds(256, 1);
+    gemm_big_tile_c3_f32: f32 = big_tile::gemm::<f32, 128, 128, 8, 4, 16, 8, 4>, launch_bounds(128, 2);
+    gemm_big_tile_c3_f64: f64 = big_tile::gemm::<f64, 128, 64, 8, 4, 8, 8, 4>, launch_bounds(128, 2);
+    gemm_big_tile_c4_f32: f32 = big_tile::gemm::<f32, 256, 128, 8, 4, 16, 8, 4>, launch_bounds(256, 1);
+    gemm_big_tile_c4_f64: f64 = big_tile::gemm::<f64, 128, 128, 8, 4, 8, 8, 4>, launch_bounds(256, 1);
+    gemm_big_tile_c5_f32: f32 = big_tile::gemm::<f32, 256, 128, 16, 3, 16, 8, 2>, launch_bounds(256, 1);
+    gemm_big_tile_c5_f64: f64 = big_tile::gemm::<f64, 128, 128, 16, 3, 8, 8, 2>, launch_bounds(256, 1);
+    gemm_big_tile_c6_f32: f32 = big_tile::gemm::<f32, 256, 128, 32, 3, 16, 8, 4>, launch_bounds(256, 1);
+    gemm_big_tile_c6_f64: f64 = big_tile::gemm::<f64, 128, 128, 32, 3, 8, 8, 4>, launch_bounds(256, 1);
+    gemm_big_tile_c7_f32: f32 = big_tile::gemm::<f32, 256, 128, 32, 3, 16, 8, 2>, launch_bounds(256, 1);
+    gemm_big_tile_c7_f64: f64 = big_tile::gemm::<f64, 128, 128, 32, 3, 8, 8, 2>, launch_bounds(256, 1);
+    gemm_split_k_f32: f32 = split_k::partial::<f32, 256, 128, 16, 3, 16, 8, 2>, launch_bounds(256, 1);
+    gemm_split_k_f64: f64 = split_k::partial::<f64, 128, 128, 16, 3, 8, 8, 2>, launch_bounds(256, 1);
+    gemm_split_k_reduce_f32: f32 = split_k::reduce::<f32>;
+    gemm_split_k_reduce_f64: f64 = split_k::reduce::<f64>;
     // -- tensor cores, chapter 1: mma.sync (TF32 and 3xTF32 take f32, DMMA f64) --
     gemm_tc_tf32_basic_f32: f32 = tc_tf32_basic::gemm;
     gemm_tc_tf32_c1_f32: f32 = tc_tf32::gemm::<Truncated, 128, 128, 32, 3, 2, 8>, launch_bounds(128, 2);

@@ -227,6 +227,17 @@ pub fn rasterise(block: u32, tiles_m: u32, tiles_n: u32) -> (u32, u32) {
     (first_m + within % rows, within / rows)
 }
 
+/// The stage after `stage` in a ring of `stages` pipeline stages (shared-memory buffers that
+/// the copies fill in turn).
+#[inline(always)]
+pub const fn next_stage(stage: u32, stages: u32) -> u32 {
+    if stage + 1 == stages {
+        0
+    } else {
+        stage + 1
+    }
+}
+
 /// `ceil(a / b)`.
 #[inline(always)]
 pub const fn blocks_for(a: u32, b: u32) -> u32 {

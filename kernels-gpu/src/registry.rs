@@ -38,6 +38,10 @@ pub struct Variant {
     pub dtypes: &'static [Dtype],
     /// How it computes: the host checks its result against the tolerance of this arithmetic.
     pub arithmetic: Arithmetic,
+    /// A second launch that finishes the first's work: `Some(entry)` for split-k, whose first
+    /// launch writes `grid.1` partial products into a workspace and whose second (this entry,
+    /// [`split_k::reduce_geometry`]) adds them into C. See [`split_k`].
+    pub reduce: Option<&'static str>,
 }
 
 /// f32 and f64: the variants written generically over [`crate::device::Real`].
@@ -64,10 +68,15 @@ impl Variant {
         } else {
             self.tiles
         };
+        let reduce = self
+            .reduce
+            .into_iter()
+            .flat_map(|r| self.dtypes.iter().map(move |d| format!("{r}_{}", d.name())));
         self.dtypes
             .iter()
             .copied()
             .flat_map(move |d| tiles.iter().map(move |t| self.entry_name(d, *t)))
+            .chain(reduce)
     }
 }
 
@@ -95,6 +104,35 @@ fn best_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
         3 => best::geometry::<64, 64, 16, 4>(m, n, k, bytes),
         4 => best::geometry::<128, 128, 8, 2>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+/// `big-tile`'s configurations, by `--tile` and element size: block tile BM×BN, k-step BK,
+/// stages, thread tile TM×TN (16×8 in f32; 8×8 in f64, whose accumulators take two registers).
+fn big_tile_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match (tile, bytes) {
+        (1, 4) => big_tile::geometry::<256, 128, 8, 3, 16, 8>(m, n, k, bytes),
+        (2, 4) => big_tile::geometry::<256, 128, 16, 3, 16, 8>(m, n, k, bytes),
+        (3, 4) => big_tile::geometry::<128, 128, 8, 4, 16, 8>(m, n, k, bytes),
+        (4, 4) => big_tile::geometry::<256, 128, 8, 4, 16, 8>(m, n, k, bytes),
+        (1, _) => big_tile::geometry::<128, 128, 8, 3, 8, 8>(m, n, k, bytes),
+        (2, _) => big_tile::geometry::<128, 128, 16, 3, 8, 8>(m, n, k, bytes),
+        (3, _) => big_tile::geometry::<128, 64, 8, 4, 8, 8>(m, n, k, bytes),
+        (4, _) => big_tile::geometry::<128, 128, 8, 4, 8, 8>(m, n, k, bytes),
+        (5, 4) => big_tile::geometry::<256, 128, 16, 3, 16, 8>(m, n, k, bytes),
+        (6 | 7, 4) => big_tile::geometry::<256, 128, 32, 3, 16, 8>(m, n, k, bytes),
+        (5, _) => big_tile::geometry::<128, 128, 16, 3, 8, 8>(m, n, k, bytes),
+        (6 | 7, _) => big_tile::geometry::<128, 128, 32, 3, 8, 8>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+/// `split-k`'s partial launch: `big-tile`'s default configuration (`--tile 5`: k-slices of 16,
+/// B read 2 k-steps per load), `tile` splits of k.
+fn split_k_geometry(m: u32, n: u32, k: u32, bytes: u32, splits: u32) -> Geometry {
+    match bytes {
+        4 => split_k::geometry::<256, 128, 16, 3, 16, 8>(m, n, k, bytes, splits),
+        _ => split_k::geometry::<128, 128, 16, 3, 8, 8>(m, n, k, bytes, splits),
     }
 }
 
@@ -146,6 +184,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "v1",
@@ -157,6 +196,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "v3",
@@ -168,6 +208,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "v4",
@@ -179,6 +220,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "tiled",
@@ -190,6 +232,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     // -- the 001 progression (v2, v5, gemm64, gemm128, fynv, alc1..3) goes here --
     Variant {
@@ -202,6 +245,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "v5",
@@ -213,6 +257,7 @@ pub const ALL: &[Variant] = &[
         supports: |s, _| v5_float4::check_vec4("v5", s.m, s.k, s.lda, s.ldb),
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "gemm64",
@@ -224,6 +269,7 @@ pub const ALL: &[Variant] = &[
         supports: |s, _| v5_float4::check_vec4("gemm64", s.m, s.k, s.lda, s.ldb),
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "gemm128",
@@ -236,6 +282,7 @@ pub const ALL: &[Variant] = &[
         supports: |s, _| v5_float4::check_vec4("gemm128", s.m, s.k, s.lda, s.ldb),
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "alc1",
@@ -247,6 +294,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "alc2",
@@ -258,6 +306,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "alc3",
@@ -269,6 +318,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "fynv",
@@ -280,6 +330,7 @@ pub const ALL: &[Variant] = &[
         supports: |s, _| v5_float4::check_vec4("fynv", s.m, s.k, s.lda, s.ldb),
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     // -- the 002/003/004 variants (naive, kahan, row-shared, blocked-kahan, basic, cg-*) go here --
     Variant {
@@ -292,6 +343,7 @@ pub const ALL: &[Variant] = &[
         supports: naive::supports,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "kahan",
@@ -303,6 +355,7 @@ pub const ALL: &[Variant] = &[
         supports: naive::supports,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "row-shared",
@@ -314,6 +367,7 @@ pub const ALL: &[Variant] = &[
         supports: row_shared::supports,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "blocked-kahan",
@@ -325,6 +379,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "basic",
@@ -336,6 +391,7 @@ pub const ALL: &[Variant] = &[
         supports: naive::supports,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "blocked",
@@ -347,6 +403,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "cg-shuffle",
@@ -358,6 +415,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "cg-regs",
@@ -369,6 +427,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     Variant {
         name: "cg-tile2x2",
@@ -381,6 +440,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
     // -- beyond the documents --
     Variant {
@@ -393,6 +453,31 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
+        reduce: None,
+    },
+    Variant {
+        name: "big-tile",
+        summary: "cuBLAS's SIMT design: 256x128 block tile, 8 warps of 64x64, 16x8 outputs per thread (8x8 in f64), one block per SM, B k-major and swizzled (no bank conflicts), 16-byte cp.async of A and B; --tile (f32; f64 is 128x128 with 128x64 for 3): 5 256x128x16 B read 2 k-steps per load (default), 1 256x128x8, 2 256x128x16, 3 128x128x8 4-stage, 4 256x128x8 4-stage, 6 256x128x32, 7 256x128x32 2 k-steps per load",
+        source: "beyond the documents (cuBLAS's SGEMM kernel, from its profile)",
+        entry: "gemm_big_tile_c{tile}",
+        tiles: &[5, 1, 2, 3, 4, 6, 7],
+        geometry: big_tile_geometry,
+        supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+    },
+    Variant {
+        name: "split-k",
+        summary: "big-tile over --tile parts of k (4 default; 2, 3, 6, 8, 12, 16) into a workspace, then a second launch adds the parts and applies alpha, beta once: for shapes with too few tiles to fill the GPU",
+        source: "beyond the documents",
+        entry: "gemm_split_k",
+        tiles: &[4, 2, 3, 6, 8, 12, 16],
+        geometry: split_k_geometry,
+        supports: any_shape,
+        dtypes: BOTH_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: Some("gemm_split_k_reduce"),
     },
     // -- tensor cores, chapter 1: mma.sync --
     Variant {
@@ -405,6 +490,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: &[Dtype::F32],
         arithmetic: Arithmetic::Tf32,
+        reduce: None,
     },
     Variant {
         name: "tc-tf32",
@@ -416,6 +502,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: &[Dtype::F32],
         arithmetic: Arithmetic::Tf32,
+        reduce: None,
     },
     Variant {
         name: "tc-3xtf32",
@@ -427,6 +514,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: &[Dtype::F32],
         arithmetic: Arithmetic::Tf32x3,
+        reduce: None,
     },
     Variant {
         name: "tc-f64",
@@ -438,6 +526,7 @@ pub const ALL: &[Variant] = &[
         supports: any_shape,
         dtypes: &[Dtype::F64],
         arithmetic: Arithmetic::Native,
+        reduce: None,
     },
 ];
 

@@ -44,14 +44,23 @@ fn function(entry: &str) -> &'static Function {
 
 /// The hot loop of a registered variant (no tile parameter).
 fn hot(variant: &str, dtype: Dtype) -> Mix {
-    let entry = registry::find(variant).unwrap().entry_name(dtype, 0);
-    let precision = match dtype {
-        Dtype::F32 => Precision::F32,
-        Dtype::F64 => Precision::F64,
-    };
-    function(&entry)
-        .hot_loop(precision)
-        .unwrap_or_else(|| panic!("{entry}: no loop does an FMA"))
+    hot_at(variant, dtype, 0)
+}
+
+/// The hot loop of a variant at one of its tiles: the loop with the most FMA, or for a
+/// tensor-core variant the most HMMA/DMMA (not the epilogue's FFMA).
+fn hot_at(variant: &str, dtype: Dtype, tile: u32) -> Mix {
+    let entry = registry::find(variant).unwrap().entry_name(dtype, tile);
+    let f = function(&entry);
+    let precision = Precision::of(
+        f,
+        match dtype {
+            Dtype::F32 => Precision::F32,
+            Dtype::F64 => Precision::F64,
+        },
+    );
+    f.hot_loop(precision)
+        .unwrap_or_else(|| panic!("{entry}: no loop does an {}", precision.fma_opcode()))
         .1
 }
 
@@ -150,37 +159,60 @@ fn the_documents_progression_v4_v5_gemm64_gemm128() {
     assert!(shares[0] < 0.34 && shares[3] > 0.85, "{shares:?}");
 }
 
-/// The hot loop of a tensor-core variant at one of its tiles, judged by its HMMA/DMMA.
-fn hot_tensor_core(variant: &str, dtype: Dtype, tile: u32) -> Mix {
-    let entry = registry::find(variant).unwrap().entry_name(dtype, tile);
-    let f = function(&entry);
-    let precision = Precision::of(
-        f,
-        match dtype {
-            Dtype::F32 => Precision::F32,
-            Dtype::F64 => Precision::F64,
-        },
-    );
-    f.hot_loop(precision)
-        .unwrap_or_else(|| panic!("{entry}: no loop issues an MMA"))
-        .1
-}
-
 #[test]
 fn tensor_core_loops_load_their_fragments_16_bytes_at_a_time() {
     // tc-tf32, 64×64 warp tiles, k-slice 32: 2 steps × (2 blocks × 2 halves × 8 tiles) =
     // 128 HMMA from 2 × (8 B + 8 A) LDS.128, and no cvt: the tensor core truncates.
-    let m = hot_tensor_core("tc-tf32", Dtype::F32, 1);
+    let m = hot_at("tc-tf32", Dtype::F32, 1);
     assert_eq!(m.fma(), 128, "{:?}", m.opcodes);
     assert_eq!(m.count_bits(Class::SharedLoad, 128), 32, "{:?}", m.opcodes);
     assert!(!m.opcodes.contains_key("FSETP"), "{:?}", m.opcodes);
     // 3xTF32, 32×32 warp tiles: three HMMA per tile and k-step, 16 LDS.128.
-    let m = hot_tensor_core("tc-3xtf32", Dtype::F32, 1);
+    let m = hot_at("tc-3xtf32", Dtype::F32, 1);
     assert_eq!(m.fma(), 96, "{:?}", m.opcodes);
     assert_eq!(m.count_bits(Class::SharedLoad, 128), 16, "{:?}", m.opcodes);
     // DMMA, 64×32 warp tiles, k-slice 16: 16 m16n8k16 from 24 LDS.128 (pairs of doubles).
-    let m = hot_tensor_core("tc-f64", Dtype::F64, 2);
+    let m = hot_at("tc-f64", Dtype::F64, 2);
     assert_eq!(m.fma(), 16, "{:?}", m.opcodes);
     assert_eq!(m.count_bits(Class::SharedLoad, 128), 24, "{:?}", m.opcodes);
     assert_eq!(m.count(Class::LocalMemory), 0);
+}
+
+#[test]
+fn big_tile_copies_16_bytes_at_a_time_with_no_bounds_tests_inside_c() {
+    // 256×128×16 slice, 16×8 per thread: 16 k-steps × 128 FFMA, A's 16 values per k-step in
+    // 4 LDS.128 and B's 8 columns × 16 k in 32 LDS.128 (ptxas merges the two 8-byte loads of
+    // `--tile 5` back into one): 96 loads, 2048 FFMA. The interior loop's copies: A 4 and B 2
+    // 16-byte LDGSTS per thread, nothing per element, one barrier.
+    let m = hot_at("big-tile", Dtype::F32, 5);
+    assert_eq!(m.fma(), 2048, "{:?}", m.opcodes);
+    assert_eq!(m.count_bits(Class::SharedLoad, 128), 96, "{:?}", m.opcodes);
+    assert_eq!(m.count(Class::AsyncCopy), 6, "{:?}", m.opcodes);
+    assert_eq!(m.count_bits(Class::AsyncCopy, 128), 6, "{:?}", m.opcodes);
+    assert_eq!(m.count(Class::Barrier), 1);
+    assert!(m.fma_share().value() >= 0.90, "{:?}", m.opcodes);
+    // `--tile 1`, k-slices of 8: half the work per barrier, the same shape of loop.
+    let m = hot_at("big-tile", Dtype::F32, 1);
+    assert_eq!(
+        (
+            m.fma(),
+            m.count_bits(Class::SharedLoad, 128),
+            m.count(Class::AsyncCopy)
+        ),
+        (1024, 48, 3),
+        "{:?}",
+        m.opcodes
+    );
+    // split-k's partial launch is big-tile:5 over a part of k: the same loop.
+    let s = hot_at("split-k", Dtype::F32, 0);
+    assert_eq!(
+        (
+            s.fma(),
+            s.count_bits(Class::SharedLoad, 128),
+            s.count(Class::AsyncCopy)
+        ),
+        (2048, 96, 6),
+        "{:?}",
+        s.opcodes
+    );
 }

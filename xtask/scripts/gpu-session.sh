@@ -35,6 +35,34 @@ for step in "$@"; do
         set -- $mnk
         $host --variant ${BEST:-best:1,best:2,best:3},gemm128 --compare cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/best-$1x$2x$3.log" | grep '^|'
       done ;;
+    simt)
+      # Issue 10: auto, the new SIMT steps, best, gemm128 and cuBLAS at every shape of the bar,
+      # one process per shape; then f64 at 4096³ beside DGEMM.
+      for mnk in "1024 1024 1024" "2048 2048 2048" "4096 4096 4096" "8192 8192 8192" "8192 8192 1024" "1024 1024 8192" "8192 256 8192"; do
+        set -- $mnk
+        $host --variant ${SIMT:-auto,big-tile:5,big-tile:2,big-tile:1,split-k:2,split-k:4,split-k:8,best:1,gemm128} --compare cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/simt-$1x$2x$3.log" | grep '^|'
+      done
+      $host --variant ${SIMT_F64:-auto,big-tile:5,big-tile:1,big-tile:2,big-tile:3,best:1,gemm128,tc-f64:2} --dtype f64 --compare cublas --size 4096 2>&1 | tee "$OUT/simt-f64-4096.log" | grep '^|' ;;
+    simt-ncu)
+      # The new kernel's counters beside cuBLAS's and best's at 4096³ (one launch each).
+      m=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,smsp__inst_executed_op_shared_ld.sum,launch__registers_per_thread,gpu__time_duration.sum
+      for v in ${SIMT_NCU:-big-tile:5 cublas best:1}; do
+        log="$OUT/ncu-${v//:/-}.log"  # no ':' in file names: the transfer back drops them
+        ncu --clock-control none --launch-count 1 --metrics $m $host --variant $v --size ${NCU_SIZE:-4096} --iters 1 --warmup 0 --no-check > "$log" 2>&1
+        echo "ncu $v: exit $?"; grep -E "^    [a-z0-9_]+__[a-z].* [0-9]|^  (sm80|sm90|gemm_)" "$log" | sed 's/  */ /g' | head -30
+      done ;;
+    simt-sanitize)
+      v=big-tile:1,big-tile:2,big-tile:3,big-tile:4,big-tile:5,big-tile:6,big-tile:7,split-k:4,split-k:3,auto
+      for tool in memcheck racecheck synccheck; do
+        for shape in "--m 100 --n 67 --k 45 --lda 103" "--m 100 --n 67 --k 44 --lda 104" "--m 512 --n 256 --k 68"; do
+          compute-sanitizer --tool $tool --error-exitcode 9 $host --variant $v $shape --beta 0.5 --iters 1 --warmup 0 --both-dtypes > "$OUT/simt-sanitize-$tool.log" 2>&1
+          echo "compute-sanitizer $tool ($shape): exit $? ($(grep -c 'check: .*PASS' "$OUT/simt-sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/simt-sanitize-$tool.log"))"
+        done
+      done ;;
+    auto-table)
+      # `auto`'s table: every candidate at each shape beside cuBLAS; copy
+      # $OUT/results/auto-table/auto-table.csv to host/src/auto-table.csv.
+      $host experiment auto --out "$OUT/results/auto-table" 2>&1 | tee "$OUT/auto-table.log" | grep -v '^  ' | tail -60 ;;
     tensor-cores)
       # Issue 12: each tensor-core variant beside its yardstick, in one process per size.
       for size in 4096 8192; do
@@ -46,12 +74,12 @@ for step in "$@"; do
       # Bank conflicts, tensor pipe and issue of one launch each at 4096³, beside cuBLAS's.
       m=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed.sum,sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active,sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread
       for v in ${TC_NCU:-tc-tf32:1 cublas-tf32 tc-3xtf32:1 cublas}; do
-        ncu --clock-control none --launch-count 1 --metrics $m $host --variant $v --size 4096 --iters 1 --warmup 0 --no-check > "$OUT/ncu-$v.log" 2>&1
-        echo "ncu $v: exit $?"; grep -E "^  [a-zA-Z_]+.*[0-9]|void|sm80|sm90|gemm_" "$OUT/ncu-$v.log" | head -12
+        ncu --clock-control none --launch-count 1 --metrics $m $host --variant $v --size 4096 --iters 1 --warmup 0 --no-check > "$OUT/ncu-${v//:/-}.log" 2>&1
+        echo "ncu $v: exit $?"; grep -E "^  [a-zA-Z_]+.*[0-9]|void|sm80|sm90|gemm_" "$OUT/ncu-${v//:/-}.log" | head -12
       done
       for v in ${TC_NCU_F64:-tc-f64:2 cublas}; do
-        ncu --clock-control none --launch-count 1 --metrics $m $host --variant $v --dtype f64 --size 4096 --iters 1 --warmup 0 --no-check > "$OUT/ncu-$v-f64.log" 2>&1
-        echo "ncu $v f64: exit $?"; grep -E "^  [a-zA-Z_]+.*[0-9]|void|sm80|sm90|gemm_" "$OUT/ncu-$v-f64.log" | head -12
+        ncu --clock-control none --launch-count 1 --metrics $m $host --variant $v --dtype f64 --size 4096 --iters 1 --warmup 0 --no-check > "$OUT/ncu-${v//:/-}-f64.log" 2>&1
+        echo "ncu $v f64: exit $?"; grep -E "^  [a-zA-Z_]+.*[0-9]|void|sm80|sm90|gemm_" "$OUT/ncu-${v//:/-}-f64.log" | head -12
       done ;;
     tc-sanitize)
       tc=tc-tf32-basic,tc-tf32:1,tc-tf32:2,tc-tf32:3,tc-tf32:4,tc-tf32:5,tc-tf32:6,tc-3xtf32:1,tc-3xtf32:2,tc-3xtf32:3

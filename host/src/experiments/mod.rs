@@ -16,6 +16,7 @@
 //!
 //! On the emulator (`--backend emu`) every experiment runs at small sizes; its times are the
 //! emulation's CPU wall time and are labelled so, never as GPU throughput.
+pub mod auto;
 pub mod cg;
 pub mod chart;
 pub mod page;
@@ -55,6 +56,9 @@ pub enum Experiment {
     /// 004: the cooperative-groups kernels as a percentage of cuBLAS
     #[command(name = "cg", visible_alias = "004")]
     Cg(cg::Args),
+    /// auto's table: every candidate kernel at each shape beside cuBLAS; writes auto-table.csv
+    #[command(name = "auto")]
+    Auto(auto::Args),
     /// Every experiment at its default sizes, each into OUT/<experiment>/ (OUT defaults to results/)
     All(AllArgs),
 }
@@ -102,6 +106,7 @@ impl Experiment {
             Experiment::Precision(a) => &a.common,
             Experiment::Sweeps(a) => &a.common,
             Experiment::Cg(a) => &a.common,
+            Experiment::Auto(a) => &a.common,
             Experiment::All(a) => &a.common,
         }
     }
@@ -114,6 +119,7 @@ impl Experiment {
             Experiment::Precision(_) => precision::ID,
             Experiment::Sweeps(_) => sweeps::ID,
             Experiment::Cg(_) => cg::ID,
+            Experiment::Auto(_) => auto::ID,
             Experiment::All(_) => "all",
         }
     }
@@ -477,6 +483,7 @@ fn run_one(ctx: &Context, experiment: &Experiment, out: &Path) -> Result<bool> {
         Experiment::Precision(a) => precision::run(ctx, a)?,
         Experiment::Sweeps(a) => sweeps::run(ctx, a)?,
         Experiment::Cg(a) => cg::run(ctx, a)?,
+        Experiment::Auto(a) => auto::run(ctx, a)?,
         Experiment::All(_) => unreachable!("`all` runs the others"),
     };
     let written = page.write(out)?;

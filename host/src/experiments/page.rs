@@ -16,6 +16,8 @@ pub struct Section {
     pub finding: Option<String>,
     /// Paragraphs shown under the table (method, caveats).
     pub notes: Vec<String>,
+    /// Other files the section's data makes, (name, contents), written beside its CSV.
+    pub files: Vec<(String, String)>,
 }
 
 impl Section {
@@ -25,6 +27,7 @@ impl Section {
             chart: None,
             finding: None,
             notes: Vec::new(),
+            files: Vec::new(),
         }
     }
 }
@@ -62,6 +65,12 @@ impl Page {
                 let svg = dir.join(format!("{}.svg", section.table.id));
                 chart::render(spec, &svg)?;
                 written.push(svg);
+            }
+            for (name, contents) in &section.files {
+                let path = dir.join(name);
+                std::fs::write(&path, contents)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                written.push(path);
             }
         }
         let json_path = dir.join(JSON_FILE);

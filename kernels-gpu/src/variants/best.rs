@@ -53,7 +53,7 @@ use crate::device::{
     block_idx_x, cp_async_commit, cp_async_wait, sync_threads, thread_idx_x, Real, Shared,
     WARP_SIZE,
 };
-use crate::gemm::{rasterise, GemmArgs, Geometry};
+use crate::gemm::{next_stage, rasterise, GemmArgs, Geometry};
 
 /// Rows and columns of a warp's piece of the block tile, and of a thread's piece of it.
 const WARP_M: u32 = 64;
@@ -219,16 +219,8 @@ unsafe fn gemm_with<
                 }
             }
         }
-        read_stage = if read_stage + 1 == STAGES {
-            0
-        } else {
-            read_stage + 1
-        };
-        write_stage = if write_stage + 1 == STAGES {
-            0
-        } else {
-            write_stage + 1
-        };
+        read_stage = next_stage(read_stage, STAGES);
+        write_stage = next_stage(write_stage, STAGES);
     }
     // Nothing may be in flight when the block exits (the tail groups are empty, but PTX
     // leaves an unwaited copy's effect undefined).

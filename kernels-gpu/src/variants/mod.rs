@@ -25,6 +25,8 @@ pub mod naive;
 pub mod row_shared;
 // -- beyond the documents --
 pub mod best;
+pub mod big_tile;
+pub mod split_k;
 // -- tensor cores, chapter 1: mma.sync --
 pub mod tc_3xtf32;
 pub mod tc_f64;

@@ -42,7 +42,7 @@ use crate::device::mma::{mma_m16n8k16_f64, Accum, FragA, FragB};
 use crate::device::{
     block_idx_x, cp_async_commit, cp_async_wait, sync_threads, thread_idx_x, Shared, WARP_SIZE,
 };
-use crate::gemm::{rasterise, GemmArgs, Geometry};
+use crate::gemm::{next_stage, rasterise, GemmArgs, Geometry};
 
 /// As [`super::tc_tf32::threads`]: warp tile `32·MB × 8·NT`.
 pub const fn threads(bm: u32, bn: u32, mb: usize, nt: usize) -> u32 {
@@ -242,16 +242,8 @@ unsafe fn gemm_with<
                 }
             }
         }
-        read_stage = if read_stage + 1 == STAGES {
-            0
-        } else {
-            read_stage + 1
-        };
-        write_stage = if write_stage + 1 == STAGES {
-            0
-        } else {
-            write_stage + 1
-        };
+        read_stage = next_stage(read_stage, STAGES);
+        write_stage = next_stage(write_stage, STAGES);
     }
     cp_async_wait(0);
 

@@ -68,7 +68,7 @@ use crate::device::mma::{mma_m16n8k8_tf32, Accum, FragA, FragB, Tf32};
 use crate::device::{
     block_idx_x, cp_async_commit, cp_async_wait, sync_threads, thread_idx_x, Shared, WARP_SIZE,
 };
-use crate::gemm::{rasterise, GemmArgs, Geometry};
+use crate::gemm::{next_stage, rasterise, GemmArgs, Geometry};
 
 /// How the pipeline turns the f32 it reads from shared memory into tensor-core operands, and
 /// what one `m16n8k8` tile's product is in that arithmetic. The pipeline is the same for
@@ -386,16 +386,8 @@ unsafe fn gemm_with<
                 }
             }
         }
-        read_stage = if read_stage + 1 == STAGES {
-            0
-        } else {
-            read_stage + 1
-        };
-        write_stage = if write_stage + 1 == STAGES {
-            0
-        } else {
-            write_stage + 1
-        };
+        read_stage = next_stage(read_stage, STAGES);
+        write_stage = next_stage(write_stage, STAGES);
     }
     cp_async_wait(0);
 

@@ -1,0 +1,373 @@
+//! `host experiment auto`: measures `auto`'s candidates at the shapes of its table and writes
+//! the table (`auto-table.csv`) with the page.
+//!
+//! For each dtype and shape every candidate configuration runs on the same inputs beside cuBLAS
+//! (median, checked); the fastest that passes its check is the shape's row. The candidates are
+//! the native-arithmetic GPU kernels of [`candidates`] (see [`crate::auto`] for why TF32 is not
+//! one); split-k only where one pass of `big-tile` would leave SMs idle. The page's tables are
+//! the full measurements, so that the choice can be checked against its runners-up.
+use super::page::{Page, Section};
+use super::progress::Progress;
+use super::table::{index_of_min, Cell, Table};
+use super::{all_passed, check_cell, describe, label, time_cell, valid_time, Common, Context};
+use crate::auto::HEADER;
+use crate::cli::DtypeArg;
+use crate::problem::{Init, Problem};
+use crate::registry::{self, CublasMath, Variant};
+use crate::run::Report;
+use anyhow::Result;
+use kernels_gpu::gemm::Dtype;
+use kernels_gpu::registry::Shape;
+
+pub const ID: &str = "auto-table";
+
+/// The file the experiment writes into its results folder; `host/src/auto-table.csv` is a copy.
+pub const TABLE_FILE: &str = "auto-table.csv";
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Args {
+    #[command(flatten)]
+    pub common: Common,
+    /// Element type [default: both]
+    #[arg(long, value_enum)]
+    pub dtype: Option<DtypeArg>,
+    /// Only these shapes, as MxNxK separated by commas [default: the issue's seven on the GPU,
+    /// two small ones on the emulator]
+    #[arg(long, value_delimiter = ',', value_parser = parse_shape)]
+    pub shapes: Vec<(u32, u32, u32)>,
+}
+
+/// The shapes of the table on a GPU: the squares, and the three that one pass of a large tile
+/// serves badly (few tiles, or a short k).
+pub const GPU_SHAPES: [(u32, u32, u32); 7] = [
+    (1024, 1024, 1024),
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (8192, 8192, 1024),
+    (1024, 1024, 8192),
+    (8192, 256, 8192),
+];
+
+/// SMs of the H100 the table is made on: split-k is a candidate where `big-tile:1` launches
+/// fewer than two blocks per SM.
+const SPLIT_K_BELOW_BLOCKS: u32 = 2 * 132;
+
+fn parse_shape(text: &str) -> Result<(u32, u32, u32), String> {
+    let parts: Vec<u32> = text
+        .split(['x', '×'])
+        .map(|p| {
+            p.trim()
+                .parse::<u32>()
+                .map_err(|e| format!("`{text}`: {e}"))
+        })
+        .collect::<Result<_, _>>()?;
+    match parts[..] {
+        [m, n, k] if m > 0 && n > 0 && k > 0 => Ok((m, n, k)),
+        _ => Err(format!("`{text}`: expected MxNxK with positive sizes")),
+    }
+}
+
+/// `auto`'s candidates for a problem: every configuration of the native-arithmetic kernels
+/// listed here (the course's fast ones; the slow steps could never win).
+pub fn candidates(p: &Problem) -> Vec<(Variant, Option<u32>)> {
+    let mut names = vec!["gemm128", "best", "big-tile"];
+    if p.dtype == Dtype::F64 {
+        names.push("tc-f64");
+    }
+    let few_tiles = {
+        let g = (registry_kernel("big-tile").geometry)(
+            p.shape.m,
+            p.shape.n,
+            p.shape.k,
+            p.dtype.bytes(),
+            1,
+        );
+        g.grid.0 < SPLIT_K_BELOW_BLOCKS
+    };
+    if few_tiles {
+        names.push("split-k");
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let v = registry::find(name).expect("a registered kernel");
+        debug_assert!(crate::auto::is_candidate(&v));
+        if !v.dtypes().contains(&p.dtype) {
+            continue;
+        }
+        match v.tiles() {
+            [] => out.push((v, None)),
+            tiles => out.extend(tiles.iter().map(|&t| (v, Some(t)))),
+        }
+    }
+    out
+}
+
+fn registry_kernel(name: &str) -> &'static kernels_gpu::registry::Variant {
+    kernels_gpu::registry::find(name).expect("a registered kernel")
+}
+
+pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
+    let dtypes = match args.dtype {
+        Some(DtypeArg::F32) => vec![Dtype::F32],
+        Some(DtypeArg::F64) => vec![Dtype::F64],
+        None => vec![Dtype::F32, Dtype::F64],
+    };
+    let shapes = if !args.shapes.is_empty() {
+        args.shapes.clone()
+    } else if ctx.gpu {
+        GPU_SHAPES.to_vec()
+    } else {
+        vec![(64, 64, 64), (32, 32, 256)]
+    };
+    let problems: Vec<Problem> = dtypes
+        .iter()
+        .flat_map(|&dtype| {
+            shapes.iter().map(move |&(m, n, k)| Problem {
+                shape: Shape {
+                    m,
+                    n,
+                    k,
+                    lda: m,
+                    ldb: k,
+                    ldc: m,
+                },
+                dtype,
+                alpha: 1.0,
+                beta: 0.0,
+                init: Init::Random,
+                seed: ctx.seed,
+            })
+        })
+        .collect();
+    let runs: Vec<Vec<(Variant, Option<u32>)>> = problems
+        .iter()
+        .map(|p| {
+            let mut v = candidates(p);
+            if ctx.gpu {
+                v.push((Variant::Cublas(CublasMath::Default), None));
+            }
+            v
+        })
+        .collect();
+    let progress = Progress::new("auto", runs.iter().map(Vec::len).sum());
+    let timing = ctx.timing();
+    let measured: Vec<Vec<Result<Report>>> = problems
+        .iter()
+        .zip(&runs)
+        .map(|(p, variants)| ctx.measure(&progress, variants, p, timing))
+        .collect();
+    progress.finish();
+    Ok(page(ctx, timing, &problems, &runs, &measured))
+}
+
+/// The fastest passing candidate of one problem's runs (cuBLAS is never one).
+fn winner(variants: &[(Variant, Option<u32>)], reports: &[Result<Report>]) -> Option<usize> {
+    index_of_min(
+        variants
+            .iter()
+            .zip(reports)
+            .map(|((v, _), r)| valid_time(r).filter(|_| !v.is_cublas())),
+    )
+}
+
+/// The CSV `auto` reads: one row per problem that had a passing candidate.
+pub fn table_csv(
+    device: &str,
+    problems: &[Problem],
+    runs: &[Vec<(Variant, Option<u32>)>],
+    measured: &[Vec<Result<Report>>],
+) -> String {
+    let mut csv = format!(
+        "# Written by `host experiment auto` on {device}; read by `--variant auto` (host/src/auto.rs).\n{HEADER}\n"
+    );
+    for ((p, variants), reports) in problems.iter().zip(runs).zip(measured) {
+        let Some(w) = winner(variants, reports) else {
+            continue;
+        };
+        let (v, tile) = variants[w];
+        let ms = valid_time(&reports[w]).unwrap_or(f64::NAN);
+        let cublas = variants
+            .iter()
+            .zip(reports)
+            .find(|((v, _), _)| v.is_cublas())
+            .and_then(|(_, r)| valid_time(r));
+        let s = p.shape;
+        csv += &format!(
+            "{},{},{},{},{},{},{:.4},{:.2},{},{}\n",
+            p.dtype.name(),
+            s.m,
+            s.n,
+            s.k,
+            v.name(),
+            tile.map_or("-".to_string(), |t| t.to_string()),
+            ms,
+            p.flops() / (ms * 1e-3) / 1e12,
+            cublas.map_or("-".to_string(), |c| format!("{:.3}", c / ms)),
+            device.replace(',', ";"),
+        );
+    }
+    csv
+}
+
+fn page(
+    ctx: &Context,
+    timing: crate::run::Timing,
+    problems: &[Problem],
+    runs: &[Vec<(Variant, Option<u32>)>],
+    measured: &[Vec<Result<Report>>],
+) -> Page {
+    let passed = measured.iter().all(all_passed);
+    let device = ctx.backend.describe();
+    let mut sections = Vec::new();
+    let mut summary = Table::new("choices", "What `auto` chooses")
+        .text_column("dtype")
+        .text_column("shape")
+        .text_column("choice")
+        .number_column(ctx.time_column())
+        .number_column("TFLOP/s")
+        .number_column("× cuBLAS");
+    for ((p, variants), reports) in problems.iter().zip(runs).zip(measured) {
+        let cublas = variants
+            .iter()
+            .zip(reports)
+            .find(|((v, _), _)| v.is_cublas())
+            .and_then(|(_, r)| valid_time(r));
+        let w = winner(variants, reports);
+        let ratio = |r: &Result<Report>| match (cublas, valid_time(r)) {
+            (Some(c), Some(t)) => Cell::fixed(c / t, 3),
+            _ if !ctx.gpu => Cell::missing("n/a (emulator)"),
+            _ => Cell::missing("-"),
+        };
+        let mut table = Table::new(
+            &format!(
+                "{}-{}x{}x{}",
+                p.dtype.name(),
+                p.shape.m,
+                p.shape.n,
+                p.shape.k
+            ),
+            &format!("{} {}", p.dtype.name(), describe(p)),
+        )
+        .text_column("candidate")
+        .number_column(ctx.time_column())
+        .number_column("TFLOP/s")
+        .number_column("× cuBLAS")
+        .text_column("check");
+        for (&(v, t), r) in variants.iter().zip(reports) {
+            table.push(vec![
+                Cell::text(label(v, t)),
+                time_cell(r),
+                ctx.rate_cell(r, 1e12, 2),
+                ratio(r),
+                check_cell(r),
+            ]);
+        }
+        table.mark_best(w);
+        match w {
+            Some(w) => summary.push(vec![
+                Cell::text(p.dtype.name()),
+                Cell::text(describe(p)),
+                Cell::text(label(variants[w].0, variants[w].1)),
+                time_cell(&reports[w]),
+                ctx.rate_cell(&reports[w], 1e12, 2),
+                ratio(&reports[w]),
+            ]),
+            None => summary.push(vec![
+                Cell::text(p.dtype.name()),
+                Cell::text(describe(p)),
+                Cell::missing("no candidate passed"),
+                Cell::missing("-"),
+                Cell::missing("-"),
+                Cell::missing("-"),
+            ]),
+        }
+        sections.push(Section::new(table));
+    }
+    let csv = table_csv(&device, problems, runs, measured);
+    let mut first = Section::new(summary);
+    first.notes.push(format!(
+        "`{TABLE_FILE}` in this folder is the table `--variant auto` reads; copy it to \
+         `host/src/auto-table.csv` and rebuild to make it the project's."
+    ));
+    first.files.push((TABLE_FILE.to_string(), csv));
+    sections.insert(0, first);
+    let headline = if ctx.gpu {
+        "The fastest native-arithmetic kernel per shape, measured beside cuBLAS.".to_string()
+    } else {
+        "On the emulator the times are CPU wall time: the table it writes is not a GPU's and must not replace host/src/auto-table.csv.".to_string()
+    };
+    Page {
+        id: ID,
+        title: "auto · the fastest kernel per shape".into(),
+        intro: "Every candidate configuration of `auto` (native arithmetic: no TF32) at each \
+                shape, on the same inputs as cuBLAS; the fastest that passes its check is the \
+                shape's row in `auto-table.csv`."
+            .into(),
+        headline,
+        metadata: ctx.metadata(
+            timing,
+            vec![(
+                "inputs",
+                format!("uniform in [-1, 1), seed {}; C = A·B", ctx.seed),
+            )],
+            passed,
+        ),
+        sections,
+        passed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::testing::{gpu_context, report};
+
+    #[test]
+    fn the_fastest_passing_candidate_is_the_row_and_the_row_parses() {
+        let ctx = gpu_context();
+        let p = ctx.square(1024, Dtype::F32, Init::Random);
+        let variants = vec![
+            (registry::find("best").unwrap(), Some(1)),
+            (registry::find("big-tile").unwrap(), Some(1)),
+            (registry::find("split-k").unwrap(), Some(4)),
+            (Variant::Cublas(CublasMath::Default), None),
+        ];
+        // split-k is fastest but fails its check; cuBLAS is faster still but never a choice.
+        let reports = vec![
+            report("best", &p, 1.0, true),
+            report("big-tile", &p, 0.8, true),
+            report("split-k", &p, 0.5, false),
+            report("cublas", &p, 0.4, true),
+        ];
+        let csv = table_csv("GPU", &[p], &[variants], &[reports]);
+        let rows = crate::auto::parse(&csv).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (rows[0].variant.as_str(), rows[0].tile),
+            ("big-tile", Some(1))
+        );
+        assert!(csv.contains(",0.500,GPU"), "{csv}");
+    }
+
+    #[test]
+    fn split_k_is_a_candidate_only_where_tiles_are_few() {
+        let ctx = gpu_context();
+        let has_split = |m, n, k| {
+            let mut p = ctx.square(m, Dtype::F32, Init::Random);
+            p.shape = Shape {
+                m,
+                n,
+                k,
+                lda: m,
+                ldb: k,
+                ldc: m,
+            };
+            candidates(&p).iter().any(|(v, _)| v.name() == "split-k")
+        };
+        assert!(has_split(1024, 1024, 8192));
+        assert!(!has_split(8192, 8192, 1024));
+        assert!(parse_shape("1024x1024x8192").is_ok());
+        assert!(parse_shape("1024x0x8").is_err());
+    }
+}
