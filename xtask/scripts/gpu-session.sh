@@ -51,6 +51,15 @@ for step in "$@"; do
         ncu --clock-control none --launch-count 1 --metrics $m $host --variant $v --size ${NCU_SIZE:-4096} --iters 1 --warmup 0 --no-check > "$log" 2>&1
         echo "ncu $v: exit $?"; grep -E "^    [a-z0-9_]+__[a-z].* [0-9]|^  (sm80|sm90|gemm_)" "$log" | sed 's/  */ /g' | head -30
       done ;;
+    source-counters)
+      # Per-SASS-instruction stall samples (ncu's source page as CSV, gzipped) of one launch each
+      # at 4096³: where in the loop the warps wait, and on what.
+      for v in ${SOURCE_VARIANTS:-big-tile:5 cublas}; do
+        n=${v//:/-}
+        ncu --clock-control none --launch-count 1 --section SourceCounters --section WarpStateStats -o "$OUT/src-$n" $host --variant $v --size 4096 --iters 1 --warmup 0 --no-check > "$OUT/src-$n.log" 2>&1
+        ncu --import "$OUT/src-$n.ncu-rep" --page source --csv --print-source sass > "$OUT/src-$n.csv" 2>&1
+        echo "source counters $v: $(wc -l < "$OUT/src-$n.csv") lines"; gzip -f "$OUT/src-$n.csv"; rm -f "$OUT/src-$n.ncu-rep"
+      done ;;
     simt-sanitize)
       v=big-tile:1,big-tile:2,big-tile:3,big-tile:4,big-tile:5,big-tile:6,big-tile:7,split-k:4,split-k:3,auto
       for tool in memcheck racecheck synccheck; do
