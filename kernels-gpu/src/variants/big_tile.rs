@@ -53,8 +53,10 @@
 //! `--tile 5` 45.30 TFLOP/s at 4096³ (0.881× cuBLAS), 45.76 at 8192³ (0.892×): behind `best`
 //! (0.916×, 0.943×) and `gemm128`. It executes fewer instructions than cuBLAS (2.333 G against
 //! 2.428 G) but issues on 76% of cycles against cuBLAS's 90%: its ready warps are held at
-//! dispatch 4× as often (`docs/perf-notes.md`, "past `best`"). The lesson stands as the design
-//! cuBLAS uses, with the one counter that still separates it from cuBLAS.
+//! dispatch 4× as often. ncu's source counters put those stalls on shared loads waiting for
+//! FFMAs still reading the registers the loads overwrite: with 32 B values live, ptxas has no
+//! free register at 255 (`docs/perf-notes.md`, "past `best`", with what was tried). The lesson
+//! stands as the design cuBLAS uses, with the one counter that still separates it from cuBLAS.
 use crate::device::{
     block_idx_x, cp_async_commit, cp_async_wait, sync_threads, thread_idx_x, Global, Real, Shared,
     WARP_SIZE,
