@@ -1,13 +1,15 @@
 //! The emulator backend: the same entry point, grid, block and shared size as the GPU, run by
 //! `kernels_gpu::emu` on the CPU over host buffers. Times are wall-clock CPU time: they say
 //! how long the emulation took, nothing about GPU performance.
-use crate::problem::{Inputs, Problem, Scalar};
+use crate::problem::{EmulatedBody, Inputs, Problem, Scalar};
 use crate::progress::{dims, Step};
 use crate::run::{Launch, Measured, Timing};
 use anyhow::{anyhow, bail, Result};
 use kernels_gpu::device::{Global, GlobalMut};
 use kernels_gpu::emu::{self, Buffer, LaunchShape};
+use kernels_gpu::device::tma::TensorMap;
 use kernels_gpu::gemm::{GemmArgs, Geometry};
+use kernels_gpu::registry::TmaOperands;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -41,6 +43,8 @@ fn launch_counted<T: Scalar>(
         entry,
         geometry,
         reduce,
+        tma,
+        ..
     } = launch
     else {
         bail!("cuBLAS runs only on a GPU (use --backend gpu)");
@@ -51,7 +55,15 @@ fn launch_counted<T: Scalar>(
     match reduce {
         None => {
             let args = (s.m, s.n, s.k, alpha, a, s.lda, b, s.ldb, beta);
-            emulate(entry, *geometry, args, ("C", c, s.ldc), step)
+            let maps = match tma {
+                Some(t) => Some(tensor_maps(t, p, a, b)?),
+                None => None,
+            };
+            let mut g = *geometry;
+            if let Some(t) = tma {
+                g.grid = t.grid(g, EMULATED_MULTIPROCESSORS);
+            }
+            emulate(entry, g, args, ("C", c, s.ldc), maps.as_ref(), step)
         }
         Some(r) => {
             // As on the GPU: partial products into a workspace, then their sum into C.
@@ -63,6 +75,7 @@ fn launch_counted<T: Scalar>(
                 *geometry,
                 args,
                 ("workspace", &mut workspace, s.m),
+                None,
                 step,
             )?;
             let args = (
@@ -76,9 +89,30 @@ fn launch_counted<T: Scalar>(
                 s.m,
                 beta,
             );
-            emulate(&r.entry, r.geometry, args, ("C", c, s.ldc), None)
+            emulate(&r.entry, r.geometry, args, ("C", c, s.ldc), None, None)
         }
     }
+}
+
+/// The multiprocessors of the emulator's notional GPU: a persistent kernel's grid is capped at
+/// this many blocks. Few, so that each block loops over several tiles (as on an H100 at the
+/// sizes that matter) and the loop's edges are exercised at the emulator's small sizes.
+pub const EMULATED_MULTIPROCESSORS: u32 = 3;
+
+/// A's and B's tensor maps for the emulator, in one buffer (the kernel reads them from "global
+/// memory", as on the GPU).
+fn tensor_maps<T>(tma: &TmaOperands, p: &Problem, a: &[T], b: &[T]) -> Result<Box<[TensorMap; 2]>> {
+    let specs = tma.specs(
+        &p.shape,
+        size_of::<T>() as u32,
+        a.as_ptr() as u64,
+        b.as_ptr() as u64,
+    );
+    let [a_map, b_map] = specs.map(|s| s.encode_for_emulator());
+    Ok(Box::new([
+        a_map.map_err(|e| anyhow!("A's tensor map: {e}"))?,
+        b_map.map_err(|e| anyhow!("B's tensor map: {e}"))?,
+    ]))
 }
 
 /// The arguments of a launch before C: m, n, k, alpha, A, lda, B, ldb, beta.
@@ -90,6 +124,7 @@ fn emulate<T: Scalar>(
     g: Geometry,
     (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
     (c_name, c, ldc): (&'static str, &mut [T], u32),
+    maps: Option<&Box<[TensorMap; 2]>>,
     step: Option<&Step>,
 ) -> Result<()> {
     let body = kernels_gpu::entry::find(entry)
@@ -113,6 +148,13 @@ fn emulate<T: Scalar>(
     if b.as_ptr() != a.as_ptr() {
         buffers.push(buffer("B", b));
     }
+    let maps_at = maps.map_or(0, |m| {
+        buffers.push(buffer("tensor maps", &m[..]));
+        m.as_ptr() as usize
+    });
+    if matches!(body, EmulatedBody::TensorMaps(_)) && maps.is_none() {
+        bail!("`{entry}` reads A and B through tensor maps, and its registry row has none");
+    }
     // The kernel runs on several worker threads; GemmArgs holds raw pointers, so it travels as
     // an address. The buffers outlive the launch, and every access is bounds-checked.
     let args_at = &args as *const GemmArgs<T> as usize;
@@ -127,7 +169,11 @@ fn emulate<T: Scalar>(
                 step.inc(1);
             }
         }
-        unsafe { body(*(args_at as *const GemmArgs<T>)) }
+        let args = unsafe { *(args_at as *const GemmArgs<T>) };
+        match body {
+            EmulatedBody::Plain(f) => unsafe { f(args) },
+            EmulatedBody::TensorMaps(f) => unsafe { f(args, maps_at as *const TensorMap) },
+        }
     };
     let shape = LaunchShape {
         grid: g.grid,

@@ -2,6 +2,8 @@
 use crate::problem::{Inputs, Problem, Scalar};
 use crate::registry::CublasMath;
 use crate::run::{Launch, Measured, Timing};
+use kernels_gpu::device::tma::{Swizzle, TensorMap};
+use kernels_gpu::registry::{Target, TmaOperands};
 use anyhow::{anyhow, bail, Context as _, Result};
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
@@ -20,6 +22,9 @@ pub struct Gpu {
     /// Where the PTX came from ("embedded sm_90", or a path).
     pub ptx_origin: String,
     module: Module,
+    /// The sm_90a module (the `wgmma` kernels), on compute capability 9.0 only.
+    hopper: Option<Module>,
+    multiprocessors: u32,
     stream: Stream,
     /// Created on first use, on `stream`: one handle per math mode.
     cublas: [std::cell::OnceCell<CublasHandle>; 2],
@@ -109,13 +114,23 @@ fn arch_number(arch: &str) -> Option<u32> {
         .ok()
 }
 
-/// The newest embedded PTX the device can run.
+/// The newest embedded portable PTX the device can run (not the architecture-specific
+/// `sm_90a`, which is loaded beside it: [`embedded_sm90a`]).
 pub fn pick_embedded_ptx(device_arch: u32) -> Option<(&'static str, &'static str)> {
     crate::embedded::EMBEDDED_PTX
         .iter()
+        .filter(|(arch, _)| !arch.ends_with('a'))
         .filter(|(arch, _)| arch_number(arch).is_some_and(|a| a <= device_arch))
         .max_by_key(|(arch, _)| arch_number(arch))
         .copied()
+}
+
+/// The embedded sm_90a PTX: `.target sm_90a` loads on compute capability 9.0 exactly.
+pub fn embedded_sm90a(device_arch: u32) -> Option<&'static str> {
+    (device_arch == 90)
+        .then(|| crate::embedded::EMBEDDED_PTX.iter().find(|(arch, _)| *arch == "sm_90a"))
+        .flatten()
+        .map(|(_, ptx)| *ptx)
 }
 
 impl Gpu {
@@ -182,12 +197,28 @@ impl Gpu {
         let module = Module::from_ptx(&ptx, &[]).map_err(|e| {
             anyhow!("the driver could not load the PTX ({ptx_origin}): {e}; a driver too old for PTX ISA 7.8 (CUDA 11.8+) fails so")
         })?;
+        // The wgmma kernels: from a given sm_90a file, or the embedded sm_90a build.
+        let hopper_ptx = match ptx_file {
+            Some(_) if ptx_builder::ptx_target(&ptx) == Some("sm_90a") => None,
+            Some(_) => None,
+            None => embedded_sm90a(device_arch),
+        };
+        let hopper = match hopper_ptx {
+            Some(text) => Some(Module::from_ptx(text, &[]).map_err(|e| {
+                anyhow!("the driver could not load the embedded sm_90a PTX: {e}; it needs PTX ISA 8.0 (CUDA 12.0+)")
+            })?),
+            None => None,
+        };
+        let multiprocessors =
+            device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
         let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
         Ok(Self {
             device_name,
             arch,
             ptx_origin,
             module,
+            hopper,
+            multiprocessors,
             stream,
             cublas: Default::default(),
             _context: context,
@@ -217,13 +248,88 @@ impl Gpu {
         Ok(handle)
     }
 
-    fn function(&self, entry: &str) -> Result<Function<'_>> {
-        self.module.get_function(entry).with_context(|| {
+    /// The entry point, from the module of its build: the portable one, or for `Sm90a` the
+    /// sm_90a module (or a given PTX file built for sm_90a).
+    fn function(&self, entry: &str, target: Target) -> Result<Function<'_>> {
+        let module = match target {
+            Target::Portable => &self.module,
+            Target::Sm90a => match &self.hopper {
+                Some(m) => m,
+                None if self.ptx_origin.contains("sm_90a") => &self.module,
+                None if self.arch != "sm_90" => bail!(
+                    "`{entry}` uses Hopper's wgmma (the sm_90a build), which runs on compute capability 9.0 only (H100, H200): this {} is {}",
+                    self.device_name,
+                    self.arch
+                ),
+                None => bail!(
+                    "`{entry}` is in the sm_90a build only, and the PTX given ({}) is not one: build it with `cargo xtask build-ptx --arch sm_90a`",
+                    self.ptx_origin
+                ),
+            },
+        };
+        module.get_function(entry).with_context(|| {
             format!(
                 "entry point `{entry}` is not in the PTX ({})",
                 self.ptx_origin
             )
         })
+    }
+
+    /// A's and B's tensor maps for a TMA kernel, encoded by the driver, in a device buffer.
+    fn tensor_maps(
+        &self,
+        tma: &TmaOperands,
+        p: &Problem,
+        element_bytes: u32,
+        a: u64,
+        b: u64,
+    ) -> Result<DeviceBuffer<u64>> {
+        use cudarc::driver::sys::{
+            cuTensorMapEncodeTiled, CUresult, CUtensorMap, CUtensorMapDataType,
+            CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
+            CUtensorMapSwizzle,
+        };
+        let specs = tma.specs(&p.shape, element_bytes, a, b);
+        let mut maps = [TensorMap { opaque: [0; 16] }; 2];
+        for (map, (spec, name)) in maps.iter_mut().zip(specs.iter().zip(["A", "B"])) {
+            spec.validate()
+                .map_err(|e| anyhow!("{name}'s tensor map: {e}"))?;
+            let swizzle = match spec.swizzle {
+                Swizzle::None => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+                Swizzle::B32 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+                Swizzle::B64 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+                Swizzle::B128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            };
+            let data_type = match element_bytes {
+                4 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                _ => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+            };
+            let (strides, element_strides) = ([spec.row_stride_bytes], [1u32; 2]);
+            // SAFETY: every array has the rank's length (strides: rank - 1), and `map` is a
+            // 128-byte, 128-aligned object as `CUtensorMap` is.
+            let status = unsafe {
+                cuTensorMapEncodeTiled(
+                    (map as *mut TensorMap).cast::<CUtensorMap>(),
+                    data_type,
+                    2,
+                    spec.address as *mut core::ffi::c_void,
+                    spec.dims.as_ptr(),
+                    strides.as_ptr(),
+                    spec.box_dims.as_ptr(),
+                    element_strides.as_ptr(),
+                    CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                    swizzle,
+                    CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+                )
+            };
+            if status != CUresult::CUDA_SUCCESS {
+                bail!("cuTensorMapEncodeTiled for {name} failed: {status:?} ({spec:?})");
+            }
+        }
+        // As 32 words: the allocation is 256-byte aligned, so each map is 128-byte aligned.
+        let words: Vec<u64> = maps.iter().flat_map(|m| m.opaque).collect();
+        DeviceBuffer::from_slice(&words).map_err(|e| anyhow!("cannot upload the tensor maps: {e}"))
     }
 
     fn upload<T: Scalar>(&self, what: &str, data: &[T], p: &Problem) -> Result<DeviceBuffer<T>> {
@@ -248,9 +354,12 @@ impl Gpu {
     ) -> Result<Measured<T>> {
         let function = match launch {
             Launch::Kernel {
-                entry, geometry, ..
+                entry,
+                geometry,
+                target,
+                ..
             } => {
-                let function = self.function(entry)?;
+                let function = self.function(entry, *target)?;
                 allow_dynamic_shared(&function, geometry.shared_bytes)
                     .with_context(|| format!("preparing {entry}"))?;
                 Some(function)
@@ -260,8 +369,10 @@ impl Gpu {
         };
         let reduce = match launch {
             Launch::Kernel {
-                reduce: Some(r), ..
-            } => Some((self.function(&r.entry)?, r)),
+                reduce: Some(r),
+                target,
+                ..
+            } => Some((self.function(&r.entry, *target)?, r)),
             _ => None,
         };
         let cublas = match launch {
@@ -289,6 +400,23 @@ impl Gpu {
             None => None,
         };
         let (a_ptr, b_ptr, c_ptr) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
+        // TMA kernels: the tensor maps (made once, outside the timed runs) and the grid.
+        let tma = match launch {
+            Launch::Kernel { tma: Some(t), .. } => Some(t),
+            _ => None,
+        };
+        let maps = match tma {
+            Some(t) => Some(self.tensor_maps(
+                t,
+                p,
+                size_of::<T>() as u32,
+                a_ptr.as_raw(),
+                b_ptr.as_raw(),
+            )?),
+            None => None,
+        };
+        let maps_ptr = maps.as_ref().map(|m| m.as_device_ptr());
+        let multiprocessors = self.multiprocessors;
         let (alpha, beta) = (T::from_f64(p.alpha), T::from_f64(p.beta));
         let stream = &self.stream;
         let name = launch.name();
@@ -311,10 +439,20 @@ impl Gpu {
                             .with_context(|| format!("launching {} failed", r.entry))
                         }
                     }
-                    _ => unsafe {
-                        launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                            s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, c_ptr, s.ldc
-                        ))
+                    _ => match (tma, maps_ptr) {
+                        (Some(t), Some(maps)) => {
+                            let grid = t.grid(*g, multiprocessors);
+                            unsafe {
+                                launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                                    s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, c_ptr, s.ldc, maps
+                                ))
+                            }
+                        }
+                        _ => unsafe {
+                            launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, c_ptr, s.ldc
+                            ))
+                        },
                     }
                     .with_context(|| format!("launching {name} failed")),
                 },
@@ -397,5 +535,8 @@ mod tests {
         assert_eq!(pick_embedded_ptx(120).unwrap().0, "sm_90");
         assert!(pick_embedded_ptx(75).is_none());
         assert_eq!(arch_number("sm_90a"), Some(90));
+        // sm_90a beside it, on 9.0 only: an sm_100 or sm_89 device cannot load it.
+        assert!(embedded_sm90a(90).unwrap().contains(".target sm_90a"));
+        assert!(embedded_sm90a(100).is_none() && embedded_sm90a(89).is_none());
     }
 }

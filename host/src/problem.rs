@@ -1,6 +1,7 @@
 //! The problem a run solves: sizes, leading dimensions, element type, scalars, inputs.
 use anyhow::{bail, Result};
 use kernels_gpu::device::Real;
+use kernels_gpu::device::tma::TensorMap;
 use kernels_gpu::entry::KernelBody;
 use kernels_gpu::gemm::{Dtype, GemmArgs};
 use kernels_gpu::registry::Shape;
@@ -142,22 +143,31 @@ impl<T: Copy> Matrix<T> {
     }
 }
 
+/// A kernel body of one element type, as the emulator calls it.
+#[derive(Clone, Copy)]
+pub enum EmulatedBody<T> {
+    Plain(unsafe fn(GemmArgs<T>)),
+    /// Also takes the address of A's and B's tensor maps.
+    TensorMaps(unsafe fn(GemmArgs<T>, *const TensorMap)),
+}
+
 /// The element types a run can use: what the kernels, the driver and the reference need.
 pub trait Scalar:
     Real + cust::memory::DeviceCopy + crate::gpu::CublasGemm + std::fmt::Debug
 {
     const DTYPE: Dtype;
     /// This type's kernel body in an entry-point table row, if the row is of this type.
-    fn kernel_body(body: KernelBody) -> Option<unsafe fn(GemmArgs<Self>)>;
+    fn kernel_body(body: KernelBody) -> Option<EmulatedBody<Self>>;
     fn from_f64(v: f64) -> Self;
     fn to_f64(self) -> f64;
 }
 
 impl Scalar for f32 {
     const DTYPE: Dtype = Dtype::F32;
-    fn kernel_body(body: KernelBody) -> Option<unsafe fn(GemmArgs<f32>)> {
+    fn kernel_body(body: KernelBody) -> Option<EmulatedBody<f32>> {
         match body {
-            KernelBody::F32(f) => Some(f),
+            KernelBody::F32(f) => Some(EmulatedBody::Plain(f)),
+            KernelBody::F32TensorMaps(f) => Some(EmulatedBody::TensorMaps(f)),
             KernelBody::F64(_) => None,
         }
     }
@@ -171,10 +181,10 @@ impl Scalar for f32 {
 
 impl Scalar for f64 {
     const DTYPE: Dtype = Dtype::F64;
-    fn kernel_body(body: KernelBody) -> Option<unsafe fn(GemmArgs<f64>)> {
+    fn kernel_body(body: KernelBody) -> Option<EmulatedBody<f64>> {
         match body {
-            KernelBody::F64(f) => Some(f),
-            KernelBody::F32(_) => None,
+            KernelBody::F64(f) => Some(EmulatedBody::Plain(f)),
+            KernelBody::F32(_) | KernelBody::F32TensorMaps(_) => None,
         }
     }
     fn from_f64(v: f64) -> Self {

@@ -8,7 +8,7 @@ use crate::registry::{self, CublasMath, Variant};
 use crate::verify::{self, Check};
 use anyhow::{bail, Result};
 use kernels_gpu::gemm::{Dtype, Geometry};
-use kernels_gpu::registry::Shape;
+use kernels_gpu::registry::{Shape, Target, TmaOperands};
 
 /// What a backend launches: a kernel entry point with its grid, block and shared memory, or
 /// cuBLAS on the same buffers; or a CPU variant, which runs on the host whatever the backend.
@@ -19,6 +19,10 @@ pub enum Launch {
         geometry: Geometry,
         /// Split-k's second launch, which adds the first's partial products into C.
         reduce: Option<Reduce>,
+        /// The PTX build that holds the entry point (sm_90a: Hopper only).
+        target: Target,
+        /// Tensor maps for A and B (TMA kernels), and whether the grid is persistent.
+        tma: Option<TmaOperands>,
     },
     Cublas(CublasMath),
     /// `tile` is the resolved `--tile` (`blockL`), 0 for a variant without one.
@@ -280,6 +284,8 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> 
                 entry: k.entry_name(p.dtype, tile),
                 geometry,
                 reduce,
+                target: k.target,
+                tma: k.tma.map(|operands| operands(tile)),
             })
         }
         Variant::Cpu(c) => Ok(Launch::Cpu {

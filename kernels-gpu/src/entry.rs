@@ -5,17 +5,23 @@
 //! the same way. On the host the same table gives the emulator each kernel's body by name, so
 //! the two backends cannot disagree about which names exist.
 #![allow(clippy::too_many_arguments)]
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+use crate::device::tma::TensorMap;
 #[cfg(target_arch = "nvptx64")]
 use crate::device::{Global, GlobalMut};
 use crate::gemm::GemmArgs;
 use crate::variants::tc_tf32::{Rounded, Truncated};
 use crate::variants::*;
 
-/// A kernel body the emulator can run, by element type.
+/// A kernel body the emulator can run, by element type and parameters.
+#[cfg(not(target_arch = "nvptx64"))]
 #[derive(Clone, Copy)]
 pub enum KernelBody {
     F32(unsafe fn(GemmArgs<f32>)),
     F64(unsafe fn(GemmArgs<f64>)),
+    /// A kernel whose A and B are read by the TMA engine: it also takes a pointer to two
+    /// tensor maps in global memory, A's then B's ([`crate::variants::wgmma_tf32`]).
+    F32TensorMaps(unsafe fn(GemmArgs<f32>, *const TensorMap)),
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -26,10 +32,15 @@ macro_rules! body {
     (f64, $body:expr) => {
         KernelBody::F64($body)
     };
+    (f32 + maps, $body:expr) => {
+        KernelBody::F32TensorMaps($body)
+    };
 }
 
+/// One `extern "ptx-kernel"` entry point per row, and the table `$table` of their bodies for
+/// the emulator. A row with `+ maps` takes a twelfth parameter, the tensor maps' address.
 macro_rules! gemm_kernels {
-    ($($name:ident: $t:ident = $body:expr $(, launch_bounds($threads:literal, $blocks:literal))?;)*) => {
+    ($table:ident: $($name:ident: $t:ident $(+ $maps:ident)? = $body:expr $(, launch_bounds($threads:literal, $blocks:literal))?;)*) => {
         $(
             // Read by the PTX build (`ptx_builder::apply_launch_bounds`), which turns it into
             // `.maxntid`/`.minnctapersm` on the entry: Rust has no `__launch_bounds__`.
@@ -40,27 +51,45 @@ macro_rules! gemm_kernels {
                 ));
             )?
 
-            #[cfg(target_arch = "nvptx64")]
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn $name(
-                m: u32, n: u32, k: u32, alpha: $t, a: *const $t, lda: u32, b: *const $t,
-                ldb: u32, beta: $t, c: *mut $t, ldc: u32,
-            ) {
-                let args = GemmArgs {
-                    m, n, k, alpha, a: Global::new(a), lda, b: Global::new(b), ldb, beta,
-                    c: GlobalMut::new(c), ldc,
-                };
-                unsafe { $body(args) }
-            }
+            gemm_kernels!(@entry $name, $t, $body $(, $maps)?);
         )*
 
-        /// Every entry point, with its body for the emulator.
+        /// Every entry point of this table, with its body for the emulator.
         #[cfg(not(target_arch = "nvptx64"))]
-        pub static ENTRIES: &[(&str, KernelBody)] = &[$((stringify!($name), body!($t, $body)),)*];
+        pub static $table: &[(&str, KernelBody)] = &[$((stringify!($name), body!($t $(+ $maps)?, $body)),)*];
+    };
+    (@entry $name:ident, $t:ident, $body:expr) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            m: u32, n: u32, k: u32, alpha: $t, a: *const $t, lda: u32, b: *const $t,
+            ldb: u32, beta: $t, c: *mut $t, ldc: u32,
+        ) {
+            let args = GemmArgs {
+                m, n, k, alpha, a: Global::new(a), lda, b: Global::new(b), ldb, beta,
+                c: GlobalMut::new(c), ldc,
+            };
+            unsafe { $body(args) }
+        }
+    };
+    (@entry $name:ident, $t:ident, $body:expr, maps) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            m: u32, n: u32, k: u32, alpha: $t, a: *const $t, lda: u32, b: *const $t,
+            ldb: u32, beta: $t, c: *mut $t, ldc: u32, maps: *const TensorMap,
+        ) {
+            let args = GemmArgs {
+                m, n, k, alpha, a: Global::new(a), lda, b: Global::new(b), ldb, beta,
+                c: GlobalMut::new(c), ldc,
+            };
+            unsafe { $body(args, maps) }
+        }
     };
 }
 
 gemm_kernels! {
+    PORTABLE:
     gemm_v0_f32: f32 = v0_uncoalesced::gemm::<f32>;
     gemm_v0_f64: f64 = v0_uncoalesced::gemm::<f64>;
     gemm_v1_f32: f32 = v1_coalesced::gemm::<f32>;
@@ -160,11 +189,28 @@ gemm_kernels! {
     gemm_tc_f64_c5_f64: f64 = tc_f64::gemm::<64, 128, 16, 4, 1, 8>, launch_bounds(128, 2);
 }
 
+// -- tensor cores, chapter 2: Hopper (sm_90a only on the GPU) --
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+mod hopper {
+    use super::*;
+    gemm_kernels! {
+        HOPPER:
+        gemm_wgmma_tf32_basic_f32: f32 = wgmma_tf32_basic::gemm;
+        gemm_wgmma_tf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, false>, launch_bounds(384, 1);
+        gemm_wgmma_3xtf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, true>, launch_bounds(384, 1);
+    }
+}
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub use hopper::*;
+
+/// Every entry point the emulator can run (those of the sm_90a build included).
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn all() -> impl Iterator<Item = &'static (&'static str, KernelBody)> {
+    PORTABLE.iter().chain(HOPPER)
+}
+
 /// The body of the entry point called `name`, for the emulator.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn find(name: &str) -> Option<KernelBody> {
-    ENTRIES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, body)| *body)
+    all().find(|(n, _)| *n == name).map(|(_, body)| *body)
 }

@@ -42,6 +42,97 @@ pub struct Variant {
     /// launch writes `grid.1` partial products into a workspace and whose second (this entry,
     /// [`split_k::reduce_geometry`]) adds them into C. See [`split_k`].
     pub reduce: Option<&'static str>,
+    /// The PTX build that holds its entry points.
+    pub target: Target,
+    /// For kernels fed by the TMA engine: their tensor maps and grid ([`TmaOperands`]) for a
+    /// tile configuration.
+    pub tma: Option<fn(tile: u32) -> TmaOperands>,
+}
+
+/// Which PTX build a variant's entry points are in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Every architecture the project builds (sm_80 and newer): the sm_80 and sm_90 PTX.
+    Portable,
+    /// Hopper's architecture-specific features (`wgmma`, `setmaxnreg`): only in the sm_90a PTX,
+    /// which the driver loads on compute capability 9.0 exactly (H100, H200).
+    Sm90a,
+}
+
+impl Target {
+    /// The `build-ptx` architecture whose PTX holds the entry points.
+    pub const fn arch(self) -> &'static str {
+        match self {
+            Target::Portable => "sm_90",
+            Target::Sm90a => "sm_90a",
+        }
+    }
+}
+
+/// How a kernel whose A and B are read by the TMA engine is launched: the host encodes one
+/// tensor map per operand (A as m × k, B as k × n, column-major: dimension 0 is the rows) with
+/// these boxes and swizzle, and passes their address as the kernel's last parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TmaOperands {
+    /// A's box: rows (m) × columns (k).
+    pub a_box: [u32; 2],
+    /// B's box: rows (k) × columns (n).
+    pub b_box: [u32; 2],
+    pub swizzle: crate::device::tma::Swizzle,
+    /// The grid is persistent: at most one block per multiprocessor, each looping over tiles
+    /// (`geometry` gives one block per tile; the backend caps it).
+    pub persistent: bool,
+}
+
+impl TmaOperands {
+    /// The tensor maps of a problem's A (m × k, leading dimension `lda`) and B (k × n, `ldb`)
+    /// at `a` and `b`, elements of `element_bytes` bytes, column-major.
+    pub fn specs(
+        &self,
+        shape: &Shape,
+        element_bytes: u32,
+        a: u64,
+        b: u64,
+    ) -> [crate::device::tma::TensorMapSpec; 2] {
+        let spec = |address, rows: u32, cols: u32, ld: u32, box_dims| {
+            crate::device::tma::TensorMapSpec {
+                address,
+                element_bytes,
+                dims: [rows as u64, cols as u64],
+                row_stride_bytes: ld as u64 * element_bytes as u64,
+                box_dims,
+                swizzle: self.swizzle,
+            }
+        };
+        [
+            spec(a, shape.m, shape.k, shape.lda, self.a_box),
+            spec(b, shape.k, shape.n, shape.ldb, self.b_box),
+        ]
+    }
+
+    /// The grid of a launch on a device with `multiprocessors` SMs: one block per SM at most
+    /// when persistent.
+    pub fn grid(&self, geometry: Geometry, multiprocessors: u32) -> (u32, u32) {
+        if self.persistent {
+            (geometry.grid.0.min(multiprocessors), geometry.grid.1)
+        } else {
+            geometry.grid
+        }
+    }
+
+    /// The TMA's constraint on a problem, as a `supports` message: the row strides of A and B
+    /// must be multiples of 16 bytes.
+    pub fn check(shape: &Shape, element_bytes: u32) -> Result<(), String> {
+        for (name, ld) in [("lda", shape.lda), ("ldb", shape.ldb)] {
+            if (ld as u64 * element_bytes as u64) % 16 != 0 {
+                return Err(format!(
+                    "{name} = {ld}: the TMA engine reads rows whose stride is a multiple of 16 bytes ({name} a multiple of {})",
+                    16 / element_bytes
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// f32 and f64: the variants written generically over [`crate::device::Real`].
@@ -57,7 +148,13 @@ impl Variant {
     /// Whether it computes on the tensor cores (`mma.sync`): the chapter's variants are the
     /// ones named `tc-…`, and their SASS must show HMMA/DMMA where the others show FFMA/DFMA.
     pub fn uses_tensor_cores(&self) -> bool {
-        self.name.starts_with("tc-")
+        self.name.starts_with("tc-") || self.uses_wgmma()
+    }
+
+    /// Whether it computes with Hopper's warpgroup MMA (`wgmma`, `HGMMA` in SASS): the variants
+    /// named `wgmma-…`.
+    pub fn uses_wgmma(&self) -> bool {
+        self.name.starts_with("wgmma-")
     }
 
     /// Every entry point this variant can launch.
@@ -172,6 +269,40 @@ fn tc_f64_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     }
 }
 
+/// `wgmma-tf32`'s configurations, by `--tile`: block tile BM×BN (BM = 128), stages.
+fn wgmma_tf32_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        1 => wgmma_tf32::geometry::<256, 4, false>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+fn wgmma_3xtf32_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        1 => wgmma_tf32::geometry::<128, 4, true>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+/// The TMA boxes of the `wgmma` pipeline: A in 32×32 boxes (m × k, four per stage), B in
+/// 32 × BN (k × n), both 128-byte swizzled; a persistent grid.
+const fn wgmma_operands(bn: u32) -> TmaOperands {
+    TmaOperands {
+        a_box: [32, 32],
+        b_box: [32, bn],
+        swizzle: crate::device::tma::Swizzle::B128,
+        persistent: true,
+    }
+}
+
+fn wgmma_tf32_operands(_tile: u32) -> TmaOperands {
+    wgmma_operands(256)
+}
+
+fn wgmma_3xtf32_operands(_tile: u32) -> TmaOperands {
+    wgmma_operands(128)
+}
+
 /// Every GPU variant, in the order of the course.
 pub const ALL: &[Variant] = &[
     Variant {
@@ -185,6 +316,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "v1",
@@ -197,6 +330,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "v3",
@@ -209,6 +344,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "v4",
@@ -221,6 +358,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "tiled",
@@ -233,6 +372,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     // -- the 001 progression (v2, v5, gemm64, gemm128, fynv, alc1..3) goes here --
     Variant {
@@ -246,6 +387,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "v5",
@@ -258,6 +401,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "gemm64",
@@ -270,6 +415,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "gemm128",
@@ -283,6 +430,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "alc1",
@@ -295,6 +444,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "alc2",
@@ -307,6 +458,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "alc3",
@@ -319,6 +472,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "fynv",
@@ -331,6 +486,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     // -- the 002/003/004 variants (naive, kahan, row-shared, blocked-kahan, basic, cg-*) go here --
     Variant {
@@ -344,6 +501,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "kahan",
@@ -356,6 +515,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "row-shared",
@@ -368,6 +529,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "blocked-kahan",
@@ -380,6 +543,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "basic",
@@ -392,6 +557,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "blocked",
@@ -404,6 +571,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "cg-shuffle",
@@ -416,6 +585,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "cg-regs",
@@ -428,6 +599,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "cg-tile2x2",
@@ -441,6 +614,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     // -- beyond the documents --
     Variant {
@@ -454,6 +629,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "big-tile",
@@ -466,6 +643,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "split-k",
@@ -478,6 +657,8 @@ pub const ALL: &[Variant] = &[
         dtypes: BOTH_DTYPES,
         arithmetic: Arithmetic::Native,
         reduce: Some("gemm_split_k_reduce"),
+        target: Target::Portable,
+        tma: None,
     },
     // -- tensor cores, chapter 1: mma.sync --
     Variant {
@@ -491,6 +672,8 @@ pub const ALL: &[Variant] = &[
         dtypes: &[Dtype::F32],
         arithmetic: Arithmetic::Tf32,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "tc-tf32",
@@ -503,6 +686,8 @@ pub const ALL: &[Variant] = &[
         dtypes: &[Dtype::F32],
         arithmetic: Arithmetic::Tf32,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "tc-3xtf32",
@@ -515,6 +700,8 @@ pub const ALL: &[Variant] = &[
         dtypes: &[Dtype::F32],
         arithmetic: Arithmetic::Tf32x3,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
     },
     Variant {
         name: "tc-f64",
@@ -527,6 +714,51 @@ pub const ALL: &[Variant] = &[
         dtypes: &[Dtype::F64],
         arithmetic: Arithmetic::Native,
         reduce: None,
+        target: Target::Portable,
+        tma: None,
+    },
+    // -- tensor cores, chapter 2: Hopper's wgmma (sm_90a) --
+    Variant {
+        name: "wgmma-tf32-basic",
+        summary: "Hopper warpgroup MMA in TF32 (sm_90a): one warpgroup per 64x128 tile, A and B staged by the threads into 128-byte-swizzled K-major shared memory, read by wgmma.m64n128k8 through matrix descriptors, each slice waited for",
+        source: "beyond the documents (tensor cores, chapter 2)",
+        entry: "gemm_wgmma_tf32_basic",
+        tiles: &[],
+        geometry: |m, n, k, b, _| wgmma_tf32_basic::geometry(m, n, k, b),
+        supports: any_shape,
+        dtypes: &[Dtype::F32],
+        arithmetic: Arithmetic::Tf32,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: None,
+    },
+    Variant {
+        name: "wgmma-tf32",
+        summary: "Hopper's TF32 GEMM pipeline (sm_90a): TMA copies into a 4-stage ring of 128-byte-swizzled stages, mbarrier handoffs, a producer warpgroup and two consumer warpgroups (setmaxnreg), A fragments from registers, B through wgmma descriptors, wgmma.m64n256k8, a persistent grid; --tile: 1 128x256x32 4-stage (default)",
+        source: "beyond the documents (tensor cores, chapter 2)",
+        entry: "gemm_wgmma_tf32_c{tile}",
+        tiles: &[1],
+        geometry: wgmma_tf32_geometry,
+        supports: |s, d| TmaOperands::check(s, d.bytes()),
+        dtypes: &[Dtype::F32],
+        arithmetic: Arithmetic::Tf32,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_tf32_operands),
+    },
+    Variant {
+        name: "wgmma-3xtf32",
+        summary: "FP32 accuracy from wgmma-tf32's pipeline: A split in the consumers' registers, B split in shared memory by the producer's idle warps (fence.proxy.async, a third mbarrier), three wgmma per k-step, each slice summed from zero and added with FADD; --tile: 1 128x128x32 4-stage (default)",
+        source: "beyond the documents (tensor cores, chapter 2)",
+        entry: "gemm_wgmma_3xtf32_c{tile}",
+        tiles: &[1],
+        geometry: wgmma_3xtf32_geometry,
+        supports: |s, d| TmaOperands::check(s, d.bytes()),
+        dtypes: &[Dtype::F32],
+        arithmetic: Arithmetic::Tf32x3,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_3xtf32_operands),
     },
 ];
 

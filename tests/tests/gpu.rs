@@ -1,5 +1,7 @@
-//! Every variant on the GPU at 1×1×1, 33×17×65 (lda > m), 1000×1023×999 and 1024³, f32 and
-//! f64, against the f64 reference. Skips, saying so, where there is no CUDA driver or device.
+//! Every variant on the GPU at 1×1×1, 33×17×65 (lda > m), 1000×1023×999, 1024³, and two shapes
+//! for the TMA kernels (whose leading dimensions must be multiples of 4): 1000×1020×996 (edges in
+//! m, n and k) and 4096×2048×96 (more tiles than SMs: the persistent loop), f32 and f64, against
+//! the f64 reference. Skips, saying so, where there is no CUDA driver or device.
 use host::problem::{Init, Problem};
 use host::registry::{self, Variant};
 use host::run::{execute_many, Backend, Timing};
@@ -38,6 +40,22 @@ const SHAPES: &[Shape] = &[
         lda: 1024,
         ldb: 1024,
         ldc: 1024,
+    },
+    Shape {
+        m: 1000,
+        n: 1020,
+        k: 996,
+        lda: 1000,
+        ldb: 996,
+        ldc: 1003,
+    },
+    Shape {
+        m: 4096,
+        n: 2048,
+        k: 96,
+        lda: 4096,
+        ldb: 96,
+        ldc: 4096,
     },
 ];
 

@@ -100,6 +100,28 @@ for step in "$@"; do
           echo "compute-sanitizer $tool ($shape): exit $r1/$r2 ($(grep -c 'PASS' "$OUT/tc-sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/tc-sanitize-$tool.log"))"
         done
       done ;;
+    hopper)
+      # Issue 13: the wgmma variants beside cuBLAS TF32 and SGEMM, one process per shape.
+      for mnk in ${HOPPER_SHAPES:-"2048 2048 2048" "4096 4096 4096" "8192 8192 8192" "8192 8192 1024"}; do
+        set -- ${mnk//x/ }
+        $host --variant ${HOPPER:-wgmma-tf32,wgmma-3xtf32,wgmma-tf32-basic,tc-tf32:1} --compare cublas-tf32,cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/hopper-$1x$2x$3.log" | grep '^|'
+      done ;;
+    hopper-ncu)
+      # The wgmma pipeline's counters beside cuBLAS TF32's at 4096³ (one launch each).
+      m=sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,lts__t_bytes.sum,dram__bytes.sum,lts__t_sector_hit_rate.pct,launch__registers_per_thread,launch__grid_size,launch__shared_mem_per_block_dynamic,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_membar_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio,gpu__time_duration.sum
+      for v in ${HOPPER_NCU:-wgmma-tf32 cublas-tf32 wgmma-3xtf32}; do
+        log="$OUT/ncu-${v//:/-}.log"
+        ncu --clock-control none --launch-count 1 --metrics $m $host --variant $v --size ${NCU_SIZE:-4096} --iters 1 --warmup 0 --no-check > "$log" 2>&1
+        echo "ncu $v: exit $?"; grep -E "^    [a-z0-9_]+__[a-z].* [0-9]|^  (sm80|sm90|gemm_)" "$log" | sed 's/  */ /g' | head -30
+      done ;;
+    hopper-sanitize)
+      # TMA kernels need lda, ldb multiples of 4; the basic kernel takes any shape.
+      for tool in memcheck racecheck synccheck; do
+        for shape in "--m 100 --n 67 --k 44 --lda 104 --ldc 101" "--m 300 --n 520 --k 100 --ldb 104"; do
+          compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-tf32-basic,wgmma-tf32,wgmma-3xtf32 $shape --beta 0.5 --iters 1 --warmup 0 > "$OUT/hopper-sanitize-$tool.log" 2>&1
+          echo "compute-sanitizer $tool ($shape): exit $? ($(grep -c 'check: .*PASS' "$OUT/hopper-sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/hopper-sanitize-$tool.log"))"
+        done
+      done ;;
     ncu)
       # Hardware counters of one launch each (clocks not locked: as the timings run).
       for v in ${NCU_VARIANTS:-gemm128 best cublas}; do

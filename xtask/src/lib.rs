@@ -22,14 +22,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// Architectures `build-ptx` accepts: Ampere and newer.
+/// Architectures `build-ptx` accepts: Ampere and newer, and Hopper's architecture-specific
+/// `sm_90a` (the only build with the `wgmma` kernels; it loads on compute capability 9.0 only).
 pub const ARCHS: &[&str] = &[
-    "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120",
+    "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120",
 ];
 pub const DEFAULT_ARCH: &str = "sm_90";
 /// The PTX `host` embeds (its build script builds them): the lowest architecture the kernels
-/// support (runs on every Ampere-or-newer GPU through the driver's JIT) and Hopper's own.
-pub const EMBEDDED_ARCHS: &[&str] = &["sm_80", "sm_90"];
+/// support (runs on every Ampere-or-newer GPU through the driver's JIT), Hopper's own, and
+/// Hopper's architecture-specific build with the `wgmma` kernels (loaded beside the sm_90
+/// module on compute capability 9.0).
+pub const EMBEDDED_ARCHS: &[&str] = &["sm_80", "sm_90", "sm_90a"];
 /// The loop-unroll threshold of the link step's `opt` (LLVM's default is 300).
 const UNROLL_THRESHOLD: u32 = 4000;
 

@@ -16,7 +16,10 @@
 //! module (`extern __shared__` in CUDA terms). The host sizes the pool at launch; a kernel carves
 //! typed [`Shared`] views out of it at fixed byte offsets.
 //!
-//! The tensor cores' warp-wide `mma.sync` and the TF32 format are in [`mma`].
+//! The tensor cores' warp-wide `mma.sync` and the TF32 format are in [`mma`]. Hopper's
+//! asynchronous machinery (tensor cores chapter 2) is in [`mbarrier`] (barriers by phase),
+//! [`tma`] (the copy engine and its tensor maps) and [`wgmma`] (warpgroup MMA from shared
+//! memory); on the GPU these exist when the kernels are built for `sm_90a`.
 
 use core::marker::PhantomData;
 use core::ops::{Add, Mul, Sub};
@@ -32,11 +35,20 @@ use nvptx as backend;
 
 pub mod mma;
 
+// Hopper: compiled for the GPU only in the sm_90a build (`wgmma` and `setmaxnreg` do not exist
+// elsewhere), always for the emulator.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod mbarrier;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod tma;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma;
+
 /// What the backend implements per element type: state-space loads and stores, FMA, shuffle.
 /// Kernels use it through [`Real`], [`Global`], [`Shared`] and [`shfl_idx`].
 pub use backend::Element;
 pub use backend::{
-    block_dim_x, block_dim_y, block_idx_x, block_idx_y, cp_async_commit, cp_async_wait, grid_dim_x,
+    shared_pool_base, block_dim_x, block_dim_y, block_idx_x, block_idx_y, cp_async_commit, cp_async_wait, grid_dim_x,
     grid_dim_y, sync_threads, thread_idx_x, thread_idx_y,
 };
 
@@ -240,6 +252,12 @@ impl<T: Real> Shared<T> {
         backend::shared_pool_base() + self.byte_offset + i * T::BYTES
     }
 
+    /// The shared-window address of element `i` (what TMA copies and `wgmma` descriptors take).
+    #[inline(always)]
+    pub fn shared_address(self, i: u32) -> u32 {
+        self.address(i)
+    }
+
     /// `ld.shared` of element `i`.
     #[inline(always)]
     pub fn load(self, i: u32) -> T {
@@ -327,6 +345,16 @@ impl<T: Real> Shared<T> {
         };
         unsafe { T::cp_async_x1(self.address(i), from, valid) }
     }
+}
+
+/// The bytes from the start of the pool to its first `align`-aligned shared address (`align` a
+/// power of two of at least 16). The PTX declares the pool 16-byte aligned and no more (the
+/// emulator places it at an address with exactly that alignment), so a kernel that needs its
+/// tiles at multiples of 1024 bytes (a 128-byte swizzle) starts its layout here and asks the
+/// host for `align - 16` bytes more.
+#[inline(always)]
+pub fn pool_padding_to(align: u32) -> u32 {
+    backend::shared_pool_base().wrapping_neg() & (align - 1)
 }
 
 /// `__shfl_sync(0xffffffff, value, src_lane)`: every lane of the warp receives `value` as held

@@ -29,12 +29,36 @@
 //!   depend on the order the emulator happens to run threads in.
 //! - a deadlock (threads of one block waiting at different barriers or warp-wide operations), or
 //!   lanes of a warp at different warp-wide operations.
+//!
+//! Hopper's asynchronous operations (chapter 2 of the tensor cores) add:
+//! - **mbarriers** ([`mbarrier`]): a thread waiting for a phase suspends until an arrival or a
+//!   copy completes it; a wait that can never end is reported as a deadlock with the barrier's
+//!   state (pending arrivals, tx-count).
+//! - **TMA copies and `wgmma` operand reads** as agents of their own in a happens-before model
+//!   with vector clocks ([`history`]), which replaces barrier intervals once a block uses them:
+//!   reading a TMA box before waiting for its mbarrier phase, refilling a stage that a `wgmma`
+//!   may still read, or a `wgmma` reading ordinary stores without `fence.proxy.async` are races
+//!   whatever the timing. Misuse of the protocols (an mbarrier used before its init is visible, a
+//!   `wgmma` without `wgmma.fence`, accumulators read before `wgmma.wait_group`) is reported too.
+//! - **The shared pool starts at address [`SHARED_POOL_BASE`]**, 16-byte aligned as the PTX
+//!   declaration promises and no more: a kernel whose TMA boxes or swizzled tiles need 128- or
+//!   1024-byte alignment must align them itself, as it must on the GPU.
+mod history;
+mod mbarrier;
+
 use core::cell::{Cell, RefCell};
 use core::fmt;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
+use history::{Agents, Epoch, History, MAX_MBARRIERS};
+use mbarrier::{MBarrier, COUNT_LIMIT};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+
+/// The shared-window address of the dynamic pool in the emulator. The PTX declares the pool
+/// `.align 16`; the emulator gives exactly that, so that a kernel assuming more (a 1024-byte
+/// swizzle atom, a 128-byte TMA destination) without aligning its own offsets fails here.
+pub const SHARED_POOL_BASE: u32 = 16;
 
 /// Grid and block shape (x, y) and the dynamic shared-memory size of a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,6 +93,14 @@ pub enum FaultKind {
     SharedOutOfBounds,
     SharedRace,
     Deadlock,
+    /// An mbarrier used against the PTX ISA's rules: before its init is visible, out of its
+    /// counts' ranges, or touched by ordinary loads and stores.
+    MbarrierMisuse,
+    /// A `wgmma` protocol error: no `wgmma.fence` before it, accumulators read before the
+    /// `wgmma.wait_group` that retires their group, a descriptor outside the pool.
+    WgmmaMisuse,
+    /// A TMA copy that the PTX ISA or the driver's tensor-map rules forbid.
+    TmaMisuse,
     /// A Rust panic inside the kernel (an arithmetic overflow, say).
     Panic,
 }
@@ -81,6 +113,9 @@ impl fmt::Display for Fault {
             FaultKind::SharedOutOfBounds => "out-of-bounds shared memory access",
             FaultKind::SharedRace => "shared memory race (missing barrier)",
             FaultKind::Deadlock => "deadlock",
+            FaultKind::MbarrierMisuse => "mbarrier misuse",
+            FaultKind::WgmmaMisuse => "wgmma misuse",
+            FaultKind::TmaMisuse => "TMA misuse",
             FaultKind::Panic => "panic in kernel",
         };
         write!(
@@ -166,6 +201,8 @@ struct Launch<'a> {
 enum Suspend {
     Barrier,
     WarpCollective,
+    /// Waiting for the phase of parity `.1` of the mbarrier at pool byte `.0`.
+    Mbarrier(u32, u32),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -173,6 +210,7 @@ enum State {
     Runnable,
     AtBarrier,
     AtWarpCollective,
+    AtMbarrier(u32, u32),
     Exited,
 }
 
@@ -203,6 +241,19 @@ pub(crate) struct ThreadContext {
     open_copies: RefCell<Vec<AsyncCopy>>,
     /// Committed groups of asynchronous copies, oldest first, not yet waited for.
     copy_groups: RefCell<std::collections::VecDeque<Vec<AsyncCopy>>>,
+    /// This lane's view of its warp's `wgmma` operations.
+    wgmma: Cell<WgmmaLane>,
+}
+
+/// What a lane knows of its warp's `wgmma` operations (every lane of a warp executes the same
+/// ones, so every lane holds the same numbers).
+#[derive(Clone, Copy, Default)]
+struct WgmmaLane {
+    /// A `wgmma.fence` since the last `wgmma.wait_group` (or the start).
+    fenced: bool,
+    /// Groups committed, and groups retired by `wgmma.wait_group`.
+    committed: u32,
+    retired: u32,
 }
 
 /// Registers a lane brings to one warp-wide operation.
@@ -221,26 +272,15 @@ pub(crate) const MAX_REGISTERS: usize = 16;
 /// A pending `cp.async`: the shared-pool byte address and the bytes it will write there.
 type AsyncCopy = (u32, Vec<u8>);
 
-/// Per-word history of the shared pool, for race detection. Intervals count from 1 (0: never).
-#[derive(Clone, Copy, Default)]
-struct WordHistory {
-    write_interval: u32,
-    writer: u32,
-    read_interval: u32,
-    /// The reading thread, or [`MANY_READERS`].
-    reader: u32,
-}
-
-const MANY_READERS: u32 = u32::MAX;
-
 pub(crate) struct BlockContext {
     pub(crate) block: (u32, u32),
     pub(crate) block_dim: (u32, u32),
     pub(crate) grid_dim: (u32, u32),
     launch: *const Launch<'static>,
     pool: RefCell<Vec<u8>>,
-    history: RefCell<Vec<WordHistory>>,
-    interval: Cell<u32>,
+    history: RefCell<History>,
+    /// The mbarriers initialised in the pool.
+    mbarriers: RefCell<Vec<MBarrier>>,
     /// One deposit per thread for each of two alternating warp-wide operations (a lane cannot
     /// get two operations ahead of a lane of its warp, so two sets suffice).
     collective_slots: RefCell<[Vec<Deposit>; 2]>,
@@ -409,7 +449,36 @@ impl ThreadContext {
         }
     }
 
-    /// Checks a shared access of `bytes` bytes at pool offset `address` and records it in the
+    /// The pool byte of shared-window address `address` (see [`SHARED_POOL_BASE`]).
+    pub(crate) fn pool_byte(&self, address: u32) -> u32 {
+        address.checked_sub(SHARED_POOL_BASE).unwrap_or_else(|| {
+            self.fault(
+                FaultKind::SharedOutOfBounds,
+                format!(
+                    "shared address {address}, below the dynamic pool (which starts at {SHARED_POOL_BASE})"
+                ),
+            )
+        })
+    }
+
+    /// Checks that `[byte, byte + bytes)` lies in the pool and `byte` is aligned to `align`.
+    pub(crate) fn check_pool_range(&self, byte: u32, bytes: u32, align: u32, what: &str) {
+        let pool_bytes = self.block().pool.borrow().len() as u32;
+        if byte.checked_add(bytes).is_none_or(|end| end > pool_bytes) {
+            self.fault(
+                FaultKind::SharedOutOfBounds,
+                format!("{what}: {bytes} bytes at pool byte {byte}; the launch gave {pool_bytes} bytes of shared memory"),
+            );
+        }
+        if !byte.is_multiple_of(align) {
+            self.fault(
+                FaultKind::MisalignedVectorAccess,
+                format!("{what}: pool byte {byte} is not {align}-byte aligned"),
+            );
+        }
+    }
+
+    /// Checks a shared access of `bytes` bytes at pool byte `address` and records it in the
     /// race history.
     pub(crate) fn shared_access(&self, address: u32, bytes: u32, write: bool) {
         let b = self.block();
@@ -431,54 +500,246 @@ impl ThreadContext {
                 ),
             );
         }
-        let interval = b.interval.get();
-        let me = self.linear;
         let mut history = b.history.borrow_mut();
-        for word in address / 4..(address + bytes).div_ceil(4) {
-            let h = &mut history[word as usize];
-            let other_wrote = h.write_interval == interval && h.writer != me;
-            if write {
-                let other_read = h.read_interval == interval && h.reader != me;
-                if other_wrote || other_read {
-                    let (verb, other) = if other_wrote {
-                        ("written", h.writer)
-                    } else {
-                        ("read", h.reader)
-                    };
-                    drop(history);
-                    self.fault(
-                        FaultKind::SharedRace,
-                        format!(
-                            "write to shared byte {} that {} {verb} in the same barrier interval ({})",
-                            word * 4,
-                            describe_thread(other, b.block_dim.0),
-                            interval
-                        ),
-                    );
-                }
-                h.write_interval = interval;
-                h.writer = me;
+        if let Err(race) = history.generic(self.linear, address, bytes, write) {
+            let kind = if history.touches_mbarrier(address, bytes) {
+                FaultKind::MbarrierMisuse
             } else {
-                if other_wrote {
-                    let writer = h.writer;
-                    drop(history);
-                    self.fault(
-                        FaultKind::SharedRace,
-                        format!(
-                            "read of shared byte {} that {} wrote in the same barrier interval ({}) without a barrier in between",
-                            word * 4,
-                            describe_thread(writer, b.block_dim.0),
-                            interval
-                        ),
-                    );
-                }
-                if h.read_interval == interval && h.reader != me {
-                    h.reader = MANY_READERS;
-                } else {
-                    h.read_interval = interval;
-                    h.reader = me;
-                }
+                FaultKind::SharedRace
+            };
+            drop(history);
+            self.fault(kind, race);
+        }
+    }
+
+    fn history(&self) -> core::cell::RefMut<'_, History> {
+        self.block().history.borrow_mut()
+    }
+
+    /// The block's first asynchronous operation turns on the vector clocks.
+    pub(crate) fn go_asynchronous(&self) {
+        self.history().go_asynchronous();
+    }
+
+    // -- mbarrier --
+
+    /// `mbarrier.init.shared::cta.b64 [byte], count`.
+    pub(crate) fn mbarrier_init(&self, byte: u32, count: u32) {
+        self.check_pool_range(byte, 8, 8, "mbarrier.init");
+        if !(1..=COUNT_LIMIT).contains(&(count as i64)) {
+            self.fault(
+                FaultKind::MbarrierMisuse,
+                format!("mbarrier.init with count {count}: the PTX ISA allows 1 to 2^20 - 1"),
+            );
+        }
+        self.go_asynchronous();
+        let mut bars = self.block().mbarriers.borrow_mut();
+        let index = match bars.iter().position(|m| m.byte == byte) {
+            Some(i) => i as u32,
+            None if bars.len() < MAX_MBARRIERS as usize => bars.len() as u32,
+            None => {
+                drop(bars);
+                self.fault(
+                    FaultKind::MbarrierMisuse,
+                    format!("more than {MAX_MBARRIERS} mbarriers in one block: the emulator tracks at most that many"),
+                )
             }
+        };
+        let mut history = self.history();
+        if let Err(race) = history.generic(self.linear, byte, 8, true) {
+            drop((history, bars));
+            self.fault(FaultKind::SharedRace, format!("mbarrier.init: {race}"));
+        }
+        history.register_mbarrier(byte, index);
+        let init = Epoch {
+            interval: history.interval(),
+            agent: self.linear,
+            clock: history.clock_now(self.linear),
+        };
+        let barrier = MBarrier::new(byte, index, count, init);
+        match bars.get_mut(index as usize) {
+            Some(slot) => *slot = barrier,
+            None => bars.push(barrier),
+        }
+    }
+
+    /// Runs `f` on the mbarrier at pool byte `byte`, after checking that it was initialised and
+    /// that the initialisation is ordered before this thread's use of it.
+    fn with_mbarrier<R>(&self, byte: u32, op: &str, f: impl FnOnce(&mut MBarrier, &mut History) -> R) -> R {
+        let mut bars = self.block().mbarriers.borrow_mut();
+        let Some(bar) = bars.iter_mut().find(|m| m.byte == byte) else {
+            drop(bars);
+            self.fault(
+                FaultKind::MbarrierMisuse,
+                format!("`{op}` on pool byte {byte}, where no mbarrier was initialised"),
+            )
+        };
+        let mut history = self.history();
+        if !history.is_ordered_before(bar.init, self.linear) {
+            let who = history.describe(bar.init.agent);
+            drop((history, bars));
+            self.fault(
+                FaultKind::MbarrierMisuse,
+                format!("`{op}` on the mbarrier at pool byte {byte} before its initialisation by {who} is visible to this thread (initialise, then `fence.mbarrier_init` and a barrier)"),
+            );
+        }
+        f(bar, &mut history)
+    }
+
+    /// `mbarrier.arrive` (`expect_tx` 0) or `mbarrier.arrive.expect_tx` (`expect_tx` bytes).
+    pub(crate) fn mbarrier_arrive(&self, byte: u32, expect_tx: u32) {
+        let me = self.linear;
+        let error = self.with_mbarrier(byte, "mbarrier.arrive", |bar, history| {
+            bar.tx += expect_tx as i64;
+            if bar.tx.abs() > COUNT_LIMIT {
+                return Some(format!("the tx-count of the mbarrier at pool byte {byte} leaves the range ±(2^20 - 1): {}", bar.tx));
+            }
+            if bar.pending == 0 {
+                return Some(format!("arrive on the mbarrier at pool byte {byte}, whose current phase has no pending arrivals (more arrivals than its count, {})", bar.expected));
+            }
+            history.release(me, &mut bar.gathered);
+            bar.pending -= 1;
+            let agent = history.agents().mbarrier(bar.index);
+            bar.complete_if_due(agent);
+            None
+        });
+        if let Some(message) = error {
+            self.fault(FaultKind::MbarrierMisuse, message);
+        }
+    }
+
+    /// `mbarrier.try_wait.parity` in a loop: suspends until the phase of parity `parity`
+    /// has completed, then acquires what that phase gathered.
+    pub(crate) fn mbarrier_wait(&self, byte: u32, parity: u32) {
+        let me = self.linear;
+        loop {
+            let done = self.with_mbarrier(byte, "mbarrier.try_wait.parity", |bar, history| {
+                let done = bar.phase_done(parity);
+                if done {
+                    history.acquire(me, &bar.last_phase);
+                }
+                done
+            });
+            if done {
+                return;
+            }
+            self.suspend(Suspend::Mbarrier(byte, parity));
+        }
+    }
+
+    /// A TMA copy of `data` to pool byte `dst`, issued by this thread, completing on the
+    /// mbarrier at pool byte `mbarrier`: the box lands now, written by the barrier's copy agent
+    /// at the clock of the barrier's current phase, and its bytes are counted off the tx-count.
+    pub(crate) fn tma_write(&self, dst: u32, data: &[u8], mbarrier: u32) {
+        let op = "cp.async.bulk.tensor";
+        let (agent, clock) = self.with_mbarrier(mbarrier, op, |bar, history| {
+            (history.agents().mbarrier(bar.index), bar.copy_clock())
+        });
+        let bytes = data.len() as u32;
+        let result = self.history().async_write(self.linear, dst, bytes, agent, clock);
+        if let Err(race) = result {
+            self.fault(FaultKind::SharedRace, race);
+        }
+        self.block().pool.borrow_mut()[dst as usize..(dst + bytes) as usize].copy_from_slice(data);
+        let error = self.with_mbarrier(mbarrier, op, |bar, _| {
+            bar.tx -= bytes as i64;
+            if bar.tx.abs() > COUNT_LIMIT {
+                return Some(format!("the tx-count of the mbarrier at pool byte {mbarrier} leaves the range ±(2^20 - 1): {}", bar.tx));
+            }
+            bar.complete_if_due(agent);
+            None
+        });
+        if let Some(message) = error {
+            self.fault(FaultKind::MbarrierMisuse, message);
+        }
+    }
+
+    // -- wgmma --
+
+    /// `fence.proxy.async.shared::cta`.
+    pub(crate) fn fence_proxy_async(&self) {
+        self.go_asynchronous();
+        self.history().fence_proxy(self.linear);
+    }
+
+    /// `wgmma.fence.sync.aligned` (warp-wide).
+    pub(crate) fn wgmma_fence(&self) {
+        self.go_asynchronous();
+        self.warp_collective("wgmma.fence", &[], true, |_| ());
+        let mut lane = self.wgmma.get();
+        lane.fenced = true;
+        self.wgmma.set(lane);
+    }
+
+    /// Before a `wgmma.mma_async`: the PTX ISA wants a `wgmma.fence` before the first one and
+    /// between any register access and a `wgmma` using the same registers; the emulator asks
+    /// for one after every `wgmma.wait_group` (after which the kernel reads or writes
+    /// accumulators and operands).
+    pub(crate) fn wgmma_check_fenced(&self, op: &str) {
+        if !self.wgmma.get().fenced {
+            self.fault(
+                FaultKind::WgmmaMisuse,
+                format!("`{op}` without a `wgmma.fence` since the start or the last `wgmma.wait_group`: the tensor cores may read registers the warp has not finished writing"),
+            );
+        }
+    }
+
+    /// The group the `wgmma` issued now belongs to (it completes when a wait retires it).
+    pub(crate) fn wgmma_group(&self) -> u32 {
+        self.wgmma.get().committed
+    }
+
+    /// Records the shared-memory operand reads of this warp's `wgmma` (called by one lane, after
+    /// the warp-wide exchange): they last until the wait that retires the current group.
+    pub(crate) fn wgmma_reads(&self, ranges: &[(u32, u32)]) {
+        let agent = self.history().agents().warp(self.linear / 32);
+        let clock = self.wgmma.get().committed + 1;
+        for &(byte, bytes) in ranges {
+            self.check_pool_range(byte, bytes, 16, "wgmma operand (descriptor)");
+            let result = self.history().async_read(self.linear, byte, bytes, agent, clock);
+            if let Err(race) = result {
+                self.fault(FaultKind::SharedRace, race);
+            }
+        }
+    }
+
+    /// `wgmma.commit_group.sync.aligned`.
+    pub(crate) fn wgmma_commit(&self) {
+        self.go_asynchronous();
+        self.warp_collective("wgmma.commit_group", &[], true, |_| ());
+        let mut lane = self.wgmma.get();
+        lane.committed += 1;
+        self.wgmma.set(lane);
+    }
+
+    /// `wgmma.wait_group.sync.aligned pending`: every group but the `pending` most recent is
+    /// complete; the lane is ordered after their operand reads.
+    pub(crate) fn wgmma_wait(&self, pending: u32) {
+        self.go_asynchronous();
+        self.warp_collective("wgmma.wait_group", &[], true, |_| ());
+        let mut lane = self.wgmma.get();
+        lane.retired = lane.retired.max(lane.committed.saturating_sub(pending));
+        lane.fenced = false;
+        self.wgmma.set(lane);
+        let mut history = self.history();
+        let agent = history.agents().warp(self.linear / 32);
+        history.acquire_agent(self.linear, agent, lane.retired);
+    }
+
+    /// Faults unless the `wgmma` group `group` has been retired by a `wgmma.wait_group`: the
+    /// accumulators it writes may not be read before.
+    pub(crate) fn wgmma_check_retired(&self, group: u32, what: &str) {
+        let lane = self.wgmma.get();
+        if group >= lane.retired {
+            self.fault(
+                FaultKind::WgmmaMisuse,
+                format!(
+                    "{what} while the `wgmma` writing them may still run: its group ({}) is {}, and `wgmma.wait_group` has retired {} groups",
+                    group,
+                    if group < lane.committed { "committed but not waited for" } else { "not even committed" },
+                    lane.retired
+                ),
+            );
         }
     }
 }
@@ -486,18 +747,6 @@ impl ThreadContext {
 impl BlockContext {
     pub(crate) fn pool_mut(&self) -> core::cell::RefMut<'_, Vec<u8>> {
         self.pool.borrow_mut()
-    }
-}
-
-fn describe_thread(linear: u32, block_dim_x: u32) -> String {
-    if linear == MANY_READERS {
-        "several other threads".to_string()
-    } else {
-        format!(
-            "thread ({}, {})",
-            linear % block_dim_x,
-            linear / block_dim_x
-        )
     }
 }
 
@@ -518,8 +767,11 @@ fn run_block(
         // The launch outlives every block it runs; the lifetime is erased for the raw pointer.
         launch: (launch as *const Launch<'_>).cast::<Launch<'static>>(),
         pool: RefCell::new(vec![0u8; pool_bytes]),
-        history: RefCell::new(vec![WordHistory::default(); pool_bytes.div_ceil(4)]),
-        interval: Cell::new(1),
+        history: RefCell::new(History::new(
+            Agents::new(threads as u32, bx),
+            pool_bytes,
+        )),
+        mbarriers: RefCell::new(Vec::new()),
         collective_slots: RefCell::new([
             vec![Deposit::default(); threads],
             vec![Deposit::default(); threads],
@@ -534,6 +786,7 @@ fn run_block(
             collective_parity: Cell::new(0),
             open_copies: RefCell::default(),
             copy_groups: RefCell::default(),
+            wgmma: Cell::default(),
         })
         .collect();
 
@@ -602,11 +855,15 @@ fn schedule(
             states[i] = match coroutines[i].resume(()) {
                 CoroutineResult::Yield(Suspend::Barrier) => State::AtBarrier,
                 CoroutineResult::Yield(Suspend::WarpCollective) => State::AtWarpCollective,
+                CoroutineResult::Yield(Suspend::Mbarrier(byte, parity)) => {
+                    State::AtMbarrier(byte, parity)
+                }
                 CoroutineResult::Return(()) => State::Exited,
             };
         }
-        // A warp whose live lanes all wait at a warp-wide operation exchanges and goes on.
-        for warp in states.chunks_mut(32) {
+        // A warp whose live lanes all wait at a warp-wide operation exchanges and goes on; its
+        // lanes are synchronised (`.sync`), so their clocks join.
+        for (w, warp) in states.chunks_mut(32).enumerate() {
             let waiting = warp
                 .iter()
                 .filter(|s| **s == State::AtWarpCollective)
@@ -621,11 +878,28 @@ fn schedule(
                     return Err(deadlock(
                         contexts,
                         block,
-                        lane,
-                        "a warp-wide operation (shuffle or mma) with exited lanes (undefined on the GPU)",
+                        32 * w + lane,
+                        "a warp-wide operation (shuffle, mma or wgmma) with exited lanes (undefined on the GPU)",
                     ));
                 }
+                let first = 32 * w as u32;
+                block
+                    .history
+                    .borrow_mut()
+                    .join(first..first + warp.len() as u32);
                 warp.iter_mut().for_each(|s| *s = State::Runnable);
+            }
+        }
+        // A thread waiting for an mbarrier phase that has completed goes on (and acquires it
+        // when it retries the wait).
+        {
+            let bars = block.mbarriers.borrow();
+            for s in states.iter_mut() {
+                if let State::AtMbarrier(byte, parity) = *s {
+                    if bars.iter().any(|m| m.byte == byte && m.phase_done(parity)) {
+                        *s = State::Runnable;
+                    }
+                }
             }
         }
         if states.contains(&State::Runnable) {
@@ -639,11 +913,38 @@ fn schedule(
             .iter()
             .all(|s| matches!(s, State::AtBarrier | State::Exited))
         {
-            block.interval.set(block.interval.get() + 1);
+            block.history.borrow_mut().barrier();
             states
                 .iter_mut()
                 .filter(|s| **s == State::AtBarrier)
                 .for_each(|s| *s = State::Runnable);
+        } else if let Some(waiter) = states
+            .iter()
+            .position(|s| matches!(s, State::AtMbarrier(..)))
+        {
+            let State::AtMbarrier(byte, parity) = states[waiter] else {
+                unreachable!()
+            };
+            let others = states
+                .iter()
+                .filter(|s| matches!(s, State::AtMbarrier(..)))
+                .count()
+                - 1;
+            let state = block
+                .mbarriers
+                .borrow()
+                .iter()
+                .find(|m| m.byte == byte)
+                .map(MBarrier::describe)
+                .unwrap_or_default();
+            return Err(deadlock(
+                contexts,
+                block,
+                waiter,
+                &format!(
+                    "it waits for the phase of parity {parity} of an mbarrier that can never complete ({others} other threads wait on mbarriers; none can run): {state}"
+                ),
+            ));
         } else {
             let stuck = states
                 .iter()
@@ -653,7 +954,7 @@ fn schedule(
                 contexts,
                 block,
                 stuck,
-                "threads wait at a warp-wide operation (shuffle or mma) while others of their warp wait at a block barrier",
+                "threads wait at a warp-wide operation (shuffle, mma or wgmma) while others of their warp wait at a block barrier",
             ));
         }
     }

@@ -8,6 +8,9 @@ use core::arch::asm;
 use core::arch::nvptx;
 use core::simd::{f32x4, f64x2};
 
+#[cfg(target_feature = "sm_90a")]
+pub mod hopper;
+
 // The block's dynamic shared-memory pool, declared once for the whole module. Its size is the
 // `sharedMemBytes` of each launch.
 core::arch::global_asm!(".extern .shared .align 16 .b8 gemm_shared_pool[];");

@@ -1,6 +1,9 @@
 //! The device layer on the CPU: each operation asks the emulator ([`crate::emu`]) which GPU
-//! thread is running, checks the access and performs it on host memory.
-use crate::emu::{current, FaultKind};
+//! thread is running, checks the access and performs it on host memory. Shared addresses are
+//! shared-window addresses, as on the GPU: the pool starts at [`SHARED_POOL_BASE`].
+use crate::emu::{current, FaultKind, SHARED_POOL_BASE};
+
+pub mod hopper;
 
 macro_rules! index_fns {
     ($($name:ident => |$c:ident| $value:expr),* $(,)?) => {$(
@@ -28,10 +31,11 @@ pub fn sync_threads() {
     current().barrier();
 }
 
-/// In the emulator a shared address is a byte offset into the block's pool.
+/// The shared-window address of the block's pool (16-byte aligned and no more: see
+/// [`SHARED_POOL_BASE`]).
 #[inline]
 pub fn shared_pool_base() -> u32 {
-    0
+    SHARED_POOL_BASE
 }
 
 /// Reports an index past the end of a view, before it silently lands in a neighbouring array.
@@ -77,16 +81,19 @@ pub trait Element: Sized + Copy {
     }
     unsafe fn ld_shared(addr: u32) -> Self {
         let n = size_of::<Self>();
+        let addr = current().pool_byte(addr);
         current().shared_access(addr, n as u32, false);
         read_pool(addr as usize)
     }
     unsafe fn st_shared(addr: u32, v: Self) {
         let n = size_of::<Self>();
+        let addr = current().pool_byte(addr);
         current().shared_access(addr, n as u32, true);
         write_pool(addr as usize, v)
     }
     unsafe fn ld_shared_x4(addr: u32) -> [Self; 4] {
         let n = size_of::<Self>();
+        let addr = current().pool_byte(addr);
         // One 16-byte access per 16 bytes, as on the GPU (f64: two of them).
         for part in (0..4 * n as u32).step_by(16) {
             current().shared_access(addr + part, 16, false);
@@ -95,11 +102,13 @@ pub trait Element: Sized + Copy {
     }
     unsafe fn ld_shared_x2(addr: u32) -> [Self; 2] {
         let n = size_of::<Self>();
+        let addr = current().pool_byte(addr);
         current().shared_access(addr, 2 * n as u32, false);
         core::array::from_fn(|i| read_pool(addr as usize + i * n))
     }
     unsafe fn st_shared_x4(addr: u32, v: [Self; 4]) {
         let n = size_of::<Self>();
+        let addr = current().pool_byte(addr);
         for part in (0..4 * n as u32).step_by(16) {
             current().shared_access(addr + part, 16, true);
         }
@@ -135,6 +144,7 @@ unsafe fn cp_async<T: Element>(dst: u32, src: *const T, count: usize, valid: boo
     } else {
         vec![0u8; bytes]
     };
+    let dst = current().pool_byte(dst);
     current().issue_async_copy(dst, data);
 }
 
@@ -215,7 +225,7 @@ pub fn cvt_rna_tf32(x: f32) -> u32 {
 /// The TF32 value of `mma` register bits: the multiplier reads only the top 19 bits, so
 /// unconverted f32 bits are truncated toward zero (what the H100 does: the GPU tests check it;
 /// the PTX ISA leaves the `.tf32` layout to the implementation).
-fn tf32_value(bits: u64) -> f64 {
+pub(crate) fn tf32_value(bits: u64) -> f64 {
     f32::from_bits(bits as u32 & 0xFFFF_E000) as f64
 }
 

@@ -1,0 +1,182 @@
+//! The Tensor Memory Accelerator (TMA, sm_90): one thread asks a copy engine for a whole tile
+//! (a *box*) of a matrix, and the engine writes it into shared memory, swizzled, with the
+//! out-of-bounds part filled with zeros, then counts the bytes off an mbarrier's tx-count.
+//! No thread computes an address per element, and no register holds the data.
+//!
+//! The engine needs a *tensor map* (`CUtensorMap`, 128 opaque bytes) describing the matrix in
+//! global memory: base address, sizes, row pitch, box size, element type, swizzle. The host
+//! makes it with the driver's `cuTensorMapEncodeTiled` from a [`TensorMapSpec`]; for the
+//! emulator the same spec is encoded by [`TensorMapSpec::encode_for_emulator`], after the
+//! same checks the driver documents ([`TensorMapSpec::validate`]). The kernels read their maps
+//! from global memory (a buffer the host fills before the launch).
+//!
+//! Dimension 0 is the innermost (contiguous) one: for a column-major matrix, its rows. A box
+//! of `box_dims[0] × box_dims[1]` elements at coordinates `(x, y)` is written densely, one
+//! `box_dims[0]`-element row after the other, and with a swizzle each row's 16-byte chunks are
+//! permuted by the shared address's row bits ([`Swizzle`]), which is what lets a later reader
+//! (`wgmma`, or `ld.shared` with the same XOR) find them without bank conflicts.
+use super::backend::hopper as backend;
+use super::mbarrier::MBarrier;
+use super::{Real, Shared};
+
+/// A tensor map: the driver's 128-byte `CUtensorMap` (opaque), or the emulator's encoding of
+/// the same parameters. It must be 64-byte aligned (CUDA 13 declares it 128-byte aligned).
+#[repr(C, align(128))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorMap {
+    pub opaque: [u64; 16],
+}
+
+/// How the engine permutes each row's 16-byte chunks in shared memory (PTX ISA, "Tensor
+/// Swizzling Modes"): chunk bits `[4:6]` of the shared address XOR the bits `[7:9]` above
+/// them, one bit (32-byte mode), two (64-byte) or three (128-byte). The pattern repeats every
+/// 256, 512 or 1024 bytes and depends on the absolute shared address, so a swizzled tile is
+/// placed at a multiple of that size. `wgmma` descriptors name the same modes (other codes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Swizzle {
+    None,
+    B32,
+    B64,
+    B128,
+}
+
+impl Swizzle {
+    /// The bytes of one swizzled row (the widest row a box may have): 32, 64, 128; 0 for none.
+    pub const fn span(self) -> u32 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B32 => 32,
+            Swizzle::B64 => 64,
+            Swizzle::B128 => 128,
+        }
+    }
+
+    /// The bytes after which the pattern repeats (the alignment a swizzled tile needs).
+    pub const fn atom(self) -> u32 {
+        8 * self.span()
+    }
+
+    /// `CUtensorMapSwizzle`'s value.
+    pub const fn tensor_map_code(self) -> u32 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B32 => 1,
+            Swizzle::B64 => 2,
+            Swizzle::B128 => 3,
+        }
+    }
+
+    /// The layout type of a `wgmma` matrix descriptor (bits 62–63).
+    pub const fn descriptor_code(self) -> u64 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B128 => 1,
+            Swizzle::B64 => 2,
+            Swizzle::B32 => 3,
+        }
+    }
+}
+
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`: one
+/// thread starts the copy of the box at element coordinates `(x, y)` (dimension 0 first) of
+/// `map` into `dst` (whose shared address must be 128-byte aligned, and a multiple of the
+/// swizzle's repeat for the pattern to start with the box), completing on `bar`, whose phase
+/// must expect the box's bytes (all of them, the zero-filled ones too).
+///
+/// # Safety
+/// `map` must point to a tensor map in global memory that outlives the kernel, and `dst` must
+/// have room for the box.
+#[inline(always)]
+pub unsafe fn load_tile_2d<T: Real>(
+    map: *const TensorMap,
+    dst: Shared<T>,
+    x: i32,
+    y: i32,
+    bar: MBarrier,
+) {
+    unsafe { backend::tma_load_2d(map.cast(), dst.shared_address(0), x, y, bar.address()) }
+}
+
+/// `prefetch.tensormap`: fetches the map into the engine's descriptor cache ahead of the first
+/// copy.
+///
+/// # Safety
+/// As [`load_tile_2d`].
+#[inline(always)]
+pub unsafe fn prefetch(map: *const TensorMap) {
+    unsafe { backend::tma_prefetch(map.cast()) }
+}
+
+/// What `cuTensorMapEncodeTiled` takes for a 2D tensor (no interleave, no element strides, no
+/// out-of-bounds NaN): the host turns it into a `CUtensorMap` with the driver, or into the
+/// emulator's encoding.
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorMapSpec {
+    /// The matrix's device (or, for the emulator, host) address.
+    pub address: u64,
+    pub element_bytes: u32,
+    /// Elements per dimension, innermost first.
+    pub dims: [u64; 2],
+    /// Bytes from one element of dimension 1 to the next (the leading dimension × element size).
+    pub row_stride_bytes: u64,
+    /// The box: elements per dimension, innermost first.
+    pub box_dims: [u32; 2],
+    pub swizzle: Swizzle,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl TensorMapSpec {
+    /// The bytes one copy of the box delivers (what its mbarrier phase must expect).
+    pub fn box_bytes(&self) -> u32 {
+        self.box_dims[0] * self.box_dims[1] * self.element_bytes
+    }
+
+    /// The constraints `cuTensorMapEncodeTiled` documents for these parameters (CUDA driver
+    /// API, "Tensor Map Object Management"), so that the emulator refuses what the driver does.
+    pub fn validate(&self) -> Result<(), String> {
+        let s = self;
+        if s.address % 16 != 0 {
+            return Err(format!("the tensor's address {:#x} is not 16-byte aligned", s.address));
+        }
+        if s.dims.iter().any(|&d| d == 0 || d > 1 << 32) {
+            return Err(format!("tensor dimensions {:?}: each must be 1 to 2^32", s.dims));
+        }
+        if s.row_stride_bytes % 16 != 0 || s.row_stride_bytes >= 1 << 40 {
+            return Err(format!(
+                "row stride of {} bytes: the driver wants a multiple of 16 below 2^40 (for f32, a leading dimension that is a multiple of 4)",
+                s.row_stride_bytes
+            ));
+        }
+        if s.box_dims.iter().any(|&b| b == 0 || b > 256) {
+            return Err(format!("box {:?}: each dimension must be 1 to 256", s.box_dims));
+        }
+        let row_bytes = s.box_dims[0] * s.element_bytes;
+        if row_bytes % 16 != 0 {
+            return Err(format!("a box row of {row_bytes} bytes: it must be a multiple of 16"));
+        }
+        if s.swizzle != Swizzle::None && row_bytes > s.swizzle.span() {
+            return Err(format!(
+                "a box row of {row_bytes} bytes with the {}-byte swizzle: rows may not exceed the swizzle span",
+                s.swizzle.span()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The emulator's tensor map for these parameters (after [`TensorMapSpec::validate`]).
+    pub fn encode_for_emulator(&self) -> Result<TensorMap, String> {
+        self.validate()?;
+        let map = super::backend::hopper::EmulatedMap {
+            address: self.address,
+            element_bytes: self.element_bytes,
+            dims: self.dims,
+            row_stride: self.row_stride_bytes,
+            box_dims: self.box_dims,
+            swizzle: self.swizzle.tensor_map_code(),
+        };
+        Ok(TensorMap {
+            opaque: map.encode(),
+        })
+    }
+}

@@ -1,0 +1,259 @@
+//! Warpgroup MMA (`wgmma`, sm_90a): four consecutive warps (a *warpgroup*, the first warp's
+//! index a multiple of 4) multiply a 64×8 TF32 tile of A by an 8×N tile of B into a 64×N f32
+//! accumulator spread over their 128 threads' registers, **asynchronously**: the instruction
+//! returns at once, the tensor cores read the operands from shared memory while the warps go on,
+//! and the warps wait for the result only when they need it.
+//!
+//! What a kernel writes, in order (PTX ISA, "Asynchronous Warpgroup Level Matrix
+//! Multiply-Accumulate"):
+//! 1. operands in shared memory in a layout a *matrix descriptor* describes ([`Descriptor`]),
+//!    written by the TMA engine, or by the threads followed by [`fence_proxy_async`] (the
+//!    tensor cores read through the *async proxy*, which does not see ordinary stores without
+//!    it) and a barrier;
+//! 2. [`fence`] (`wgmma.fence`): before the first `wgmma`, and whenever the warps touched the
+//!    accumulator or A-fragment registers since the last one;
+//! 3. any number of `wgmma.mma_async` ([`Tf32Wgmma::mma`], [`Tf32Wgmma::mma_with_a_registers`]);
+//! 4. [`commit_group`]: the `wgmma`s issued since the last commit form a *group*;
+//! 5. [`wait_group`]`::<N>()`: returns when at most N groups are still running. Only then may the
+//!    warps read the accumulators, or overwrite the shared memory those groups read.
+//!
+//! TF32 operands must be **K-major**: each row of A (each m) and each column of B (each n) holds
+//! its k values contiguously, in 16-byte chunks (the PTX ISA allows transposed layouts for
+//! f16/bf16 only). Column-major B (cuBLAS's layout) is K-major as it lies; column-major A is not,
+//! so `wgmma-tf32` loads A into registers ([`Tf32Wgmma::mma_with_a_registers`]), where the
+//! layout is the fragment table's, whatever shared memory held.
+//!
+//! The emulator computes each `wgmma` from the operands the descriptors point at, so a wrong
+//! descriptor or swizzle gives a wrong product there as on the GPU; and it reports a `wgmma`
+//! without [`fence`], accumulators read before the [`wait_group`] that retires them
+//! ([`Accumulator::get`]), and shared memory overwritten while a `wgmma` may read it.
+use super::backend::hopper as backend;
+use super::mma::{FragA, Tf32};
+use super::tma::Swizzle;
+
+/// A `wgmma` matrix descriptor (PTX ISA, "Matrix Descriptor Format"): 64 bits that tell the
+/// tensor cores where a K-major operand lies in shared memory.
+///
+/// | bits | field |
+/// |---|---|
+/// | 0–13 | start address >> 4 (of the shared-window address, its 18 low bits) |
+/// | 16–29 | leading-dimension byte offset >> 4 (LBO) |
+/// | 32–45 | stride-dimension byte offset >> 4 (SBO) |
+/// | 49–51 | base offset (the swizzle pattern's phase when the tile is not aligned to it) |
+/// | 62–63 | layout: 0 no swizzle, 1 128-byte, 2 64-byte, 3 32-byte swizzle |
+///
+/// For a K-major operand, rows come in groups of 8 ("core matrices" of 8 rows × 16 bytes). With
+/// a swizzle of span `W` bytes, the 8 rows of a group lie `W` bytes apart, a row's 16-byte
+/// chunks are consecutive (then permuted by the swizzle), groups lie SBO bytes apart and LBO is
+/// unused. Without a swizzle, the 8 rows of a group lie 16 bytes apart, the second 16-byte chunk
+/// of k lies LBO bytes after the first, and groups SBO apart.
+///
+/// A `wgmma` with TF32 operands reads k = 8 values per row, two 16-byte chunks. Inside a
+/// 128-byte swizzled row (32 values of k), the k-step `j` of a slice starts `32·j` bytes later:
+/// [`Descriptor::advanced`] moves the start address, and the swizzle, a function of the
+/// absolute address, does the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Descriptor(u64);
+
+impl Descriptor {
+    /// A K-major operand starting at shared-window address `start` (16-byte aligned; with a
+    /// swizzle, its pattern is taken from the absolute address, base offset 0, so a tile should
+    /// start at a multiple of the swizzle's repeat, [`Swizzle::atom`]).
+    #[inline(always)]
+    pub const fn k_major(
+        start: u32,
+        swizzle: Swizzle,
+        leading_byte_offset: u32,
+        stride_byte_offset: u32,
+    ) -> Self {
+        Descriptor(
+            encode(start)
+                | encode(leading_byte_offset) << 16
+                | encode(stride_byte_offset) << 32
+                | swizzle.descriptor_code() << 62,
+        )
+    }
+
+    /// The same operand `bytes` further along (a multiple of 16): the next k-step of a slice.
+    #[inline(always)]
+    pub const fn advanced(self, bytes: u32) -> Self {
+        Descriptor(self.0 + (bytes >> 4) as u64)
+    }
+
+    /// The 64 bits the instruction takes.
+    #[inline(always)]
+    pub const fn bits(self) -> u64 {
+        self.0
+    }
+}
+
+/// The PTX ISA's `matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4`.
+const fn encode(x: u32) -> u64 {
+    ((x & 0x3FFFF) >> 4) as u64
+}
+
+/// This thread's share of a 64×N f32 accumulator: N/2 registers (`R = N/2`). Lane `L` of warp
+/// `w` of the warpgroup holds register `i` at row `16w + L/4 + 8·((i/2) % 2)`, column
+/// `8·(i/4) + 2·(L % 4) + i % 2` ([`Accumulator::position`]): the `mma.m16n8` accumulator
+/// table, repeated N/8 times along the columns.
+#[derive(Clone, Copy, Debug)]
+pub struct Accumulator<const R: usize> {
+    registers: [f32; R],
+    /// The emulator's record of the `wgmma` group that last wrote the registers (`u32::MAX`:
+    /// none), so that reading them before that group is retired is reported.
+    #[cfg(not(target_arch = "nvptx64"))]
+    group: u32,
+}
+
+impl<const R: usize> Default for Accumulator<R> {
+    #[inline(always)]
+    fn default() -> Self {
+        Self::zero()
+    }
+}
+
+impl<const R: usize> Accumulator<R> {
+    /// All zeros (a first `wgmma` with `accumulate = false` ignores them anyway).
+    #[inline(always)]
+    pub fn zero() -> Self {
+        Accumulator {
+            registers: [0.0; R],
+            #[cfg(not(target_arch = "nvptx64"))]
+            group: u32::MAX,
+        }
+    }
+
+    /// The registers, once the `wgmma` that wrote them is retired (the emulator checks it).
+    #[inline(always)]
+    pub fn get(&self) -> &[f32; R] {
+        #[cfg(not(target_arch = "nvptx64"))]
+        if self.group != u32::MAX {
+            crate::emu::current()
+                .wgmma_check_retired(self.group, "reading `wgmma` accumulators");
+        }
+        &self.registers
+    }
+
+    /// The (row, column) of the 64×N tile that register `i` of lane `lane` of warp
+    /// `warp_in_group` holds.
+    #[inline(always)]
+    pub const fn position(warp_in_group: u32, lane: u32, i: u32) -> (u32, u32) {
+        (
+            16 * warp_in_group + lane / 4 + 8 * ((i >> 1) & 1),
+            8 * (i >> 2) + 2 * (lane % 4) + (i & 1),
+        )
+    }
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn issued(&mut self, group: u32) {
+        self.group = group;
+    }
+}
+
+/// `wgmma.mma_async.sync.aligned.m64n{N}k8.f32.tf32.tf32` for the accumulator of one N
+/// (`Accumulator<32>`: N = 64, `<64>`: N = 128, `<128>`: N = 256).
+pub trait Tf32Wgmma {
+    /// The accumulator's columns.
+    const N: u32;
+
+    /// `D = A·B (+ D)`, A (64×8) and B (8×N, K-major) in shared memory. With `accumulate`
+    /// false the old accumulator is ignored (the `scale-d` predicate).
+    fn mma(&mut self, a: Descriptor, b: Descriptor, accumulate: bool);
+
+    /// As [`Tf32Wgmma::mma`] with this thread's A fragment in registers: `a.0[i]` is row
+    /// `16w + L/4 + 8·(i % 2)`, k `L % 4 + 4·(i / 2)` of the 64×8 A (the `mma.m16n8k8` table of
+    /// [`super::mma`], for the warp's 16 rows).
+    fn mma_with_a_registers(&mut self, a: &FragA<Tf32, 4>, b: Descriptor, accumulate: bool);
+
+    /// A compiler fence on the registers: nothing may be cached or moved across it while a
+    /// `wgmma` writes them (a no-op instruction; see the backend).
+    fn fence_registers(&mut self);
+}
+
+macro_rules! tf32_wgmma {
+    ($r:literal, $n:literal, $ss:ident, $rs:ident, $fence:ident) => {
+        impl Tf32Wgmma for Accumulator<$r> {
+            const N: u32 = $n;
+
+            #[inline(always)]
+            fn mma(&mut self, a: Descriptor, b: Descriptor, accumulate: bool) {
+                #[cfg(target_arch = "nvptx64")]
+                backend::$ss(&mut self.registers, a.bits(), b.bits(), accumulate);
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    let op = concat!("wgmma.m64n", $n, "k8.tf32 (A in shared memory)");
+                    let a = backend::OperandA::Shared(a.bits());
+                    let group =
+                        backend::wgmma_tf32(op, &mut self.registers, a, b.bits(), accumulate);
+                    self.issued(group);
+                }
+            }
+
+            #[inline(always)]
+            fn mma_with_a_registers(&mut self, a: &FragA<Tf32, 4>, b: Descriptor, accumulate: bool) {
+                let a = a.0.map(Tf32::to_bits);
+                #[cfg(target_arch = "nvptx64")]
+                backend::$rs(&mut self.registers, a, b.bits(), accumulate);
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    let op = concat!("wgmma.m64n", $n, "k8.tf32 (A in registers)");
+                    let a = backend::OperandA::Registers(a);
+                    let group =
+                        backend::wgmma_tf32(op, &mut self.registers, a, b.bits(), accumulate);
+                    self.issued(group);
+                }
+            }
+
+            #[inline(always)]
+            fn fence_registers(&mut self) {
+                #[cfg(target_arch = "nvptx64")]
+                backend::$fence(&mut self.registers);
+            }
+        }
+    };
+}
+
+tf32_wgmma!(32, 64, wgmma_m64n64k8_tf32_ss, wgmma_m64n64k8_tf32_rs, fence_operands_32);
+tf32_wgmma!(64, 128, wgmma_m64n128k8_tf32_ss, wgmma_m64n128k8_tf32_rs, fence_operands_64);
+tf32_wgmma!(128, 256, wgmma_m64n256k8_tf32_ss, wgmma_m64n256k8_tf32_rs, fence_operands_128);
+
+/// `wgmma.fence.sync.aligned`: orders the warps' register accesses before the next `wgmma`.
+#[inline(always)]
+pub fn fence() {
+    backend::wgmma_fence()
+}
+
+/// `wgmma.commit_group.sync.aligned`: the `wgmma`s issued since the last commit become a group.
+#[inline(always)]
+pub fn commit_group() {
+    backend::wgmma_commit()
+}
+
+/// `wgmma.wait_group.sync.aligned PENDING`: waits until at most `PENDING` groups run.
+#[inline(always)]
+pub fn wait_group<const PENDING: u32>() {
+    backend::wgmma_wait::<PENDING>()
+}
+
+/// `fence.proxy.async.shared::cta`: this thread's ordinary shared-memory stores become visible
+/// to the async proxy (the tensor cores and the TMA engine) once a barrier follows.
+#[inline(always)]
+pub fn fence_proxy_async() {
+    backend::fence_proxy_async()
+}
+
+/// `setmaxnreg.inc.sync.aligned.u32 N` (sm_90a): the warpgroup takes registers from the pool
+/// the others released (N in 24..=256, a multiple of 8; the kernel needs a register cap at
+/// entry, i.e. launch bounds).
+#[inline(always)]
+pub fn setmaxnreg_inc<const N: u32>() {
+    const { assert!(N >= 24 && N <= 256 && N % 8 == 0) };
+    backend::setmaxnreg_inc::<N>()
+}
+
+/// `setmaxnreg.dec.sync.aligned.u32 N`: the warpgroup gives registers back.
+#[inline(always)]
+pub fn setmaxnreg_dec<const N: u32>() {
+    const { assert!(N >= 24 && N <= 256 && N % 8 == 0) };
+    backend::setmaxnreg_dec::<N>()
+}
