@@ -19,16 +19,58 @@ pub struct Gpu {
     pub device_name: String,
     /// Compute capability as `sm_XY`.
     pub arch: String,
-    /// Where the PTX came from ("embedded sm_90", or a path).
+    /// Where the PTX came from ("embedded sm_90 + sm_90a", or a path).
     pub ptx_origin: String,
-    module: Module,
-    /// The sm_90a module (the `wgmma` kernels), on compute capability 9.0 only.
-    hopper: Option<Module>,
+    /// The kernels of every architecture (sm_80 or sm_90 build).
+    portable: LazyModule,
+    /// The sm_90a build (the `wgmma` kernels), on compute capability 9.0 only.
+    hopper: Option<LazyModule>,
     multiprocessors: u32,
     stream: Stream,
     /// Created on first use, on `stream`: one handle per math mode.
     cublas: [std::cell::OnceCell<CublasHandle>; 2],
     _context: Context,
+}
+
+/// A PTX module, compiled by the driver the first time one of its kernels is needed: a module
+/// of the course's size takes the driver tens of seconds on a machine that has not seen it (it
+/// caches the result), so a run loads only the modules it launches from.
+struct LazyModule {
+    ptx: String,
+    /// "embedded sm_90", or the file's path and target.
+    origin: String,
+    module: std::cell::OnceCell<Module>,
+}
+
+impl LazyModule {
+    fn new(ptx: String, origin: String) -> Self {
+        LazyModule {
+            ptx,
+            origin,
+            module: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> Result<&Module> {
+        if let Some(m) = self.module.get() {
+            return Ok(m);
+        }
+        let start = std::time::Instant::now();
+        let module = Module::from_ptx(&self.ptx, &[]).map_err(|e| {
+            anyhow!(
+                "the driver could not load the PTX ({}): {e}; a driver too old for its PTX ISA (7.8 for sm_80/sm_90, 8.0 for sm_90a: CUDA 11.8, 12.0) fails so",
+                self.origin
+            )
+        })?;
+        let seconds = start.elapsed().as_secs_f64();
+        if seconds > 3.0 {
+            eprintln!(
+                "(the driver compiled the {} PTX in {seconds:.0} s; it caches the result for the next runs)",
+                self.origin
+            );
+        }
+        Ok(self.module.get_or_init(|| module))
+    }
 }
 
 /// A cuBLAS handle bound to the backend's stream.
@@ -163,22 +205,35 @@ impl Gpu {
         let arch = format!("sm_{device_arch}");
         let device_name = device.name()?;
 
-        let (ptx, ptx_origin) = match ptx_file {
+        // A given PTX file replaces the embedded module of its target.
+        let given = match ptx_file {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .with_context(|| format!("cannot read the PTX file {}", path.display()))?;
                 let target = ptx_builder::ptx_target(&text)
                     .unwrap_or("unknown")
                     .to_string();
-                if arch_number(&target).is_some_and(|t| t > device_arch) {
+                if arch_number(&target).is_some_and(|t| t > device_arch)
+                    || (target == "sm_90a" && device_arch != 90)
+                {
                     bail!(
-                        "{} was built for {target}, newer than this {device_name} ({arch}); \
+                        "{} was built for {target}, which this {device_name} ({arch}) cannot run; \
                          rebuild it with `cargo xtask build-ptx --arch {arch}`",
                         path.display()
                     );
                 }
-                (text, format!("{} ({target})", path.display()))
+                let origin = format!("{} ({target})", path.display());
+                Some((target, LazyModule::new(text, origin)))
             }
+            None => None,
+        };
+        let (hopper, portable) = match given {
+            Some((target, module)) if target == "sm_90a" => (Some(module), None),
+            Some((_, module)) => (None, Some(module)),
+            None => (None, None),
+        };
+        let portable = match portable {
+            Some(module) => module,
             None => {
                 let (ptx_arch, text) = pick_embedded_ptx(device_arch).ok_or_else(|| {
                     anyhow!(
@@ -191,23 +246,16 @@ impl Gpu {
                             .join(", ")
                     )
                 })?;
-                (text.to_string(), format!("embedded {ptx_arch}"))
+                LazyModule::new(text.to_string(), format!("embedded {ptx_arch}"))
             }
         };
-        let module = Module::from_ptx(&ptx, &[]).map_err(|e| {
-            anyhow!("the driver could not load the PTX ({ptx_origin}): {e}; a driver too old for PTX ISA 7.8 (CUDA 11.8+) fails so")
-        })?;
-        // The wgmma kernels: from a given sm_90a file, or the embedded sm_90a build.
-        let hopper_ptx = match ptx_file {
-            Some(_) if ptx_builder::ptx_target(&ptx) == Some("sm_90a") => None,
-            Some(_) => None,
-            None => embedded_sm90a(device_arch),
-        };
-        let hopper = match hopper_ptx {
-            Some(text) => Some(Module::from_ptx(text, &[]).map_err(|e| {
-                anyhow!("the driver could not load the embedded sm_90a PTX: {e}; it needs PTX ISA 8.0 (CUDA 12.0+)")
-            })?),
-            None => None,
+        let hopper = hopper.or_else(|| {
+            embedded_sm90a(device_arch)
+                .map(|text| LazyModule::new(text.to_string(), "embedded sm_90a".to_string()))
+        });
+        let ptx_origin = match &hopper {
+            Some(h) => format!("{} + {}", portable.origin, h.origin.trim_start_matches("embedded ")),
+            None => portable.origin.clone(),
         };
         let multiprocessors =
             device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
@@ -216,7 +264,7 @@ impl Gpu {
             device_name,
             arch,
             ptx_origin,
-            module,
+            portable,
             hopper,
             multiprocessors,
             stream,
@@ -251,27 +299,19 @@ impl Gpu {
     /// The entry point, from the module of its build: the portable one, or for `Sm90a` the
     /// sm_90a module (or a given PTX file built for sm_90a).
     fn function(&self, entry: &str, target: Target) -> Result<Function<'_>> {
-        let module = match target {
-            Target::Portable => &self.module,
+        let lazy = match target {
+            Target::Portable => &self.portable,
             Target::Sm90a => match &self.hopper {
                 Some(m) => m,
-                None if self.ptx_origin.contains("sm_90a") => &self.module,
-                None if self.arch != "sm_90" => bail!(
+                None => bail!(
                     "`{entry}` uses Hopper's wgmma (the sm_90a build), which runs on compute capability 9.0 only (H100, H200): this {} is {}",
                     self.device_name,
                     self.arch
                 ),
-                None => bail!(
-                    "`{entry}` is in the sm_90a build only, and the PTX given ({}) is not one: build it with `cargo xtask build-ptx --arch sm_90a`",
-                    self.ptx_origin
-                ),
             },
         };
-        module.get_function(entry).with_context(|| {
-            format!(
-                "entry point `{entry}` is not in the PTX ({})",
-                self.ptx_origin
-            )
+        lazy.get()?.get_function(entry).with_context(|| {
+            format!("entry point `{entry}` is not in the PTX ({})", lazy.origin)
         })
     }
 

@@ -10,7 +10,6 @@ use crate::device::tma::TensorMap;
 #[cfg(target_arch = "nvptx64")]
 use crate::device::{Global, GlobalMut};
 use crate::gemm::GemmArgs;
-use crate::variants::tc_tf32::{Rounded, Truncated};
 use crate::variants::*;
 
 /// A kernel body the emulator can run, by element type and parameters.
@@ -88,6 +87,12 @@ macro_rules! gemm_kernels {
     };
 }
 
+// -- every architecture: the sm_80 and sm_90 builds (the sm_90a build holds the Hopper
+// kernels alone: the driver compiles a module's every kernel when it loads it) --
+#[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90a")))]
+mod portable {
+    use super::*;
+    use crate::variants::tc_tf32::{Rounded, Truncated};
 gemm_kernels! {
     PORTABLE:
     gemm_v0_f32: f32 = v0_uncoalesced::gemm::<f32>;
@@ -188,6 +193,9 @@ gemm_kernels! {
     gemm_tc_f64_c4_f64: f64 = tc_f64::gemm::<128, 128, 16, 4, 2, 4>, launch_bounds(256, 1);
     gemm_tc_f64_c5_f64: f64 = tc_f64::gemm::<64, 128, 16, 4, 1, 8>, launch_bounds(128, 2);
 }
+}
+#[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90a")))]
+pub use portable::*;
 
 // -- tensor cores, chapter 2: Hopper (sm_90a only on the GPU) --
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

@@ -1,6 +1,8 @@
-//! The PTX module: it builds, holds every registered entry point, and ptxas compiles it for
-//! sm_80 and sm_90 with no spills and no stack frame in any kernel (no local memory).
+//! The PTX modules: they build, hold every registered entry point (the Hopper variants in the
+//! sm_90a build, the others in the sm_80 and sm_90 builds), and ptxas compiles them with no
+//! spills and no stack frame in any kernel (no local memory).
 use ptx_builder::{build_ptx, entry_points, find_ptxas, ptxas_resources, workspace_root};
+use kernels_gpu::registry::Target;
 use std::sync::OnceLock;
 
 /// The PTX for `arch` (seconds to build when the kernels changed).
@@ -17,25 +19,42 @@ fn ptx() -> &'static (std::path::PathBuf, String) {
     PTX.get_or_init(|| build("sm_90"))
 }
 
+/// The sm_90a PTX (the Hopper kernels alone), built once per test binary.
+fn ptx_sm90a() -> &'static (std::path::PathBuf, String) {
+    static PTX: OnceLock<(std::path::PathBuf, String)> = OnceLock::new();
+    PTX.get_or_init(|| build("sm_90a"))
+}
+
 #[test]
-fn every_registered_entry_point_is_in_the_ptx() {
-    let (_, text) = ptx();
-    let entries = entry_points(text);
+fn every_registered_entry_point_is_in_the_ptx_of_its_target() {
+    let portable = entry_points(&ptx().1);
+    let hopper = entry_points(&ptx_sm90a().1);
     for variant in kernels_gpu::registry::ALL {
+        let (entries, arch) = match variant.target {
+            Target::Portable => (&portable, "sm_90"),
+            Target::Sm90a => (&hopper, "sm_90a"),
+        };
+        assert_eq!(variant.target.arch(), arch);
         for name in variant.entry_names() {
             assert!(
                 entries.contains(&name),
-                "variant {}: entry point {name} missing from the PTX",
+                "variant {}: entry point {name} missing from the {arch} PTX",
                 variant.name
             );
         }
     }
-    // And the emulator's table has exactly the PTX's entry points.
-    let mut emulated: Vec<String> = kernels_gpu::entry::ENTRIES
-        .iter()
+    // Each build holds its own kernels only: the driver compiles a whole module when it loads
+    // it, and the sm_90a build is loaded beside the sm_90 one.
+    assert!(
+        portable.iter().all(|e| !hopper.contains(e)),
+        "a kernel is in both builds"
+    );
+    assert!(ptx_sm90a().1.contains(".target sm_90a") && ptx_sm90a().1.contains("wgmma.mma_async"));
+    // And the emulator's table has exactly the two builds' entry points.
+    let mut emulated: Vec<String> = kernels_gpu::entry::all()
         .map(|(n, _)| n.to_string())
         .collect();
-    let mut in_ptx = entries.clone();
+    let mut in_ptx: Vec<String> = portable.iter().chain(&hopper).cloned().collect();
     emulated.sort();
     in_ptx.sort();
     assert_eq!(emulated, in_ptx);
@@ -65,7 +84,7 @@ fn ptxas_reports_no_spills_and_no_stack_frame() {
     let ptxas = find_ptxas(&root).expect(
         "ptxas not found: run `cargo xtask install-cuda-tools` (installs it from PyPI into .tools/), or set PTXAS",
     );
-    for arch in ["sm_80", "sm_90"] {
+    for arch in ["sm_80", "sm_90", "sm_90a"] {
         let (path, text) = &build(arch);
         assert!(text.contains(&format!(".target {arch}")));
         let kernels = entry_points(text).len();
@@ -94,5 +113,34 @@ fn ptxas_reports_no_spills_and_no_stack_frame() {
                 r.registers
             );
         }
+    }
+}
+
+/// ptxas says when it cannot pipeline `wgmma` (C7510: "wgmma.mma_async instructions are
+/// serialized …"), when it ignores `setmaxnreg` (C7508), and when it had to add a `wgmma.fence`
+/// the kernel lacked (C7519): each would cost the Hopper kernels their speed without failing.
+#[test]
+fn ptxas_pipelines_the_hopper_kernels_as_written() {
+    let root = workspace_root();
+    let ptxas = find_ptxas(&root).expect("ptxas not found: run `cargo xtask install-cuda-tools`");
+    let (path, _) = ptx_sm90a();
+    let out = std::process::Command::new(&ptxas)
+        .args(["-arch=sm_90a", "-v", "-O3", "-o"])
+        .arg(path.with_extension("advice.cubin"))
+        .arg(path)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}");
+    for code in ["C7510", "C7508", "C7519"] {
+        assert!(
+            !report.contains(code),
+            "ptxas reports {code} for the sm_90a kernels:\n{}",
+            report
+                .lines()
+                .filter(|l| l.contains(code))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
     }
 }

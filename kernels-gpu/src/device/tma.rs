@@ -51,6 +51,17 @@ impl Swizzle {
         }
     }
 
+    /// Which bits of the 16-byte chunk index are XORed with the row bits above them (bits
+    /// `[7:9]` of the address, as many as the mask has): 0, 1, 3, 7.
+    pub const fn chunk_mask(self) -> u32 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B32 => 1,
+            Swizzle::B64 => 3,
+            Swizzle::B128 => 7,
+        }
+    }
+
     /// The bytes after which the pattern repeats (the alignment a swizzled tile needs).
     pub const fn atom(self) -> u32 {
         8 * self.span()
@@ -167,16 +178,8 @@ impl TensorMapSpec {
     /// The emulator's tensor map for these parameters (after [`TensorMapSpec::validate`]).
     pub fn encode_for_emulator(&self) -> Result<TensorMap, String> {
         self.validate()?;
-        let map = super::backend::hopper::EmulatedMap {
-            address: self.address,
-            element_bytes: self.element_bytes,
-            dims: self.dims,
-            row_stride: self.row_stride_bytes,
-            box_dims: self.box_dims,
-            swizzle: self.swizzle.tensor_map_code(),
-        };
         Ok(TensorMap {
-            opaque: map.encode(),
+            opaque: super::backend::hopper::encode_map(self),
         })
     }
 }

@@ -163,10 +163,6 @@ impl History {
         }
     }
 
-    pub(crate) fn is_asynchronous(&self) -> bool {
-        self.asynchronous
-    }
-
     /// The epoch of an access by `thread` now.
     fn now(&self, thread: u32) -> Epoch {
         Epoch {
@@ -276,7 +272,7 @@ impl History {
 
     /// Whether `[byte, byte + bytes)` touches an mbarrier object.
     pub(crate) fn touches_mbarrier(&self, byte: u32, bytes: u32) -> bool {
-        (byte / 4..(byte + bytes).div_ceil(4)).any(|w| self.words[w as usize].mbarrier)
+        words(byte, bytes).any(|w| self.words[w as usize].mbarrier)
     }
 
     /// Who `agent` is, for a report.
@@ -304,7 +300,7 @@ impl History {
         write: bool,
     ) -> Result<(), Race> {
         let now = self.now(thread);
-        for word in byte / 4..(byte + bytes).div_ceil(4) {
+        for word in words(byte, bytes) {
             let w = self.words[word as usize];
             if w.mbarrier {
                 return Err(format!(
@@ -337,33 +333,24 @@ impl History {
         agent: u32,
         clock: u32,
     ) -> Result<(), Race> {
-        let epoch = Epoch {
-            interval: self.interval,
-            agent,
-            clock,
-        };
-        for word in byte / 4..(byte + bytes).div_ceil(4) {
-            let w = self.words[word as usize];
-            if w.mbarrier {
-                return Err(format!(
-                    "a TMA copy writes shared byte {}, which is part of an mbarrier object",
-                    word * 4
-                ));
-            }
-            if !self.ordered_before(w.write, issuer) {
-                return Err(format!(
-                    "a TMA copy issued by {} overwrites shared byte {} that {} wrote, and nothing orders the two",
-                    self.describe(issuer),
-                    word * 4,
-                    self.describe(w.write.agent)
-                ));
-            }
+        let epoch = self.epoch_of(agent, clock);
+        for word in words(byte, bytes) {
+            let w = self.async_word(word, "a TMA copy writes")?;
+            // Readers first: a stage refilled too early is most often still being read.
             self.check_readers(word, issuer).map_err(|race| {
                 format!(
                     "a TMA copy issued by {}: {race} (wait for the stage to be released before refilling it)",
                     self.describe(issuer)
                 )
             })?;
+            if !self.ordered_before(w.write, issuer) {
+                return Err(format!(
+                    "a TMA copy issued by {} overwrites shared byte {} that {} wrote, and nothing orders the two (wait for the stage to be released before refilling it)",
+                    self.describe(issuer),
+                    word * 4,
+                    self.describe(w.write.agent)
+                ));
+            }
             self.record_write(word, epoch, 0);
         }
         Ok(())
@@ -380,19 +367,9 @@ impl History {
         agent: u32,
         clock: u32,
     ) -> Result<(), Race> {
-        let epoch = Epoch {
-            interval: self.interval,
-            agent,
-            clock,
-        };
-        for word in byte / 4..(byte + bytes).div_ceil(4) {
-            let w = self.words[word as usize];
-            if w.mbarrier {
-                return Err(format!(
-                    "`wgmma` reads shared byte {} through its descriptor, and it is part of an mbarrier object",
-                    word * 4
-                ));
-            }
+        let epoch = self.epoch_of(agent, clock);
+        for word in words(byte, bytes) {
+            let w = self.async_word(word, "`wgmma` reads (through its descriptor)")?;
             if !self.ordered_before(w.write, reader) {
                 return Err(format!(
                     "`wgmma` of warp {} reads shared byte {} that {} wrote, and nothing orders the write before the read{}",
@@ -424,6 +401,28 @@ impl History {
             self.record_read(word, epoch, reader);
         }
         Ok(())
+    }
+
+    /// An asynchronous agent's access now.
+    fn epoch_of(&self, agent: u32, clock: u32) -> Epoch {
+        Epoch {
+            interval: self.interval,
+            agent,
+            clock,
+        }
+    }
+
+    /// The history of `word`, unless it belongs to an mbarrier object (which only mbarrier
+    /// instructions may touch): `what` is the access, for the report.
+    fn async_word(&self, word: u32, what: &str) -> Result<Word, Race> {
+        let w = self.words[word as usize];
+        if w.mbarrier {
+            return Err(format!(
+                "{what} shared byte {}, which is part of an mbarrier object",
+                word * 4
+            ));
+        }
+        Ok(w)
     }
 
     fn unordered_write(&self, word: u32, write: Epoch, by_write: bool) -> Race {
@@ -543,6 +542,11 @@ impl History {
             self.readers.insert(word, list);
         }
     }
+}
+
+/// The 4-byte words of `[byte, byte + bytes)`.
+fn words(byte: u32, bytes: u32) -> core::ops::Range<u32> {
+    byte / 4..(byte + bytes).div_ceil(4)
 }
 
 pub(crate) fn describe_thread(linear: u32, block_dim_x: u32) -> String {

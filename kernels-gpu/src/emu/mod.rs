@@ -922,27 +922,36 @@ fn schedule(
             .iter()
             .position(|s| matches!(s, State::AtMbarrier(..)))
         {
-            let State::AtMbarrier(byte, parity) = states[waiter] else {
-                unreachable!()
-            };
-            let others = states
+            // Every barrier someone waits on, with its state: the stuck one is the one whose
+            // arrivals or bytes can no longer come.
+            let mut waits: Vec<(u32, u32, usize)> = Vec::new();
+            for s in states.iter() {
+                if let State::AtMbarrier(byte, parity) = *s {
+                    match waits.iter_mut().find(|w| (w.0, w.1) == (byte, parity)) {
+                        Some(w) => w.2 += 1,
+                        None => waits.push((byte, parity, 1)),
+                    }
+                }
+            }
+            let bars = block.mbarriers.borrow();
+            let described: Vec<String> = waits
                 .iter()
-                .filter(|s| matches!(s, State::AtMbarrier(..)))
-                .count()
-                - 1;
-            let state = block
-                .mbarriers
-                .borrow()
-                .iter()
-                .find(|m| m.byte == byte)
-                .map(MBarrier::describe)
-                .unwrap_or_default();
+                .map(|&(byte, parity, threads)| {
+                    let state = bars
+                        .iter()
+                        .find(|m| m.byte == byte)
+                        .map(MBarrier::describe)
+                        .unwrap_or_default();
+                    format!("{threads} thread(s) wait for parity {parity}: {state}")
+                })
+                .collect();
             return Err(deadlock(
                 contexts,
                 block,
                 waiter,
                 &format!(
-                    "it waits for the phase of parity {parity} of an mbarrier that can never complete ({others} other threads wait on mbarriers; none can run): {state}"
+                    "threads wait for mbarrier phases that can never complete (no thread can run): {}",
+                    described.join("; ")
                 ),
             ));
         } else {

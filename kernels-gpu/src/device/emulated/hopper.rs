@@ -27,6 +27,7 @@
 //!   k `L % 4 + 4·(i >> 1)`. Warp `w`'s accumulators depend only on rows `16w..16w+16` of A,
 //!   so the emulator runs each `wgmma` as a warp-wide operation.
 use super::tf32_value;
+use crate::device::tma::{Swizzle, TensorMapSpec};
 use crate::emu::{current, FaultKind};
 
 // -- mbarrier --
@@ -56,44 +57,38 @@ pub fn mbarrier_wait(addr: u32, parity: u32) {
 
 // -- TMA --
 
-/// The emulator's tensor map: the parameters of `cuTensorMapEncodeTiled`, in the 128 bytes
-/// of a `CUtensorMap` (see `TensorMapSpec::encode_for_emulator`).
-pub(crate) struct EmulatedMap {
-    pub address: u64,
-    pub element_bytes: u32,
-    pub dims: [u64; 2],
-    pub row_stride: u64,
-    pub box_dims: [u32; 2],
-    /// 0 none, 1 32B, 2 64B, 3 128B (`CUtensorMapSwizzle`).
-    pub swizzle: u32,
+/// The first word of an emulator-encoded tensor map.
+const EMULATED_MAP_MAGIC: u64 = u64::from_le_bytes(*b"EMU-TMAP");
+
+/// The emulator's tensor map: the parameters of `cuTensorMapEncodeTiled`, in the 128 bytes of
+/// a `CUtensorMap` (`TensorMapSpec::encode_for_emulator`).
+pub(crate) fn encode_map(spec: &TensorMapSpec) -> [u64; 16] {
+    let mut words = [0u64; 16];
+    words[0] = EMULATED_MAP_MAGIC;
+    words[1] = spec.address;
+    words[2] = spec.dims[0];
+    words[3] = spec.dims[1];
+    words[4] = spec.row_stride_bytes;
+    words[5] = spec.box_dims[0] as u64 | (spec.box_dims[1] as u64) << 32;
+    words[6] = spec.element_bytes as u64 | (spec.swizzle.tensor_map_code() as u64) << 8;
+    words
 }
 
-/// The first word of an emulator-encoded tensor map.
-pub(crate) const EMULATED_MAP_MAGIC: u64 = u64::from_le_bytes(*b"EMU-TMAP");
-
-impl EmulatedMap {
-    pub(crate) fn encode(&self) -> [u64; 16] {
-        let mut words = [0u64; 16];
-        words[0] = EMULATED_MAP_MAGIC;
-        words[1] = self.address;
-        words[2] = self.dims[0];
-        words[3] = self.dims[1];
-        words[4] = self.row_stride;
-        words[5] = self.box_dims[0] as u64 | (self.box_dims[1] as u64) << 32;
-        words[6] = self.element_bytes as u64 | (self.swizzle as u64) << 8;
-        words
-    }
-
-    fn decode(words: &[u64; 16]) -> Option<Self> {
-        (words[0] == EMULATED_MAP_MAGIC).then(|| EmulatedMap {
-            address: words[1],
-            dims: [words[2], words[3]],
-            row_stride: words[4],
-            box_dims: [words[5] as u32, (words[5] >> 32) as u32],
-            element_bytes: words[6] as u8 as u32,
-            swizzle: (words[6] >> 8) as u8 as u32,
-        })
-    }
+fn decode_map(words: &[u64; 16]) -> Option<TensorMapSpec> {
+    let swizzle = match (words[6] >> 8) as u8 {
+        0 => Swizzle::None,
+        1 => Swizzle::B32,
+        2 => Swizzle::B64,
+        _ => Swizzle::B128,
+    };
+    (words[0] == EMULATED_MAP_MAGIC).then(|| TensorMapSpec {
+        address: words[1],
+        dims: [words[2], words[3]],
+        row_stride_bytes: words[4],
+        box_dims: [words[5] as u32, (words[5] >> 32) as u32],
+        element_bytes: words[6] as u8 as u32,
+        swizzle,
+    })
 }
 
 /// The shared address at which a swizzled copy (or `wgmma` read) finds the bytes that the
@@ -101,16 +96,6 @@ impl EmulatedMap {
 /// them, `mask` (1, 3, 7) of them, after subtracting the descriptor's base offset.
 pub(crate) fn swizzle_address(address: u32, mask: u32, base_offset: u32) -> u32 {
     address ^ ((((address >> 7).wrapping_sub(base_offset)) & mask) << 4)
-}
-
-/// The swizzle mode's mask (`CUtensorMapSwizzle` numbering) and its span in bytes.
-fn tensor_map_swizzle(code: u32) -> (u32, u32) {
-    match code {
-        1 => (1, 32),
-        2 => (3, 64),
-        3 => (7, 128),
-        _ => (0, 0),
-    }
 }
 
 /// `cp.async.bulk.tensor.2d…mbarrier::complete_tx::bytes [dst], [map, {x, y}], [bar]`.
@@ -121,7 +106,7 @@ pub unsafe fn tma_load_2d(map: *const u8, dst: u32, x: i32, y: i32, bar: u32) {
     let ctx = current();
     ctx.check_global(map as usize, 128, 64);
     let words = unsafe { *(map as *const [u64; 16]) };
-    let Some(m) = EmulatedMap::decode(&words) else {
+    let Some(m) = decode_map(&words) else {
         ctx.fault(
             FaultKind::TmaMisuse,
             "the tensor map was not encoded for the emulator (TensorMapSpec::encode_for_emulator); a map made by the driver is opaque".to_string(),
@@ -129,7 +114,7 @@ pub unsafe fn tma_load_2d(map: *const u8, dst: u32, x: i32, y: i32, bar: u32) {
     };
     let row_bytes = m.box_dims[0] * m.element_bytes;
     let bytes = row_bytes * m.box_dims[1];
-    let (mask, span) = tensor_map_swizzle(m.swizzle);
+    let (mask, span) = (m.swizzle.chunk_mask(), m.swizzle.span());
     if span != 0 && row_bytes != span {
         ctx.fault(
             FaultKind::TmaMisuse,
@@ -159,7 +144,8 @@ pub unsafe fn tma_load_2d(map: *const u8, dst: u32, x: i32, y: i32, bar: u32) {
             };
             let slot = (swizzled - dst) as usize;
             if inside {
-                let src = m.address as usize + gy as usize * m.row_stride as usize + gx as usize * e;
+                let src =
+                    m.address as usize + gy as usize * m.row_stride_bytes as usize + gx as usize * e;
                 ctx.check_global(src, e, 1);
                 let value = unsafe { core::slice::from_raw_parts(src as *const u8, e) };
                 data[slot..slot + e].copy_from_slice(value);
