@@ -5,9 +5,9 @@ use crate::problem::{EmulatedBody, Inputs, Problem, Scalar};
 use crate::progress::{dims, Step};
 use crate::run::{Launch, Measured, Timing};
 use anyhow::{anyhow, bail, Result};
+use kernels_gpu::device::tma::TensorMap;
 use kernels_gpu::device::{Global, GlobalMut};
 use kernels_gpu::emu::{self, Buffer, LaunchShape};
-use kernels_gpu::device::tma::TensorMap;
 use kernels_gpu::gemm::{GemmArgs, Geometry};
 use kernels_gpu::registry::TmaOperands;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,7 +63,7 @@ fn launch_counted<T: Scalar>(
             if let Some(t) = tma {
                 g.grid = t.grid(g, EMULATED_MULTIPROCESSORS);
             }
-            emulate(entry, g, args, ("C", c, s.ldc), maps.as_ref(), step)
+            emulate(entry, g, args, ("C", c, s.ldc), maps.as_deref(), step)
         }
         Some(r) => {
             // As on the GPU: partial products into a workspace, then their sum into C.
@@ -124,7 +124,7 @@ fn emulate<T: Scalar>(
     g: Geometry,
     (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
     (c_name, c, ldc): (&'static str, &mut [T], u32),
-    maps: Option<&Box<[TensorMap; 2]>>,
+    maps: Option<&[TensorMap; 2]>,
     step: Option<&Step>,
 ) -> Result<()> {
     let body = kernels_gpu::entry::find(entry)

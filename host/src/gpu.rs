@@ -2,8 +2,6 @@
 use crate::problem::{Inputs, Problem, Scalar};
 use crate::registry::CublasMath;
 use crate::run::{Launch, Measured, Timing};
-use kernels_gpu::device::tma::{Swizzle, TensorMap};
-use kernels_gpu::registry::{Target, TmaOperands};
 use anyhow::{anyhow, bail, Context as _, Result};
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
@@ -14,6 +12,8 @@ use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
+use kernels_gpu::device::tma::{Swizzle, TensorMap};
+use kernels_gpu::registry::{Target, TmaOperands};
 
 pub struct Gpu {
     pub device_name: String,
@@ -170,7 +170,11 @@ pub fn pick_embedded_ptx(device_arch: u32) -> Option<(&'static str, &'static str
 /// The embedded sm_90a PTX: `.target sm_90a` loads on compute capability 9.0 exactly.
 pub fn embedded_sm90a(device_arch: u32) -> Option<&'static str> {
     (device_arch == 90)
-        .then(|| crate::embedded::EMBEDDED_PTX.iter().find(|(arch, _)| *arch == "sm_90a"))
+        .then(|| {
+            crate::embedded::EMBEDDED_PTX
+                .iter()
+                .find(|(arch, _)| *arch == "sm_90a")
+        })
         .flatten()
         .map(|(_, ptx)| *ptx)
 }
@@ -254,11 +258,14 @@ impl Gpu {
                 .map(|text| LazyModule::new(text.to_string(), "embedded sm_90a".to_string()))
         });
         let ptx_origin = match &hopper {
-            Some(h) => format!("{} + {}", portable.origin, h.origin.trim_start_matches("embedded ")),
+            Some(h) => format!(
+                "{} + {}",
+                portable.origin,
+                h.origin.trim_start_matches("embedded ")
+            ),
             None => portable.origin.clone(),
         };
-        let multiprocessors =
-            device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
+        let multiprocessors = device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
         let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
         Ok(Self {
             device_name,
@@ -310,9 +317,9 @@ impl Gpu {
                 ),
             },
         };
-        lazy.get()?.get_function(entry).with_context(|| {
-            format!("entry point `{entry}` is not in the PTX ({})", lazy.origin)
-        })
+        lazy.get()?
+            .get_function(entry)
+            .with_context(|| format!("entry point `{entry}` is not in the PTX ({})", lazy.origin))
     }
 
     /// A's and B's tensor maps for a TMA kernel, encoded by the driver, in a device buffer.

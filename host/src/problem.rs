@@ -1,7 +1,7 @@
 //! The problem a run solves: sizes, leading dimensions, element type, scalars, inputs.
 use anyhow::{bail, Result};
-use kernels_gpu::device::Real;
 use kernels_gpu::device::tma::TensorMap;
+use kernels_gpu::device::Real;
 use kernels_gpu::entry::KernelBody;
 use kernels_gpu::gemm::{Dtype, GemmArgs};
 use kernels_gpu::registry::Shape;

@@ -114,7 +114,8 @@ pub struct Measured<T> {
 }
 
 pub enum Backend {
-    Gpu(Gpu),
+    /// Boxed: the GPU backend holds its modules' PTX, the emulator nothing.
+    Gpu(Box<Gpu>),
     Emulator,
 }
 
@@ -127,9 +128,9 @@ impl Backend {
     ) -> Result<(Self, Option<String>)> {
         match choice {
             Some(BackendArg::Emu) => Ok((Backend::Emulator, None)),
-            Some(BackendArg::Gpu) => Ok((Backend::Gpu(Gpu::open(ptx)?), None)),
+            Some(BackendArg::Gpu) => Ok((Backend::Gpu(Box::new(Gpu::open(ptx)?)), None)),
             None => match Gpu::open(ptx) {
-                Ok(gpu) => Ok((Backend::Gpu(gpu), None)),
+                Ok(gpu) => Ok((Backend::Gpu(Box::new(gpu)), None)),
                 Err(e) if ptx.is_none() => Ok((
                     Backend::Emulator,
                     Some(format!(

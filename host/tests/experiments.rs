@@ -224,13 +224,15 @@ fn precision_002() {
             "gemm128",
             "tc-tf32-basic",
             "tc-tf32",
-            "tc-3xtf32"
+            "tc-3xtf32",
+            "wgmma-tf32",
+            "wgmma-3xtf32"
         ],
         "the default variants less cuBLAS (GPU only)"
     );
     // TF32 keeps 10 mantissa bits: its error is 2.6e-4 (rounded) to 7e-4 (truncated) at any
     // size; every other arithmetic here is at FP32's level.
-    let tf32 = |name: &str| name == "tc-tf32" || name == "tc-tf32-basic";
+    let tf32 = |name: &str| matches!(name, "tc-tf32" | "tc-tf32-basic" | "wgmma-tf32");
     for row in &rows {
         for cell in &row[1..] {
             let error: f64 = cell.parse().unwrap();

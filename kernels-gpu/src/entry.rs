@@ -93,106 +93,106 @@ macro_rules! gemm_kernels {
 mod portable {
     use super::*;
     use crate::variants::tc_tf32::{Rounded, Truncated};
-gemm_kernels! {
-    PORTABLE:
-    gemm_v0_f32: f32 = v0_uncoalesced::gemm::<f32>;
-    gemm_v0_f64: f64 = v0_uncoalesced::gemm::<f64>;
-    gemm_v1_f32: f32 = v1_coalesced::gemm::<f32>;
-    gemm_v1_f64: f64 = v1_coalesced::gemm::<f64>;
-    gemm_v3_f32: f32 = v3_shared_tiles::gemm::<f32>;
-    gemm_v3_f64: f64 = v3_shared_tiles::gemm::<f64>;
-    gemm_v4_f32: f32 = v4_padded_tiles::gemm::<f32>;
-    gemm_v4_f64: f64 = v4_padded_tiles::gemm::<f64>;
-    gemm_tiled_w1_f32: f32 = tiled::gemm::<f32, 1, 1>;
-    gemm_tiled_w1_f64: f64 = tiled::gemm::<f64, 1, 1>;
-    gemm_tiled_w2_f32: f32 = tiled::gemm::<f32, 2, 1>;
-    gemm_tiled_w2_f64: f64 = tiled::gemm::<f64, 2, 1>;
-    gemm_tiled_w4_f32: f32 = tiled::gemm::<f32, 4, 1>;
-    gemm_tiled_w4_f64: f64 = tiled::gemm::<f64, 4, 1>;
-    gemm_tiled_w8_f32: f32 = tiled::gemm::<f32, 8, 1>;
-    gemm_tiled_w8_f64: f64 = tiled::gemm::<f64, 8, 1>;
-    gemm_tiled_w16_f32: f32 = tiled::gemm::<f32, 16, 1>;
-    gemm_tiled_w16_f64: f64 = tiled::gemm::<f64, 16, 1>;
-    gemm_tiled_w32_f32: f32 = tiled::gemm::<f32, 32, 1>;
-    gemm_tiled_w32_f64: f64 = tiled::gemm::<f64, 32, 1>;
-    // -- the 001 progression --
-    gemm_v2_f32: f32 = v2_local_indices::gemm::<f32>;
-    gemm_v2_f64: f64 = v2_local_indices::gemm::<f64>;
-    gemm_v5_f32: f32 = v5_float4::gemm::<f32>;
-    gemm_v5_f64: f64 = v5_float4::gemm::<f64>;
-    gemm_64x64_f32: f32 = gemm64::gemm::<f32>;
-    gemm_64x64_f64: f64 = gemm64::gemm::<f64>;
-    gemm_128x128_f32: f32 = gemm128::gemm::<f32>;
-    gemm_128x128_f64: f64 = gemm128::gemm::<f64>;
-    gemm_alc1_f32: f32 = alc1::gemm::<f32>;
-    gemm_alc1_f64: f64 = alc1::gemm::<f64>;
-    gemm_alc2_f32: f32 = alc2::gemm::<f32>;
-    gemm_alc2_f64: f64 = alc2::gemm::<f64>;
-    gemm_alc3_f32: f32 = alc3::gemm::<f32>;
-    gemm_alc3_f64: f64 = alc3::gemm::<f64>;
-    gemm_fynv_f32: f32 = fynv::gemm::<f32>;
-    gemm_fynv_f64: f64 = fynv::gemm::<f64>;
-    // -- the 002/003/004 variants --
-    gemm_naive_f32: f32 = naive::gemm::<f32>;
-    gemm_naive_f64: f64 = naive::gemm::<f64>;
-    gemm_kahan_f32: f32 = kahan::gemm::<f32>;
-    gemm_kahan_f64: f64 = kahan::gemm::<f64>;
-    gemm_row_shared_f32: f32 = row_shared::gemm::<f32>;
-    gemm_row_shared_f64: f64 = row_shared::gemm::<f64>;
-    gemm_blocked_kahan_f32: f32 = blocked_kahan::gemm::<f32>;
-    gemm_blocked_kahan_f64: f64 = blocked_kahan::gemm::<f64>;
-    gemm_cg_shuffle_f32: f32 = cg_shuffle::gemm::<f32>;
-    gemm_cg_shuffle_f64: f64 = cg_shuffle::gemm::<f64>;
-    gemm_cg_regs_f32: f32 = cg_regs::gemm::<f32>;
-    gemm_cg_regs_f64: f64 = cg_regs::gemm::<f64>;
-    gemm_cg_tile2x2_f32: f32 = cg_tile2x2::gemm::<f32>;
-    gemm_cg_tile2x2_f64: f64 = cg_tile2x2::gemm::<f64>;
-    // -- beyond the documents: `best`, one entry per configuration (see registry) --
-    gemm_best_c2_f32: f32 = best::gemm::<f32, 128, 128, 8, 4>, launch_bounds(256, 2);
-    gemm_best_c2_f64: f64 = best::gemm::<f64, 128, 128, 8, 4>;
-    gemm_best_c1_f32: f32 = best::gemm::<f32, 128, 64, 16, 3>, launch_bounds(128, 4);
-    gemm_best_c1_f64: f64 = best::gemm::<f64, 128, 64, 16, 3>;
-    gemm_best_c3_f32: f32 = best::gemm::<f32, 64, 64, 16, 4>;
-    gemm_best_c3_f64: f64 = best::gemm::<f64, 64, 64, 16, 4>;
-    gemm_best_c4_f32: f32 = best::gemm::<f32, 128, 128, 8, 2>, launch_bounds(256, 2);
-    gemm_best_c4_f64: f64 = best::gemm::<f64, 128, 128, 8, 2>;
-    // -- big-tile: f32 16x8 per thread, f64 8x8 (see registry); one block per SM --
-    gemm_big_tile_c1_f32: f32 = big_tile::gemm::<f32, 256, 128, 8, 3, 16, 8, 4>, launch_bounds(256, 1);
-    gemm_big_tile_c1_f64: f64 = big_tile::gemm::<f64, 128, 128, 8, 3, 8, 8, 4>, launch_bounds(256, 1);
-    gemm_big_tile_c2_f32: f32 = big_tile::gemm::<f32, 256, 128, 16, 3, 16, 8, 4>, launch_bounds(256, 1);
-    gemm_big_tile_c2_f64: f64 = big_tile::gemm::<f64, 128, 128, 16, 3, 8, 8, 4>, launch_bounds(256, 1);
-    gemm_big_tile_c3_f32: f32 = big_tile::gemm::<f32, 128, 128, 8, 4, 16, 8, 4>, launch_bounds(128, 2);
-    gemm_big_tile_c3_f64: f64 = big_tile::gemm::<f64, 128, 64, 8, 4, 8, 8, 4>, launch_bounds(128, 2);
-    gemm_big_tile_c4_f32: f32 = big_tile::gemm::<f32, 256, 128, 8, 4, 16, 8, 4>, launch_bounds(256, 1);
-    gemm_big_tile_c4_f64: f64 = big_tile::gemm::<f64, 128, 128, 8, 4, 8, 8, 4>, launch_bounds(256, 1);
-    gemm_big_tile_c5_f32: f32 = big_tile::gemm::<f32, 256, 128, 16, 3, 16, 8, 2>, launch_bounds(256, 1);
-    gemm_big_tile_c5_f64: f64 = big_tile::gemm::<f64, 128, 128, 16, 3, 8, 8, 2>, launch_bounds(256, 1);
-    gemm_big_tile_c6_f32: f32 = big_tile::gemm::<f32, 256, 128, 32, 3, 16, 8, 4>, launch_bounds(256, 1);
-    gemm_big_tile_c6_f64: f64 = big_tile::gemm::<f64, 128, 128, 32, 3, 8, 8, 4>, launch_bounds(256, 1);
-    gemm_big_tile_c7_f32: f32 = big_tile::gemm::<f32, 256, 128, 32, 3, 16, 8, 2>, launch_bounds(256, 1);
-    gemm_big_tile_c7_f64: f64 = big_tile::gemm::<f64, 128, 128, 32, 3, 8, 8, 2>, launch_bounds(256, 1);
-    gemm_split_k_f32: f32 = split_k::partial::<f32, 256, 128, 16, 3, 16, 8, 2>, launch_bounds(256, 1);
-    gemm_split_k_f64: f64 = split_k::partial::<f64, 128, 128, 16, 3, 8, 8, 2>, launch_bounds(256, 1);
-    gemm_split_k_reduce_f32: f32 = split_k::reduce::<f32>;
-    gemm_split_k_reduce_f64: f64 = split_k::reduce::<f64>;
-    // -- tensor cores, chapter 1: mma.sync (TF32 and 3xTF32 take f32, DMMA f64) --
-    gemm_tc_tf32_basic_f32: f32 = tc_tf32_basic::gemm;
-    gemm_tc_tf32_c1_f32: f32 = tc_tf32::gemm::<Truncated, 128, 128, 32, 3, 2, 8>, launch_bounds(128, 2);
-    gemm_tc_tf32_c2_f32: f32 = tc_tf32::gemm::<Truncated, 128, 256, 32, 3, 2, 8>, launch_bounds(256, 1);
-    gemm_tc_tf32_c3_f32: f32 = tc_tf32::gemm::<Truncated, 128, 128, 32, 4, 2, 8>, launch_bounds(128, 2);
-    gemm_tc_tf32_c4_f32: f32 = tc_tf32::gemm::<Truncated, 64, 128, 32, 4, 1, 8>, launch_bounds(128, 3);
-    gemm_tc_tf32_c5_f32: f32 = tc_tf32::gemm::<Rounded, 128, 128, 32, 3, 2, 4>, launch_bounds(256, 1);
-    gemm_tc_tf32_c6_f32: f32 = tc_tf32::gemm::<Rounded, 128, 128, 32, 4, 2, 4>, launch_bounds(256, 1);
-    gemm_tc_3xtf32_c1_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 4, 1, 4>, launch_bounds(128, 3);
-    gemm_tc_3xtf32_c2_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 3, 1, 4>, launch_bounds(128, 3);
-    gemm_tc_3xtf32_c3_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 4, 1, 4>, launch_bounds(128, 2);
-    gemm_tc_3xtf32_c4_f32: f32 = tc_3xtf32::gemm::<128, 64, 32, 4, 1, 4>, launch_bounds(256, 1);
-    gemm_tc_f64_c1_f64: f64 = tc_f64::gemm::<128, 128, 16, 3, 2, 4>, launch_bounds(256, 1);
-    gemm_tc_f64_c2_f64: f64 = tc_f64::gemm::<128, 64, 16, 4, 2, 4>, launch_bounds(128, 2);
-    gemm_tc_f64_c3_f64: f64 = tc_f64::gemm::<64, 64, 16, 4, 1, 4>, launch_bounds(128, 3);
-    gemm_tc_f64_c4_f64: f64 = tc_f64::gemm::<128, 128, 16, 4, 2, 4>, launch_bounds(256, 1);
-    gemm_tc_f64_c5_f64: f64 = tc_f64::gemm::<64, 128, 16, 4, 1, 8>, launch_bounds(128, 2);
-}
+    gemm_kernels! {
+        PORTABLE:
+        gemm_v0_f32: f32 = v0_uncoalesced::gemm::<f32>;
+        gemm_v0_f64: f64 = v0_uncoalesced::gemm::<f64>;
+        gemm_v1_f32: f32 = v1_coalesced::gemm::<f32>;
+        gemm_v1_f64: f64 = v1_coalesced::gemm::<f64>;
+        gemm_v3_f32: f32 = v3_shared_tiles::gemm::<f32>;
+        gemm_v3_f64: f64 = v3_shared_tiles::gemm::<f64>;
+        gemm_v4_f32: f32 = v4_padded_tiles::gemm::<f32>;
+        gemm_v4_f64: f64 = v4_padded_tiles::gemm::<f64>;
+        gemm_tiled_w1_f32: f32 = tiled::gemm::<f32, 1, 1>;
+        gemm_tiled_w1_f64: f64 = tiled::gemm::<f64, 1, 1>;
+        gemm_tiled_w2_f32: f32 = tiled::gemm::<f32, 2, 1>;
+        gemm_tiled_w2_f64: f64 = tiled::gemm::<f64, 2, 1>;
+        gemm_tiled_w4_f32: f32 = tiled::gemm::<f32, 4, 1>;
+        gemm_tiled_w4_f64: f64 = tiled::gemm::<f64, 4, 1>;
+        gemm_tiled_w8_f32: f32 = tiled::gemm::<f32, 8, 1>;
+        gemm_tiled_w8_f64: f64 = tiled::gemm::<f64, 8, 1>;
+        gemm_tiled_w16_f32: f32 = tiled::gemm::<f32, 16, 1>;
+        gemm_tiled_w16_f64: f64 = tiled::gemm::<f64, 16, 1>;
+        gemm_tiled_w32_f32: f32 = tiled::gemm::<f32, 32, 1>;
+        gemm_tiled_w32_f64: f64 = tiled::gemm::<f64, 32, 1>;
+        // -- the 001 progression --
+        gemm_v2_f32: f32 = v2_local_indices::gemm::<f32>;
+        gemm_v2_f64: f64 = v2_local_indices::gemm::<f64>;
+        gemm_v5_f32: f32 = v5_float4::gemm::<f32>;
+        gemm_v5_f64: f64 = v5_float4::gemm::<f64>;
+        gemm_64x64_f32: f32 = gemm64::gemm::<f32>;
+        gemm_64x64_f64: f64 = gemm64::gemm::<f64>;
+        gemm_128x128_f32: f32 = gemm128::gemm::<f32>;
+        gemm_128x128_f64: f64 = gemm128::gemm::<f64>;
+        gemm_alc1_f32: f32 = alc1::gemm::<f32>;
+        gemm_alc1_f64: f64 = alc1::gemm::<f64>;
+        gemm_alc2_f32: f32 = alc2::gemm::<f32>;
+        gemm_alc2_f64: f64 = alc2::gemm::<f64>;
+        gemm_alc3_f32: f32 = alc3::gemm::<f32>;
+        gemm_alc3_f64: f64 = alc3::gemm::<f64>;
+        gemm_fynv_f32: f32 = fynv::gemm::<f32>;
+        gemm_fynv_f64: f64 = fynv::gemm::<f64>;
+        // -- the 002/003/004 variants --
+        gemm_naive_f32: f32 = naive::gemm::<f32>;
+        gemm_naive_f64: f64 = naive::gemm::<f64>;
+        gemm_kahan_f32: f32 = kahan::gemm::<f32>;
+        gemm_kahan_f64: f64 = kahan::gemm::<f64>;
+        gemm_row_shared_f32: f32 = row_shared::gemm::<f32>;
+        gemm_row_shared_f64: f64 = row_shared::gemm::<f64>;
+        gemm_blocked_kahan_f32: f32 = blocked_kahan::gemm::<f32>;
+        gemm_blocked_kahan_f64: f64 = blocked_kahan::gemm::<f64>;
+        gemm_cg_shuffle_f32: f32 = cg_shuffle::gemm::<f32>;
+        gemm_cg_shuffle_f64: f64 = cg_shuffle::gemm::<f64>;
+        gemm_cg_regs_f32: f32 = cg_regs::gemm::<f32>;
+        gemm_cg_regs_f64: f64 = cg_regs::gemm::<f64>;
+        gemm_cg_tile2x2_f32: f32 = cg_tile2x2::gemm::<f32>;
+        gemm_cg_tile2x2_f64: f64 = cg_tile2x2::gemm::<f64>;
+        // -- beyond the documents: `best`, one entry per configuration (see registry) --
+        gemm_best_c2_f32: f32 = best::gemm::<f32, 128, 128, 8, 4>, launch_bounds(256, 2);
+        gemm_best_c2_f64: f64 = best::gemm::<f64, 128, 128, 8, 4>;
+        gemm_best_c1_f32: f32 = best::gemm::<f32, 128, 64, 16, 3>, launch_bounds(128, 4);
+        gemm_best_c1_f64: f64 = best::gemm::<f64, 128, 64, 16, 3>;
+        gemm_best_c3_f32: f32 = best::gemm::<f32, 64, 64, 16, 4>;
+        gemm_best_c3_f64: f64 = best::gemm::<f64, 64, 64, 16, 4>;
+        gemm_best_c4_f32: f32 = best::gemm::<f32, 128, 128, 8, 2>, launch_bounds(256, 2);
+        gemm_best_c4_f64: f64 = best::gemm::<f64, 128, 128, 8, 2>;
+        // -- big-tile: f32 16x8 per thread, f64 8x8 (see registry); one block per SM --
+        gemm_big_tile_c1_f32: f32 = big_tile::gemm::<f32, 256, 128, 8, 3, 16, 8, 4>, launch_bounds(256, 1);
+        gemm_big_tile_c1_f64: f64 = big_tile::gemm::<f64, 128, 128, 8, 3, 8, 8, 4>, launch_bounds(256, 1);
+        gemm_big_tile_c2_f32: f32 = big_tile::gemm::<f32, 256, 128, 16, 3, 16, 8, 4>, launch_bounds(256, 1);
+        gemm_big_tile_c2_f64: f64 = big_tile::gemm::<f64, 128, 128, 16, 3, 8, 8, 4>, launch_bounds(256, 1);
+        gemm_big_tile_c3_f32: f32 = big_tile::gemm::<f32, 128, 128, 8, 4, 16, 8, 4>, launch_bounds(128, 2);
+        gemm_big_tile_c3_f64: f64 = big_tile::gemm::<f64, 128, 64, 8, 4, 8, 8, 4>, launch_bounds(128, 2);
+        gemm_big_tile_c4_f32: f32 = big_tile::gemm::<f32, 256, 128, 8, 4, 16, 8, 4>, launch_bounds(256, 1);
+        gemm_big_tile_c4_f64: f64 = big_tile::gemm::<f64, 128, 128, 8, 4, 8, 8, 4>, launch_bounds(256, 1);
+        gemm_big_tile_c5_f32: f32 = big_tile::gemm::<f32, 256, 128, 16, 3, 16, 8, 2>, launch_bounds(256, 1);
+        gemm_big_tile_c5_f64: f64 = big_tile::gemm::<f64, 128, 128, 16, 3, 8, 8, 2>, launch_bounds(256, 1);
+        gemm_big_tile_c6_f32: f32 = big_tile::gemm::<f32, 256, 128, 32, 3, 16, 8, 4>, launch_bounds(256, 1);
+        gemm_big_tile_c6_f64: f64 = big_tile::gemm::<f64, 128, 128, 32, 3, 8, 8, 4>, launch_bounds(256, 1);
+        gemm_big_tile_c7_f32: f32 = big_tile::gemm::<f32, 256, 128, 32, 3, 16, 8, 2>, launch_bounds(256, 1);
+        gemm_big_tile_c7_f64: f64 = big_tile::gemm::<f64, 128, 128, 32, 3, 8, 8, 2>, launch_bounds(256, 1);
+        gemm_split_k_f32: f32 = split_k::partial::<f32, 256, 128, 16, 3, 16, 8, 2>, launch_bounds(256, 1);
+        gemm_split_k_f64: f64 = split_k::partial::<f64, 128, 128, 16, 3, 8, 8, 2>, launch_bounds(256, 1);
+        gemm_split_k_reduce_f32: f32 = split_k::reduce::<f32>;
+        gemm_split_k_reduce_f64: f64 = split_k::reduce::<f64>;
+        // -- tensor cores, chapter 1: mma.sync (TF32 and 3xTF32 take f32, DMMA f64) --
+        gemm_tc_tf32_basic_f32: f32 = tc_tf32_basic::gemm;
+        gemm_tc_tf32_c1_f32: f32 = tc_tf32::gemm::<Truncated, 128, 128, 32, 3, 2, 8>, launch_bounds(128, 2);
+        gemm_tc_tf32_c2_f32: f32 = tc_tf32::gemm::<Truncated, 128, 256, 32, 3, 2, 8>, launch_bounds(256, 1);
+        gemm_tc_tf32_c3_f32: f32 = tc_tf32::gemm::<Truncated, 128, 128, 32, 4, 2, 8>, launch_bounds(128, 2);
+        gemm_tc_tf32_c4_f32: f32 = tc_tf32::gemm::<Truncated, 64, 128, 32, 4, 1, 8>, launch_bounds(128, 3);
+        gemm_tc_tf32_c5_f32: f32 = tc_tf32::gemm::<Rounded, 128, 128, 32, 3, 2, 4>, launch_bounds(256, 1);
+        gemm_tc_tf32_c6_f32: f32 = tc_tf32::gemm::<Rounded, 128, 128, 32, 4, 2, 4>, launch_bounds(256, 1);
+        gemm_tc_3xtf32_c1_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 4, 1, 4>, launch_bounds(128, 3);
+        gemm_tc_3xtf32_c2_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 3, 1, 4>, launch_bounds(128, 3);
+        gemm_tc_3xtf32_c3_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 4, 1, 4>, launch_bounds(128, 2);
+        gemm_tc_3xtf32_c4_f32: f32 = tc_3xtf32::gemm::<128, 64, 32, 4, 1, 4>, launch_bounds(256, 1);
+        gemm_tc_f64_c1_f64: f64 = tc_f64::gemm::<128, 128, 16, 3, 2, 4>, launch_bounds(256, 1);
+        gemm_tc_f64_c2_f64: f64 = tc_f64::gemm::<128, 64, 16, 4, 2, 4>, launch_bounds(128, 2);
+        gemm_tc_f64_c3_f64: f64 = tc_f64::gemm::<64, 64, 16, 4, 1, 4>, launch_bounds(128, 3);
+        gemm_tc_f64_c4_f64: f64 = tc_f64::gemm::<128, 128, 16, 4, 2, 4>, launch_bounds(256, 1);
+        gemm_tc_f64_c5_f64: f64 = tc_f64::gemm::<64, 128, 16, 4, 1, 8>, launch_bounds(128, 2);
+    }
 }
 #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90a")))]
 pub use portable::*;
@@ -204,8 +204,11 @@ mod hopper {
     gemm_kernels! {
         HOPPER:
         gemm_wgmma_tf32_basic_f32: f32 = wgmma_tf32_basic::gemm;
-        gemm_wgmma_tf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, false>, launch_bounds(384, 1);
-        gemm_wgmma_3xtf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, true>, launch_bounds(384, 1);
+        gemm_wgmma_tf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 8>, launch_bounds(384, 1);
+        gemm_wgmma_tf32_c2_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, false, false, 8>, launch_bounds(384, 1);
+        gemm_wgmma_tf32_c4_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16>, launch_bounds(384, 1);
+        gemm_wgmma_tf32_c3_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 6, true, false, 8>, launch_bounds(384, 1);
+        gemm_wgmma_3xtf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8>, launch_bounds(384, 1);
     }
 }
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

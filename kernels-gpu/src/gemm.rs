@@ -185,6 +185,27 @@ impl<T: Real> GemmArgs<T> {
         unsafe { self.c.store4(i, value) }
     }
 
+    /// Whether C can be written in pairs: ldc even and C aligned to a pair.
+    #[inline(always)]
+    pub fn c_pairs_ok(&self) -> bool {
+        self.ldc.is_multiple_of(2) && self.c.is_aligned_to(2 * T::BYTES as usize)
+    }
+
+    /// The epilogue for C[i..i+2] (aligned to a pair): one 8-byte (f32) load and store.
+    ///
+    /// # Safety
+    /// `i..i+2` must be inside C and aligned to the pair.
+    #[inline(always)]
+    pub unsafe fn store_c2(&self, i: usize, acc: [T; 2]) {
+        let value = if self.beta == T::ZERO {
+            acc.map(|x| self.alpha * x)
+        } else {
+            let old = unsafe { self.c.load2(i) };
+            core::array::from_fn(|q| self.alpha.fma(acc[q], self.beta * old[q]))
+        };
+        unsafe { self.c.store2(i, value) }
+    }
+
     /// The epilogue: `C[i] = alpha * acc + beta * C[i]`.
     ///
     /// With `beta == 0` C is not read (BLAS semantics: C may hold anything, NaN included, and
@@ -219,10 +240,17 @@ const RASTER_GROUP: u32 = 8;
 /// patch of C and share the panels of A and B they read in L2.
 #[inline(always)]
 pub fn rasterise(block: u32, tiles_m: u32, tiles_n: u32) -> (u32, u32) {
+    rasterise_in_groups(block, tiles_m, tiles_n, RASTER_GROUP)
+}
+
+/// [`rasterise`] with groups of `group` tile-rows: the patch a wave of blocks covers is about
+/// `group` tiles tall, so the choice balances the rows of A and the columns of B it reads.
+#[inline(always)]
+pub fn rasterise_in_groups(block: u32, tiles_m: u32, tiles_n: u32, group: u32) -> (u32, u32) {
     // `max(1)`: n = 0 or m = 0 launch no block, and the divisions need no zero check.
-    let per_group = (RASTER_GROUP * tiles_n).max(1);
-    let first_m = block / per_group * RASTER_GROUP;
-    let rows = tiles_m.saturating_sub(first_m).clamp(1, RASTER_GROUP);
+    let per_group = (group * tiles_n).max(1);
+    let first_m = block / per_group * group;
+    let rows = tiles_m.saturating_sub(first_m).clamp(1, group);
     let within = block % per_group;
     (first_m + within % rows, within / rows)
 }

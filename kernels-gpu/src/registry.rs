@@ -94,16 +94,15 @@ impl TmaOperands {
         a: u64,
         b: u64,
     ) -> [crate::device::tma::TensorMapSpec; 2] {
-        let spec = |address, rows: u32, cols: u32, ld: u32, box_dims| {
-            crate::device::tma::TensorMapSpec {
+        let spec =
+            |address, rows: u32, cols: u32, ld: u32, box_dims| crate::device::tma::TensorMapSpec {
                 address,
                 element_bytes,
                 dims: [rows as u64, cols as u64],
                 row_stride_bytes: ld as u64 * element_bytes as u64,
                 box_dims,
                 swizzle: self.swizzle,
-            }
-        };
+            };
         [
             spec(a, shape.m, shape.k, shape.lda, self.a_box),
             spec(b, shape.k, shape.n, shape.ldb, self.b_box),
@@ -124,7 +123,7 @@ impl TmaOperands {
     /// must be multiples of 16 bytes.
     pub fn check(shape: &Shape, element_bytes: u32) -> Result<(), String> {
         for (name, ld) in [("lda", shape.lda), ("ldb", shape.ldb)] {
-            if (ld as u64 * element_bytes as u64) % 16 != 0 {
+            if !(ld as u64 * element_bytes as u64).is_multiple_of(16) {
                 return Err(format!(
                     "{name} = {ld}: the TMA engine reads rows whose stride is a multiple of 16 bytes ({name} a multiple of {})",
                     16 / element_bytes
@@ -272,7 +271,8 @@ fn tc_f64_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
 /// `wgmma-tf32`'s configurations, by `--tile`: block tile BM×BN (BM = 128), stages.
 fn wgmma_tf32_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     match tile {
-        1 => wgmma_tf32::geometry::<256, 4, false>(m, n, k, bytes),
+        1 | 2 | 4 => wgmma_tf32::geometry::<256, 4, false>(m, n, k, bytes),
+        3 => wgmma_tf32::geometry::<128, 6, false>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -295,8 +295,8 @@ const fn wgmma_operands(bn: u32) -> TmaOperands {
     }
 }
 
-fn wgmma_tf32_operands(_tile: u32) -> TmaOperands {
-    wgmma_operands(256)
+fn wgmma_tf32_operands(tile: u32) -> TmaOperands {
+    wgmma_operands(if tile == 3 { 128 } else { 256 })
 }
 
 fn wgmma_3xtf32_operands(_tile: u32) -> TmaOperands {
@@ -734,10 +734,10 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-tf32",
-        summary: "Hopper's TF32 GEMM pipeline (sm_90a): TMA copies into a 4-stage ring of 128-byte-swizzled stages, mbarrier handoffs, a producer warpgroup and two consumer warpgroups (setmaxnreg), A fragments from registers, B through wgmma descriptors, wgmma.m64n256k8, a persistent grid; --tile: 1 128x256x32 4-stage (default)",
+        summary: "Hopper's TF32 GEMM pipeline (sm_90a): TMA copies into a ring of 128-byte-swizzled stages, mbarrier handoffs, a producer warpgroup and two consumer warpgroups (setmaxnreg), A fragments from registers, B through wgmma descriptors, a persistent grid; --tile: 1 128x256x32 4-stage, one wgmma group per k-step, two in flight (default), 2 the same, one group per slice, each waited for, 3 128x128x32 6-stage, two groups in flight, 4 as 1 with tiles in groups of 16 tile-rows (not 8)",
         source: "beyond the documents (tensor cores, chapter 2)",
         entry: "gemm_wgmma_tf32_c{tile}",
-        tiles: &[1],
+        tiles: &[1, 2, 3, 4],
         geometry: wgmma_tf32_geometry,
         supports: |s, d| TmaOperands::check(s, d.bytes()),
         dtypes: &[Dtype::F32],

@@ -10,6 +10,7 @@
 //! each stage is refilled once. The inputs are small integers: every product and sum is exact in
 //! TF32 and f32, so the correct kernel's result is compared bit for bit.
 use kernels_gpu::device::mbarrier::{fence_mbarrier_init, MBarrier};
+use kernels_gpu::device::mma::{FragA, Tf32};
 use kernels_gpu::device::tma::{self, Swizzle, TensorMap, TensorMapSpec};
 use kernels_gpu::device::wgmma::{self, Accumulator, Descriptor, Tf32Wgmma};
 use kernels_gpu::device::{pool_padding_to, sync_threads, thread_idx_x, GlobalMut, Shared};
@@ -50,6 +51,11 @@ enum Bug {
     ReadBeforeWait,
     /// The stages start at the pool's first byte, not at a multiple of 1024.
     UnalignedStages,
+    /// Correct: A from registers, one group in flight, one fragment buffer per group.
+    RegistersTwoBuffers,
+    /// A from registers with one group in flight, but one fragment buffer: the next slice's
+    /// fragments overwrite the registers the running group reads (what failed on the H100).
+    RegistersOneBuffer,
 }
 
 #[repr(C, align(16))]
@@ -76,8 +82,14 @@ fn buffer<T>(name: &'static str, v: &[T]) -> Buffer {
 /// Runs the kernel with `bug` planted; returns the launch's outcome, D and the expected D.
 fn run(bug: Bug) -> (Result<(), Fault>, Vec<f32>, Vec<f32>) {
     // A(m, k) at m·K + k, B(n, k) at n·K + k: small integers.
-    let a = aligned((0..M * K).map(|i| ((i * 7 + i / K) % 9) as f32 - 4.0), (M * K) as usize);
-    let b = aligned((0..N * K).map(|i| ((i * 5 + i / K) % 7) as f32 - 3.0), (N * K) as usize);
+    let a = aligned(
+        (0..M * K).map(|i| ((i * 7 + i / K) % 9) as f32 - 4.0),
+        (M * K) as usize,
+    );
+    let b = aligned(
+        (0..N * K).map(|i| ((i * 5 + i / K) % 7) as f32 - 3.0),
+        (N * K) as usize,
+    );
     let flat = |v: &[Chunk]| -> Vec<f32> { v.iter().flat_map(|c| c.0).collect() };
     let (fa, fb) = (flat(&a), flat(&b));
     let mut expected = vec![0f32; (M * N) as usize];
@@ -178,6 +190,10 @@ fn kernel(bug: Bug, maps: *const TensorMap, d: GlobalMut<f32>) {
             _ => (Swizzle::B128, 1024),
         };
         let mut acc = Accumulator::<32>::zero();
+        let registers = matches!(bug, Bug::RegistersTwoBuffers | Bug::RegistersOneBuffer);
+        let zero = FragA([Tf32::default(); 4]);
+        let mut buffers = [[zero; 4]; 2];
+        let (warp, lane) = ((tid - 128) / 32, tid % 32);
         for slice in 0..slices {
             let (s, phase) = (slice % STAGES, (slice / STAGES) % 2);
             if bug != Bug::NoFullWait {
@@ -185,13 +201,45 @@ fn kernel(bug: Bug, maps: *const TensorMap, d: GlobalMut<f32>) {
             }
             let a_desc = Descriptor::k_major(a_tile(s).shared_address(0), swizzle, 16, sbo);
             let b_desc = Descriptor::k_major(b_tile(s).shared_address(0), swizzle, 16, sbo);
+            // A from registers: lane (g, t) of warp w holds rows 16w + g, + 8 and k t, t + 4 of
+            // each k-step, read from the swizzled K-major tile.
+            let frags = &mut buffers[if bug == Bug::RegistersOneBuffer {
+                0
+            } else {
+                slice as usize % 2
+            }];
+            if registers {
+                let (g, t) = (lane / 4, lane % 4);
+                for (step, frag) in frags.iter_mut().enumerate() {
+                    *frag = FragA(core::array::from_fn(|i| {
+                        let (row, k) = (
+                            16 * warp + g + 8 * (i as u32 & 1),
+                            8 * step as u32 + t + 4 * (i as u32 >> 1),
+                        );
+                        Tf32::truncate(a_tile(s).load(row * BK + 4 * ((k / 4) ^ (row % 8)) + k % 4))
+                    }));
+                }
+            }
             if bug != Bug::NoWgmmaFence {
                 wgmma::fence();
             }
             for step in 0..BK / 8 {
-                acc.mma(a_desc.advanced(32 * step), b_desc.advanced(32 * step), slice + step > 0);
+                let (at, first) = (32 * step, slice + step == 0);
+                if registers {
+                    acc.mma_with_a_registers(&frags[step as usize], b_desc.advanced(at), !first);
+                } else {
+                    acc.mma(a_desc.advanced(at), b_desc.advanced(at), !first);
+                }
             }
             wgmma::commit_group();
+            if registers {
+                // One group in flight: release the previous slice's stage.
+                wgmma::wait_group::<1>();
+                if slice > 0 {
+                    empty((slice - 1) % STAGES).arrive();
+                }
+                continue;
+            }
             if bug == Bug::ReleaseBeforeWgmmaWait {
                 empty(s).arrive();
                 wgmma::wait_group::<0>();
@@ -203,7 +251,9 @@ fn kernel(bug: Bug, maps: *const TensorMap, d: GlobalMut<f32>) {
                 empty(s).arrive();
             }
         }
-        let (warp, lane) = ((tid - 128) / 32, tid % 32);
+        if registers {
+            wgmma::wait_group::<0>();
+        }
         for (i, value) in acc.get().iter().enumerate() {
             let (row, col) = Accumulator::<32>::position(warp, lane, i as u32);
             unsafe { d.store((row * N + col) as usize, *value) };
@@ -226,8 +276,26 @@ fn the_correct_pipeline_computes_the_exact_product() {
 }
 
 #[test]
+fn a_from_registers_with_a_group_in_flight_needs_a_buffer_per_group() {
+    let (result, d, expected) = run(Bug::RegistersTwoBuffers);
+    result.unwrap();
+    assert_eq!(d, expected);
+    let f = fault(Bug::RegistersOneBuffer);
+    assert_eq!(f.kind, FaultKind::WgmmaMisuse, "{f}");
+    assert!(
+        f.detail
+            .contains("was overwritten before `wgmma.wait_group` retired the group"),
+        "{f}"
+    );
+}
+
+#[test]
 fn a_descriptor_with_the_wrong_swizzle_reads_a_wrong_matrix() {
-    for bug in [Bug::DescriptorSwizzle64, Bug::DescriptorStride512, Bug::MapWithoutSwizzle] {
+    for bug in [
+        Bug::DescriptorSwizzle64,
+        Bug::DescriptorStride512,
+        Bug::MapWithoutSwizzle,
+    ] {
         let (result, d, expected) = run(bug);
         result.unwrap();
         let wrong = d.iter().zip(&expected).filter(|(x, y)| x != y).count();
@@ -241,10 +309,14 @@ fn reading_a_stage_before_its_copies_complete_is_a_race() {
     let f = fault(Bug::NoFullWait);
     assert_eq!(f.kind, FaultKind::SharedRace, "{f}");
     assert!(
-        f.detail.contains("reads shared byte") && f.detail.contains("a TMA copy completing on the mbarrier"),
+        f.detail.contains("reads shared byte")
+            && f.detail.contains("a TMA copy completing on the mbarrier"),
         "{f}"
     );
-    assert!(f.detail.contains("wait on that mbarrier's phase first"), "{f}");
+    assert!(
+        f.detail.contains("wait on that mbarrier's phase first"),
+        "{f}"
+    );
 }
 
 #[test]
@@ -254,8 +326,10 @@ fn refilling_a_stage_the_consumers_have_not_released_is_a_race() {
     // The producer runs ahead of the consumers: its third copy lands on the first one's box
     // before anyone has read it.
     assert!(
-        f.detail.contains("a TMA copy issued by thread (0, 0) overwrites shared byte")
-            && f.detail.contains("that a TMA copy completing on the mbarrier at pool byte")
+        f.detail
+            .contains("a TMA copy issued by thread (0, 0) overwrites shared byte")
+            && f.detail
+                .contains("that a TMA copy completing on the mbarrier at pool byte")
             && f.detail.contains("wait for the stage to be released"),
         "{f}"
     );
@@ -274,8 +348,10 @@ fn a_wrong_transaction_count_is_a_deadlock_with_the_barrier_state() {
     assert_eq!(f.kind, FaultKind::Deadlock, "{f}");
     // The consumers wait on the full barrier, whose copies delivered 4 bytes more than announced.
     assert!(
-        f.detail.contains("128 thread(s) wait for parity 0: the mbarrier at pool byte")
-            && f.detail.contains("0 of 1 arrivals pending and a tx-count of -4 bytes"),
+        f.detail
+            .contains("128 thread(s) wait for parity 0: the mbarrier at pool byte")
+            && f.detail
+                .contains("0 of 1 arrivals pending and a tx-count of -4 bytes"),
         "{f}"
     );
 }
@@ -320,7 +396,10 @@ fn ordinary_stores_read_by_wgmma_need_the_proxy_fence() {
         };
         let result = launch("proxy", shape, &[], &|| {
             let base = pool_padding_to(1024);
-            let (a, b) = (Shared::<f32>::at(base, 64 * 8), Shared::<f32>::at(base + 2048, 64 * 8));
+            let (a, b) = (
+                Shared::<f32>::at(base, 64 * 8),
+                Shared::<f32>::at(base + 2048, 64 * 8),
+            );
             let tid = thread_idx_x();
             for i in 0..4 {
                 a.store(4 * tid + i, 1.0);
@@ -347,7 +426,10 @@ fn ordinary_stores_read_by_wgmma_need_the_proxy_fence() {
             let f = result.unwrap_err();
             println!("no proxy fence: {f}");
             assert_eq!(f.kind, FaultKind::SharedRace, "{f}");
-            assert!(f.detail.contains("no `fence.proxy.async` of the writer"), "{f}");
+            assert!(
+                f.detail.contains("no `fence.proxy.async` of the writer"),
+                "{f}"
+            );
         }
     }
 }

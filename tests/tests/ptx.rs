@@ -1,8 +1,8 @@
 //! The PTX modules: they build, hold every registered entry point (the Hopper variants in the
 //! sm_90a build, the others in the sm_80 and sm_90 builds), and ptxas compiles them with no
 //! spills and no stack frame in any kernel (no local memory).
-use ptx_builder::{build_ptx, entry_points, find_ptxas, ptxas_resources, workspace_root};
 use kernels_gpu::registry::Target;
+use ptx_builder::{build_ptx, entry_points, find_ptxas, ptxas_resources, workspace_root};
 use std::sync::OnceLock;
 
 /// The PTX for `arch` (seconds to build when the kernels changed).

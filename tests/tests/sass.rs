@@ -1,7 +1,8 @@
-//! The SASS of the hot loops (what `cargo xtask sass` reports): ptxas compiles the sm_90 PTX,
-//! nvdisasm disassembles it, and the inner loops of the document's progression must have the
-//! instruction counts their register tiles imply: `v4` 1/3 of FMA + shared loads, `v5` 2/3,
-//! `gemm64` 8/9, `gemm128` 16/17, no local memory anywhere.
+//! The SASS of the hot loops (what `cargo xtask sass` reports): ptxas compiles the sm_90 PTX
+//! (and the sm_90a PTX of the Hopper kernels), nvdisasm disassembles it, and the inner loops of
+//! the document's progression must have the instruction counts their register tiles imply: `v4`
+//! 1/3 of FMA + shared loads, `v5` 2/3, `gemm64` 8/9, `gemm128` 16/17, no local memory anywhere;
+//! the `wgmma` kernels' loops issue `HGMMA` with their fragments in 8-byte loads and no barrier.
 //!
 //! Needs ptxas and nvdisasm (`cargo xtask install-cuda-tools`, as CI runs it): without them the
 //! tests fail rather than skip.
@@ -11,12 +12,17 @@ use ptx_builder::sass::{self, Class, Fraction, Function, Mix, Precision};
 use ptx_builder::{build_ptx, find_cuda_tool, find_ptxas, ptxas_resources, workspace_root};
 use std::sync::OnceLock;
 
-const ARCH: &str = "sm_90";
+/// The two builds: every architecture's kernels (sm_90) and Hopper's alone (sm_90a).
+const ARCHS: [&str; 2] = ["sm_90", "sm_90a"];
 
-/// Every function of the sm_90 cubin, compiled and disassembled once per test binary.
+/// Every function of the sm_90 and sm_90a cubins, compiled and disassembled once per test binary.
 fn functions() -> &'static [Function] {
     static FUNCTIONS: OnceLock<Vec<Function>> = OnceLock::new();
-    FUNCTIONS.get_or_init(|| {
+    FUNCTIONS.get_or_init(|| ARCHS.iter().flat_map(|arch| build(arch)).collect())
+}
+
+fn build(arch: &str) -> Vec<Function> {
+    {
         let root = workspace_root();
         let ptxas = find_ptxas(&root).expect(
             "ptxas not found: run `cargo xtask install-cuda-tools` (installs it from PyPI into .tools/), or set PTXAS",
@@ -24,15 +30,15 @@ fn functions() -> &'static [Function] {
         let nvdisasm = find_cuda_tool(&root, "nvdisasm").expect(
             "nvdisasm not found: run `cargo xtask install-cuda-tools` (installs it from PyPI into .tools/), or set NVDISASM",
         );
-        let built = build_ptx(&root, ARCH, true)
-            .unwrap_or_else(|e| panic!("cargo xtask build-ptx --arch {ARCH} failed: {e:#}"));
+        let built = build_ptx(&root, arch, true)
+            .unwrap_or_else(|e| panic!("cargo xtask build-ptx --arch {arch} failed: {e:#}"));
         // Not `sass::cubin_path`: a `cargo xtask sass` running meanwhile must not see it half written.
         let cubin = built.ptx.with_extension("test-sass.cubin");
-        ptxas_resources(&ptxas, &built.ptx, ARCH, &cubin).unwrap();
+        ptxas_resources(&ptxas, &built.ptx, arch, &cubin).unwrap();
         let functions = sass::parse_functions(&sass::disassemble(&nvdisasm, &cubin).unwrap());
         assert!(!functions.is_empty(), "nvdisasm printed no function");
         functions
-    })
+    }
 }
 
 fn function(entry: &str) -> &'static Function {
@@ -215,4 +221,66 @@ fn big_tile_copies_16_bytes_at_a_time_with_no_bounds_tests_inside_c() {
         "{:?}",
         s.opcodes
     );
+}
+
+/// The `wgmma` kernels' loops: every slice's fragments come in 8-byte loads (2 per k-step and
+/// warp row pair), the tensor cores get one `HGMMA` per k-step (three in 3xTF32), no barrier
+/// stops the block, and the pipelined loop keeps two groups in flight (`WARPGROUP.DEPBAR.LE
+/// gsb0, 0x2`) where the others wait for each (`0x0`).
+#[test]
+fn wgmma_loops_issue_hgmma_from_8_byte_fragment_loads_without_barriers() {
+    let hopper = |variant: &str, tile: u32| {
+        let entry = registry::find(variant)
+            .unwrap()
+            .entry_name(Dtype::F32, tile);
+        let f = function(&entry);
+        assert_eq!(
+            Precision::of(f, Precision::F32),
+            Precision::WarpgroupTf32,
+            "{entry}"
+        );
+        let (hot, mix) = f.hot_loop(Precision::WarpgroupTf32).unwrap();
+        let depbar: Vec<&str> = f
+            .range(hot.start, hot.end)
+            .iter()
+            .filter(|i| i.opcode.starts_with("WARPGROUP.DEPBAR"))
+            .map(|i| i.operands.as_str())
+            .collect();
+        let shape = mix
+            .opcodes_of(Class::Fma)
+            .first()
+            .map(|(op, _)| op.to_string())
+            .unwrap_or_default();
+        (mix, shape, depbar)
+    };
+    // Pipelined, 128×256 tiles: one HGMMA.64x256x8 per k-step, four per slice, two in flight.
+    let (mix, shape, depbar) = hopper("wgmma-tf32", 1);
+    assert_eq!((mix.fma(), shape.as_str()), (4, "HGMMA.64x256x8.F32.TF32"));
+    assert_eq!(
+        (
+            mix.count_bits(Class::SharedLoad, 64),
+            mix.count(Class::SharedLoad)
+        ),
+        (8, 8)
+    );
+    assert_eq!(
+        (mix.count(Class::Barrier), mix.count(Class::LocalMemory)),
+        (0, 0)
+    );
+    assert!(
+        depbar.len() == 4 && depbar.iter().all(|d| d.contains("0x2")),
+        "{depbar:?}"
+    );
+    // One group per slice, waited for.
+    let (mix, _, depbar) = hopper("wgmma-tf32", 2);
+    assert_eq!((mix.fma(), mix.count(Class::SharedLoad)), (4, 8));
+    assert!(depbar.iter().all(|d| d.contains("0x0")), "{depbar:?}");
+    // 3xTF32, 128×128 tiles: three HGMMA.64x128x8 per k-step.
+    let (mix, shape, _) = hopper("wgmma-3xtf32", 1);
+    assert_eq!((mix.fma(), shape.as_str()), (12, "HGMMA.64x128x8.F32.TF32"));
+    assert_eq!(mix.count(Class::Barrier), 0);
+    // The lesson: four HGMMA.64x128x8 per slice, the tiles staged by the threads, two barriers.
+    let (mix, shape, _) = hopper("wgmma-tf32-basic", 0);
+    assert_eq!((mix.fma(), shape.as_str()), (4, "HGMMA.64x128x8.F32.TF32"));
+    assert_eq!(mix.count(Class::Barrier), 2);
 }

@@ -57,9 +57,10 @@ pub struct SassArgs {
     /// One row per registered variant (at its default tile) instead of one variant in detail
     #[arg(long)]
     pub all: bool,
-    /// Architecture to build the PTX and the cubin for
-    #[arg(long, default_value = DEFAULT_ARCH)]
-    pub arch: String,
+    /// Architecture to build the PTX and the cubin for [default: the variant's build: sm_90, or
+    /// sm_90a for the Hopper (`wgmma-…`) variants; with --all, sm_90, and sm_90a lists those]
+    #[arg(long)]
+    pub arch: Option<String>,
     /// Element type of the entry point
     #[arg(long, value_enum, default_value = "f32")]
     pub dtype: DtypeArg,

@@ -67,6 +67,8 @@ pub enum Precision {
     TensorCoreTf32,
     /// `DMMA`: the FP64 tensor cores' `mma.sync`.
     TensorCoreF64,
+    /// `HGMMA`: Hopper's warpgroup `wgmma.mma_async` (TF32, 3xTF32).
+    WarpgroupTf32,
 }
 
 impl Precision {
@@ -77,6 +79,7 @@ impl Precision {
             Precision::F64 => "DFMA",
             Precision::TensorCoreTf32 => "HMMA",
             Precision::TensorCoreF64 => "DMMA",
+            Precision::WarpgroupTf32 => "HGMMA",
         }
     }
 
@@ -84,7 +87,9 @@ impl Precision {
     pub fn useful_name(self) -> &'static str {
         match self {
             Precision::F32 | Precision::F64 => "FMA",
-            Precision::TensorCoreTf32 | Precision::TensorCoreF64 => "MMA",
+            Precision::TensorCoreTf32 | Precision::TensorCoreF64 | Precision::WarpgroupTf32 => {
+                "MMA"
+            }
         }
     }
 
@@ -92,7 +97,9 @@ impl Precision {
     /// tensor-core instructions is judged by those, not by the stray FMAs of its epilogue.
     pub fn of(function: &Function, dtype: Precision) -> Precision {
         let has = |opcode: &str| function.instructions.iter().any(|i| i.base() == opcode);
-        if has("HMMA") {
+        if has("HGMMA") {
+            Precision::WarpgroupTf32
+        } else if has("HMMA") {
             Precision::TensorCoreTf32
         } else if has("DMMA") {
             Precision::TensorCoreF64

@@ -5,7 +5,7 @@
 //! resources and the instruction mix of its hot loop ([`ptx_builder::sass`] says how the loop
 //! is found and what is counted). `--all` prints one row per registered variant instead.
 use anyhow::{bail, Context, Result};
-use kernels_gpu::registry::{self, Variant};
+use kernels_gpu::registry::{self, Target, Variant};
 use ptx_builder::cli::SassArgs;
 use ptx_builder::sass::{self, Class, Fraction, Function, Loop, Mix, Precision};
 use ptx_builder::*;
@@ -104,31 +104,43 @@ struct Entry {
 }
 
 pub fn run(root: &Path, args: SassArgs) -> Result<()> {
-    check_arch(&args.arch)?;
+    if let Some(arch) = &args.arch {
+        check_arch(arch)?;
+    }
     let precision = args.dtype.precision();
     let dtype = args.dtype.dtype();
     if args.all {
-        let module = Module::build(root, &args.arch)?;
+        // One build at a time: the sm_90a build holds the Hopper variants alone.
+        let arch = args
+            .arch
+            .clone()
+            .unwrap_or_else(|| DEFAULT_ARCH.to_string());
+        let target = if arch == Target::Sm90a.arch() {
+            Target::Sm90a
+        } else {
+            Target::Portable
+        };
+        let module = Module::build(root, &arch)?;
         let mut rows = Vec::new();
-        for variant in registry::ALL.iter().filter(|v| v.dtypes.contains(&dtype)) {
+        for variant in registry::ALL
+            .iter()
+            .filter(|v| v.dtypes.contains(&dtype) && v.target == target)
+        {
             let tile = variant.tiles.first().copied().unwrap_or(0);
             rows.push(module.entry(variant, variant.entry_name(dtype, tile), precision)?);
         }
         if args.json {
             let rows: Vec<Value> = rows
                 .iter()
-                .map(|e| entry_json(e, &args.arch, precision, false))
+                .map(|e| entry_json(e, &arch, precision, false))
                 .collect();
             println!("{}", serde_json::to_string_pretty(&rows)?);
         } else {
             print!("{}", summary_table(&rows, precision));
         }
         if let Some(page) = &args.markdown_page {
-            std::fs::write(
-                page,
-                summary_page(&module, &rows, &args.arch, precision, page),
-            )
-            .with_context(|| format!("cannot write {}", page.display()))?;
+            std::fs::write(page, summary_page(&module, &rows, &arch, precision, page))
+                .with_context(|| format!("cannot write {}", page.display()))?;
             eprintln!("wrote {}", page.display());
         }
         return Ok(());
@@ -148,18 +160,28 @@ pub fn run(root: &Path, args: SassArgs) -> Result<()> {
         (Some(t), []) => bail!("variant {name} takes no --tile (got {t})"),
         (Some(t), tiles) => bail!("variant {name} takes --tile {tiles:?}, not {t}"),
     };
-    let module = Module::build(root, &args.arch)?;
+    let own = variant.target.arch();
+    let arch = match args.arch.as_deref() {
+        None => own.to_string(),
+        Some(arch) if (arch == "sm_90a") != (variant.target == Target::Sm90a) => bail!(
+            "variant {name} is in the {own} build{}, not in the {arch} one",
+            if variant.target == Target::Sm90a {
+                " (Hopper's wgmma exists there only)"
+            } else {
+                " (the sm_90a build holds the Hopper variants alone)"
+            }
+        ),
+        Some(arch) => arch.to_string(),
+    };
+    let module = Module::build(root, &arch)?;
     let entry = module.entry(variant, variant.entry_name(dtype, tile), precision)?;
     if args.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&entry_json(&entry, &args.arch, precision, true))?
+            serde_json::to_string_pretty(&entry_json(&entry, &arch, precision, true))?
         );
     } else {
-        print!(
-            "{}",
-            detail(&entry, &args.arch, args.all_loops, args.listing)
-        );
+        print!("{}", detail(&entry, &arch, args.all_loops, args.listing));
     }
     Ok(())
 }
@@ -385,7 +407,7 @@ fn summary_table(rows: &[Entry], p: Precision) -> String {
 fn summary_page(module: &Module, rows: &[Entry], arch: &str, p: Precision, page: &Path) -> String {
     let fma = p.fma_opcode();
     let dtype = match p {
-        Precision::F32 | Precision::TensorCoreTf32 => "f32",
+        Precision::F32 | Precision::TensorCoreTf32 | Precision::WarpgroupTf32 => "f32",
         Precision::F64 | Precision::TensorCoreF64 => "f64",
     };
     let mut out = String::new();

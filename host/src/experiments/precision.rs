@@ -24,8 +24,8 @@ pub const THRESHOLD: f64 = 1e-6;
 
 /// The 002 variants (plain and compensated), fast kernels of 001 for comparison, and the
 /// tensor cores' arithmetics: TF32 rounded (`tc-tf32-basic`) and truncated (`tc-tf32`),
-/// 3xTF32, and cuBLAS in both modes.
-pub const DEFAULT_VARIANTS: [&str; 12] = [
+/// 3xTF32 (`mma.sync` and `wgmma`, whose accumulation differs), and cuBLAS in both modes.
+pub const DEFAULT_VARIANTS: [&str; 14] = [
     "naive",
     "kahan",
     "row-shared",
@@ -36,6 +36,8 @@ pub const DEFAULT_VARIANTS: [&str; 12] = [
     "tc-tf32-basic",
     "tc-tf32",
     "tc-3xtf32",
+    "wgmma-tf32",
+    "wgmma-3xtf32",
     "cublas",
     "cublas-tf32",
 ];
@@ -47,7 +49,7 @@ pub struct Args {
     /// Sizes n (m = n = k), comma-separated [default: 256,512,…,8192 on the GPU, 16,32,64,128 on the emulator]
     #[arg(long, value_delimiter = ',', value_parser = crate::cli::positive_size)]
     pub sizes: Option<Vec<u32>>,
-    /// Variants, comma-separated [default: naive,kahan,row-shared,blocked-kahan,v4,v5,gemm128,tc-tf32-basic,tc-tf32,tc-3xtf32,cublas,cublas-tf32; cuBLAS only on a GPU]
+    /// Variants, comma-separated [default: naive,kahan,row-shared,blocked-kahan,v4,v5,gemm128,tc-tf32-basic,tc-tf32,tc-3xtf32,wgmma-tf32,wgmma-3xtf32,cublas,cublas-tf32; cuBLAS only on a GPU, wgmma only on an H100/H200 or the emulator]
     #[arg(long, value_delimiter = ',')]
     pub variants: Option<Vec<String>>,
     /// Element type [default: f32, as in the tutorial]

@@ -47,6 +47,7 @@ use super::backend;
 /// bits is checked on the GPU by `tests/tests/gpu.rs`
 /// (`tensor_cores_read_tf32_operands_as_the_emulator_does`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(transparent)]
 pub struct Tf32(u32);
 
 /// The bits of an f32 that a TF32 operand keeps.
@@ -109,6 +110,7 @@ impl Tf32 {
 /// This lane's share of the multiplicand A of one warp-wide `mma`: `N` elements at the
 /// positions of the module's table.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(transparent)]
 pub struct FragA<E, const N: usize>(pub [E; N]);
 
 /// This lane's share of the multiplicand B.

@@ -48,8 +48,8 @@ pub mod wgmma;
 /// Kernels use it through [`Real`], [`Global`], [`Shared`] and [`shfl_idx`].
 pub use backend::Element;
 pub use backend::{
-    shared_pool_base, block_dim_x, block_dim_y, block_idx_x, block_idx_y, cp_async_commit, cp_async_wait, grid_dim_x,
-    grid_dim_y, sync_threads, thread_idx_x, thread_idx_y,
+    block_dim_x, block_dim_y, block_idx_x, block_idx_y, cp_async_commit, cp_async_wait, grid_dim_x,
+    grid_dim_y, shared_pool_base, sync_threads, thread_idx_x, thread_idx_y,
 };
 
 /// Threads in a warp.
@@ -207,6 +207,24 @@ impl<T: Real> GlobalMut<T> {
     #[inline(always)]
     pub unsafe fn store4(self, i: usize, values: [T; 4]) {
         unsafe { T::st_global_x4(self.ptr.wrapping_add(i), values) }
+    }
+
+    /// Elements `i..i+2` as one vector load (`ld.global.v2`).
+    ///
+    /// # Safety
+    /// `i..i+2` inside the allocation, element `i` aligned to the pair's size.
+    #[inline(always)]
+    pub unsafe fn load2(self, i: usize) -> [T; 2] {
+        unsafe { T::ld_global_x2(self.ptr.wrapping_add(i)) }
+    }
+
+    /// Elements `i..i+2` as one vector store (`st.global.v2`).
+    ///
+    /// # Safety
+    /// As [`GlobalMut::load2`].
+    #[inline(always)]
+    pub unsafe fn store2(self, i: usize, values: [T; 2]) {
+        unsafe { T::st_global_x2(self.ptr.wrapping_add(i), values) }
     }
 }
 

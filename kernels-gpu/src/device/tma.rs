@@ -147,24 +147,35 @@ impl TensorMapSpec {
     /// API, "Tensor Map Object Management"), so that the emulator refuses what the driver does.
     pub fn validate(&self) -> Result<(), String> {
         let s = self;
-        if s.address % 16 != 0 {
-            return Err(format!("the tensor's address {:#x} is not 16-byte aligned", s.address));
+        if !s.address.is_multiple_of(16) {
+            return Err(format!(
+                "the tensor's address {:#x} is not 16-byte aligned",
+                s.address
+            ));
         }
         if s.dims.iter().any(|&d| d == 0 || d > 1 << 32) {
-            return Err(format!("tensor dimensions {:?}: each must be 1 to 2^32", s.dims));
+            return Err(format!(
+                "tensor dimensions {:?}: each must be 1 to 2^32",
+                s.dims
+            ));
         }
-        if s.row_stride_bytes % 16 != 0 || s.row_stride_bytes >= 1 << 40 {
+        if !s.row_stride_bytes.is_multiple_of(16) || s.row_stride_bytes >= 1 << 40 {
             return Err(format!(
                 "row stride of {} bytes: the driver wants a multiple of 16 below 2^40 (for f32, a leading dimension that is a multiple of 4)",
                 s.row_stride_bytes
             ));
         }
         if s.box_dims.iter().any(|&b| b == 0 || b > 256) {
-            return Err(format!("box {:?}: each dimension must be 1 to 256", s.box_dims));
+            return Err(format!(
+                "box {:?}: each dimension must be 1 to 256",
+                s.box_dims
+            ));
         }
         let row_bytes = s.box_dims[0] * s.element_bytes;
-        if row_bytes % 16 != 0 {
-            return Err(format!("a box row of {row_bytes} bytes: it must be a multiple of 16"));
+        if !row_bytes.is_multiple_of(16) {
+            return Err(format!(
+                "a box row of {row_bytes} bytes: it must be a multiple of 16"
+            ));
         }
         if s.swizzle != Swizzle::None && row_bytes > s.swizzle.span() {
             return Err(format!(

@@ -128,8 +128,7 @@ impl<const R: usize> Accumulator<R> {
     pub fn get(&self) -> &[f32; R] {
         #[cfg(not(target_arch = "nvptx64"))]
         if self.group != u32::MAX {
-            crate::emu::current()
-                .wgmma_check_retired(self.group, "reading `wgmma` accumulators");
+            crate::emu::current().wgmma_check_retired(self.group, "reading `wgmma` accumulators");
         }
         &self.registers
     }
@@ -163,6 +162,11 @@ pub trait Tf32Wgmma {
     /// As [`Tf32Wgmma::mma`] with this thread's A fragment in registers: `a.0[i]` is row
     /// `16w + L/4 + 8·(i % 2)`, k `L % 4 + 4·(i / 2)` of the 64×8 A (the `mma.m16n8k8` table of
     /// [`super::mma`], for the warp's 16 rows).
+    ///
+    /// The tensor cores read these registers until the group retires: `a` must stay unchanged
+    /// until the [`wait_group`] that retires it. The emulator checks that the fragment at `a`'s
+    /// address still holds the same bits then, so a kernel keeps its fragments in buffers that
+    /// live across the group (one per group in flight), not in temporaries.
     fn mma_with_a_registers(&mut self, a: &FragA<Tf32, 4>, b: Descriptor, accumulate: bool);
 
     /// A compiler fence on the registers: nothing may be cached or moved across it while a
@@ -190,14 +194,21 @@ macro_rules! tf32_wgmma {
             }
 
             #[inline(always)]
-            fn mma_with_a_registers(&mut self, a: &FragA<Tf32, 4>, b: Descriptor, accumulate: bool) {
+            fn mma_with_a_registers(
+                &mut self,
+                a: &FragA<Tf32, 4>,
+                b: Descriptor,
+                accumulate: bool,
+            ) {
+                #[cfg(not(target_arch = "nvptx64"))]
+                let held_at = a as *const FragA<Tf32, 4> as usize;
                 let a = a.0.map(Tf32::to_bits);
                 #[cfg(target_arch = "nvptx64")]
                 backend::$rs(&mut self.registers, a, b.bits(), accumulate);
                 #[cfg(not(target_arch = "nvptx64"))]
                 {
                     let op = concat!("wgmma.m64n", $n, "k8.tf32 (A in registers)");
-                    let a = backend::OperandA::Registers(a);
+                    let a = backend::OperandA::Registers { bits: a, held_at };
                     let group =
                         backend::wgmma_tf32(op, &mut self.registers, a, b.bits(), accumulate);
                     self.issued(group);
@@ -213,9 +224,27 @@ macro_rules! tf32_wgmma {
     };
 }
 
-tf32_wgmma!(32, 64, wgmma_m64n64k8_tf32_ss, wgmma_m64n64k8_tf32_rs, fence_operands_32);
-tf32_wgmma!(64, 128, wgmma_m64n128k8_tf32_ss, wgmma_m64n128k8_tf32_rs, fence_operands_64);
-tf32_wgmma!(128, 256, wgmma_m64n256k8_tf32_ss, wgmma_m64n256k8_tf32_rs, fence_operands_128);
+tf32_wgmma!(
+    32,
+    64,
+    wgmma_m64n64k8_tf32_ss,
+    wgmma_m64n64k8_tf32_rs,
+    fence_operands_32
+);
+tf32_wgmma!(
+    64,
+    128,
+    wgmma_m64n128k8_tf32_ss,
+    wgmma_m64n128k8_tf32_rs,
+    fence_operands_64
+);
+tf32_wgmma!(
+    128,
+    256,
+    wgmma_m64n256k8_tf32_ss,
+    wgmma_m64n256k8_tf32_rs,
+    fence_operands_128
+);
 
 /// `wgmma.fence.sync.aligned`: orders the warps' register accesses before the next `wgmma`.
 #[inline(always)]
@@ -247,13 +276,13 @@ pub fn fence_proxy_async() {
 /// entry, i.e. launch bounds).
 #[inline(always)]
 pub fn setmaxnreg_inc<const N: u32>() {
-    const { assert!(N >= 24 && N <= 256 && N % 8 == 0) };
+    const { assert!(N >= 24 && N <= 256 && N.is_multiple_of(8)) };
     backend::setmaxnreg_inc::<N>()
 }
 
 /// `setmaxnreg.dec.sync.aligned.u32 N`: the warpgroup gives registers back.
 #[inline(always)]
 pub fn setmaxnreg_dec<const N: u32>() {
-    const { assert!(N >= 24 && N <= 256 && N % 8 == 0) };
+    const { assert!(N >= 24 && N <= 256 && N.is_multiple_of(8)) };
     backend::setmaxnreg_dec::<N>()
 }

@@ -387,8 +387,15 @@ impl History {
                 let fence = self.fences[w.write.agent as usize]
                     .get(w.fences_before as usize)
                     .copied();
-                let published =
-                    fence.is_some_and(|f| self.ordered_before(Epoch { agent: w.write.agent, ..f }, reader));
+                let published = fence.is_some_and(|f| {
+                    self.ordered_before(
+                        Epoch {
+                            agent: w.write.agent,
+                            ..f
+                        },
+                        reader,
+                    )
+                });
                 if !published {
                     return Err(format!(
                         "`wgmma` of warp {} reads shared byte {} that {} wrote with an ordinary store, and no `fence.proxy.async` of the writer happens before the read: the tensor cores read through the async proxy, which does not see the generic proxy's stores without it",
@@ -433,7 +440,11 @@ impl History {
                 word * 4,
                 self.describe(write.agent),
                 self.interval,
-                if by_write { "" } else { " without a barrier in between" }
+                if by_write {
+                    ""
+                } else {
+                    " without a barrier in between"
+                }
             )
         } else if self.agents.is_thread(write.agent) {
             format!(
@@ -455,7 +466,10 @@ impl History {
         let w = self.words[word as usize];
         let unordered = if w.many_readers {
             match self.readers.get(&word) {
-                Some(list) => list.iter().find(|r| !self.ordered_before(**r, thread)).copied(),
+                Some(list) => list
+                    .iter()
+                    .find(|r| !self.ordered_before(**r, thread))
+                    .copied(),
                 // Barriers only: several threads of this interval read it.
                 None if w.read.interval == self.interval => {
                     return Err(format!(

@@ -243,6 +243,9 @@ pub(crate) struct ThreadContext {
     copy_groups: RefCell<std::collections::VecDeque<Vec<AsyncCopy>>>,
     /// This lane's view of its warp's `wgmma` operations.
     wgmma: Cell<WgmmaLane>,
+    /// The A fragments of this lane's `wgmma`s in flight: (group, the address of the kernel's
+    /// `FragA<Tf32, 4>`, its bits at issue).
+    wgmma_held: RefCell<Vec<(u32, usize, [u32; 4])>>,
 }
 
 /// What a lane knows of its warp's `wgmma` operations (every lane of a warp executes the same
@@ -565,7 +568,12 @@ impl ThreadContext {
 
     /// Runs `f` on the mbarrier at pool byte `byte`, after checking that it was initialised and
     /// that the initialisation is ordered before this thread's use of it.
-    fn with_mbarrier<R>(&self, byte: u32, op: &str, f: impl FnOnce(&mut MBarrier, &mut History) -> R) -> R {
+    fn with_mbarrier<R>(
+        &self,
+        byte: u32,
+        op: &str,
+        f: impl FnOnce(&mut MBarrier, &mut History) -> R,
+    ) -> R {
         let mut bars = self.block().mbarriers.borrow_mut();
         let Some(bar) = bars.iter_mut().find(|m| m.byte == byte) else {
             drop(bars);
@@ -636,7 +644,9 @@ impl ThreadContext {
             (history.agents().mbarrier(bar.index), bar.copy_clock())
         });
         let bytes = data.len() as u32;
-        let result = self.history().async_write(self.linear, dst, bytes, agent, clock);
+        let result = self
+            .history()
+            .async_write(self.linear, dst, bytes, agent, clock);
         if let Err(race) = result {
             self.fault(FaultKind::SharedRace, race);
         }
@@ -696,11 +706,20 @@ impl ThreadContext {
         let clock = self.wgmma.get().committed + 1;
         for &(byte, bytes) in ranges {
             self.check_pool_range(byte, bytes, 16, "wgmma operand (descriptor)");
-            let result = self.history().async_read(self.linear, byte, bytes, agent, clock);
+            let result = self
+                .history()
+                .async_read(self.linear, byte, bytes, agent, clock);
             if let Err(race) = result {
                 self.fault(FaultKind::SharedRace, race);
             }
         }
+    }
+
+    /// Records that the `wgmma` issued now reads its A fragment from the kernel's
+    /// `FragA<Tf32, 4>` at `address` (bits `bits`) until its group retires.
+    pub(crate) fn wgmma_hold(&self, address: usize, bits: [u32; 4]) {
+        let group = self.wgmma.get().committed;
+        self.wgmma_held.borrow_mut().push((group, address, bits));
     }
 
     /// `wgmma.commit_group.sync.aligned`.
@@ -724,6 +743,26 @@ impl ThreadContext {
         let mut history = self.history();
         let agent = history.agents().warp(self.linear / 32);
         history.acquire_agent(self.linear, agent, lane.retired);
+        drop(history);
+        // The A fragments of the retired groups must have stayed as they were: the tensor cores
+        // read them until now (on the GPU, overwriting them corrupts the product).
+        let retired: Vec<_> = {
+            let mut held = self.wgmma_held.borrow_mut();
+            let (done, running) = held.drain(..).partition(|h| h.0 < lane.retired);
+            *held = running;
+            done
+        };
+        for (group, address, bits) in retired {
+            // SAFETY: the address of a `FragA<Tf32, 4>` (four transparent u32) in the running
+            // kernel's frame, which outlives the wait.
+            let now = unsafe { *(address as *const [u32; 4]) };
+            if now != bits {
+                self.fault(
+                    FaultKind::WgmmaMisuse,
+                    format!("the A fragment that a `wgmma` of group {group} reads from registers was overwritten before `wgmma.wait_group` retired the group: the tensor cores read those registers until then (keep one fragment buffer per group in flight)"),
+                );
+            }
+        }
     }
 
     /// Faults unless the `wgmma` group `group` has been retired by a `wgmma.wait_group`: the
@@ -767,10 +806,7 @@ fn run_block(
         // The launch outlives every block it runs; the lifetime is erased for the raw pointer.
         launch: (launch as *const Launch<'_>).cast::<Launch<'static>>(),
         pool: RefCell::new(vec![0u8; pool_bytes]),
-        history: RefCell::new(History::new(
-            Agents::new(threads as u32, bx),
-            pool_bytes,
-        )),
+        history: RefCell::new(History::new(Agents::new(threads as u32, bx), pool_bytes)),
         mbarriers: RefCell::new(Vec::new()),
         collective_slots: RefCell::new([
             vec![Deposit::default(); threads],
@@ -787,6 +823,7 @@ fn run_block(
             open_copies: RefCell::default(),
             copy_groups: RefCell::default(),
             wgmma: Cell::default(),
+            wgmma_held: RefCell::default(),
         })
         .collect();
 

@@ -32,12 +32,24 @@
 //!   `g`, `g + 8` are given two *adjacent* m (one 8-byte load) chosen so that each half-warp's
 //!   16 loads hit 32 different banks through the 128-byte swizzle ([`fragment_row`]). B (K-major
 //!   as it lies) is read by the tensor cores through its descriptor, as in the basic kernel.
+//! - **`wgmma`s in flight, one fragment buffer per group** ([`consume_pipelined`], CUTLASS's
+//!   order for A in registers). Each k-step is a group of one `wgmma`; two groups run while the
+//!   warp loads the next k-step's fragment and issues it. The tensor cores read a fragment's
+//!   registers until its group retires: the first version reloaded the same registers every
+//!   slice with a group in flight, and the H100 computed garbage (relative error 1.2) while
+//!   the emulator, which then took register values at issue, passed it. Now each k-step has a
+//!   buffer of its own, rewritten only after the wait that retired its group, and the emulator
+//!   checks, when a group retires, that the fragments it read are unchanged. ptxas is touchy
+//!   here: a fragment loaded inside another group's pipeline stage, or an accumulator fence
+//!   while a group runs, makes it serialize every `wgmma` (C7513/C7514, which the tests reject).
+//!   `--tile 2` is the simpler loop, one group per slice, each waited for.
 //! - **A persistent grid.** One block per SM (the host caps the grid); block `b` computes
-//!   tiles `b`, `b + grid`, … in the grouped order of [`rasterise`], so the blocks working at
-//!   the same time share panels of A and B in L2. The producer fills the next tile's stages
-//!   while the consumers finish the last one.
+//!   tiles `b`, `b + grid`, … in the grouped order of [`rasterise_in_groups`], so the blocks
+//!   working at the same time share panels of A and B in L2. The producer fills the next
+//!   tile's stages while the consumers finish the last one.
 //! - **The epilogue** applies α and β from the accumulator registers (β = 0 does not read C)
-//!   and skips what lies past m or n.
+//!   and skips what lies past m or n. Fragment rows `g`, `g + 8` being adjacent rows of C, each
+//!   lane writes two adjacent elements of a column with one 8-byte store.
 //!
 //! **3xTF32 from the same pipeline** (`SPLIT = true`, `wgmma-3xtf32`): FP32 accuracy from the
 //! TF32 tensor cores as in chapter 1's `tc-3xtf32` (`a·b ≈ a_small·b_big + a_big·b_small +
@@ -56,7 +68,17 @@
 //! *full* phase, a producer that refills one before its *empty* phase, or a `wgmma` that reads
 //! B's split without the proxy fence is reported (`tests/tests/emulator_hopper.rs`).
 //!
-//! Measured: see `docs/perf-notes.md` ("tensor cores, chapter 2").
+//! What the SASS shows (`cargo xtask sass --variant wgmma-tf32`, the sm_90a build): the consumer
+//! loop is 63 instructions per slice for 4 `HGMMA.64x256x8.F32.TF32`, 8 `LDS.64` and no
+//! barrier, each `HGMMA` followed by `WARPGROUP.DEPBAR.LE gsb0, 0x2`; the producer's is an
+//! mbarrier wait, an `arrive.expect_tx` and 5 `UTMALDG.2D`. 168 registers at launch, no spills.
+//!
+//! Measured (H100 80GB HBM3, median, cuBLAS in the same process, checks passing;
+//! `docs/results/h100-2026-11-23-hopper/`, `docs/perf-notes.md`): `--tile 1` 390–396 TFLOP/s at
+//! 4096³ (1.03–1.05× cuBLAS TF32), 393–400 at 8192³ (0.97–1.03×: cuBLAS ran at 388–405), 340 at
+//! 2048³ (1.23×), 338 at 8192×8192×1024 (1.07×). ncu at 4096³: tensor pipe active 93.7% (cuBLAS
+//! 91.9%), no bank conflicts (cuBLAS: 8.4 M). `wgmma-3xtf32`: 128–130 TFLOP/s at 4096³, 2.5×
+//! cuBLAS SGEMM with relative error 3.2·10⁻⁷ (SGEMM 1.1·10⁻⁶); 116–121 at 8192³, 2.3×.
 use crate::device::mbarrier::{fence_mbarrier_init, MBarrier};
 use crate::device::mma::{FragA, Tf32};
 use crate::device::tma::{self, Swizzle, TensorMap};
@@ -64,7 +86,7 @@ use crate::device::wgmma::{self, Accumulator, Descriptor, Tf32Wgmma};
 use crate::device::{
     block_idx_x, grid_dim_x, pool_padding_to, sync_threads, thread_idx_x, Shared, WARP_SIZE,
 };
-use crate::gemm::{rasterise, GemmArgs, Geometry};
+use crate::gemm::{rasterise_in_groups, GemmArgs, Geometry};
 
 /// Rows of the block tile: two consumer warpgroups of 64.
 pub const BM: u32 = 128;
@@ -135,14 +157,23 @@ impl<const STAGES: u32> Ring<STAGES> {
 struct Layout<const BN: u32, const STAGES: u32, const SPLIT: bool> {
     /// Byte offset of stage 0 (aligned to 1024 in the shared window).
     base: u32,
+    /// The tile order: groups of this many tile-rows ([`rasterise_in_groups`]).
+    raster_group: u32,
 }
 
 impl<const BN: u32, const STAGES: u32, const SPLIT: bool> Layout<BN, STAGES, SPLIT> {
     #[inline(always)]
-    fn new() -> Self {
+    fn new(raster_group: u32) -> Self {
         Layout {
             base: pool_padding_to(ATOM),
+            raster_group,
         }
+    }
+
+    /// The (tile-row, tile-column) of C the `tile`-th tile of the schedule is.
+    #[inline(always)]
+    fn tile(self, tile: u32, tiles_m: u32, tiles_n: u32) -> (u32, u32) {
+        rasterise_in_groups(tile, tiles_m, tiles_n, self.raster_group)
     }
 
     /// A's box `b` (rows `32b..32b+32` of the tile) in `stage`: 32 rows of k, 128 bytes each.
@@ -161,13 +192,19 @@ impl<const BN: u32, const STAGES: u32, const SPLIT: bool> Layout<BN, STAGES, SPL
     /// B in `stage`: BN rows (columns of B) of 32 k, 128 bytes each.
     #[inline(always)]
     fn b(self, stage: u32) -> Shared<f32> {
-        Shared::at(self.base + stage * stage_bytes(BN, SPLIT) + BM * BK * 4, BN * BK)
+        Shared::at(
+            self.base + stage * stage_bytes(BN, SPLIT) + BM * BK * 4,
+            BN * BK,
+        )
     }
 
     /// B's small parts in `stage` (3xTF32), laid out as B.
     #[inline(always)]
     fn b_small(self, stage: u32) -> Shared<f32> {
-        Shared::at(self.base + stage * stage_bytes(BN, SPLIT) + (BM + BN) * BK * 4, BN * BK)
+        Shared::at(
+            self.base + stage * stage_bytes(BN, SPLIT) + (BM + BN) * BK * 4,
+            BN * BK,
+        )
     }
 
     #[inline(always)]
@@ -220,15 +257,23 @@ const fn swizzled(k: u32, m: u32) -> u32 {
 /// global memory (boxes 32×32 of A, 32×BN of B, 128-byte swizzle); launch with [`geometry`]
 /// of the same parameters and a grid of at most one block per tile.
 #[inline(always)]
-pub unsafe fn gemm<const R: usize, const BN: u32, const STAGES: u32, const SPLIT: bool>(
+pub unsafe fn gemm<
+    const R: usize,
+    const BN: u32,
+    const STAGES: u32,
+    const PIPELINED: bool,
+    const SPLIT: bool,
+    const RASTER: u32,
+>(
     args: GemmArgs<f32>,
     maps: *const TensorMap,
 ) where
     Accumulator<R>: Tf32Wgmma,
 {
     // A tile of BN columns is one `wgmma` of N = BN per consumer warpgroup: R = BN/2 registers.
-    const { assert!(BN == 2 * R as u32 && BN <= 256 && STAGES >= 2) };
-    let layout = Layout::<BN, STAGES, SPLIT>::new();
+    // 3xTF32 reads every slice's sum, so it waits for each slice.
+    const { assert!(BN == 2 * R as u32 && BN <= 256 && STAGES >= 2 && !(SPLIT && PIPELINED)) };
+    let layout = Layout::<BN, STAGES, SPLIT>::new(RASTER);
     let tid = thread_idx_x();
     let warpgroup = tid / 128;
     if tid == 0 {
@@ -255,7 +300,17 @@ pub unsafe fn gemm<const R: usize, const BN: u32, const STAGES: u32, const SPLIT
         }
     } else {
         wgmma::setmaxnreg_inc::<CONSUMER_REGISTERS>();
-        unsafe { consume::<R, BN, STAGES, SPLIT>(args, layout, tid - 128, tiles, tiles_m, tiles_n, slices) };
+        unsafe {
+            consume::<R, BN, STAGES, PIPELINED, SPLIT>(
+                args,
+                layout,
+                tid - 128,
+                tiles,
+                tiles_m,
+                tiles_n,
+                slices,
+            )
+        };
     }
 }
 
@@ -278,7 +333,7 @@ unsafe fn produce<const BN: u32, const STAGES: u32, const SPLIT: bool>(
     let mut ring = Ring::<STAGES>::start();
     let mut tile = block_idx_x();
     while tile < tiles {
-        let (tile_m, tile_n) = rasterise(tile, tiles_m, tiles_n);
+        let (tile_m, tile_n) = layout.tile(tile, tiles_m, tiles_n);
         let (row0, col0) = ((tile_m * BM) as i32, (tile_n * BN) as i32);
         for slice in 0..slices {
             let s = ring.stage;
@@ -333,11 +388,165 @@ fn split_b<const BN: u32, const STAGES: u32, const SPLIT: bool>(
     }
 }
 
-/// A consumer thread (`thread` 0..256: warpgroup `thread / 128` takes rows 64·that..+64 of
-/// each tile).
+/// A consumer thread's place in the pipeline, and what it reads from a stage.
+struct Consumer<const BN: u32, const STAGES: u32, const SPLIT: bool> {
+    layout: Layout<BN, STAGES, SPLIT>,
+    /// Element offset of this warp's A box in a stage, the row of it this lane's fragment rows
+    /// stand for, and the lane's `t`.
+    box_at: u32,
+    m_in_box: u32,
+    t: u32,
+    ring: Ring<STAGES>,
+}
+
+impl<const BN: u32, const STAGES: u32, const SPLIT: bool> Consumer<BN, STAGES, SPLIT> {
+    /// Waits until the current stage of the ring holds its slice (3xTF32: split).
+    #[inline(always)]
+    fn wait_for_stage(&self) {
+        let (layout, s) = (self.layout, self.ring.stage);
+        if SPLIT {
+            layout.ready(s).wait(self.ring.phase);
+        } else {
+            layout.full(s).wait(self.ring.phase);
+        }
+    }
+
+    /// This lane's A values of k-step `step` (k = 8·step..+8) of `stage`: rows m, m+1 of k t and
+    /// of k t+4, two 8-byte loads, in the order of the fragment registers.
+    #[inline(always)]
+    fn load_step(&self, stage: u32, step: u32) -> [f32; 4] {
+        let (a, k) = (self.layout.a(stage), 8 * step);
+        let low = a.load2(self.box_at + swizzled(k + self.t, self.m_in_box));
+        let high = a.load2(self.box_at + swizzled(k + self.t + 4, self.m_in_box));
+        [low[0], low[1], high[0], high[1]]
+    }
+
+    /// The descriptor of B (or, `small`, of its small parts) in `stage`: K-major, 128-byte
+    /// swizzle, 8 rows of 128 bytes to the next 8.
+    #[inline(always)]
+    fn b_desc(&self, stage: u32, small: bool) -> Descriptor {
+        let b = if small {
+            self.layout.b_small(stage)
+        } else {
+            self.layout.b(stage)
+        };
+        Descriptor::k_major(b.shared_address(0), Swizzle::B128, 16, 8 * BK * 4)
+    }
+}
+
+/// The consumers' loop, one slice at a time: load the slice's A fragments, issue its `wgmma`s
+/// as one group, wait for it, release the stage. Simple, and the only order 3xTF32 allows (it
+/// reads each slice's sum); the other consumer warpgroup keeps the tensor cores busy while this
+/// one waits and loads.
 #[inline(always)]
 #[allow(clippy::needless_range_loop)]
-unsafe fn consume<const R: usize, const BN: u32, const STAGES: u32, const SPLIT: bool>(
+fn consume_slices<const R: usize, const BN: u32, const STAGES: u32, const SPLIT: bool>(
+    c: &mut Consumer<BN, STAGES, SPLIT>,
+    slices: u32,
+    acc: &mut Accumulator<R>,
+    sum: &mut [f32; R],
+) where
+    Accumulator<R>: Tf32Wgmma,
+{
+    for slice in 0..slices {
+        c.wait_for_stage();
+        let s = c.ring.stage;
+        let values: [[f32; 4]; 4] = core::array::from_fn(|step| c.load_step(s, step as u32));
+        // 3xTF32 splits A here, before the `wgmma.fence`: registers written after it make
+        // ptxas insert another fence before the `wgmma` that reads them.
+        let parts = values.map(|v| v.map(Tf32::split));
+        let big: [FragA<Tf32, 4>; 4] = parts.map(|p| FragA(p.map(|x| x.0)));
+        let small: [FragA<Tf32, 4>; 4] = parts.map(|p| FragA(p.map(|x| x.1)));
+        let truncated: [FragA<Tf32, 4>; 4] = values.map(|v| FragA(v.map(Tf32::truncate)));
+        let (b, b_small) = (c.b_desc(s, false), c.b_desc(s, true));
+        wgmma::fence();
+        for step in 0..4 {
+            let at = 32 * step as u32;
+            if SPLIT {
+                acc.mma_with_a_registers(&small[step], b.advanced(at), step > 0);
+                acc.mma_with_a_registers(&big[step], b_small.advanced(at), true);
+                acc.mma_with_a_registers(&big[step], b.advanced(at), true);
+            } else {
+                let first = slice == 0 && step == 0;
+                acc.mma_with_a_registers(&truncated[step], b.advanced(at), !first);
+            }
+        }
+        wgmma::commit_group();
+        wgmma::wait_group::<0>();
+        // Nothing may read the accumulators before the wait.
+        acc.fence_registers();
+        c.layout.empty(s).arrive();
+        if SPLIT {
+            let step_sum = acc.get();
+            for i in 0..R {
+                sum[i] += step_sum[i];
+            }
+        }
+        c.ring.advance();
+    }
+}
+
+/// The consumers' loop with `wgmma`s in flight, CUTLASS's order for A in registers: every
+/// k-step is a group of one `wgmma`, and up to two groups run while the warp loads the next
+/// k-step's fragment (the next slice's first, after waiting for its stage) and issues it. The
+/// tensor cores read a fragment's registers until its group retires, so each of the four
+/// k-steps of a slice has a fragment buffer of its own: buffer j is rewritten three groups after
+/// it was issued, when the wait has retired it. (With one buffer per slice, rewritten while its
+/// group ran, the H100 computed garbage; the emulator reports it.) A stage is released at the
+/// second k-step of the next slice, when the wait has retired the last group that read it.
+#[inline(always)]
+fn consume_pipelined<const R: usize, const BN: u32, const STAGES: u32, const SPLIT: bool>(
+    c: &mut Consumer<BN, STAGES, SPLIT>,
+    slices: u32,
+    acc: &mut Accumulator<R>,
+) where
+    Accumulator<R>: Tf32Wgmma,
+{
+    let mut frags = [FragA([Tf32::default(); 4]); 4];
+    c.wait_for_stage();
+    frags[0] = FragA(c.load_step(c.ring.stage, 0).map(Tf32::truncate));
+    let mut previous = c.ring.stage;
+    for slice in 0..slices {
+        let s = c.ring.stage;
+        let b = c.b_desc(s, false);
+        for step in 0..4u32 {
+            if step < 3 {
+                frags[step as usize + 1] = FragA(c.load_step(s, step + 1).map(Tf32::truncate));
+            } else if slice + 1 < slices {
+                c.ring.advance();
+                c.wait_for_stage();
+                frags[0] = FragA(c.load_step(c.ring.stage, 0).map(Tf32::truncate));
+            }
+            wgmma::fence();
+            let first = slice == 0 && step == 0;
+            acc.mma_with_a_registers(&frags[step as usize], b.advanced(32 * step), !first);
+            wgmma::commit_group();
+            wgmma::wait_group::<2>();
+            if step == 1 && slice > 0 {
+                c.layout.empty(previous).arrive();
+            }
+        }
+        previous = s;
+    }
+    wgmma::wait_group::<0>();
+    acc.fence_registers();
+    c.layout.empty(previous).arrive();
+    c.ring.advance();
+}
+
+/// A consumer thread (`thread` 0..256: warpgroup `thread / 128` takes rows 64·that..+64 of
+/// each tile).
+// The epilogue indexes the accumulators with the loop counter: unrolled, each index is a
+// constant, which is what keeps them in registers.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+unsafe fn consume<
+    const R: usize,
+    const BN: u32,
+    const STAGES: u32,
+    const PIPELINED: bool,
+    const SPLIT: bool,
+>(
     args: GemmArgs<f32>,
     layout: Layout<BN, STAGES, SPLIT>,
     thread: u32,
@@ -353,74 +562,47 @@ unsafe fn consume<const R: usize, const BN: u32, const STAGES: u32, const SPLIT:
     // This warp's 16 rows of the tile: half `warp % 2` of A's box `warp / 2`.
     let (a_box, half) = (warp / 2, warp % 2);
     let m_in_box = fragment_row(g, half);
-    let sbo = 8 * BK * 4;
-    let mut ring = Ring::<STAGES>::start();
+    let mut consumer = Consumer {
+        layout,
+        box_at: a_box * A_BOX_ROWS * BK,
+        m_in_box,
+        t,
+        ring: Ring::<STAGES>::start(),
+    };
     let mut tile = block_idx_x();
     while tile < tiles {
         let mut acc = Accumulator::<R>::zero();
         let mut sum = [0f32; R];
-        for slice in 0..slices {
-            let s = ring.stage;
-            if SPLIT {
-                layout.ready(s).wait(ring.phase);
-            } else {
-                layout.full(s).wait(ring.phase);
-            }
-            let a = layout.a(s);
-            let box_at = a_box * A_BOX_ROWS * BK;
-            let b_desc = Descriptor::k_major(layout.b(s).shared_address(0), Swizzle::B128, 16, sbo);
-            let b_small_desc = Descriptor::k_major(
-                layout.b_small(s).shared_address(0),
-                Swizzle::B128,
-                16,
-                sbo,
-            );
-            // a[step]: the fragment of k-step `step` (k = 8·step..+8): rows m, m+1 of k t and t+4.
-            let mut frags = [[0f32; 4]; 4];
-            for step in 0..4 {
-                let k = 8 * step as u32;
-                let low = a.load2(box_at + swizzled(k + t, m_in_box));
-                let high = a.load2(box_at + swizzled(k + t + 4, m_in_box));
-                frags[step] = [low[0], low[1], high[0], high[1]];
-            }
-            // 3xTF32 splits A here, before the fence: registers written after `wgmma.fence`
-            // make ptxas insert another one before the `wgmma` that reads them.
-            let parts = frags.map(|f| f.map(Tf32::split));
-            wgmma::fence();
-            for step in 0..4 {
-                let at = 32 * step as u32;
-                if SPLIT {
-                    let big = FragA(parts[step].map(|p| p.0));
-                    let small = FragA(parts[step].map(|p| p.1));
-                    acc.mma_with_a_registers(&small, b_desc.advanced(at), step > 0);
-                    acc.mma_with_a_registers(&big, b_small_desc.advanced(at), true);
-                    acc.mma_with_a_registers(&big, b_desc.advanced(at), true);
-                } else {
-                    let frag = FragA(frags[step].map(Tf32::truncate));
-                    acc.mma_with_a_registers(&frag, b_desc.advanced(at), slice > 0 || step > 0);
-                }
-            }
-            wgmma::commit_group();
-            wgmma::wait_group::<0>();
-            acc.fence_registers();
-            layout.empty(s).arrive();
-            if SPLIT {
-                let step_sum = acc.get();
-                for i in 0..R {
-                    sum[i] += step_sum[i];
-                }
-            }
-            ring.advance();
+        if PIPELINED {
+            consume_pipelined(&mut consumer, slices, &mut acc);
+        } else {
+            consume_slices(&mut consumer, slices, &mut acc, &mut sum);
         }
-        let (tile_m, tile_n) = rasterise(tile, tiles_m, tiles_n);
+        let (tile_m, tile_n) = layout.tile(tile, tiles_m, tiles_n);
         let (row0, col0) = (tile_m * BM + 32 * a_box, tile_n * BN);
         let values = if SPLIT { &sum } else { acc.get() };
-        for i in 0..R {
-            let i32_ = i as u32;
-            let row = row0 + m_in_box + ((i32_ >> 1) & 1);
-            let col = col0 + 8 * (i32_ >> 2) + 2 * t + (i32_ & 1);
-            if row < args.m && col < args.n {
-                unsafe { args.store_c(args.c_at(row, col), values[i]) };
+        // Register 4j + e holds row m, column 8j + 2t + e; register 4j + 2 + e row m + 1: two
+        // adjacent elements of a column of C, one 8-byte store.
+        let row = row0 + m_in_box;
+        let pairs = args.c_pairs_ok() && row + 1 < args.m;
+        // Two flat loops, one chosen per tile, each small enough to be unrolled whole: every
+        // index is then a constant and the accumulators stay in registers.
+        if pairs {
+            for p in 0..R / 2 {
+                let (j, e) = (p / 2, p % 2);
+                let col = col0 + 8 * j as u32 + 2 * t + e as u32;
+                if col < args.n {
+                    let pair = [values[4 * j + e], values[4 * j + 2 + e]];
+                    unsafe { args.store_c2(args.c_at(row, col), pair) };
+                }
+            }
+        } else {
+            for i in 0..R {
+                let r = row + ((i as u32 >> 1) & 1);
+                let col = col0 + 8 * (i as u32 >> 2) + 2 * t + (i as u32 & 1);
+                if r < args.m && col < args.n {
+                    unsafe { args.store_c(args.c_at(r, col), values[i]) };
+                }
             }
         }
         tile += grid_dim_x();

@@ -144,8 +144,9 @@ pub unsafe fn tma_load_2d(map: *const u8, dst: u32, x: i32, y: i32, bar: u32) {
             };
             let slot = (swizzled - dst) as usize;
             if inside {
-                let src =
-                    m.address as usize + gy as usize * m.row_stride_bytes as usize + gx as usize * e;
+                let src = m.address as usize
+                    + gy as usize * m.row_stride_bytes as usize
+                    + gx as usize * e;
                 ctx.check_global(src, e, 1);
                 let value = unsafe { core::slice::from_raw_parts(src as *const u8, e) };
                 data[slot..slot + e].copy_from_slice(value);
@@ -225,7 +226,11 @@ impl Descriptor {
                     + 4 * word
             }
         };
-        let pre = self.start + (row % 8) * pitch + (row / 8) * self.stride_byte_offset + 16 * chunk + 4 * word;
+        let pre = self.start
+            + (row % 8) * pitch
+            + (row / 8) * self.stride_byte_offset
+            + 16 * chunk
+            + 4 * word;
         swizzle_address(pre, mask, self.base_offset)
     }
 }
@@ -234,8 +239,9 @@ impl Descriptor {
 pub enum OperandA {
     /// A matrix descriptor (A in shared memory).
     Shared(u64),
-    /// The lane's four A registers.
-    Registers([u32; 4]),
+    /// The lane's four A registers, and where the kernel holds them (a `FragA<Tf32, 4>`): they
+    /// must not change until the group retires.
+    Registers { bits: [u32; 4], held_at: usize },
 }
 
 /// `wgmma.mma_async…m64n{N}k8.f32.tf32.tf32` for the calling lane: `d` holds its N/2
@@ -249,7 +255,7 @@ pub fn wgmma_tf32(op: &'static str, d: &mut [f32], a: OperandA, b: u64, scale_d:
     let warp_in_group = (ctx.linear / 32) % 4;
     let (a_bits, a_registers) = match a {
         OperandA::Shared(desc) => (desc, [0; 4]),
-        OperandA::Registers(r) => (u64::MAX, r),
+        OperandA::Registers { bits, .. } => (u64::MAX, bits),
     };
     let deposit = [
         a_bits,
@@ -295,11 +301,15 @@ pub fn wgmma_tf32(op: &'static str, d: &mut [f32], a: OperandA, b: u64, scale_d:
             let a_desc = Descriptor::decode(desc);
             for (r, row) in matrix_a.iter_mut().enumerate() {
                 for (kk, value) in row.iter_mut().enumerate() {
-                    *value = read(a_desc.address(16 * warp_in_group + r as u32, kk as u32), &mut reads);
+                    *value = read(
+                        a_desc.address(16 * warp_in_group + r as u32, kk as u32),
+                        &mut reads,
+                    );
                 }
             }
         }
-        OperandA::Registers(_) => {
+        OperandA::Registers { bits, held_at } => {
+            ctx.wgmma_hold(held_at, bits);
             for (l, regs) in registers.iter().enumerate() {
                 let (g, t) = (l / 4, l % 4);
                 for (i, bits) in regs.iter().enumerate() {

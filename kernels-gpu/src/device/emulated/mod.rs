@@ -75,6 +75,14 @@ pub trait Element: Sized + Copy {
         current().check_global(p as usize, size_of::<Self>(), 1);
         unsafe { p.write(v) }
     }
+    unsafe fn ld_global_x2(p: *const Self) -> [Self; 2] {
+        current().check_global(p as usize, 2 * size_of::<Self>(), 2 * size_of::<Self>());
+        unsafe { (p as *const [Self; 2]).read_unaligned() }
+    }
+    unsafe fn st_global_x2(p: *mut Self, v: [Self; 2]) {
+        current().check_global(p as usize, 2 * size_of::<Self>(), 2 * size_of::<Self>());
+        unsafe { (p as *mut [Self; 2]).write_unaligned(v) }
+    }
     unsafe fn st_global_x4(p: *mut Self, v: [Self; 4]) {
         current().check_global(p as usize, 4 * size_of::<Self>(), 16);
         unsafe { (p as *mut [Self; 4]).write_unaligned(v) }

@@ -9,7 +9,9 @@ use core::arch::asm;
 /// `mbarrier.init.shared::cta.b64 [addr], count`.
 #[inline(always)]
 pub fn mbarrier_init(addr: u32, count: u32) {
-    unsafe { asm!("mbarrier.init.shared::cta.b64 [{a}], {c};", a = in(reg32) addr, c = in(reg32) count, options(nostack)) }
+    unsafe {
+        asm!("mbarrier.init.shared::cta.b64 [{a}], {c};", a = in(reg32) addr, c = in(reg32) count, options(nostack))
+    }
 }
 
 /// `fence.mbarrier_init.release.cluster`: makes the initialisations visible before a barrier.
@@ -21,7 +23,9 @@ pub fn fence_mbarrier_init() {
 /// `mbarrier.arrive.shared::cta.b64 _, [addr]` (release, CTA scope).
 #[inline(always)]
 pub fn mbarrier_arrive(addr: u32) {
-    unsafe { asm!("mbarrier.arrive.shared::cta.b64 _, [{a}];", a = in(reg32) addr, options(nostack)) }
+    unsafe {
+        asm!("mbarrier.arrive.shared::cta.b64 _, [{a}];", a = in(reg32) addr, options(nostack))
+    }
 }
 
 /// `mbarrier.arrive.expect_tx.shared::cta.b64 _, [addr], bytes`.
@@ -119,7 +123,6 @@ pub fn setmaxnreg_inc<const N: u32>() {
 pub fn setmaxnreg_dec<const N: u32>() {
     unsafe { asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack)) }
 }
-
 
 /// The `wgmma` of one shape: `m64n{N}k8` with TF32 operands and f32 accumulators, A from
 /// shared memory (`_ss`) or from registers (`_rs`), and the accumulators' operand fence. The

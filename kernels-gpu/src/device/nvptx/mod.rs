@@ -6,7 +6,7 @@
 //! across a barrier.
 use core::arch::asm;
 use core::arch::nvptx;
-use core::simd::{f32x4, f64x2};
+use core::simd::{f32x2, f32x4, f64x2};
 
 #[cfg(target_feature = "sm_90a")]
 pub mod hopper;
@@ -63,6 +63,8 @@ pub trait Element: Sized {
     unsafe fn ld_global_x4(p: *const Self) -> [Self; 4];
     unsafe fn st_global(p: *mut Self, v: Self);
     unsafe fn st_global_x4(p: *mut Self, v: [Self; 4]);
+    unsafe fn ld_global_x2(p: *const Self) -> [Self; 2];
+    unsafe fn st_global_x2(p: *mut Self, v: [Self; 2]);
     unsafe fn ld_shared(addr: u32) -> Self;
     unsafe fn st_shared(addr: u32, v: Self);
     unsafe fn ld_shared_x4(addr: u32) -> [Self; 4];
@@ -126,6 +128,14 @@ impl Element for f32 {
     #[inline(always)]
     unsafe fn st_global_x4(p: *mut f32, v: [f32; 4]) {
         unsafe { (p as *mut f32x4).write(f32x4::from_array(v)) }
+    }
+    #[inline(always)]
+    unsafe fn ld_global_x2(p: *const f32) -> [f32; 2] {
+        unsafe { (p as *const f32x2).read().to_array() }
+    }
+    #[inline(always)]
+    unsafe fn st_global_x2(p: *mut f32, v: [f32; 2]) {
+        unsafe { (p as *mut f32x2).write(f32x2::from_array(v)) }
     }
     #[inline(always)]
     unsafe fn ld_shared(addr: u32) -> f32 {
@@ -235,6 +245,14 @@ impl Element for f64 {
     #[inline(always)]
     unsafe fn st_global(p: *mut f64, v: f64) {
         unsafe { p.write(v) }
+    }
+    #[inline(always)]
+    unsafe fn ld_global_x2(p: *const f64) -> [f64; 2] {
+        unsafe { (p as *const f64x2).read().to_array() }
+    }
+    #[inline(always)]
+    unsafe fn st_global_x2(p: *mut f64, v: [f64; 2]) {
+        unsafe { (p as *mut f64x2).write(f64x2::from_array(v)) }
     }
     #[inline(always)]
     unsafe fn st_global_x4(p: *mut f64, v: [f64; 4]) {
