@@ -176,13 +176,19 @@ impl<T: Real> GemmArgs<T> {
     /// `i..i+4` must be inside C and 16-byte aligned.
     #[inline(always)]
     pub unsafe fn store_c4(&self, i: usize, acc: [T; 4]) {
-        let value = if self.beta == T::ZERO {
+        let value = self.scaled(acc, || unsafe { self.c.load4(i) });
+        unsafe { self.c.store4(i, value) }
+    }
+
+    /// `alpha * acc + beta * C` for a run of C, which `old` loads only when `beta != 0`.
+    #[inline(always)]
+    fn scaled<const N: usize>(&self, acc: [T; N], old: impl FnOnce() -> [T; N]) -> [T; N] {
+        if self.beta == T::ZERO {
             acc.map(|x| self.alpha * x)
         } else {
-            let old = unsafe { self.c.load4(i) };
+            let old = old();
             core::array::from_fn(|q| self.alpha.fma(acc[q], self.beta * old[q]))
-        };
-        unsafe { self.c.store4(i, value) }
+        }
     }
 
     /// Whether C can be written in pairs: ldc even and C aligned to a pair.
@@ -197,12 +203,7 @@ impl<T: Real> GemmArgs<T> {
     /// `i..i+2` must be inside C and aligned to the pair.
     #[inline(always)]
     pub unsafe fn store_c2(&self, i: usize, acc: [T; 2]) {
-        let value = if self.beta == T::ZERO {
-            acc.map(|x| self.alpha * x)
-        } else {
-            let old = unsafe { self.c.load2(i) };
-            core::array::from_fn(|q| self.alpha.fma(acc[q], self.beta * old[q]))
-        };
+        let value = self.scaled(acc, || unsafe { self.c.load2(i) });
         unsafe { self.c.store2(i, value) }
     }
 
