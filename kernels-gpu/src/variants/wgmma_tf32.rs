@@ -452,12 +452,19 @@ fn consume_slices<const R: usize, const BN: u32, const STAGES: u32, const SPLIT:
         c.wait_for_stage();
         let s = c.ring.stage;
         let values: [[f32; 4]; 4] = core::array::from_fn(|step| c.load_step(s, step as u32));
-        // 3xTF32 splits A here, before the `wgmma.fence`: registers written after it make
-        // ptxas insert another fence before the `wgmma` that reads them.
-        let parts = values.map(|v| v.map(Tf32::split));
-        let big: [FragA<Tf32, 4>; 4] = parts.map(|p| FragA(p.map(|x| x.0)));
-        let small: [FragA<Tf32, 4>; 4] = parts.map(|p| FragA(p.map(|x| x.1)));
-        let truncated: [FragA<Tf32, 4>; 4] = values.map(|v| FragA(v.map(Tf32::truncate)));
+        // TF32: the f32 bits as they are (the tensor cores truncate). 3xTF32: the big and small
+        // parts, split here, before the `wgmma.fence`: registers written after it make ptxas
+        // insert another fence before the `wgmma` that reads them.
+        let (big, small): ([FragA<Tf32, 4>; 4], [FragA<Tf32, 4>; 4]) = if SPLIT {
+            let parts = values.map(|v| v.map(Tf32::split));
+            (
+                parts.map(|p| FragA(p.map(|x| x.0))),
+                parts.map(|p| FragA(p.map(|x| x.1))),
+            )
+        } else {
+            let truncated = values.map(|v| FragA(v.map(Tf32::truncate)));
+            (truncated, truncated)
+        };
         let (b, b_small) = (c.b_desc(s, false), c.b_desc(s, true));
         wgmma::fence();
         for step in 0..4 {
@@ -468,7 +475,7 @@ fn consume_slices<const R: usize, const BN: u32, const STAGES: u32, const SPLIT:
                 acc.mma_with_a_registers(&big[step], b.advanced(at), true);
             } else {
                 let first = slice == 0 && step == 0;
-                acc.mma_with_a_registers(&truncated[step], b.advanced(at), !first);
+                acc.mma_with_a_registers(&big[step], b.advanced(at), !first);
             }
         }
         wgmma::commit_group();

@@ -284,12 +284,13 @@ pub fn wgmma_tf32(op: &'static str, d: &mut [f32], a: OperandA, b: u64, scale_d:
     let b_desc = Descriptor::decode(b);
     // This warp's 16 rows of A (8 k each) and B's N rows (its columns, k-contiguous).
     let mut matrix_a = [[0f64; 8]; 16];
+    // The 16-byte chunks read, for the race history: one lane records the warp's reads.
     let mut reads: Vec<(u32, u32)> = Vec::new();
     let read = |address: u32, reads: &mut Vec<(u32, u32)>| -> f64 {
         let at = ctx.pool_byte(address);
         ctx.check_pool_range(at, 4, 4, op);
         let chunk = at & !15;
-        if reads.last() != Some(&(chunk, 16)) {
+        if lane == 0 && reads.last() != Some(&(chunk, 16)) {
             reads.push((chunk, 16));
         }
         let pool = ctx.block().pool_mut();
