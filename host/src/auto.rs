@@ -4,13 +4,17 @@
 //! 1. The candidates are the kernels whose arithmetic is the element type's own fused
 //!    multiply-add (`Arithmetic::Native`): `auto` never trades accuracy for speed. In f32 that
 //!    means the CUDA-core kernels (TF32 and 3xTF32 are chosen by name, not by `auto`); in f64 it
-//!    includes the FP64 tensor cores, whose DMMA is IEEE FP64 fused multiply-add.
+//!    includes the FP64 tensor cores, whose DMMA is IEEE FP64 fused multiply-add; in bf16 and
+//!    f16 the 16-bit tensor-core kernels (exact products, f32 accumulation, C rounded once).
 //! 2. [`TABLE`] holds, per dtype and measured shape, the fastest candidate (median, checks
 //!    passing). `host experiment auto` measures it; `host/src/auto-table.csv` is its output,
 //!    copied here from the results folder (the README's "Regenerate `auto`'s table").
 //! 3. A problem takes the choice of the table row of its dtype whose shape is nearest in
 //!    log₂ m + log₂ n + log₂ k distance (ties: the first row), provided the kernel supports
-//!    the shape; otherwise, or with no row for the dtype, [`FALLBACK`].
+//!    the shape; otherwise, or with no row for the dtype, the dtype's [`fallback`]: `best:1`
+//!    in f32 and f64, `wgmma-16bit:1` in bf16 and f16 (the table has no 16-bit rows yet, and
+//!    it is the only 16-bit kernel; on a GPU other than an H100/H200 the backend says that it
+//!    needs sm_90a, and for a shape it does not support `plan` names the constraint).
 use crate::registry::{self, Variant};
 use anyhow::{anyhow, bail, Context as _, Result};
 use kernels_gpu::gemm::Dtype;
@@ -19,8 +23,20 @@ use kernels_gpu::registry::Shape;
 /// The measured table (see the module documentation).
 pub const TABLE: &str = include_str!("auto-table.csv");
 
-/// What `auto` runs when the table has nothing for a problem.
+/// What `auto` runs in f32 and f64 when the table has nothing for a problem.
 pub const FALLBACK: (&str, u32) = ("best", 1);
+
+/// What `auto` runs in bf16 and f16 when the table has nothing for a problem.
+pub const FALLBACK_16BIT: (&str, u32) = ("wgmma-16bit", 1);
+
+/// The variant and tile `auto` runs in `dtype` when the table has nothing for a problem.
+pub fn fallback(dtype: Dtype) -> (&'static str, u32) {
+    if dtype.is_16bit() {
+        FALLBACK_16BIT
+    } else {
+        FALLBACK
+    }
+}
 
 /// One measured row: the shape and the fastest candidate.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,6 +73,8 @@ pub fn parse(text: &str) -> Result<Vec<Row>> {
                 let dtype = match f[0] {
                     "f32" => Dtype::F32,
                     "f64" => Dtype::F64,
+                    "bf16" => Dtype::Bf16,
+                    "f16" => Dtype::F16,
                     d => bail!("unknown dtype `{d}`"),
                 };
                 Ok(Row {
@@ -102,7 +120,7 @@ pub fn nearest<'a>(rows: &'a [Row], shape: &Shape, dtype: Dtype) -> Option<&'a R
 pub struct Choice {
     pub variant: Variant,
     pub tile: Option<u32>,
-    /// The table row that decided it; `None` for [`FALLBACK`].
+    /// The table row that decided it; `None` for the [`fallback`].
     pub row: Option<Row>,
 }
 
@@ -118,8 +136,12 @@ impl Choice {
 
 /// What `auto` runs for a problem (see the module documentation for the rule).
 pub fn choose(shape: &Shape, dtype: Dtype) -> Result<Choice> {
-    let rows = parse(TABLE)?;
-    if let Some(row) = nearest(&rows, shape, dtype) {
+    choose_from(&parse(TABLE)?, shape, dtype)
+}
+
+/// [`choose`] by the rows of a given table.
+pub fn choose_from(rows: &[Row], shape: &Shape, dtype: Dtype) -> Result<Choice> {
+    if let Some(row) = nearest(rows, shape, dtype) {
         let v = registry::find(&row.variant)
             .map_err(|e| anyhow!("auto table names `{}`: {e}", row.variant))?;
         let supported = match v {
@@ -134,9 +156,10 @@ pub fn choose(shape: &Shape, dtype: Dtype) -> Result<Choice> {
             });
         }
     }
+    let (name, tile) = fallback(dtype);
     Ok(Choice {
-        variant: registry::find(FALLBACK.0)?,
-        tile: Some(FALLBACK.1),
+        variant: registry::find(name)?,
+        tile: Some(tile),
         row: None,
     })
 }
@@ -194,7 +217,7 @@ mod tests {
     #[test]
     fn a_malformed_table_is_refused_with_its_line() {
         assert!(parse("dtype,m\nf32,1").is_err());
-        let e = parse(&format!("{HEADER}\nf16,1,1,1,v1,0,0,0,0,x")).unwrap_err();
+        let e = parse(&format!("{HEADER}\nf8,1,1,1,v1,0,0,0,0,x")).unwrap_err();
         assert!(format!("{e:#}").contains("line 2"), "{e:#}");
         assert!(format!("{e:#}").contains("unknown dtype"), "{e:#}");
     }
@@ -203,5 +226,58 @@ mod tests {
     fn no_row_for_the_dtype_falls_back() {
         let rows = parse(&format!("{HEADER}\nf32,64,64,64,v1,0,0,0,0,x")).unwrap();
         assert!(nearest(&rows, &shape(8, 8, 8), Dtype::F64).is_none());
+    }
+
+    #[test]
+    fn the_16_bit_types_fall_back_to_the_16_bit_kernel() {
+        // The measured table has no 16-bit rows yet; a table of f32 rows stands for it here, so
+        // that the test keeps testing the fallback once 16-bit rows are measured.
+        let f32_only = parse(&format!("{HEADER}\nf32,64,64,64,gemm128,-,0,0,0,x")).unwrap();
+        let problem = |shape, dtype| crate::problem::Problem {
+            shape,
+            dtype,
+            alpha: 1.0,
+            beta: 0.0,
+            init: crate::problem::Init::Random,
+            seed: 1,
+        };
+        for dtype in [Dtype::Bf16, Dtype::F16] {
+            for s in [shape(64, 64, 64), shape(4096, 4096, 4096), shape(8, 1, 8)] {
+                let c = choose_from(&f32_only, &s, dtype).unwrap();
+                assert_eq!(c.label(), "wgmma-16bit:1", "{dtype:?}");
+                assert!(c.row.is_none() && c.variant.dtypes().contains(&dtype));
+                assert!(is_candidate(&c.variant));
+                // And through the real table, what `--variant auto` runs: a 16-bit kernel.
+                let launch = crate::run::plan(Variant::Auto, None, &problem(s, dtype)).unwrap();
+                assert_eq!(
+                    launch.name(),
+                    format!("gemm_wgmma_16bit_c1_{}", dtype.name())
+                );
+            }
+            // lda = 3 is not a 16-byte row for the TMA: the fallback's constraint is the error.
+            let s = Shape {
+                lda: 3,
+                ..shape(3, 8, 8)
+            };
+            let e = crate::run::plan(Variant::Auto, None, &problem(s, dtype)).unwrap_err();
+            assert!(format!("{e:#}").contains("lda = 3"), "{e:#}");
+        }
+        // f32 and f64 keep theirs.
+        let c = choose_from(&f32_only, &shape(64, 64, 64), Dtype::F64).unwrap();
+        assert_eq!(c.label(), "best:1");
+    }
+
+    #[test]
+    fn rows_of_a_16_bit_type_choose_for_that_type_only() {
+        let text = format!(
+            "{HEADER}\nbf16,4096,4096,4096,wgmma-16bit,1,0,0,0,x\nf32,4096,4096,4096,gemm128,-,0,0,0,x\n"
+        );
+        let rows = parse(&text).unwrap();
+        let pick = |d| nearest(&rows, &shape(2048, 2048, 2048), d).map(|r| r.variant.as_str());
+        assert_eq!(pick(Dtype::Bf16), Some("wgmma-16bit"));
+        assert_eq!(pick(Dtype::F32), Some("gemm128"));
+        assert_eq!(pick(Dtype::F16), None, "bf16's rows do not decide for f16");
+        assert_eq!(rows[0].dtype, Dtype::Bf16);
+        assert_eq!(rows[0].tile, Some(1));
     }
 }

@@ -6,9 +6,8 @@ use crate::progress::{dims, Step};
 use crate::run::{Launch, Measured, Timing};
 use anyhow::{anyhow, bail, Result};
 use kernels_gpu::device::tma::TensorMap;
-use kernels_gpu::device::{Global, GlobalMut};
 use kernels_gpu::emu::{self, Buffer, LaunchShape};
-use kernels_gpu::gemm::{GemmArgs, Geometry};
+use kernels_gpu::gemm::Geometry;
 use kernels_gpu::registry::TmaOperands;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -50,34 +49,62 @@ fn launch_counted<T: Scalar>(
         bail!("cuBLAS runs only on a GPU (use --backend gpu)");
     };
     let s = p.shape;
-    let (alpha, beta) = (T::from_f64(p.alpha), T::from_f64(p.beta));
+    let (alpha, beta) = (T::factor(p.alpha), T::factor(p.beta));
     let (a, b) = (&inputs.a.data[..], &inputs.b.data[..]);
+    // TMA kernels: A's and B's (and C's) tensor maps, a persistent grid, the registry's cluster
+    // (on the GPU it is fixed in the PTX, `.reqnctapercluster`; the emulator takes it from the
+    // launch, and runs each cluster's blocks together, as they share memory).
+    let mut g = *geometry;
+    if let Some(t) = tma {
+        g.grid = t.grid(g, EMULATED_MULTIPROCESSORS);
+    }
+    let cluster = tma.map_or(1, |t| t.cluster);
+    let maps = match tma {
+        Some(t) => Some(tensor_maps(t, p, a, b, c)?),
+        None => None,
+    };
     match reduce {
         None => {
             let args = (s.m, s.n, s.k, alpha, a, s.lda, b, s.ldb, beta);
-            let maps = match tma {
-                Some(t) => Some(tensor_maps(t, p, a, b)?),
-                None => None,
-            };
-            let mut g = *geometry;
-            if let Some(t) = tma {
-                g.grid = t.grid(g, EMULATED_MULTIPROCESSORS);
-            }
-            emulate(entry, g, args, ("C", c, s.ldc), maps.as_deref(), step)
-        }
-        Some(r) => {
-            // As on the GPU: partial products into a workspace, then their sum into C.
-            let mut workspace = vec![T::from_f64(f64::NAN); r.workspace_len(s.m, s.n)];
-            let (one, zero) = (T::from_f64(1.0), T::from_f64(0.0));
-            let args = (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero);
             emulate(
                 entry,
-                *geometry,
+                (g, cluster),
                 args,
-                ("workspace", &mut workspace, s.m),
-                None,
+                ("C", c, s.ldc),
+                maps.as_deref(),
+                step,
+            )
+        }
+        Some(r) => {
+            // As on the GPU: partial products into a workspace (ld m, alpha 1, beta 0), in the
+            // element type or, for the 16-bit types, in f32; then their sum into C.
+            let bytes = r.workspace_len(s.m, s.n) * crate::gpu::workspace_element_bytes(p.dtype);
+            // NaN as f64, and as two f32: the parts must all be written.
+            let poison = if p.dtype == kernels_gpu::gemm::Dtype::F64 {
+                f64::NAN.to_bits()
+            } else {
+                u64::from(f32::NAN.to_bits()) * 0x1_0000_0001
+            };
+            let mut words = vec![poison; bytes.div_ceil(8)];
+            // SAFETY: the workspace's bytes as `T`s (8-byte aligned, enough for every type); for
+            // the 16-bit types they are f32 bits, which the partial kernel writes as such.
+            let workspace: &mut [T] = unsafe {
+                core::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), bytes / size_of::<T>())
+            };
+            let (one, zero) = (T::factor(1.0), T::factor(0.0));
+            let args = (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero);
+            let partial = (g, cluster);
+            emulate(
+                entry,
+                partial,
+                args,
+                ("workspace", workspace, s.m),
+                maps.as_deref(),
                 step,
             )?;
+            if p.dtype.is_16bit() {
+                return emulate_half_reduce(r, p, &words, c);
+            }
             let args = (
                 s.m,
                 s.n,
@@ -89,9 +116,67 @@ fn launch_counted<T: Scalar>(
                 s.m,
                 beta,
             );
-            emulate(&r.entry, r.geometry, args, ("C", c, s.ldc), None, None)
+            emulate(&r.entry, (r.geometry, 1), args, ("C", c, s.ldc), None, None)
         }
     }
+}
+
+/// The 16-bit split-k reduction on the emulator: f32 parts (`workspace`, as bits) into the
+/// 16-bit C.
+fn emulate_half_reduce<T: Scalar>(
+    r: &crate::run::Reduce,
+    p: &Problem,
+    workspace: &[u64],
+    c: &mut [T],
+) -> Result<()> {
+    use kernels_gpu::device::half::{Bf16, GlobalHalfMut, F16};
+    use kernels_gpu::device::Global;
+    use kernels_gpu::entry::KernelBody;
+    use kernels_gpu::gemm::{Dtype, HalfReduceArgs};
+    let s = p.shape;
+    let buffers = [buffer("workspace", workspace), buffer("C", c)];
+    let ws = Global::new(workspace.as_ptr().cast::<f32>());
+    let (alpha, beta) = (p.alpha as f32, p.beta as f32);
+    let body = kernels_gpu::entry::find(&r.entry)
+        .ok_or_else(|| anyhow!("entry point `{}` is not in the kernel table", r.entry))?;
+    let g = r.geometry;
+    let shape = LaunchShape {
+        grid: g.grid,
+        block: g.block,
+        shared_bytes: g.shared_bytes,
+        cluster: (1, 1),
+    };
+    // The kernel runs on several worker threads; the arguments travel as an address.
+    macro_rules! run {
+        ($h:ty, $f:expr) => {{
+            let args = HalfReduceArgs {
+                m: s.m,
+                n: s.n,
+                splits: r.splits,
+                alpha,
+                workspace: ws,
+                ldw: s.m,
+                beta,
+                c: GlobalHalfMut::new(c.as_mut_ptr().cast::<$h>()),
+                ldc: s.ldc,
+            };
+            let at = &args as *const HalfReduceArgs<$h> as usize;
+            let f = $f;
+            emu::launch(&r.entry, shape, &buffers, &move || unsafe {
+                f(*(at as *const HalfReduceArgs<$h>))
+            })?;
+        }};
+    }
+    match (body, p.dtype) {
+        (KernelBody::Bf16Reduce(f), Dtype::Bf16) => run!(Bf16, f),
+        (KernelBody::F16Reduce(f), Dtype::F16) => run!(F16, f),
+        _ => bail!(
+            "`{}` is not the 16-bit reduction of {}",
+            r.entry,
+            p.dtype.name()
+        ),
+    }
+    Ok(())
 }
 
 /// The multiprocessors of the emulator's notional GPU: a persistent kernel's grid is capped at
@@ -99,57 +184,80 @@ fn launch_counted<T: Scalar>(
 /// sizes that matter) and the loop's edges are exercised at the emulator's small sizes.
 pub const EMULATED_MULTIPROCESSORS: u32 = 3;
 
-/// A's and B's tensor maps for the emulator, in one buffer (the kernel reads them from "global
-/// memory", as on the GPU).
-fn tensor_maps<T>(tma: &TmaOperands, p: &Problem, a: &[T], b: &[T]) -> Result<Box<[TensorMap; 2]>> {
-    let specs = tma.specs(
-        &p.shape,
-        size_of::<T>() as u32,
-        a.as_ptr() as u64,
-        b.as_ptr() as u64,
-    );
-    let [a_map, b_map] = specs.map(|s| s.encode_for_emulator());
-    Ok(Box::new([
-        a_map.map_err(|e| anyhow!("A's tensor map: {e}"))?,
-        b_map.map_err(|e| anyhow!("B's tensor map: {e}"))?,
-    ]))
+/// A's and B's tensor maps for the emulator, then C's for a kernel that stores C with the TMA
+/// engine (`c_box`), in one buffer (the kernel reads them from "global memory", as on the GPU).
+fn tensor_maps<T>(
+    tma: &TmaOperands,
+    p: &Problem,
+    a: &[T],
+    b: &[T],
+    c: &[T],
+) -> Result<Vec<TensorMap>> {
+    let bytes = size_of::<T>() as u32;
+    let [a_spec, b_spec] = tma.specs(&p.shape, bytes, a.as_ptr() as u64, b.as_ptr() as u64);
+    let c_spec = tma.c_spec(&p.shape, bytes, c.as_ptr() as u64);
+    [Some(a_spec), Some(b_spec), c_spec]
+        .into_iter()
+        .zip(["A", "B", "C"])
+        .filter_map(|(spec, name)| spec.map(|s| (s, name)))
+        .map(|(spec, name)| {
+            spec.encode_for_emulator()
+                .map_err(|e| anyhow!("{name}'s tensor map: {e}"))
+        })
+        .collect()
 }
 
 /// The arguments of a launch before C: m, n, k, alpha, A, lda, B, ldb, beta.
-type Args<'a, T> = (u32, u32, u32, T, &'a [T], u32, &'a [T], u32, T);
+type Args<'a, T> = (
+    u32,
+    u32,
+    u32,
+    <T as Scalar>::Factor,
+    &'a [T],
+    u32,
+    &'a [T],
+    u32,
+    <T as Scalar>::Factor,
+);
 
-/// Runs `entry` over host buffers, C named for the emulator's reports.
+/// Runs `entry` over host buffers with its geometry and blocks per cluster (along x), C named
+/// for the emulator's reports.
 fn emulate<T: Scalar>(
     entry: &str,
-    g: Geometry,
+    (g, cluster): (Geometry, u32),
     (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
     (c_name, c, ldc): (&'static str, &mut [T], u32),
-    maps: Option<&[TensorMap; 2]>,
+    maps: Option<&[TensorMap]>,
     step: Option<&Step>,
 ) -> Result<()> {
     let body = kernels_gpu::entry::find(entry)
-        .and_then(T::kernel_body)
         .ok_or_else(|| anyhow!("entry point `{entry}` is not in the kernel table"))?;
-    let args = GemmArgs {
+    let body = T::kernel_body(body).ok_or_else(|| {
+        anyhow!(
+            "entry point `{entry}` does not take {} elements",
+            T::DTYPE.name()
+        )
+    })?;
+    let args = T::kernel_args(
         m,
         n,
         k,
         alpha,
-        a: Global::new(a.as_ptr()),
+        a.as_ptr(),
         lda,
-        b: Global::new(b.as_ptr()),
+        b.as_ptr(),
         ldb,
         beta,
-        c: GlobalMut::new(c.as_mut_ptr()),
+        c.as_mut_ptr(),
         ldc,
-    };
+    );
     // A and B may be the same buffer (split-k's reduction reads the workspace as both).
     let mut buffers = vec![buffer("A", a), buffer(c_name, c)];
     if b.as_ptr() != a.as_ptr() {
         buffers.push(buffer("B", b));
     }
     let maps_at = maps.map_or(0, |m| {
-        buffers.push(buffer("tensor maps", &m[..]));
+        buffers.push(buffer("tensor maps", m));
         m.as_ptr() as usize
     });
     if matches!(body, EmulatedBody::TensorMaps(_)) && maps.is_none() {
@@ -157,7 +265,7 @@ fn emulate<T: Scalar>(
     }
     // The kernel runs on several worker threads; GemmArgs holds raw pointers, so it travels as
     // an address. The buffers outlive the launch, and every access is bounds-checked.
-    let args_at = &args as *const GemmArgs<T> as usize;
+    let args_at = &args as *const T::Args as usize;
     let threads_per_block = g.block.0 as u64 * g.block.1 as u64;
     let started = AtomicU64::new(0);
     let kernel = move || {
@@ -169,7 +277,7 @@ fn emulate<T: Scalar>(
                 step.inc(1);
             }
         }
-        let args = unsafe { *(args_at as *const GemmArgs<T>) };
+        let args = unsafe { *(args_at as *const T::Args) };
         match body {
             EmulatedBody::Plain(f) => unsafe { f(args) },
             EmulatedBody::TensorMaps(f) => unsafe { f(args, maps_at as *const TensorMap) },
@@ -179,6 +287,7 @@ fn emulate<T: Scalar>(
         grid: g.grid,
         block: g.block,
         shared_bytes: g.shared_bytes,
+        cluster: (cluster, 1),
     };
     emu::launch(entry, shape, &buffers, &kernel)?;
     Ok(())

@@ -13,6 +13,7 @@ use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
+use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::{Target, TmaOperands};
 
 pub struct Gpu {
@@ -84,69 +85,98 @@ impl Drop for CublasHandle {
     }
 }
 
-/// `cublas<t>gemm` for an element type, column-major, no transposes (as every kernel).
-pub trait CublasGemm: Sized {
-    /// # Safety
-    /// Device pointers valid for the sizes and leading dimensions given.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn gemm(
-        handle: cudarc::cublas::sys::cublasHandle_t,
-        m: i32,
-        n: i32,
-        k: i32,
-        alpha: Self,
-        a: u64,
-        lda: i32,
-        b: u64,
-        ldb: i32,
-        beta: Self,
-        c: u64,
-        ldc: i32,
-    ) -> Result<(), cudarc::cublas::result::CublasError>;
-}
-
-macro_rules! cublas_gemm {
-    ($t:ty, $f:ident) => {
-        impl CublasGemm for $t {
-            unsafe fn gemm(
-                handle: cudarc::cublas::sys::cublasHandle_t,
-                m: i32,
-                n: i32,
-                k: i32,
-                alpha: $t,
-                a: u64,
-                lda: i32,
-                b: u64,
-                ldb: i32,
-                beta: $t,
-                c: u64,
-                ldc: i32,
-            ) -> Result<(), cudarc::cublas::result::CublasError> {
-                use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
-                unsafe {
-                    cudarc::cublas::result::$f(
-                        handle,
-                        CUBLAS_OP_N,
-                        CUBLAS_OP_N,
-                        m,
-                        n,
-                        k,
-                        &alpha,
-                        a as *const $t,
-                        lda,
-                        b as *const $t,
-                        ldb,
-                        &beta,
-                        c as *mut $t,
-                        ldc,
-                    )
-                }
+/// cuBLAS's GEMM for a dtype, column-major, no transposes (as every kernel), on device buffers
+/// of that dtype: `cublasSgemm` and `cublasDgemm` for f32 and f64; for bf16 and f16
+/// `cublasGemmEx` with A, B and C in the 16-bit type, `CUBLAS_COMPUTE_32F` (f32 accumulation
+/// and f32 alpha, beta: what the course's 16-bit kernels do, so the ratio compares like with
+/// like) and the default algorithm choice.
+///
+/// # Safety
+/// Device pointers valid for the sizes and leading dimensions given, holding `dtype` elements.
+#[allow(clippy::too_many_arguments)]
+unsafe fn cublas_gemm(
+    handle: cudarc::cublas::sys::cublasHandle_t,
+    dtype: Dtype,
+    (m, n, k): (i32, i32, i32),
+    alpha: f64,
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+    beta: f64,
+    (c, ldc): (u64, i32),
+) -> Result<(), cudarc::cublas::result::CublasError> {
+    use cudarc::cublas::result;
+    use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+    use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType};
+    use std::ffi::c_void;
+    unsafe {
+        match dtype {
+            Dtype::F32 => {
+                let (alpha, beta) = (alpha as f32, beta as f32);
+                result::sgemm(
+                    handle,
+                    CUBLAS_OP_N,
+                    CUBLAS_OP_N,
+                    m,
+                    n,
+                    k,
+                    &alpha,
+                    a as *const f32,
+                    lda,
+                    b as *const f32,
+                    ldb,
+                    &beta,
+                    c as *mut f32,
+                    ldc,
+                )
+            }
+            Dtype::F64 => result::dgemm(
+                handle,
+                CUBLAS_OP_N,
+                CUBLAS_OP_N,
+                m,
+                n,
+                k,
+                &alpha,
+                a as *const f64,
+                lda,
+                b as *const f64,
+                ldb,
+                &beta,
+                c as *mut f64,
+                ldc,
+            ),
+            Dtype::Bf16 | Dtype::F16 => {
+                let data_type = match dtype {
+                    Dtype::Bf16 => cudaDataType::CUDA_R_16BF,
+                    _ => cudaDataType::CUDA_R_16F,
+                };
+                // CUBLAS_COMPUTE_32F takes alpha and beta as f32.
+                let (alpha, beta) = (alpha as f32, beta as f32);
+                result::gemm_ex(
+                    handle,
+                    CUBLAS_OP_N,
+                    CUBLAS_OP_N,
+                    m,
+                    n,
+                    k,
+                    (&alpha as *const f32).cast::<c_void>(),
+                    a as *const c_void,
+                    data_type,
+                    lda,
+                    b as *const c_void,
+                    data_type,
+                    ldb,
+                    (&beta as *const f32).cast::<c_void>(),
+                    c as *mut c_void,
+                    data_type,
+                    ldc,
+                    cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                )
             }
         }
-    };
+    }
 }
-cublas_gemm!(f32, sgemm);
-cublas_gemm!(f64, dgemm);
 
 /// `sm_90` → 90.
 fn arch_number(arch: &str) -> Option<u32> {
@@ -322,23 +352,28 @@ impl Gpu {
             .with_context(|| format!("entry point `{entry}` is not in the PTX ({})", lazy.origin))
     }
 
-    /// A's and B's tensor maps for a TMA kernel, encoded by the driver, in a device buffer.
+    /// A's and B's tensor maps for a TMA kernel, then C's for one that stores C with the TMA
+    /// engine (`c_box`), encoded by the driver, in a device buffer.
     fn tensor_maps(
         &self,
         tma: &TmaOperands,
         p: &Problem,
-        element_bytes: u32,
-        a: u64,
-        b: u64,
+        (a, b, c): (u64, u64, u64),
     ) -> Result<DeviceBuffer<u64>> {
         use cudarc::driver::sys::{
             cuTensorMapEncodeTiled, CUresult, CUtensorMap, CUtensorMapDataType,
             CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
             CUtensorMapSwizzle,
         };
-        let specs = tma.specs(&p.shape, element_bytes, a, b);
-        let mut maps = [TensorMap { opaque: [0; 16] }; 2];
-        for (map, (spec, name)) in maps.iter_mut().zip(specs.iter().zip(["A", "B"])) {
+        let bytes = p.dtype.bytes();
+        let [a_spec, b_spec] = tma.specs(&p.shape, bytes, a, b);
+        let specs: Vec<_> = [Some(a_spec), Some(b_spec), tma.c_spec(&p.shape, bytes, c)]
+            .into_iter()
+            .zip(["A", "B", "C"])
+            .filter_map(|(spec, name)| spec.map(|s| (s, name)))
+            .collect();
+        let mut maps = vec![TensorMap { opaque: [0; 16] }; specs.len()];
+        for (map, (spec, name)) in maps.iter_mut().zip(&specs) {
             spec.validate()
                 .map_err(|e| anyhow!("{name}'s tensor map: {e}"))?;
             let swizzle = match spec.swizzle {
@@ -347,9 +382,13 @@ impl Gpu {
                 Swizzle::B64 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
                 Swizzle::B128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
             };
-            let data_type = match element_bytes {
-                4 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-                _ => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+            // By the dtype, not the element size: bf16 and f16 are both 2 bytes, and the TMA
+            // engine needs the type (for the out-of-bounds fill, and its checks).
+            let data_type = match p.dtype {
+                Dtype::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                Dtype::F64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+                Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                Dtype::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
             };
             let (strides, element_strides) = ([spec.row_stride_bytes], [1u32; 2]);
             // SAFETY: every array has the rank's length (strides: rank - 1), and `map` is a
@@ -374,13 +413,19 @@ impl Gpu {
                 bail!("cuTensorMapEncodeTiled for {name} failed: {status:?} ({spec:?})");
             }
         }
-        // As 32 words: the allocation is 256-byte aligned, so each map is 128-byte aligned.
+        // As 16 words a map: the allocation is 256-byte aligned, so each map is 128-byte aligned.
         let words: Vec<u64> = maps.iter().flat_map(|m| m.opaque).collect();
         DeviceBuffer::from_slice(&words).map_err(|e| anyhow!("cannot upload the tensor maps: {e}"))
     }
 
-    fn upload<T: Scalar>(&self, what: &str, data: &[T], p: &Problem) -> Result<DeviceBuffer<T>> {
-        DeviceBuffer::from_slice(data).map_err(|e| match e {
+    /// `data` in a new device buffer, as its bits ([`Scalar::Bits`]).
+    fn upload<T: Scalar>(
+        &self,
+        what: &str,
+        data: &[T],
+        p: &Problem,
+    ) -> Result<DeviceBuffer<T::Bits>> {
+        DeviceBuffer::from_slice(T::as_bits(data)).map_err(|e| match e {
             CudaError::OutOfMemory => anyhow!(
                 "out of device memory allocating {what} for {}×{}×{} {} (the three matrices need {:.2} GiB)",
                 p.shape.m, p.shape.n, p.shape.k, p.dtype.name(),
@@ -430,20 +475,22 @@ impl Gpu {
         let a = self.upload("A", &inputs.a.data, p)?;
         let b = self.upload("B", &inputs.b.data, p)?;
         let mut c = self.upload("C", &inputs.c.data, p)?;
-        // Split-k's partial products: allocated once, outside the timed runs.
+        // Split-k's partial products: allocated once, outside the timed runs, as raw bytes: in
+        // the element type, or in f32 for the 16-bit types (they accumulate in f32).
         let workspace = match &reduce {
-            Some((_, r)) => Some(
-                unsafe { DeviceBuffer::<T>::uninitialized(r.workspace_len(s.m, s.n)) }.map_err(
-                    |e| {
+            Some((_, r)) => {
+                let bytes = r.workspace_len(s.m, s.n) * workspace_element_bytes(p.dtype);
+                Some(
+                    unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }.map_err(|e| {
                         anyhow!(
                             "cannot allocate split-k's workspace ({} splits of {}×{}): {e}",
                             r.splits,
                             s.m,
                             s.n
                         )
-                    },
-                )?,
-            ),
+                    })?,
+                )
+            }
             None => None,
         };
         let (a_ptr, b_ptr, c_ptr) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
@@ -453,60 +500,75 @@ impl Gpu {
             _ => None,
         };
         let maps = match tma {
-            Some(t) => Some(self.tensor_maps(
-                t,
-                p,
-                size_of::<T>() as u32,
-                a_ptr.as_raw(),
-                b_ptr.as_raw(),
-            )?),
+            Some(t) => {
+                Some(self.tensor_maps(t, p, (a_ptr.as_raw(), b_ptr.as_raw(), c_ptr.as_raw()))?)
+            }
             None => None,
         };
         let maps_ptr = maps.as_ref().map(|m| m.as_device_ptr());
-        let multiprocessors = self.multiprocessors;
-        let (alpha, beta) = (T::from_f64(p.alpha), T::from_f64(p.beta));
+        // A persistent grid has one block per multiprocessor, or with clusters as many as can
+        // be resident at once: all the clusters of the grid must run together, or the last ones
+        // wait for the first to finish their whole share of the tiles.
+        let resident = match (tma, &function, launch) {
+            (Some(t), Some(f), Launch::Kernel { geometry, .. }) if t.cluster > 1 => {
+                resident_cluster_blocks(f, geometry, t.cluster, &self.stream)?
+            }
+            _ => self.multiprocessors,
+        };
+        // As the kernels take them: f32 for the 16-bit types.
+        let (alpha, beta) = (T::factor(p.alpha), T::factor(p.beta));
         let stream = &self.stream;
         let name = launch.name();
         let run_once = || -> Result<()> {
             match (launch, &function, cublas) {
-                (Launch::Kernel { geometry: g, .. }, Some(function), _) => match (&reduce, &workspace) {
-                    (Some((reduce_fn, r)), Some(w)) => {
-                        // Partial products into the workspace (alpha 1, beta 0, ld m), then
-                        // C = alpha * their sum + beta * C.
-                        let (w_ptr, rg) = (w.as_device_ptr(), r.geometry);
-                        let (one, zero) = (T::from_f64(1.0), T::from_f64(0.0));
-                        unsafe {
-                            launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                s.m, s.n, s.k, one, a_ptr, s.lda, b_ptr, s.ldb, zero, w_ptr, s.m
-                            ))
-                            .with_context(|| format!("launching {name} failed"))?;
-                            launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
-                                s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc
-                            ))
-                            .with_context(|| format!("launching {} failed", r.entry))
-                        }
-                    }
-                    _ => match (tma, maps_ptr) {
+                (Launch::Kernel { geometry: g, .. }, Some(function), _) => {
+                    // One GEMM launch into `out` (C, or split-k's workspace: ld m, alpha 1,
+                    // beta 0); TMA kernels take their tensor maps and a persistent grid.
+                    let gemm = |out: u64, ld: u32, alpha: T::Factor, beta: T::Factor| match (
+                        tma, maps_ptr,
+                    ) {
                         (Some(t), Some(maps)) => {
-                            let grid = t.grid(*g, multiprocessors);
+                            let grid = t.grid(*g, resident);
                             unsafe {
                                 launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                    s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, c_ptr, s.ldc, maps
+                                    s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps
                                 ))
                             }
                         }
                         _ => unsafe {
                             launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, c_ptr, s.ldc
+                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld
                             ))
                         },
+                    };
+                    match (&reduce, &workspace) {
+                        (Some((reduce_fn, r)), Some(w)) => {
+                            // Partial products into the workspace, then
+                            // C = alpha * their sum + beta * C.
+                            let (w_ptr, rg) = (w.as_device_ptr().as_raw(), r.geometry);
+                            gemm(w_ptr, s.m, T::factor(1.0), T::factor(0.0))
+                                .with_context(|| format!("launching {name} failed"))?;
+                            unsafe {
+                                launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
+                                    s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc
+                                ))
+                            }
+                            .with_context(|| format!("launching {} failed", r.entry))
+                        }
+                        _ => gemm(c_ptr.as_raw(), s.ldc, alpha, beta)
+                            .with_context(|| format!("launching {name} failed")),
                     }
-                    .with_context(|| format!("launching {name} failed")),
-                },
+                }
                 (_, _, Some(handle)) => unsafe {
-                    T::gemm(
-                        handle, s.m as i32, s.n as i32, s.k as i32, alpha, a_ptr.as_raw(), s.lda as i32,
-                        b_ptr.as_raw(), s.ldb as i32, beta, c_ptr.as_raw(), s.ldc as i32,
+                    cublas_gemm(
+                        handle,
+                        p.dtype,
+                        (s.m as i32, s.n as i32, s.k as i32),
+                        p.alpha,
+                        (a_ptr.as_raw(), s.lda as i32),
+                        (b_ptr.as_raw(), s.ldb as i32),
+                        p.beta,
+                        (c_ptr.as_raw(), s.ldc as i32),
                     )
                 }
                 .map_err(|e| anyhow!("cuBLAS gemm failed: {e:?}")),
@@ -534,12 +596,12 @@ impl Gpu {
         let uploaded_c = inputs.c_for_checked_run(p.beta);
         let mut result = uploaded_c.clone();
         if timing.check {
-            c.copy_from(&uploaded_c[..])?;
+            c.copy_from(T::as_bits(&uploaded_c))?;
             run_once()?;
             stream
                 .synchronize()
                 .with_context(|| format!("{name} failed on the device"))?;
-            c.copy_to(&mut result[..])?;
+            c.copy_to(T::as_bits_mut(&mut result))?;
         }
         Ok(Measured {
             times_ms,
@@ -547,6 +609,57 @@ impl Gpu {
             result,
         })
     }
+}
+
+/// Bytes of one element of split-k's workspace: the element type's, or f32 for the 16-bit
+/// types, whose kernels accumulate (and write their partial products) in f32.
+pub fn workspace_element_bytes(dtype: Dtype) -> usize {
+    if dtype.is_16bit() {
+        4
+    } else {
+        dtype.bytes() as usize
+    }
+}
+
+/// How many blocks of a kernel with clusters of `cluster` blocks can be resident at once
+/// (`cuOccupancyMaxActiveClusters` times the cluster): a cluster's blocks must fit in one GPC,
+/// so on an H100 with 132 multiprocessors fewer than 66 clusters of two may fit.
+fn resident_cluster_blocks(
+    function: &Function<'_>,
+    geometry: &kernels_gpu::gemm::Geometry,
+    cluster: u32,
+    stream: &Stream,
+) -> Result<u32> {
+    use cudarc::driver::sys::{
+        cuOccupancyMaxActiveClusters, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig,
+        CUresult,
+    };
+    // SAFETY: zeroed C structs are valid (no attributes, null pointers) before being filled.
+    let mut attribute: CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attribute.id = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = cluster;
+    attribute.value.clusterDim.y = 1;
+    attribute.value.clusterDim.z = 1;
+    let config = CUlaunchConfig {
+        gridDimX: geometry.grid.0.next_multiple_of(cluster),
+        gridDimY: geometry.grid.1,
+        gridDimZ: 1,
+        blockDimX: geometry.block.0,
+        blockDimY: geometry.block.1,
+        blockDimZ: 1,
+        sharedMemBytes: geometry.shared_bytes,
+        hStream: stream.as_inner() as _,
+        attrs: &mut attribute,
+        numAttrs: 1,
+    };
+    let mut clusters = 0;
+    // SAFETY: the function is loaded, the config points to one live attribute.
+    let status =
+        unsafe { cuOccupancyMaxActiveClusters(&mut clusters, function.to_raw() as _, &config) };
+    if status != CUresult::CUDA_SUCCESS || clusters <= 0 {
+        bail!("cuOccupancyMaxActiveClusters for clusters of {cluster} failed: {status:?} ({clusters} clusters)");
+    }
+    Ok(clusters as u32 * cluster)
 }
 
 /// Above 48 KiB of dynamic shared memory a kernel must opt in (`cudaFuncSetAttribute` with

@@ -19,6 +19,10 @@ pub mod registry;
 pub mod run;
 pub mod verify;
 
+/// The host's 16-bit element types, `half::bf16` and `half::f16` (their [`problem::Scalar`]
+/// impls are here), for callers of the generic pipeline that name them.
+pub use half;
+
 /// The PTX modules built by `build.rs` for each embedded architecture.
 pub mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_ptx.rs"));

@@ -33,6 +33,14 @@ fn run() -> Result<bool> {
         print!("{}", registry::listing());
         return Ok(true);
     }
+    // "Both" are f32 and f64: a 16-bit --dtype beside it would be dropped without a word.
+    let dtype = cli.dtype.dtype();
+    if cli.both_dtypes && dtype.is_16bit() {
+        anyhow::bail!(
+            "--both-dtypes runs f32 and f64; for {0} give --dtype {0} without it",
+            dtype.name()
+        );
+    }
     let mut variants = Vec::new();
     let items: Vec<&str> = cli
         .variant

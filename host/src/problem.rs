@@ -1,9 +1,12 @@
 //! The problem a run solves: sizes, leading dimensions, element type, scalars, inputs.
 use anyhow::{bail, Result};
+use cust::memory::DeviceCopy;
+use half::slice::HalfFloatSliceExt;
+use kernels_gpu::device::half::{Bf16, GlobalHalf, GlobalHalfMut, F16};
 use kernels_gpu::device::tma::TensorMap;
-use kernels_gpu::device::Real;
+use kernels_gpu::device::{Global, GlobalMut};
 use kernels_gpu::entry::KernelBody;
-use kernels_gpu::gemm::{Dtype, GemmArgs};
+use kernels_gpu::gemm::{Dtype, GemmArgs, HalfGemmArgs};
 use kernels_gpu::registry::Shape;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -11,10 +14,10 @@ use rand_chacha::ChaCha8Rng;
 /// How A, B and C are filled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Init {
-    /// Uniform in [-1, 1) from a seeded generator (the seed is printed).
+    /// Uniform in [-1, 1) from a seeded generator (the seed is printed), rounded to the type.
     Random,
     /// The formulas of `000_…txt`: a(i,j) = (i - 0.1 j + 1)/(i + j + 1),
-    /// b(i,j) = (j - 0.2 i + 1)(i + j + 1)/(i² + j² + 1); C starts at zero.
+    /// b(i,j) = (j - 0.2 i + 1)(i + j + 1)/(i² + j² + 1), rounded to the type; C starts at zero.
     Seed,
 }
 
@@ -143,57 +146,250 @@ impl<T: Copy> Matrix<T> {
     }
 }
 
-/// A kernel body of one element type, as the emulator calls it.
+/// A kernel body as the emulator calls it, over its argument struct `A` ([`Scalar::Args`]:
+/// `GemmArgs<f32>`, `GemmArgs<f64>`, or for the 16-bit types `HalfGemmArgs<Bf16>` and
+/// `HalfGemmArgs<F16>`, whose bodies all read A and B through tensor maps).
 #[derive(Clone, Copy)]
-pub enum EmulatedBody<T> {
-    Plain(unsafe fn(GemmArgs<T>)),
+pub enum EmulatedBody<A> {
+    Plain(unsafe fn(A)),
     /// Also takes the address of A's and B's tensor maps.
-    TensorMaps(unsafe fn(GemmArgs<T>, *const TensorMap)),
+    TensorMaps(unsafe fn(A, *const TensorMap)),
 }
 
-/// The element types a run can use: what the kernels, the driver and the reference need.
-pub trait Scalar:
-    Real + cust::memory::DeviceCopy + crate::gpu::CublasGemm + std::fmt::Debug
-{
+/// The element types a run can use: f32, f64, and the 16-bit `half::bf16` and `half::f16`.
+///
+/// Everything the pipeline does with an element goes through this trait, so that one generic
+/// pipeline (inputs, launch, check, report) serves all four: make the inputs (`from_f64`,
+/// which rounds to the type, so that the f64 reference sees the values the kernel sees), read
+/// C back for the check (`to_f64`), pass alpha and beta as the kernels take them (`Factor`),
+/// upload (`Bits`) and build the emulated kernel's arguments (`Args`). Arithmetic is not part
+/// of it: the 16-bit types have none on the host (their kernels accumulate in f32), and the CPU
+/// variants, which do compute on the host, ask for it on top ([`crate::cpu::CpuScalar`]).
+pub trait Scalar: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     const DTYPE: Dtype;
-    /// This type's kernel body in an entry-point table row, if the row is of this type.
-    fn kernel_body(body: KernelBody) -> Option<EmulatedBody<Self>>;
+    /// alpha and beta as the kernels and cuBLAS take them: the element type for f32 and f64;
+    /// f32 for the 16-bit types, which accumulate in f32 and round C once at the end
+    /// (`cublasGemmEx` with `CUBLAS_COMPUTE_32F` takes f32 scalars too).
+    type Factor: Copy + std::fmt::Debug + DeviceCopy + Send + Sync + 'static;
+    /// The element as a device buffer holds it: the same bits, in a type `cust` can copy
+    /// (`half` 2.x's types do not implement `DeviceCopy`, so bf16 and f16 travel as `u16`).
+    type Bits: DeviceCopy + PartialEq + std::fmt::Debug;
+    /// The argument struct of this type's kernels, as the emulator passes it.
+    type Args: Copy;
+
+    /// `v` rounded to nearest (even) in this type.
     fn from_f64(v: f64) -> Self;
+    /// The exact f64 value (every value of the four types is an f64).
     fn to_f64(self) -> f64;
+    /// alpha or beta as the kernels take it.
+    fn factor(v: f64) -> Self::Factor;
+    /// The elements as the device buffer's type (the same bits).
+    fn as_bits(data: &[Self]) -> &[Self::Bits];
+    fn as_bits_mut(data: &mut [Self]) -> &mut [Self::Bits];
+    /// This type's kernel body in an entry-point table row, if the row is of this type.
+    fn kernel_body(body: KernelBody) -> Option<EmulatedBody<Self::Args>>;
+    /// The kernel's arguments over host buffers (the emulator checks every access).
+    #[allow(clippy::too_many_arguments)]
+    fn kernel_args(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: Self::Factor,
+        a: *const Self,
+        lda: u32,
+        b: *const Self,
+        ldb: u32,
+        beta: Self::Factor,
+        c: *mut Self,
+        ldc: u32,
+    ) -> Self::Args;
 }
 
-impl Scalar for f32 {
-    const DTYPE: Dtype = Dtype::F32;
-    fn kernel_body(body: KernelBody) -> Option<EmulatedBody<f32>> {
-        match body {
-            KernelBody::F32(f) => Some(EmulatedBody::Plain(f)),
-            KernelBody::F32TensorMaps(f) => Some(EmulatedBody::TensorMaps(f)),
-            KernelBody::F64(_) => None,
-        }
-    }
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-}
+/// f32 and f64: elements, scalars and device values are the type itself, and the kernels take
+/// `GemmArgs` of it.
+macro_rules! full_precision_scalar {
+    ($t:ty, $dtype:expr, $plain:ident, [$($maps:ident)?], [$($other:ident),*]) => {
+        impl Scalar for $t {
+            const DTYPE: Dtype = $dtype;
+            type Factor = $t;
+            type Bits = $t;
+            type Args = GemmArgs<$t>;
 
-impl Scalar for f64 {
-    const DTYPE: Dtype = Dtype::F64;
-    fn kernel_body(body: KernelBody) -> Option<EmulatedBody<f64>> {
-        match body {
-            KernelBody::F64(f) => Some(EmulatedBody::Plain(f)),
-            KernelBody::F32(_) | KernelBody::F32TensorMaps(_) => None,
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn factor(v: f64) -> $t {
+                v as $t
+            }
+            fn as_bits(data: &[$t]) -> &[$t] {
+                data
+            }
+            fn as_bits_mut(data: &mut [$t]) -> &mut [$t] {
+                data
+            }
+            fn kernel_body(body: KernelBody) -> Option<EmulatedBody<GemmArgs<$t>>> {
+                match body {
+                    KernelBody::$plain(f) => Some(EmulatedBody::Plain(f)),
+                    $(KernelBody::$maps(f) => Some(EmulatedBody::TensorMaps(f)),)?
+                    $(KernelBody::$other(_) => None,)*
+                }
+            }
+            fn kernel_args(
+                m: u32,
+                n: u32,
+                k: u32,
+                alpha: $t,
+                a: *const $t,
+                lda: u32,
+                b: *const $t,
+                ldb: u32,
+                beta: $t,
+                c: *mut $t,
+                ldc: u32,
+            ) -> GemmArgs<$t> {
+                GemmArgs {
+                    m,
+                    n,
+                    k,
+                    alpha,
+                    a: Global::new(a),
+                    lda,
+                    b: Global::new(b),
+                    ldb,
+                    beta,
+                    c: GlobalMut::new(c),
+                    ldc,
+                }
+            }
         }
-    }
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
+    };
 }
+full_precision_scalar!(
+    f32,
+    Dtype::F32,
+    F32,
+    [F32TensorMaps],
+    [F64, Bf16TensorMaps, F16TensorMaps, Bf16Reduce, F16Reduce]
+);
+full_precision_scalar!(
+    f64,
+    Dtype::F64,
+    F64,
+    [],
+    [
+        F32,
+        F32TensorMaps,
+        Bf16TensorMaps,
+        F16TensorMaps,
+        Bf16Reduce,
+        F16Reduce
+    ]
+);
+
+/// bf16 and f16: `half`'s types on the host, the kernels' [`device::half`] types (the same 16
+/// bits, both `repr(transparent)` over `u16`) in their `HalfGemmArgs`, `u16` on the device,
+/// alpha and beta in f32.
+macro_rules! half_scalar {
+    ($t:ty, $dtype:expr, $device:ty, $body:ident, [$($other:ident),*]) => {
+        impl Scalar for $t {
+            const DTYPE: Dtype = $dtype;
+            type Factor = f32;
+            type Bits = u16;
+            type Args = HalfGemmArgs<$device>;
+
+            fn from_f64(v: f64) -> Self {
+                <$t>::from_f64(v)
+            }
+            fn to_f64(self) -> f64 {
+                <$t>::to_f64(self)
+            }
+            fn factor(v: f64) -> f32 {
+                v as f32
+            }
+            fn as_bits(data: &[$t]) -> &[u16] {
+                data.reinterpret_cast()
+            }
+            fn as_bits_mut(data: &mut [$t]) -> &mut [u16] {
+                data.reinterpret_cast_mut()
+            }
+            fn kernel_body(body: KernelBody) -> Option<EmulatedBody<HalfGemmArgs<$device>>> {
+                match body {
+                    KernelBody::$body(f) => Some(EmulatedBody::TensorMaps(f)),
+                    $(KernelBody::$other(_) => None,)*
+                }
+            }
+            fn kernel_args(
+                m: u32,
+                n: u32,
+                k: u32,
+                alpha: f32,
+                a: *const $t,
+                lda: u32,
+                b: *const $t,
+                ldb: u32,
+                beta: f32,
+                c: *mut $t,
+                ldc: u32,
+            ) -> HalfGemmArgs<$device> {
+                // The same bits under the kernels' name for them: a cast, no conversion.
+                HalfGemmArgs {
+                    m,
+                    n,
+                    k,
+                    alpha,
+                    a: GlobalHalf::new(a.cast::<$device>()),
+                    lda,
+                    b: GlobalHalf::new(b.cast::<$device>()),
+                    ldb,
+                    beta,
+                    c: GlobalHalfMut::new(c.cast::<$device>()),
+                    ldc,
+                }
+            }
+        }
+    };
+}
+half_scalar!(
+    half::bf16,
+    Dtype::Bf16,
+    Bf16,
+    Bf16TensorMaps,
+    // The split-k reduction has arguments of its own (`emulator::emulate_half_reduce`).
+    [
+        F32,
+        F64,
+        F32TensorMaps,
+        F16TensorMaps,
+        Bf16Reduce,
+        F16Reduce
+    ]
+);
+half_scalar!(
+    half::f16,
+    Dtype::F16,
+    F16,
+    F16TensorMaps,
+    [
+        F32,
+        F64,
+        F32TensorMaps,
+        Bf16TensorMaps,
+        Bf16Reduce,
+        F16Reduce
+    ]
+);
+
+// The casts of `kernel_args` and `as_bits` rely on these: the host's and the kernels' 16-bit
+// types are the same two bytes.
+const _: () = {
+    assert!(size_of::<half::bf16>() == 2 && size_of::<Bf16>() == 2);
+    assert!(size_of::<half::f16>() == 2 && size_of::<F16>() == 2);
+    assert!(align_of::<half::bf16>() == align_of::<Bf16>());
+    assert!(align_of::<half::f16>() == align_of::<F16>());
+};
 
 /// The value `000_…txt` gives A(i, j).
 pub fn seed_a(i: u32, j: u32) -> f64 {
@@ -209,6 +405,11 @@ pub fn seed_b(i: u32, j: u32) -> f64 {
 
 /// The three inputs of a run. Padding rows of every matrix hold NaN, so a kernel that reads
 /// them by mistake is caught by the check.
+///
+/// Every value is drawn (or computed by the seed formulas) in f64 and rounded once to `T`: the
+/// matrices hold exactly what the kernel reads, and the f64 reference is computed from these
+/// rounded values, so that the check measures the kernel's arithmetic, not the rounding of its
+/// inputs (which a bf16 input, 2⁻⁸ relative, would otherwise dominate).
 pub struct Inputs<T> {
     pub a: Matrix<T>,
     pub b: Matrix<T>,
@@ -232,7 +433,7 @@ impl<T: Scalar> Inputs<T> {
             Init::Seed => Self {
                 a: Matrix::from_fn(s.m, s.k, s.lda, nan, |i, j| T::from_f64(seed_a(i, j))),
                 b: Matrix::from_fn(s.k, s.n, s.ldb, nan, |i, j| T::from_f64(seed_b(i, j))),
-                c: Matrix::from_fn(s.m, s.n, s.ldc, nan, |_, _| T::ZERO),
+                c: Matrix::from_fn(s.m, s.n, s.ldc, nan, |_, _| T::from_f64(0.0)),
             },
         }
     }
@@ -304,6 +505,57 @@ mod tests {
         let z = Inputs::<f32>::generate(&Problem { seed: 2, ..p });
         assert_ne!(x.a, z.a);
         assert!(x.a.data.iter().all(|v| (-1.0..1.0).contains(v)));
+    }
+
+    #[test]
+    fn sixteen_bit_inputs_are_the_f64_values_rounded_once() {
+        fn same<H: Scalar>(wide: &Matrix<f64>, narrow: &Matrix<H>) {
+            assert_eq!(wide.data.len(), narrow.data.len());
+            for (w, h) in wide.data.iter().zip(&narrow.data) {
+                if w.is_nan() {
+                    assert!(h.to_f64().is_nan(), "padding stays NaN");
+                } else {
+                    assert_eq!(*h, H::from_f64(*w), "{w}");
+                }
+            }
+        }
+        for init in [Init::Random, Init::Seed] {
+            let mut p = problem(9, 7, 5);
+            p.init = init;
+            p.shape.lda = 12;
+            p.shape.ldc = 10;
+            let wide = Inputs::<f64>::generate(&p);
+            let bf16 = Inputs::<half::bf16>::generate(&Problem {
+                dtype: Dtype::Bf16,
+                ..p
+            });
+            let f16 = Inputs::<half::f16>::generate(&Problem {
+                dtype: Dtype::F16,
+                ..p
+            });
+            for (w, b, f) in [
+                (&wide.a, &bf16.a, &f16.a),
+                (&wide.b, &bf16.b, &f16.b),
+                (&wide.c, &bf16.c, &f16.c),
+            ] {
+                same(w, b);
+                same(w, f);
+            }
+        }
+        // Rounded, not truncated, and to nearest even: 1 + 2⁻⁸ is halfway between two bf16.
+        assert_eq!(half::bf16::from_f64(1.0 + 2f64.powi(-8)), half::bf16::ONE);
+        assert_eq!(<half::bf16 as Scalar>::from_f64(1.0 - 1e-4).to_f64(), 1.0);
+    }
+
+    #[test]
+    fn sixteen_bit_elements_travel_as_their_bits() {
+        let x = [half::bf16::from_f32(1.5), half::bf16::from_f32(-2.0)];
+        assert_eq!(
+            <half::bf16 as Scalar>::as_bits(&x),
+            &[x[0].to_bits(), x[1].to_bits()]
+        );
+        assert_eq!(<half::f16 as Scalar>::factor(0.5), 0.5f32);
+        assert_eq!(<f64 as Scalar>::factor(0.1), 0.1f64);
     }
 
     #[test]

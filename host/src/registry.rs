@@ -5,10 +5,15 @@ use anyhow::{bail, Result};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 pub use kernels_gpu::registry::{Shape, Variant as KernelVariant};
 
+/// Every element type: what cuBLAS's default math and `auto` run.
+pub const ALL_DTYPES: &[Dtype] = &[Dtype::F32, Dtype::F64, Dtype::Bf16, Dtype::F16];
+
 /// cuBLAS's math mode: the two yardsticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CublasMath {
-    /// `CUBLAS_DEFAULT_MATH`: FP32 SGEMM on the CUDA cores; DGEMM (FP64 tensor cores on an H100).
+    /// `CUBLAS_DEFAULT_MATH`: FP32 SGEMM on the CUDA cores; DGEMM (FP64 tensor cores on an H100);
+    /// for bf16 and f16 `cublasGemmEx` with f32 accumulation (`CUBLAS_COMPUTE_32F`), on the
+    /// tensor cores.
     Default,
     /// `CUBLAS_TF32_TENSOR_OP_MATH`: SGEMM on the TF32 tensor cores (inputs rounded to TF32).
     Tf32,
@@ -20,7 +25,8 @@ pub enum Variant {
     Kernel(&'static KernelVariant),
     /// Runs on the host CPU whatever the backend (`crate::cpu`).
     Cpu(&'static CpuVariant),
-    /// `cublasSgemm`/`cublasDgemm` on the same buffers, in a math mode: the yardstick (GPU only).
+    /// `cublasSgemm`/`cublasDgemm` (`cublasGemmEx` in bf16 and f16) on the same buffers, in a
+    /// math mode: the yardstick (GPU only).
     Cublas(CublasMath),
     /// The fastest kernel for the shape and dtype, from a measured table ([`crate::auto`]).
     Auto,
@@ -41,19 +47,19 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.summary,
             Variant::Cpu(c) => c.summary,
-            Variant::Cublas(CublasMath::Default) => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32), the yardstick (GPU only)",
+            Variant::Cublas(CublasMath::Default) => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32; bf16/f16: cublasGemmEx with f32 accumulation), the yardstick (GPU only)",
             Variant::Cublas(CublasMath::Tf32) => "cuBLAS SGEMM with CUBLAS_TF32_TENSOR_OP_MATH: the TF32 tensor-core yardstick (GPU only, f32)",
-            Variant::Auto => "the fastest kernel for the shape and dtype in the dtype's own arithmetic (no TF32), from a table measured on an H100 (host/src/auto-table.csv); the report names the choice",
+            Variant::Auto => "the fastest kernel for the shape and dtype in the dtype's own arithmetic (no TF32), from a table measured on an H100 (host/src/auto-table.csv; bf16/f16: wgmma-16bit until it has 16-bit rows); the report names the choice",
         }
     }
 
-    /// The element types it runs.
+    /// The element types it runs: the CPU variants compute on the host in f32 and f64 only;
+    /// cuBLAS's default math and `auto` in every type; cuBLAS TF32 in f32.
     pub fn dtypes(&self) -> &'static [Dtype] {
         match self {
             Variant::Kernel(k) => k.dtypes,
-            Variant::Cpu(_) | Variant::Cublas(CublasMath::Default) | Variant::Auto => {
-                kernels_gpu::registry::BOTH_DTYPES
-            }
+            Variant::Cpu(_) => kernels_gpu::registry::BOTH_DTYPES,
+            Variant::Cublas(CublasMath::Default) | Variant::Auto => ALL_DTYPES,
             Variant::Cublas(CublasMath::Tf32) => &[Dtype::F32],
         }
     }
@@ -204,6 +210,18 @@ mod tests {
         assert!(resolve_tile(blocked, Some(48)).is_err());
         assert_eq!(resolve_tile(find("cpu-naive").unwrap(), None).unwrap(), 0);
         assert!(resolve_tile(find("cpu-simd").unwrap(), Some(64)).is_err());
+    }
+
+    #[test]
+    fn the_16_bit_types_are_offered_where_they_run() {
+        for d in [Dtype::Bf16, Dtype::F16] {
+            assert!(find("wgmma-16bit").unwrap().dtypes().contains(&d));
+            assert!(find("cublas").unwrap().dtypes().contains(&d));
+            assert!(find("auto").unwrap().dtypes().contains(&d));
+            assert!(!find("cublas-tf32").unwrap().dtypes().contains(&d));
+            assert!(!find("cpu-simd").unwrap().dtypes().contains(&d));
+            assert!(!find("v4").unwrap().dtypes().contains(&d));
+        }
     }
 
     #[test]

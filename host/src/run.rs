@@ -1,9 +1,9 @@
 //! The pipeline of one run: resolve the variant and problem, open the backend, launch and
 //! time, verify, report.
-use crate::cli::{BackendArg, Cli, DtypeArg, DEFAULT_PITCH_BYTES};
-use crate::cpu::{self, CpuScalar, CpuVariant};
+use crate::cli::{BackendArg, Cli, DEFAULT_PITCH_BYTES};
+use crate::cpu::{self, CpuVariant};
 use crate::gpu::Gpu;
-use crate::problem::{Inputs, Problem};
+use crate::problem::{Inputs, Problem, Scalar};
 use crate::registry::{self, CublasMath, Variant};
 use crate::verify::{self, Check};
 use anyhow::{bail, Result};
@@ -215,13 +215,9 @@ pub fn problem_from_cli(cli: &Cli, default_size: u32, seed: u64) -> Result<Probl
         ldb: cli.ldb.unwrap_or(k),
         ldc: cli.ldc.unwrap_or(m),
     };
-    let dtype = match cli.dtype {
-        DtypeArg::F32 => Dtype::F32,
-        DtypeArg::F64 => Dtype::F64,
-    };
     let p = Problem {
         shape,
-        dtype,
+        dtype: cli.dtype.dtype(),
         alpha: cli.alpha,
         beta: cli.beta,
         init: cli.init,
@@ -330,19 +326,29 @@ pub fn execute_many(
     timing: Timing,
     progress: impl FnMut(&Result<Report>),
 ) -> Vec<Result<Report>> {
+    let (b, v, t) = (backend, variants, timing);
     match p.dtype {
-        Dtype::F32 => execute_typed::<f32>(backend, variants, p, timing, progress),
-        Dtype::F64 => execute_typed::<f64>(backend, variants, p, timing, progress),
+        Dtype::F32 => execute_typed::<f32>(b, v, p, t, Some(cpu::run::<f32>), progress),
+        Dtype::F64 => execute_typed::<f64>(b, v, p, t, Some(cpu::run::<f64>), progress),
+        // The CPU variants compute in f32 and f64 only (`plan` refuses them a 16-bit problem
+        // from `Variant::dtypes`), so the 16-bit types need no host arithmetic.
+        Dtype::Bf16 => execute_typed::<half::bf16>(b, v, p, t, None, progress),
+        Dtype::F16 => execute_typed::<half::f16>(b, v, p, t, None, progress),
     }
 }
 
-fn execute_typed<T: CpuScalar>(
+/// How a CPU variant runs in an element type: [`cpu::run`] for the types with host arithmetic.
+type CpuRun<T> = fn(&CpuVariant, u32, &Problem, &Inputs<T>, Timing) -> Measured<T>;
+
+fn execute_typed<T: Scalar>(
     backend: &Backend,
     variants: &[(Variant, Option<u32>)],
     p: &Problem,
     timing: Timing,
+    cpu_run: Option<CpuRun<T>>,
     mut progress: impl FnMut(&Result<Report>),
 ) -> Vec<Result<Report>> {
+    assert_eq!(T::DTYPE, p.dtype, "the inputs' type is the problem's");
     let inputs = Inputs::<T>::generate(p);
     let mut reference = None;
     let mut reports = Vec::new();
@@ -350,9 +356,14 @@ fn execute_typed<T: CpuScalar>(
         let report = (|| {
             let launch = plan(variant, tile, p)?;
             let (measured, engine) = match (&launch, backend) {
-                (&Launch::Cpu { variant, tile, .. }, _) => {
-                    (cpu::run(variant, tile, p, &inputs, timing), Engine::Cpu)
-                }
+                (&Launch::Cpu { variant, tile, .. }, _) => match cpu_run {
+                    Some(run) => (run(variant, tile, p, &inputs, timing), Engine::Cpu),
+                    None => bail!(
+                        "variant `{}` has no {} version (the CPU variants compute in f32 and f64)",
+                        variant.name,
+                        p.dtype.name()
+                    ),
+                },
                 (_, Backend::Gpu(gpu)) => (gpu.run(&launch, p, &inputs, timing)?, Engine::Gpu),
                 (_, Backend::Emulator) => (
                     crate::emulator::run(&launch, p, &inputs, timing)?,

@@ -6,10 +6,13 @@
 //! - The relative Frobenius error `‖C - R‖ / ‖R‖` (‖R‖ floored at the size random-sign sums
 //!   of k products would have, for a C that cancels to almost nothing) must stay under a
 //!   tolerance derived from the
-//!   variant's arithmetic ([`tolerance`]): the rounding of its inputs (none for FP32/FP64
-//!   fused multiply-adds, 2⁻¹⁰ for TF32, about 2⁻²⁰ for 3xTF32) plus the rounding of a
-//!   length-k sum, which grows with √k. The largest element error must stay under
-//!   `tolerance·max|R|` too.
+//!   variant's arithmetic and element type ([`tolerance`]): the rounding of its inputs (none for
+//!   FP32/FP64 fused multiply-adds, 2⁻¹⁰ for TF32, about 2⁻²⁰ for 3xTF32), the one rounding of
+//!   a 16-bit output (2⁻⁸ for bf16, 2⁻¹¹ for f16), plus the rounding of a length-k sum, which
+//!   grows with √k. The largest element error must stay under `tolerance·max|R|` too.
+//! - The reference is computed from the inputs as the kernel received them: in bf16 and f16
+//!   they are rounded to the type when they are made ([`crate::problem::Inputs`]), so the
+//!   inputs' rounding is not counted against the kernel.
 //! - Up to [`FULL_REFERENCE_FLOPS`] the whole product is checked (ndarray's multithreaded
 //!   matrixmultiply); above it, a random sample of 64 full rows and 64 full columns of C
 //!   (seeded, so a failure reproduces). The report says which.
@@ -37,8 +40,8 @@ pub struct Check {
     /// The largest |R| over the checked elements of the reference.
     pub max_reference: f64,
     pub tolerance: f64,
-    /// The arithmetic the tolerance was derived for.
-    pub arithmetic: Arithmetic,
+    /// What the tolerance was derived from: the arithmetic, the type and k, and its terms.
+    pub terms: ToleranceTerms,
     pub non_finite: usize,
     pub padding_changed: usize,
     /// "full" or "sample of 64 rows + 64 columns".
@@ -66,14 +69,23 @@ impl Check {
     pub fn summary(&self) -> String {
         let verdict = if self.passed() { "PASS" } else { "FAIL" };
         let mut s = format!(
-            "relative Frobenius error {:.2e} (tolerance {:.1e} for {} arithmetic), max element error {:.2e} (bound {:.1e}), {} f64 reference: {verdict}",
-            self.relative_frobenius, self.tolerance, self.arithmetic.name(), self.max_element_error, self.max_element_bound, self.coverage
+            "relative Frobenius error {:.2e} (tolerance {:.1e} = {} for {}), max element error {:.2e} (bound {:.1e}), {} f64 reference: {verdict}",
+            self.relative_frobenius, self.tolerance, self.terms.formula(), self.terms.describe(), self.max_element_error, self.max_element_bound, self.coverage
         );
         if self.non_finite > 0 {
             s += &format!(
                 "; {} elements of C are NaN or infinite (unwritten?)",
                 self.non_finite
             );
+            let largest = largest_finite(self.terms.dtype);
+            if self.max_reference > largest {
+                s += &format!(
+                    "; the reference reaches {:.3e}, beyond {}'s largest finite value {largest:.5e}: C overflows in {}",
+                    self.max_reference,
+                    self.terms.dtype.name(),
+                    self.terms.dtype.name()
+                );
+            }
         }
         if self.padding_changed > 0 {
             s += &format!(
@@ -85,11 +97,48 @@ impl Check {
     }
 }
 
-/// Unit roundoff of the element type's arithmetic: 2⁻²⁴ for f32, 2⁻⁵³ for f64.
+/// Unit roundoff of an element type, half the distance from 1 to the next value: 2⁻²⁴ for
+/// f32, 2⁻⁵³ for f64, 2⁻⁸ for bf16 (7 explicit mantissa bits), 2⁻¹¹ for f16 (10).
 pub fn unit_roundoff(dtype: Dtype) -> f64 {
     match dtype {
         Dtype::F32 => f32::EPSILON as f64 / 2.0,
         Dtype::F64 => f64::EPSILON / 2.0,
+        Dtype::Bf16 => half::bf16::EPSILON.to_f64() / 2.0,
+        Dtype::F16 => half::f16::EPSILON.to_f64() / 2.0,
+    }
+}
+
+/// The largest finite value of an element type (f16's 65504 is within reach of a GEMM).
+pub fn largest_finite(dtype: Dtype) -> f64 {
+    match dtype {
+        Dtype::F32 => f32::MAX as f64,
+        Dtype::F64 => f64::MAX,
+        Dtype::Bf16 => half::bf16::MAX.to_f64(),
+        Dtype::F16 => half::f16::MAX.to_f64(),
+    }
+}
+
+/// Unit roundoff of the accumulation, `u_acc`: the element type's own in f32 and f64; f32's
+/// (2⁻²⁴) for bf16 and f16, whose kernels (and cuBLAS's with `CUBLAS_COMPUTE_32F`) sum the
+/// products in f32 registers and never compute in 16 bits.
+pub fn accumulation_roundoff(dtype: Dtype) -> f64 {
+    if dtype.is_16bit() {
+        unit_roundoff(Dtype::F32)
+    } else {
+        unit_roundoff(dtype)
+    }
+}
+
+/// The output's rounding beyond the accumulation's, `u_out`: 0 when C has the accumulator's
+/// type (f32, f64: the epilogue's rounding is then one of the `+ 4` of [`tolerance`]); the
+/// type's unit roundoff for bf16 and f16, where `alpha·acc + beta·C` is computed in f32 and
+/// rounded once to the 16-bit type: up to 2⁻⁸ (bf16) or 2⁻¹¹ (f16) of each element, far
+/// above anything the f32 accumulation adds.
+pub fn output_rounding(dtype: Dtype) -> f64 {
+    if dtype.is_16bit() {
+        unit_roundoff(dtype)
+    } else {
+        0.0
     }
 }
 
@@ -111,20 +160,99 @@ pub fn input_rounding(arithmetic: Arithmetic) -> f64 {
     }
 }
 
-/// The tolerance on the relative Frobenius error: `4·(v + u·(√k + 4))`.
+/// The tolerance on the relative Frobenius error: `4·(v + u_out + u_acc·(√k + 4))`.
 ///
-/// - `v` is [`input_rounding`]; `u` the unit roundoff of the accumulation ([`unit_roundoff`]).
-/// - `u·√k`: a length-k sum accumulates k roundings of random sign, a random walk. On the H100
-///   a correct f32 kernel's error at 4096³ is 1.2·10⁻⁶ = 0.31·u·√k; sequential summation of
-///   random-sign data gives about 0.4·u·√k, all-positive data about 0.6·u·√k.
-/// - `u·4`: the roundings that do not grow with k (the product, `alpha·acc + beta·C`); it also
-///   lets 3xTF32's input term (≤ 3·2⁻²² < 16·u) pass the FP32 check at k = 1.
+/// - `v` is [`input_rounding`]; `u_acc` the unit roundoff of the accumulation
+///   ([`accumulation_roundoff`]); `u_out` the output's own rounding ([`output_rounding`]), 0
+///   in f32 and f64, so that there the tolerance is `4·(v + u·(√k + 4))` with `u` the type's.
+/// - `u_acc·√k`: a length-k sum accumulates k roundings of random sign, a random walk. On the
+///   H100 a correct f32 kernel's error at 4096³ is 1.2·10⁻⁶ = 0.31·u·√k; sequential summation
+///   of random-sign data gives about 0.4·u·√k, all-positive data about 0.6·u·√k.
+/// - `u_acc·4`: the roundings that do not grow with k (the product, `alpha·acc + beta·C`); it
+///   also lets 3xTF32's input term (≤ 3·2⁻²² < 16·u) pass the FP32 check at k = 1.
+/// - `u_out`, bf16 and f16: the kernel's f32 result `alpha·acc + beta·C0` (its error the f32
+///   terms above; the products of 16-bit inputs are exact in f32, 8 or 11 significant bits
+///   each) is rounded once to the 16-bit type, at most `u_out` of each element, so at most
+///   `u_out` of the Frobenius norm, whatever k. This term dominates: the f32 terms reach it
+///   only at k ≈ 2³² (bf16) or 2²⁶ (f16). The tolerance is then about 4·2⁻⁸ = 1.6·10⁻² in
+///   bf16 and 4·2⁻¹¹ = 2.0·10⁻³ in f16. A kernel that kept its running sum in 16 bits
+///   (rounding it after every multiply-add) errs by about 0.3·u_out·√k: the tests plant one,
+///   whose relative Frobenius error crosses the tolerance at k ≈ 192 in both types (2.3 times
+///   it at k = 1024); below that its largest element error fails the element bound at some
+///   k from 48 on.
+///   Below k ≈ 32 such a kernel is as accurate as the one rounding of a correct one, and the
+///   check cannot tell them apart; nor does it need to, the results being as good.
 /// - The factor 4 is the margin over those estimates, so that a correct kernel never fails;
 ///   it is small enough that a TF32 result fails the FP32 check for every k below about 10⁶
 ///   (and any lost term, wrong index or stale tile fails by orders of magnitude).
 pub fn tolerance(dtype: Dtype, arithmetic: Arithmetic, k: u32) -> f64 {
-    let u = unit_roundoff(dtype);
-    4.0 * (input_rounding(arithmetic) + u * ((k as f64).sqrt() + 4.0))
+    ToleranceTerms::new(dtype, arithmetic, k).value()
+}
+
+/// What a [`tolerance`] is made of, as the check reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ToleranceTerms {
+    pub dtype: Dtype,
+    pub arithmetic: Arithmetic,
+    pub k: u32,
+    /// `v`: [`input_rounding`] of the arithmetic.
+    pub input: f64,
+    /// `u_out`: [`output_rounding`] of the type.
+    pub output: f64,
+    /// `u_acc`: [`accumulation_roundoff`] of the type.
+    pub accumulation: f64,
+}
+
+impl ToleranceTerms {
+    pub fn new(dtype: Dtype, arithmetic: Arithmetic, k: u32) -> Self {
+        Self {
+            dtype,
+            arithmetic,
+            k,
+            input: input_rounding(arithmetic),
+            output: output_rounding(dtype),
+            accumulation: accumulation_roundoff(dtype),
+        }
+    }
+
+    /// `4·(v + u_out + u_acc·(√k + 4))`.
+    pub fn value(&self) -> f64 {
+        4.0 * (self.input + self.output + self.accumulation * ((self.k as f64).sqrt() + 4.0))
+    }
+
+    /// The formula with its terms, zero terms left out: `4·(2^-10 + 2^-24·(√k + 4))`,
+    /// `4·(2^-8 + 2^-24·(√k + 4))`.
+    pub fn formula(&self) -> String {
+        let mut terms: Vec<String> = [self.input, self.output]
+            .into_iter()
+            .filter(|&t| t != 0.0)
+            .map(power_of_two)
+            .collect();
+        terms.push(format!("{}·(√k + 4)", power_of_two(self.accumulation)));
+        format!("4·({})", terms.join(" + "))
+    }
+
+    /// The arithmetic and type, and for a 16-bit type how it is computed:
+    /// "native arithmetic in f32", "native arithmetic in bf16 (f32 accumulation, C rounded
+    /// once to bf16)".
+    pub fn describe(&self) -> String {
+        let d = self.dtype.name();
+        let mut s = format!("{} arithmetic in {d}", self.arithmetic.name());
+        if self.dtype.is_16bit() {
+            s += &format!(" (f32 accumulation, C rounded once to {d})");
+        }
+        s
+    }
+}
+
+/// `2^-24` for a power of two, else the number.
+fn power_of_two(x: f64) -> String {
+    let e = x.log2();
+    if x > 0.0 && e == e.round() {
+        format!("2^{e}")
+    } else {
+        format!("{x:.1e}")
+    }
 }
 
 fn view<T: Scalar>(m: &Matrix<T>) -> Array2<f64> {
@@ -302,7 +430,8 @@ pub fn check_against<T: Scalar>(
     } else {
         err2.sqrt()
     };
-    let tolerance = tolerance(p.dtype, arithmetic, s.k);
+    let terms = ToleranceTerms::new(p.dtype, arithmetic, s.k);
+    let tolerance = terms.value();
     Check {
         relative_frobenius: if relative.is_nan() {
             f64::INFINITY
@@ -317,7 +446,7 @@ pub fn check_against<T: Scalar>(
         max_element_bound: tolerance * max_ref.max(reference.term_scale).max(f64::MIN_POSITIVE),
         max_reference: max_ref,
         tolerance,
-        arithmetic,
+        terms,
         non_finite,
         padding_changed,
         coverage: reference.coverage.clone(),
@@ -539,5 +668,174 @@ mod tests {
                 assert!(x3_as_fp32.passed(), "{m}x{n}x{k}: {}", x3_as_fp32.summary());
             }
         }
+    }
+
+    /// C as a correct 16-bit kernel computes it: the inputs (already rounded to the type)
+    /// multiplied exactly and summed in f32 with fused multiply-adds, `alpha·acc + beta·C0` in
+    /// f32, rounded once to the type by `round` (half's `from_f32`: to nearest even, as
+    /// `cvt.rn`). With `accumulate_in_16_bits`, the planted bug: the running sum rounded to the
+    /// type after every multiply-add, as a kernel that kept its accumulator in 16 bits would.
+    fn modelled_16bit<H: Scalar>(
+        p: &Problem,
+        x: &Inputs<H>,
+        round: fn(f32) -> H,
+        accumulate_in_16_bits: bool,
+    ) -> Vec<H> {
+        let s = p.shape;
+        let f32_of = |v: H| v.to_f64() as f32; // exact: every 16-bit value is an f32
+        let mut c = x.c_for_checked_run(p.beta);
+        let (alpha, beta) = (p.alpha as f32, p.beta as f32);
+        for j in 0..s.n {
+            for i in 0..s.m {
+                let mut acc = 0f32;
+                for q in 0..s.k {
+                    acc = f32_of(x.a.at(i, q)).mul_add(f32_of(x.b.at(q, j)), acc);
+                    if accumulate_in_16_bits {
+                        acc = f32_of(round(acc));
+                    }
+                }
+                let value = if p.beta == 0.0 {
+                    alpha * acc
+                } else {
+                    alpha.mul_add(acc, beta * f32_of(x.c.at(i, j)))
+                };
+                c[(i + j * s.ldc) as usize] = round(value);
+            }
+        }
+        c
+    }
+
+    /// The check of `modelled_16bit` in bf16 and f16 on an m×n×k problem.
+    fn check_16bit(m: u32, n: u32, k: u32, beta: f64, accumulate_in_16_bits: bool) -> [Check; 2] {
+        fn one<H: Scalar>(p: Problem, round: fn(f32) -> H, planted: bool) -> Check {
+            let x = Inputs::<H>::generate(&p);
+            let uploaded = x.c_for_checked_run(p.beta);
+            let result = modelled_16bit(&p, &x, round, planted);
+            check(&p, Arithmetic::Native, &x, &uploaded, &result)
+        }
+        let p = |dtype| Problem {
+            dtype,
+            ..problem(m, n, k, beta)
+        };
+        [
+            one(p(Dtype::Bf16), half::bf16::from_f32, accumulate_in_16_bits),
+            one(p(Dtype::F16), half::f16::from_f32, accumulate_in_16_bits),
+        ]
+    }
+
+    #[test]
+    fn a_correct_16_bit_kernel_passes_its_check() {
+        for (m, n, k) in [
+            (1, 1, 1),
+            (16, 16, 1),
+            (24, 20, 64),
+            (32, 16, 1024),
+            (8, 8, 4096),
+        ] {
+            for beta in [0.0, 0.5] {
+                for c in check_16bit(m, n, k, beta, false) {
+                    let d = c.terms.dtype.name();
+                    assert!(c.passed(), "{m}x{n}x{k} beta {beta} {d}: {}", c.summary());
+                    // The output's rounding is what is left: at most u_out, and well under
+                    // the tolerance's 4·u_out.
+                    assert!(
+                        c.relative_frobenius <= unit_roundoff(c.terms.dtype),
+                        "{m}x{n}x{k} {d}: {}",
+                        c.summary()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_16_bit_accumulation_fails_the_check() {
+        // The planted kernel rounds its running sum to the type after every multiply-add: its
+        // error grows as about 0.3·u_out·√k. Measured at 32×32 over seeds 1, 2, 3 and 7, bf16
+        // and f16 alike: the relative Frobenius error is 0.45 of the tolerance at k = 32, 0.6
+        // at 64, 0.8 at 128, 1.0 at 192, 2.3 at 1024 and 4.7 at 4096. Below k = 192 the element
+        // bound catches it at some k from 48 on, not at all of them (seed 7: bf16 fails from
+        // k = 64, f16 from 128). So it fails the check at every k from 192 on, and first at
+        // k = 48 to 128 depending on the seed.
+        for c in check_16bit(32, 32, 1024, 0.0, true) {
+            assert!(!c.passed(), "{}", c.summary());
+            assert!(c.relative_frobenius > 2.0 * c.tolerance, "{}", c.summary());
+        }
+        for c in check_16bit(32, 32, 4096, 0.5, true) {
+            assert!(!c.passed(), "{}", c.summary());
+        }
+    }
+
+    #[test]
+    fn the_16_bit_tolerance_is_the_output_rounding_plus_the_f32_terms() {
+        let (u_acc, k) = (2f64.powi(-24), 1024);
+        for (dtype, u_out) in [(Dtype::Bf16, 2f64.powi(-8)), (Dtype::F16, 2f64.powi(-11))] {
+            assert_eq!(unit_roundoff(dtype), u_out);
+            assert_eq!(accumulation_roundoff(dtype), u_acc);
+            let want = 4.0 * (u_out + u_acc * (32.0 + 4.0));
+            assert_eq!(tolerance(dtype, Arithmetic::Native, k), want);
+        }
+        // f32 and f64 keep 4·(v + u·(√k + 4)): no output term.
+        for dtype in [Dtype::F32, Dtype::F64] {
+            let u = unit_roundoff(dtype);
+            assert_eq!(output_rounding(dtype), 0.0);
+            assert_eq!(tolerance(dtype, Arithmetic::Native, k), 4.0 * u * 36.0);
+            let tf32 = 4.0 * (2f64.powi(-10) + u * 36.0);
+            assert_eq!(tolerance(dtype, Arithmetic::Tf32, k), tf32);
+        }
+        assert_eq!(largest_finite(Dtype::F16), 65504.0);
+    }
+
+    #[test]
+    fn the_summary_names_the_arithmetic_the_type_and_the_terms() {
+        let [bf16, f16] = check_16bit(8, 8, 64, 0.0, false);
+        let s = bf16.summary();
+        assert!(
+            s.contains("= 4·(2^-8 + 2^-24·(√k + 4)) for native arithmetic in bf16 (f32 accumulation, C rounded once to bf16)"),
+            "{s}"
+        );
+        let s = f16.summary();
+        assert!(
+            s.contains("4·(2^-11 + 2^-24·(√k + 4))") && s.contains("in f16"),
+            "{s}"
+        );
+        let p = Problem {
+            dtype: Dtype::F32,
+            ..problem(4, 4, 4, 0.0)
+        };
+        let x = Inputs::<f32>::generate(&p);
+        let uploaded = x.c_for_checked_run(p.beta);
+        let tf32 = modelled(&p, &x, Arithmetic::Tf32, false);
+        let s = check(&p, Arithmetic::Tf32, &x, &uploaded, &tf32).summary();
+        assert!(
+            s.contains("= 4·(2^-10 + 2^-24·(√k + 4)) for TF32 arithmetic in f32)"),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn an_f16_overflow_is_named() {
+        // 256 products of 16·16: C reaches 65536, past f16's largest finite value, 65504.
+        let p = Problem {
+            dtype: Dtype::F16,
+            alpha: 1.0,
+            init: Init::Seed,
+            ..problem(2, 2, 256, 0.0)
+        };
+        let mut x = Inputs::<half::f16>::generate(&p);
+        for v in x.a.data.iter_mut().chain(x.b.data.iter_mut()) {
+            if !v.is_nan() {
+                *v = half::f16::from_f32(16.0);
+            }
+        }
+        let uploaded = x.c_for_checked_run(p.beta);
+        let result = modelled_16bit(&p, &x, half::f16::from_f32, false);
+        let c = check(&p, Arithmetic::Native, &x, &uploaded, &result);
+        assert!(!c.passed() && c.non_finite == 4, "{}", c.summary());
+        assert!(
+            c.summary().contains("C overflows in f16"),
+            "{}",
+            c.summary()
+        );
     }
 }

@@ -6,10 +6,16 @@
 //! the two backends cannot disagree about which names exist.
 #![allow(clippy::too_many_arguments)]
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+use crate::device::half::{Bf16, F16};
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+use crate::device::half::{GlobalHalf, GlobalHalfMut};
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 use crate::device::tma::TensorMap;
 #[cfg(target_arch = "nvptx64")]
 use crate::device::{Global, GlobalMut};
 use crate::gemm::GemmArgs;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+use crate::gemm::{HalfGemmArgs, HalfReduceArgs};
 use crate::variants::*;
 
 /// A kernel body the emulator can run, by element type and parameters.
@@ -21,6 +27,12 @@ pub enum KernelBody {
     /// A kernel whose A and B are read by the TMA engine: it also takes a pointer to two
     /// tensor maps in global memory, A's then B's ([`crate::variants::wgmma_tf32`]).
     F32TensorMaps(unsafe fn(GemmArgs<f32>, *const TensorMap)),
+    /// The 16-bit kernels (A, B, C in bf16 or f16, alpha and beta in f32), all fed by TMA.
+    Bf16TensorMaps(unsafe fn(HalfGemmArgs<Bf16>, *const TensorMap)),
+    F16TensorMaps(unsafe fn(HalfGemmArgs<F16>, *const TensorMap)),
+    /// The 16-bit split-k reduction: f32 partial products into 16-bit C.
+    Bf16Reduce(unsafe fn(HalfReduceArgs<Bf16>)),
+    F16Reduce(unsafe fn(HalfReduceArgs<F16>)),
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -34,20 +46,37 @@ macro_rules! body {
     (f32 + maps, $body:expr) => {
         KernelBody::F32TensorMaps($body)
     };
+    (bf16 + maps, $body:expr) => {
+        KernelBody::Bf16TensorMaps($body)
+    };
+    (f16 + maps, $body:expr) => {
+        KernelBody::F16TensorMaps($body)
+    };
+    (bf16 + reduce, $body:expr) => {
+        KernelBody::Bf16Reduce($body)
+    };
+    (f16 + reduce, $body:expr) => {
+        KernelBody::F16Reduce($body)
+    };
 }
 
 /// One `extern "ptx-kernel"` entry point per row, and the table `$table` of their bodies for
 /// the emulator. A row with `+ maps` takes a twelfth parameter, the tensor maps' address.
 macro_rules! gemm_kernels {
-    ($table:ident: $($name:ident: $t:ident $(+ $maps:ident)? = $body:expr $(, launch_bounds($threads:literal, $blocks:literal))?;)*) => {
+    ($table:ident: $($name:ident: $t:ident $(+ $maps:ident)? = $body:expr $(, launch_bounds($threads:literal, $blocks:literal))? $(, cluster($cluster:literal))?;)*) => {
         $(
-            // Read by the PTX build (`ptx_builder::apply_launch_bounds`), which turns it into
-            // `.maxntid`/`.minnctapersm` on the entry: Rust has no `__launch_bounds__`.
+            // Read by the PTX build (`ptx_builder::apply_launch_bounds`), which turns them into
+            // `.maxntid`/`.minnctapersm` and `.reqnctapercluster` on the entry: Rust has no
+            // `__launch_bounds__` or `__cluster_dims__`.
             $(
                 #[cfg(target_arch = "nvptx64")]
                 core::arch::global_asm!(concat!(
                     "// launch_bounds ", stringify!($name), " ", $threads, " ", $blocks
                 ));
+            )?
+            $(
+                #[cfg(target_arch = "nvptx64")]
+                core::arch::global_asm!(concat!("// cluster ", stringify!($name), " ", $cluster));
             )?
 
             gemm_kernels!(@entry $name, $t, $body $(, $maps)?);
@@ -69,6 +98,46 @@ macro_rules! gemm_kernels {
                 c: GlobalMut::new(c), ldc,
             };
             unsafe { $body(args) }
+        }
+    };
+    (@entry $name:ident, bf16, $body:expr, maps) => {
+        gemm_kernels!(@half $name, Bf16, $body);
+    };
+    (@entry $name:ident, f16, $body:expr, maps) => {
+        gemm_kernels!(@half $name, F16, $body);
+    };
+    (@entry $name:ident, bf16, $body:expr, reduce) => {
+        gemm_kernels!(@reduce $name, Bf16, $body);
+    };
+    (@entry $name:ident, f16, $body:expr, reduce) => {
+        gemm_kernels!(@reduce $name, F16, $body);
+    };
+    (@reduce $name:ident, $h:ident, $body:expr) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            m: u32, n: u32, k: u32, alpha: f32, a: *const f32, lda: u32, _b: *const f32,
+            _ldb: u32, beta: f32, c: *mut $h, ldc: u32,
+        ) {
+            let args = HalfReduceArgs {
+                m, n, splits: k, alpha, workspace: Global::new(a), ldw: lda, beta,
+                c: GlobalHalfMut::new(c), ldc,
+            };
+            unsafe { $body(args) }
+        }
+    };
+    (@half $name:ident, $h:ident, $body:expr) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            m: u32, n: u32, k: u32, alpha: f32, a: *const $h, lda: u32, b: *const $h,
+            ldb: u32, beta: f32, c: *mut $h, ldc: u32, maps: *const TensorMap,
+        ) {
+            let args = HalfGemmArgs {
+                m, n, k, alpha, a: GlobalHalf::new(a), lda, b: GlobalHalf::new(b), ldb, beta,
+                c: GlobalHalfMut::new(c), ldc,
+            };
+            unsafe { $body(args, maps) }
         }
     };
     (@entry $name:ident, $t:ident, $body:expr, maps) => {
@@ -204,11 +273,33 @@ mod hopper {
     gemm_kernels! {
         HOPPER:
         gemm_wgmma_tf32_basic_f32: f32 = wgmma_tf32_basic::gemm;
-        gemm_wgmma_tf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 8>, launch_bounds(384, 1);
-        gemm_wgmma_tf32_c2_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, false, false, 8>, launch_bounds(384, 1);
-        gemm_wgmma_tf32_c4_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16>, launch_bounds(384, 1);
-        gemm_wgmma_tf32_c3_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 6, true, false, 8>, launch_bounds(384, 1);
-        gemm_wgmma_3xtf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8>, launch_bounds(384, 1);
+        gemm_wgmma_tf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 8, 1>, launch_bounds(384, 1);
+        gemm_wgmma_tf32_c2_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, false, false, 8, 1>, launch_bounds(384, 1);
+        gemm_wgmma_tf32_c4_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16, 1>, launch_bounds(384, 1);
+        gemm_wgmma_tf32_c3_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 6, true, false, 8, 1>, launch_bounds(384, 1);
+        gemm_wgmma_tf32_c5_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 8, 2>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_tf32_c6_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16, 2>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_3xtf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8, 1>, launch_bounds(384, 1);
+        gemm_wgmma_3xtf32_c2_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8, 2>, launch_bounds(384, 1), cluster(2);
+        // -- tensor cores, chapter 3: 16-bit types on the skeleton --
+        gemm_wgmma_16bit_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_16bit::Plain<4>>, launch_bounds(384, 1);
+        gemm_wgmma_16bit_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_16bit::Plain<4>>, launch_bounds(384, 1);
+        gemm_wgmma_cluster_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_cluster::SharedA<4, 2>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_cluster_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_cluster::SharedA<4, 2>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_tma_store_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_tma_store_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_tma_store_c2_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>>>, launch_bounds(384, 1);
+        gemm_wgmma_tma_store_c2_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>>>, launch_bounds(384, 1);
+        gemm_wgmma_tma_store_c3_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<3, 2>, true>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_tma_store_c3_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<3, 2>, true>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_pingpong_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_cluster::SharedA<5, 2>>>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_pingpong_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_cluster::SharedA<5, 2>>>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_pingpong_c2_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_pingpong::PingPong<wgmma_cluster::SharedA<5, 2>>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_pingpong_c2_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_pingpong::PingPong<wgmma_cluster::SharedA<5, 2>>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_split_k_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_split_k::SplitK<wgmma_16bit::Plain<4>>>, launch_bounds(384, 1);
+        gemm_wgmma_split_k_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_split_k::SplitK<wgmma_16bit::Plain<4>>>, launch_bounds(384, 1);
+        gemm_wgmma_split_k_reduce_bf16: bf16 + reduce = wgmma_split_k::reduce::<Bf16>;
+        gemm_wgmma_split_k_reduce_f16: f16 + reduce = wgmma_split_k::reduce::<F16>;
     }
 }
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

@@ -5,6 +5,7 @@
 //! `A[row + col * lda]`, `lda >= m`. Indices are 32-bit (the host rejects matrices with
 //! `ld * cols >= 2^32` elements): 32-bit index arithmetic is what CUDA C++ kernels use too.
 
+use crate::device::half::{GlobalHalf, GlobalHalfMut, Half};
 use crate::device::{Global, GlobalMut, Real, Shared};
 
 /// The arguments of every GEMM kernel, in cuBLAS order.
@@ -180,15 +181,9 @@ impl<T: Real> GemmArgs<T> {
         unsafe { self.c.store4(i, value) }
     }
 
-    /// `alpha * acc + beta * C` for a run of C, which `old` loads only when `beta != 0`.
     #[inline(always)]
     fn scaled<const N: usize>(&self, acc: [T; N], old: impl FnOnce() -> [T; N]) -> [T; N] {
-        if self.beta == T::ZERO {
-            acc.map(|x| self.alpha * x)
-        } else {
-            let old = old();
-            core::array::from_fn(|q| self.alpha.fma(acc[q], self.beta * old[q]))
-        }
+        scaled(self.alpha, self.beta, acc, old)
     }
 
     /// Whether C can be written in pairs: ldc even and C aligned to a pair.
@@ -222,6 +217,92 @@ impl<T: Real> GemmArgs<T> {
             self.alpha.fma(acc, self.beta * unsafe { self.c.load(i) })
         };
         unsafe { self.c.store(i, value) }
+    }
+}
+
+/// The arguments of the 16-bit kernels (bf16, f16), in cuBLAS order: A, B and C in the 16-bit
+/// type `H`, alpha and beta in f32 (`cublasGemmEx` with `CUBLAS_COMPUTE_32F`).
+#[derive(Clone, Copy)]
+pub struct HalfGemmArgs<H> {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub alpha: f32,
+    pub a: GlobalHalf<H>,
+    pub lda: u32,
+    pub b: GlobalHalf<H>,
+    pub ldb: u32,
+    pub beta: f32,
+    pub c: GlobalHalfMut<H>,
+    pub ldc: u32,
+}
+
+impl<H: Half> HalfGemmArgs<H> {
+    /// Offset of C(row, col).
+    #[inline(always)]
+    pub fn c_at(&self, row: u32, col: u32) -> usize {
+        (row + col * self.ldc) as usize
+    }
+
+    /// Whether C can be written in pairs of adjacent rows: ldc even and C 4-byte aligned.
+    #[inline(always)]
+    pub fn c_pairs_ok(&self) -> bool {
+        self.ldc.is_multiple_of(2) && self.c.is_aligned_to(4)
+    }
+
+    /// The epilogue for C[i..i+2] (4-byte aligned): `alpha·acc + beta·C` in f32, rounded once
+    /// to the 16-bit type; C is not read when `beta == 0`.
+    ///
+    /// # Safety
+    /// `i..i+2` inside C, element `i` 4-byte aligned.
+    #[inline(always)]
+    pub unsafe fn store_c2(&self, i: usize, acc: [f32; 2]) {
+        let value = scaled(self.alpha, self.beta, acc, || unsafe { self.c.load2(i) });
+        unsafe { self.c.store2(i, value) }
+    }
+
+    /// The epilogue for one element.
+    ///
+    /// # Safety
+    /// `i` inside C.
+    #[inline(always)]
+    pub unsafe fn store_c(&self, i: usize, acc: f32) {
+        let [value] = scaled(self.alpha, self.beta, [acc], || [unsafe { self.c.load(i) }]);
+        unsafe { self.c.store(i, value) }
+    }
+}
+
+/// The arguments of the 16-bit split-k reduction ([`crate::variants::wgmma_split_k::reduce`]):
+/// `splits` f32 partial products of m×n, leading dimension `ldw`, in one workspace, and the
+/// caller's alpha, beta and 16-bit C. On the GPU they arrive in the GEMM argument order, the
+/// workspace as A (and B, unused), the number of parts as k.
+#[derive(Clone, Copy)]
+pub struct HalfReduceArgs<H> {
+    pub m: u32,
+    pub n: u32,
+    pub splits: u32,
+    pub alpha: f32,
+    pub workspace: Global<f32>,
+    pub ldw: u32,
+    pub beta: f32,
+    pub c: GlobalHalfMut<H>,
+    pub ldc: u32,
+}
+
+/// `alpha * acc + beta * C` for a run of C (one rounding per element: a fused multiply-add),
+/// which `old` loads only when `beta != 0`.
+#[inline(always)]
+pub fn scaled<T: Real, const N: usize>(
+    alpha: T,
+    beta: T,
+    acc: [T; N],
+    old: impl FnOnce() -> [T; N],
+) -> [T; N] {
+    if beta == T::ZERO {
+        acc.map(|x| alpha * x)
+    } else {
+        let old = old();
+        core::array::from_fn(|q| alpha.fma(acc[q], beta * old[q]))
     }
 }
 
@@ -299,11 +380,16 @@ impl Arithmetic {
     }
 }
 
-/// The element type of a launch.
+/// The element type of a launch: of A, B and C. The 16-bit types accumulate in f32 and take
+/// alpha and beta as f32 (what `cublasGemmEx` with `CUBLAS_COMPUTE_32F` and torch do).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dtype {
     F32,
     F64,
+    /// bfloat16: 8 bits of exponent, 7 explicit bits of mantissa.
+    Bf16,
+    /// IEEE binary16: 5 bits of exponent, 10 explicit bits of mantissa.
+    F16,
 }
 
 impl Dtype {
@@ -311,6 +397,8 @@ impl Dtype {
         match self {
             Dtype::F32 => "f32",
             Dtype::F64 => "f64",
+            Dtype::Bf16 => "bf16",
+            Dtype::F16 => "f16",
         }
     }
 
@@ -318,6 +406,12 @@ impl Dtype {
         match self {
             Dtype::F32 => 4,
             Dtype::F64 => 8,
+            Dtype::Bf16 | Dtype::F16 => 2,
         }
+    }
+
+    /// Whether it is a 16-bit type (accumulated in f32).
+    pub const fn is_16bit(self) -> bool {
+        matches!(self, Dtype::Bf16 | Dtype::F16)
     }
 }

@@ -24,7 +24,8 @@
         stdarch_nvptx,
         asm_experimental_arch,
         core_intrinsics,
-        portable_simd
+        portable_simd,
+        f16
     )
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
@@ -34,6 +35,9 @@ pub mod device;
 pub mod emu;
 pub mod entry;
 pub mod gemm;
+// The Hopper GEMM skeleton (built for the GPU in the sm_90a PTX only).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod pipeline;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod registry;
 pub mod variants;

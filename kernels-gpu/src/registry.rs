@@ -82,6 +82,12 @@ pub struct TmaOperands {
     /// The grid is persistent: at most one block per multiprocessor, each looping over tiles
     /// (`geometry` gives one block per tile; the backend caps it).
     pub persistent: bool,
+    /// Blocks per cluster along x (the kernel's `.reqnctapercluster`, fixed in its PTX): the
+    /// grid is a multiple of it.
+    pub cluster: u32,
+    /// C's box (rows (m) × columns (n)), for a kernel that stores C with the TMA engine: a third
+    /// tensor map follows A's and B's.
+    pub c_box: Option<[u32; 2]>,
 }
 
 impl TmaOperands {
@@ -109,20 +115,63 @@ impl TmaOperands {
         ]
     }
 
+    /// C's tensor map (m × n, leading dimension `ldc`) at `c`, for a kernel with `c_box`.
+    pub fn c_spec(
+        &self,
+        shape: &Shape,
+        element_bytes: u32,
+        c: u64,
+    ) -> Option<crate::device::tma::TensorMapSpec> {
+        self.c_box
+            .map(|box_dims| crate::device::tma::TensorMapSpec {
+                address: c,
+                element_bytes,
+                dims: [shape.m as u64, shape.n as u64],
+                row_stride_bytes: shape.ldc as u64 * element_bytes as u64,
+                box_dims,
+                swizzle: self.swizzle,
+            })
+    }
+
     /// The grid of a launch on a device with `multiprocessors` SMs: one block per SM at most
-    /// when persistent.
+    /// when persistent, and a multiple of the cluster.
     pub fn grid(&self, geometry: Geometry, multiprocessors: u32) -> (u32, u32) {
-        if self.persistent {
-            (geometry.grid.0.min(multiprocessors), geometry.grid.1)
+        let x = if self.persistent {
+            geometry.grid.0.min(multiprocessors)
         } else {
-            geometry.grid
-        }
+            geometry.grid.0
+        };
+        (
+            x.next_multiple_of(self.cluster).max(self.cluster),
+            geometry.grid.1,
+        )
     }
 
     /// The TMA's constraint on a problem, as a `supports` message: the row strides of A and B
     /// must be multiples of 16 bytes.
     pub fn check(shape: &Shape, element_bytes: u32) -> Result<(), String> {
-        for (name, ld) in [("lda", shape.lda), ("ldb", shape.ldb)] {
+        Self::check_lds(&[("lda", shape.lda), ("ldb", shape.ldb)], element_bytes)
+    }
+
+    /// [`TmaOperands::check`] for a kernel that also stores C with the TMA engine: `ldc` too,
+    /// and m a multiple of 16 bytes' worth of elements, because the engine clips a store's
+    /// columns of C at 16-byte granularity (measured on the H100): it would overwrite the
+    /// padding rows of C up to the next multiple.
+    pub fn check_with_c(shape: &Shape, element_bytes: u32) -> Result<(), String> {
+        let lds = [("lda", shape.lda), ("ldb", shape.ldb), ("ldc", shape.ldc)];
+        Self::check_lds(&lds, element_bytes)?;
+        let per_16_bytes = 16 / element_bytes;
+        if !shape.m.is_multiple_of(per_16_bytes) {
+            return Err(format!(
+                "m = {}: the TMA engine stores C's columns in 16-byte pieces, so m must be a multiple of {per_16_bytes} (or the rows past m would be overwritten)",
+                shape.m
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_lds(lds: &[(&str, u32)], element_bytes: u32) -> Result<(), String> {
+        for &(name, ld) in lds {
             if !(ld as u64 * element_bytes as u64).is_multiple_of(16) {
                 return Err(format!(
                     "{name} = {ld}: the TMA engine reads rows whose stride is a multiple of 16 bytes ({name} a multiple of {})",
@@ -271,7 +320,7 @@ fn tc_f64_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
 /// `wgmma-tf32`'s configurations, by `--tile`: block tile BM×BN (BM = 128), stages.
 fn wgmma_tf32_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     match tile {
-        1 | 2 | 4 => wgmma_tf32::geometry::<256, 4, false>(m, n, k, bytes),
+        1 | 2 | 4 | 5 | 6 => wgmma_tf32::geometry::<256, 4, false>(m, n, k, bytes),
         3 => wgmma_tf32::geometry::<128, 6, false>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
@@ -279,7 +328,7 @@ fn wgmma_tf32_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometr
 
 fn wgmma_3xtf32_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     match tile {
-        1 => wgmma_tf32::geometry::<128, 4, true>(m, n, k, bytes),
+        1 | 2 => wgmma_tf32::geometry::<128, 4, true>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -292,15 +341,117 @@ const fn wgmma_operands(bn: u32) -> TmaOperands {
         b_box: [32, bn],
         swizzle: crate::device::tma::Swizzle::B128,
         persistent: true,
+        cluster: 1,
+        c_box: None,
     }
 }
 
-fn wgmma_tf32_operands(tile: u32) -> TmaOperands {
-    wgmma_operands(if tile == 3 { 128 } else { 256 })
+/// The 16-bit kernels' boxes: A in 64 m × 64 k (a 128-byte row of m per k), B in 64 k × 128 n.
+fn wgmma_16bit_operands(_tile: u32) -> TmaOperands {
+    TmaOperands {
+        a_box: [wgmma_16bit::BK, wgmma_16bit::BK],
+        b_box: [wgmma_16bit::BK, wgmma_16bit::BN],
+        swizzle: crate::device::tma::Swizzle::B128,
+        persistent: true,
+        cluster: 1,
+        c_box: None,
+    }
 }
 
-fn wgmma_3xtf32_operands(_tile: u32) -> TmaOperands {
-    wgmma_operands(128)
+fn wgmma_16bit_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        1 => wgmma_16bit::geometry::<wgmma_16bit::Plain<4>>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+fn wgmma_cluster_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        1 => wgmma_16bit::geometry::<wgmma_cluster::SharedA<4, 2>>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+fn wgmma_cluster_operands(tile: u32) -> TmaOperands {
+    TmaOperands {
+        cluster: 2,
+        ..wgmma_16bit_operands(tile)
+    }
+}
+
+/// `wgmma-tma-store`'s configurations: 1 on `wgmma-cluster`'s clusters, 2 without clusters, 3
+/// with clusters and the whole tile staged (three stages).
+fn wgmma_tma_store_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    use wgmma_tma_store::TmaStore;
+    match tile {
+        1 => wgmma_16bit::geometry::<TmaStore<wgmma_cluster::SharedA<4, 2>>>(m, n, k, bytes),
+        2 => wgmma_16bit::geometry::<TmaStore<wgmma_16bit::Plain<4>>>(m, n, k, bytes),
+        3 => wgmma_16bit::geometry::<TmaStore<wgmma_cluster::SharedA<3, 2>, true>>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+fn wgmma_tma_store_operands(tile: u32) -> TmaOperands {
+    TmaOperands {
+        cluster: if tile == 2 { 1 } else { 2 },
+        c_box: Some([64, 64]),
+        ..wgmma_16bit_operands(tile)
+    }
+}
+
+/// `wgmma-pingpong`'s configurations: 1 with the TMA-store epilogue (default), 2 with direct
+/// stores; both in clusters of two sharing A, five stages.
+fn wgmma_pingpong_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    use wgmma_pingpong::PingPong;
+    use wgmma_tma_store::TmaStore;
+    type Base = PingPong<wgmma_cluster::SharedA<5, 2>>;
+    match tile {
+        1 => wgmma_16bit::geometry::<TmaStore<Base>>(m, n, k, bytes),
+        2 => wgmma_16bit::geometry::<Base>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+fn wgmma_pingpong_operands(tile: u32) -> TmaOperands {
+    TmaOperands {
+        b_box: [wgmma_16bit::BK, 64],
+        cluster: 2,
+        c_box: (tile == 1).then_some([64, 64]),
+        ..wgmma_16bit_operands(tile)
+    }
+}
+
+/// `wgmma-split-k`'s partial launch, `parts` parts of k.
+fn wgmma_split_k_geometry(m: u32, n: u32, k: u32, bytes: u32, parts: u32) -> Geometry {
+    wgmma_split_k::geometry::<wgmma_16bit::Plain<4>>(m, n, k, bytes, parts)
+}
+
+/// bf16 and f16: the 16-bit kernels.
+pub const HALF_DTYPES: &[Dtype] = &[Dtype::Bf16, Dtype::F16];
+
+/// With clusters of two down m (`--tile 5`, `6`; 3xTF32's `2`), each block loads half of B's
+/// columns: B's box is half as wide.
+fn wgmma_tf32_operands(tile: u32) -> TmaOperands {
+    match tile {
+        3 => wgmma_operands(128),
+        5 | 6 => TmaOperands {
+            b_box: [32, 128],
+            cluster: 2,
+            ..wgmma_operands(256)
+        },
+        _ => wgmma_operands(256),
+    }
+}
+
+fn wgmma_3xtf32_operands(tile: u32) -> TmaOperands {
+    match tile {
+        2 => TmaOperands {
+            b_box: [32, 64],
+            cluster: 2,
+            ..wgmma_operands(128)
+        },
+        _ => wgmma_operands(128),
+    }
 }
 
 /// Every GPU variant, in the order of the course.
@@ -734,10 +885,10 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-tf32",
-        summary: "Hopper's TF32 GEMM pipeline (sm_90a): TMA copies into a ring of 128-byte-swizzled stages, mbarrier handoffs, a producer warpgroup and two consumer warpgroups (setmaxnreg), A fragments from registers, B through wgmma descriptors, a persistent grid; --tile: 1 128x256x32 4-stage, one wgmma group per k-step, two in flight (default), 2 the same, one group per slice, each waited for, 3 128x128x32 6-stage, two groups in flight, 4 as 1 with tiles in groups of 16 tile-rows (not 8)",
+        summary: "Hopper's TF32 GEMM pipeline (sm_90a): TMA copies into a ring of 128-byte-swizzled stages, mbarrier handoffs, a producer warpgroup and two consumer warpgroups (setmaxnreg), A fragments from registers, B through wgmma descriptors, a persistent grid; --tile: 1 128x256x32 4-stage, one wgmma group per k-step, two in flight (default), 2 the same, one group per slice, each waited for, 3 128x128x32 6-stage, two groups in flight, 4 as 1 with tiles in groups of 16 tile-rows (not 8), 5 as 1 in clusters of two blocks down m that share B (each loads half, multicast), 6 as 5 with groups of 16",
         source: "beyond the documents (tensor cores, chapter 2)",
         entry: "gemm_wgmma_tf32_c{tile}",
-        tiles: &[1, 2, 3, 4],
+        tiles: &[1, 2, 3, 4, 5, 6],
         geometry: wgmma_tf32_geometry,
         supports: |s, d| TmaOperands::check(s, d.bytes()),
         dtypes: &[Dtype::F32],
@@ -748,10 +899,10 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-3xtf32",
-        summary: "FP32 accuracy from wgmma-tf32's pipeline: A split in the consumers' registers, B split in shared memory by the producer's idle warps (fence.proxy.async, a third mbarrier), three wgmma per k-step, each slice summed from zero and added with FADD; --tile: 1 128x128x32 4-stage (default)",
+        summary: "FP32 accuracy from wgmma-tf32's pipeline: A split in the consumers' registers, B split in shared memory by the producer's idle warps (fence.proxy.async, a third mbarrier), three wgmma per k-step, each slice summed from zero and added with FADD; --tile: 1 128x128x32 4-stage (default), 2 in clusters of two blocks down m sharing B (multicast)",
         source: "beyond the documents (tensor cores, chapter 2)",
         entry: "gemm_wgmma_3xtf32_c{tile}",
-        tiles: &[1],
+        tiles: &[1, 2],
         geometry: wgmma_3xtf32_geometry,
         supports: |s, d| TmaOperands::check(s, d.bytes()),
         dtypes: &[Dtype::F32],
@@ -759,6 +910,77 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_3xtf32_operands),
+    },
+    // -- tensor cores, chapter 3: bf16 and f16 on the Hopper skeleton (sm_90a) --
+    Variant {
+        name: "wgmma-16bit",
+        summary: "bf16/f16 (f32 accumulation) on the Hopper skeleton: both operands read by the tensor cores through descriptors (A MN-major through the transpose bit), Cᵀ = Bᵀ·Aᵀ so that each thread stores pairs of adjacent rows, 256x128x64 tiles, two consumer warpgroups of wgmma.m64n256k16, one group in flight; --tile: 1 4-stage (default)",
+        source: "beyond the documents (tensor cores, chapter 3)",
+        entry: "gemm_wgmma_16bit_c{tile}",
+        tiles: &[1],
+        geometry: wgmma_16bit_geometry,
+        supports: |s, d| TmaOperands::check(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_16bit_operands),
+    },
+    Variant {
+        name: "wgmma-cluster",
+        summary: "wgmma-16bit in clusters of two blocks side by side along n: each loads half of the A they share and the TMA engine multicasts it into both (a third less L2 traffic), consumers release each stage to both producers; --tile: 1 4-stage (default)",
+        source: "beyond the documents (tensor cores, chapter 3)",
+        entry: "gemm_wgmma_cluster_c{tile}",
+        tiles: &[1],
+        geometry: wgmma_cluster_geometry,
+        supports: |s, d| TmaOperands::check(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_cluster_operands),
+    },
+    Variant {
+        name: "wgmma-tma-store",
+        summary: "wgmma-cluster with C written through shared memory: stmatrix into 128-byte-swizzled 64x64 boxes (two per consumer warpgroup, in turn), fence.proxy.async, a named barrier, one TMA store per box that drains under the next tile's mainloop; --tile: 1 clusters of two (default), 2 no cluster, 3 clusters of two, the whole tile staged at once (four boxes per warpgroup, one barrier pair per tile) and three stages",
+        source: "beyond the documents (tensor cores, chapter 3)",
+        entry: "gemm_wgmma_tma_store_c{tile}",
+        tiles: &[1, 2, 3],
+        geometry: wgmma_tma_store_geometry,
+        supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_tma_store_operands),
+    },
+    Variant {
+        name: "wgmma-pingpong",
+        summary: "the two consumer warpgroups take whole 256x64 tiles in turn, an ordering barrier (two mbarriers) alternating their mainloops and their epilogues so that one's epilogue runs under the other's wgmmas; clusters of two sharing A, five stages; --tile: 1 with the TMA-store epilogue, the two sharing its buffers (default), 2 direct stores",
+        source: "beyond the documents (tensor cores, chapter 3)",
+        entry: "gemm_wgmma_pingpong_c{tile}",
+        tiles: &[1, 2],
+        geometry: wgmma_pingpong_geometry,
+        supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_pingpong_operands),
+    },
+    Variant {
+        name: "wgmma-split-k",
+        summary: "wgmma-16bit with k split over --tile rows of the grid (2 default; 4, 8; at most one per slice of 64): each row writes its f32 partial products to a workspace, a second launch adds them in a fixed order and applies alpha, beta once: for shapes with fewer tiles than SMs",
+        source: "beyond the documents (tensor cores, chapter 3)",
+        entry: "gemm_wgmma_split_k",
+        tiles: &[2, 4, 8],
+        geometry: wgmma_split_k_geometry,
+        supports: |s, d| TmaOperands::check(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: Some("gemm_wgmma_split_k_reduce"),
+        target: Target::Sm90a,
+        tma: Some(wgmma_16bit_operands),
     },
 ];
 

@@ -286,6 +286,22 @@ fn the_check_refuses_what_does_not_exist() {
         "values parse too"
     );
     assert!(refused(Tool::Host, "experiment 005"));
+    // The 16-bit types, as a document would write them: accepted for runs, with cuBLAS too.
+    for dtype in ["bf16", "f16"] {
+        assert!(!refused(
+            Tool::Host,
+            &format!("--variant wgmma-16bit --dtype {dtype} --backend emu --m 64 --n 64 --k 64 --init seed")
+        ));
+        assert!(!refused(
+            Tool::Host,
+            &format!("--variant wgmma-16bit,auto --dtype {dtype} --compare cublas --size 4096")
+        ));
+    }
+    assert!(refused(Tool::Host, "--variant wgmma-16bit --dtype f8"));
+    assert!(
+        refused(Tool::Host, "experiment progression --dtype bf16"),
+        "the experiments measure f32 and f64"
+    );
     assert!(refused(Tool::Host, "experiment tile-sweep --sizes 16"));
     assert!(!refused(Tool::Host, "experiment NAME --help"));
     assert!(!refused(

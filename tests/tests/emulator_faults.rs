@@ -27,6 +27,7 @@ fn run(
         grid: (2, 1),
         block: (64, 1),
         shared_bytes: 64 * 4,
+        cluster: (1, 1),
     };
     let buffers = [buffer("input", &input), buffer("output", &output)];
     let result = launch(name, shape, &buffers, &|| {

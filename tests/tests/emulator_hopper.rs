@@ -123,6 +123,7 @@ fn run(bug: Bug) -> (Result<(), Fault>, Vec<f32>, Vec<f32>) {
         grid: (1, 1),
         block: (256, 1),
         shared_bytes: STAGES * STAGE_BYTES + 4 * MBarrier::BYTES + 1024,
+        cluster: (1, 1),
     };
     let buffers = [
         buffer("A", &a),
@@ -393,6 +394,7 @@ fn ordinary_stores_read_by_wgmma_need_the_proxy_fence() {
             grid: (1, 1),
             block: (128, 1),
             shared_bytes: 2 * 64 * 32 + 1024,
+            cluster: (1, 1),
         };
         let result = launch("proxy", shape, &[], &|| {
             let base = pool_padding_to(1024);

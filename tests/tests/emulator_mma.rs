@@ -36,6 +36,7 @@ fn run_warp<T: kernels_gpu::device::Real + From<i8>>(
         grid: (1, 1),
         block: (threads, 1),
         shared_bytes: 0,
+        cluster: (1, 1),
     };
     let buffers = [buffer("A", &a), buffer("B", &b), buffer("D", &d)];
     let result = launch(name, shape, &buffers, &|| {

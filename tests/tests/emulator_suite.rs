@@ -1,6 +1,7 @@
-//! Every registered variant × f32, f64 × shapes × fresh random inputs, run on the CPU emulator
-//! through the same host pipeline as the GPU (NaN-poisoned C when beta = 0, f64 reference).
-//! New variants are covered without touching this file: it iterates the registry.
+//! Every registered variant × each of its dtypes (f32, f64, bf16, f16) × shapes × fresh random
+//! inputs, run on the CPU emulator through the same host pipeline as the GPU (NaN-poisoned C
+//! when beta = 0, f64 reference); every dtype a variant lacks must be refused. New variants are
+//! covered without touching this file: it iterates the registry.
 use host::problem::{Init, Problem};
 use host::registry::{self, Variant};
 use host::run::{execute, Backend, Timing};
@@ -8,7 +9,9 @@ use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 
 /// (m, n, k, padding added to each leading dimension, alpha, beta)
-const CASES: &[(u32, u32, u32, u32, f64, f64)] = &[
+type Case = (u32, u32, u32, u32, f64, f64);
+
+const CASES: &[Case] = &[
     (1, 1, 1, 0, 1.0, 0.0),
     (2, 3, 4, 0, -1.5, 0.0),
     (31, 33, 17, 3, 0.75, -2.0),
@@ -23,8 +26,20 @@ const CASES: &[(u32, u32, u32, u32, f64, f64)] = &[
 /// More shapes for the TMA kernels (leading dimensions multiples of 4), which the cases above
 /// mostly fail: edges in m, n and k, and more tiles than the emulator's 3 multiprocessors, so
 /// that the persistent loop runs (each block takes several tiles, through the same ring).
-const TMA_CASES: &[(u32, u32, u32, u32, f64, f64)] =
-    &[(300, 520, 100, 0, 1.5, -0.5), (129, 260, 36, 4, 1.0, 0.0)];
+const TMA_CASES: &[Case] = &[(300, 520, 100, 0, 1.5, -0.5), (129, 260, 36, 4, 1.0, 0.0)];
+
+/// The same for the TMA kernels in 2-byte types, whose leading dimensions must be multiples of
+/// 8 (16 bytes), m, n and k free. The 16-bit kernel's tiles are 256 m × 128 n × 64 k: 304×520
+/// is 2×5 tiles on the emulator's 3 multiprocessors (the persistent loop), with edges in m, n
+/// and k; 136×264×40 has one k-step, shorter than a tile's, and padded leading dimensions; 1×1×1
+/// one element; 33×17×65 edges everywhere and a tile that is mostly outside. Of [`CASES`], four
+/// have such leading dimensions (64³, 256×128×72, 132×70×44, 128×256×40) and run too.
+const HALF_TMA_CASES: &[Case] = &[
+    (304, 520, 104, 0, 1.5, -0.5),
+    (136, 264, 40, 8, 1.0, 0.0),
+    (1, 1, 1, 7, 1.0, 0.0),
+    (33, 17, 65, 7, -0.5, 1.25),
+];
 
 fn seed() -> u64 {
     std::time::SystemTime::now()
@@ -34,11 +49,21 @@ fn seed() -> u64 {
 }
 
 fn run_all(variant: Variant, tile: Option<u32>) -> usize {
+    let started = std::time::Instant::now();
     let mut runs = 0;
     let tma = matches!(variant, Variant::Kernel(k) if k.tma.is_some());
-    let cases = CASES.iter().chain(if tma { TMA_CASES } else { &[] });
-    for dtype in [Dtype::F32, Dtype::F64] {
-        for &(m, n, k, pad, alpha, beta) in cases.clone() {
+    for dtype in [Dtype::F32, Dtype::F64, Dtype::Bf16, Dtype::F16] {
+        let runs_before = runs;
+        let half_tma: &[Case] = if tma && dtype.bytes() == 2 {
+            HALF_TMA_CASES
+        } else {
+            &[]
+        };
+        let cases = CASES
+            .iter()
+            .chain(if tma { TMA_CASES } else { &[] })
+            .chain(half_tma);
+        for &(m, n, k, pad, alpha, beta) in cases {
             let shape = Shape {
                 m,
                 n,
@@ -102,7 +127,23 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
                 }
             }
         }
+        let Variant::Kernel(kernel) = variant else {
+            unreachable!("only kernels are emulated")
+        };
+        if kernel.dtypes.contains(&dtype) {
+            assert!(
+                runs > runs_before,
+                "{} tile {tile:?}: no case ran in {}",
+                variant.name(),
+                dtype.name()
+            );
+        }
     }
+    println!(
+        "{} tile {tile:?}: {runs} runs in {:.1} s",
+        variant.name(),
+        started.elapsed().as_secs_f64()
+    );
     runs
 }
 

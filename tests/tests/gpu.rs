@@ -1,7 +1,12 @@
-//! Every variant on the GPU at 1×1×1, 33×17×65 (lda > m), 1000×1023×999, 1024³, and two shapes
-//! for the TMA kernels (whose leading dimensions must be multiples of 4): 1000×1020×996 (edges in
-//! m, n and k) and 4096×2048×96 (more tiles than SMs: the persistent loop), f32 and f64, against
-//! the f64 reference. Skips, saying so, where there is no CUDA driver or device.
+//! Every variant on the GPU at 1×1×1, 33×17×65 (lda > m), 1000×1023×999, 1024³, and shapes for
+//! the TMA kernels (whose rows must start 16 bytes apart: leading dimensions multiples of 4 in
+//! f32, 8 in bf16 and f16): 1000×1020×996 (edges in m, n and k), 4096×2048×96 (more tiles than
+//! SMs: the persistent loop), and for the 16-bit types 1000×1020×1000 (edges in m, n and k)
+//! with an odd ldc (C stored element by element) and with ldc = 1008 (16-byte rows of C, as the
+//! kernels that store C with the TMA engine need; its padding rows must stay untouched), and
+//! 1×1×1 with lda = ldb = 8; in every dtype each variant has (f32, f64, bf16, f16),
+//! against the f64 reference; a dtype a variant lacks must be refused. Skips, saying so, where
+//! there is no CUDA driver or device.
 use host::problem::{Init, Problem};
 use host::registry::{self, Variant};
 use host::run::{execute_many, Backend, Timing};
@@ -57,6 +62,30 @@ const SHAPES: &[Shape] = &[
         ldb: 96,
         ldc: 4096,
     },
+    Shape {
+        m: 1000,
+        n: 1020,
+        k: 1000,
+        lda: 1000,
+        ldb: 1000,
+        ldc: 1003,
+    },
+    Shape {
+        m: 1000,
+        n: 1020,
+        k: 1000,
+        lda: 1000,
+        ldb: 1000,
+        ldc: 1008,
+    },
+    Shape {
+        m: 1,
+        n: 1,
+        k: 1,
+        lda: 8,
+        ldb: 8,
+        ldc: 1,
+    },
 ];
 
 #[test]
@@ -88,7 +117,7 @@ fn every_variant_matches_the_reference_on_the_gpu() {
     };
     let mut failures = Vec::new();
     let mut runs = 0;
-    for dtype in [Dtype::F32, Dtype::F64] {
+    for dtype in [Dtype::F32, Dtype::F64, Dtype::Bf16, Dtype::F16] {
         for &shape in SHAPES {
             let seed = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -133,6 +162,14 @@ fn every_variant_matches_the_reference_on_the_gpu() {
                             "{what}: {e:#}"
                         );
                     }
+                    // `auto` in bf16 and f16 has one kernel to choose (the TMA-fed one), and
+                    // says so when its leading dimensions are not 16-byte rows.
+                    (Err(e), Variant::Auto) if auto_choice_refuses(&shape, dtype) => {
+                        assert!(
+                            format!("{e:#}").contains("does not support"),
+                            "{what}: {e:#}"
+                        );
+                    }
                     (Err(e), _) => failures.push(format!("{what}: {e:#}")),
                 }
             }
@@ -145,6 +182,14 @@ fn every_variant_matches_the_reference_on_the_gpu() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Whether the kernel `auto` chooses for a problem rejects its shape.
+fn auto_choice_refuses(shape: &Shape, dtype: Dtype) -> bool {
+    match host::auto::choose(shape, dtype).map(|c| c.variant) {
+        Ok(Variant::Kernel(k)) => (k.supports)(shape, dtype).is_err(),
+        _ => false,
+    }
 }
 
 /// The PTX ISA leaves the `.tf32` operand layout to the implementation; the emulator reads an
@@ -221,4 +266,83 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
         rounding_differs > results[0].len() / 4,
         "the test cannot tell truncation from rounding"
     );
+}
+
+/// The 16-bit kernels round `alpha·acc + beta·C` to bf16 or f16 with `cvt.rn` on the GPU and
+/// with `half`'s `from_f32` on the emulator (`kernels_gpu::device::half`); both claim round to
+/// nearest even. At k = 1 every element is one exact product, scaled and added in f32 with one
+/// fused multiply-add and rounded once, so the GPU and the emulator must agree bit for bit
+/// (alpha 1.5 and beta -0.5: C is read, and the tiles' edges in m and n are written).
+#[test]
+fn the_16_bit_kernels_round_as_the_emulator_does() {
+    let gpu = match Backend::open(Some(host::cli::BackendArg::Gpu), None) {
+        Ok((Backend::Gpu(gpu), _)) => gpu,
+        Ok(_) => unreachable!("asked for the GPU"),
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU here ({e:#}); the emulator suite runs the 16-bit kernels");
+            return;
+        }
+    };
+    if gpu.arch != "sm_90" {
+        eprintln!(
+            "SKIPPED: the 16-bit kernels need sm_90a (H100, H200); this {} is {}",
+            gpu.device_name, gpu.arch
+        );
+        return;
+    }
+    let mut compared = 0;
+    for v in registry::all() {
+        let Variant::Kernel(kernel) = v else { continue };
+        for &dtype in kernel.dtypes.iter().filter(|d| d.is_16bit()) {
+            let p = Problem {
+                shape: Shape {
+                    m: 304,
+                    n: 520,
+                    k: 1,
+                    lda: 304,
+                    ldb: 8,
+                    ldc: 304,
+                },
+                dtype,
+                alpha: 1.5,
+                beta: -0.5,
+                init: Init::Random,
+                seed: 11,
+            };
+            let differing = match dtype {
+                Dtype::Bf16 => differing::<host::half::bf16>(&gpu, v, &p),
+                _ => differing::<host::half::f16>(&gpu, v, &p),
+            };
+            println!(
+                "{} {}: {differing} of {} elements differ between the GPU and the emulator",
+                v.name(),
+                dtype.name(),
+                304 * 520
+            );
+            assert_eq!(differing, 0, "{} {}", v.name(), dtype.name());
+            compared += 1;
+        }
+    }
+    assert!(compared >= 2, "no 16-bit kernel was compared");
+}
+
+/// Elements of C (its padding included) whose bits differ between the GPU and the emulator.
+fn differing<H: host::problem::Scalar>(gpu: &host::gpu::Gpu, v: Variant, p: &Problem) -> usize {
+    let inputs = host::problem::Inputs::<H>::generate(p);
+    let timing = Timing {
+        warmup: 0,
+        iters: 0,
+        budget_ms: 0.0,
+        check: true,
+    };
+    let launch = host::run::plan(v, None, p).unwrap();
+    let on_gpu = gpu.run(&launch, p, &inputs, timing).unwrap().result;
+    let emulated = host::emulator::run(&launch, p, &inputs, timing)
+        .unwrap()
+        .result;
+    H::as_bits(&on_gpu)
+        .iter()
+        .zip(H::as_bits(&emulated))
+        .filter(|(g, e)| g != e)
+        .count()
 }

@@ -8,7 +8,7 @@
 //! tests fail rather than skip.
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::{self, ALL};
-use ptx_builder::sass::{self, Class, Fraction, Function, Mix, Precision};
+use ptx_builder::sass::{self, Class, Fraction, Function, Instruction, Mix, Precision};
 use ptx_builder::{build_ptx, find_cuda_tool, find_ptxas, ptxas_resources, workspace_root};
 use std::sync::OnceLock;
 
@@ -61,7 +61,7 @@ fn hot_at(variant: &str, dtype: Dtype, tile: u32) -> Mix {
     let precision = Precision::of(
         f,
         match dtype {
-            Dtype::F32 => Precision::F32,
+            Dtype::F32 | Dtype::Bf16 | Dtype::F16 => Precision::F32,
             Dtype::F64 => Precision::F64,
         },
     );
@@ -93,9 +93,11 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
             };
             // A tensor-core kernel's loop is found by its HMMA/DMMA, not by the epilogue's FFMA.
             let precision = Precision::of(f, dtype_precision);
+            // A split-k reduction adds the parts on the CUDA cores, whatever its GEMM uses.
+            let is_reduction = variant.reduce.is_some_and(|r| entry.starts_with(r));
             assert_eq!(
                 precision.useful_name() == "MMA",
-                variant.uses_tensor_cores(),
+                variant.uses_tensor_cores() && !is_reduction,
                 "{entry}: tensor-core instructions where none were expected, or none where the variant's arithmetic needs them"
             );
             let all = Mix::of(&f.instructions, precision);
@@ -105,6 +107,10 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
                 "{entry}: local memory in the SASS: {:?}",
                 all.opcodes_of(Class::LocalMemory)
             );
+            // The 16-bit reduction's loop adds f32 parts (FADD): no FMA loop to find.
+            if is_reduction && !entry.ends_with("_f32") && !entry.ends_with("_f64") {
+                continue;
+            }
             let (_, mix) = f.hot_loop(precision).unwrap_or_else(|| {
                 panic!("{entry}: no loop with an {} found", precision.fma_opcode())
             });
@@ -236,10 +242,10 @@ fn wgmma_loops_issue_hgmma_from_8_byte_fragment_loads_without_barriers() {
         let f = function(&entry);
         assert_eq!(
             Precision::of(f, Precision::F32),
-            Precision::WarpgroupTf32,
+            Precision::Warpgroup,
             "{entry}"
         );
-        let (hot, mix) = f.hot_loop(Precision::WarpgroupTf32).unwrap();
+        let (hot, mix) = f.hot_loop(Precision::Warpgroup).unwrap();
         let depbar: Vec<&str> = f
             .range(hot.start, hot.end)
             .iter()
@@ -283,4 +289,58 @@ fn wgmma_loops_issue_hgmma_from_8_byte_fragment_loads_without_barriers() {
     let (mix, shape, _) = hopper("wgmma-tf32-basic", 0);
     assert_eq!((mix.fma(), shape.as_str()), (4, "HGMMA.64x128x8.F32.TF32"));
     assert_eq!(mix.count(Class::Barrier), 2);
+}
+
+/// The 16-bit kernels' loops (chapter 3): every slice is four `HGMMA.64x256x16` reading both
+/// operands through descriptors (A's, the `wgmma`'s B, transposed: `.tnspB`), no shared load at
+/// all, no barrier, and one group kept in flight (`WARPGROUP.DEPBAR.LE gsb0, 0x1`); the same in
+/// every step of the chapter and in both types.
+#[test]
+fn sixteen_bit_loops_issue_four_transposed_hgmma_per_slice_with_one_group_in_flight() {
+    for (variant, tile) in [
+        ("wgmma-16bit", 1),
+        ("wgmma-cluster", 1),
+        ("wgmma-tma-store", 1),
+        ("wgmma-tma-store", 2),
+        ("wgmma-pingpong", 1),
+        ("wgmma-split-k", 2),
+    ] {
+        for (dtype, shape) in [
+            (Dtype::Bf16, "HGMMA.64x256x16.F32.BF16"),
+            (Dtype::F16, "HGMMA.64x256x16.F32"),
+        ] {
+            let entry = registry::find(variant).unwrap().entry_name(dtype, tile);
+            let f = function(&entry);
+            let (hot, mix) = f.hot_loop(Precision::Warpgroup).unwrap();
+            let hgmma: Vec<&Instruction> = f
+                .range(hot.start, hot.end)
+                .iter()
+                .filter(|i| i.base() == "HGMMA")
+                .collect();
+            assert_eq!(hgmma.len(), 4, "{entry}: {:?}", mix.opcodes);
+            assert!(
+                hgmma
+                    .iter()
+                    .all(|i| i.opcode == shape && i.operands.contains(".tnspB")),
+                "{entry}: {hgmma:?}"
+            );
+            assert_eq!(
+                (
+                    mix.count(Class::SharedLoad),
+                    mix.count(Class::Barrier),
+                    mix.count(Class::LocalMemory)
+                ),
+                (0, 0, 0),
+                "{entry}: {:?}",
+                mix.opcodes
+            );
+            let depbar: Vec<&str> = f
+                .range(hot.start, hot.end)
+                .iter()
+                .filter(|i| i.opcode.starts_with("WARPGROUP.DEPBAR"))
+                .map(|i| i.operands.as_str())
+                .collect();
+            assert_eq!(depbar, ["gsb0, 0x1"], "{entry}");
+        }
+    }
 }

@@ -122,6 +122,40 @@ for step in "$@"; do
           echo "compute-sanitizer $tool ($shape): exit $? ($(grep -c 'check: .*PASS' "$OUT/hopper-sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/hopper-sanitize-$tool.log"))"
         done
       done ;;
+    ch3)
+      # Chapter 3 (issue 18): every 16-bit step beside cuBLAS of the same type, one process per
+      # shape and type; CH3_SHAPES and CH3 narrow it.
+      for mnk in ${CH3_SHAPES:-2048x2048x2048 4096x4096x4096 6144x6144x6144 8192x8192x8192 8192x8192x1024 8192x256x8192 1024x1024x8192}; do
+        set -- ${mnk//x/ }
+        for dtype in ${CH3_DTYPES:-bf16 f16}; do
+          $host --variant ${CH3:-auto,wgmma-16bit,wgmma-cluster,wgmma-tma-store:1,wgmma-tma-store:2,wgmma-pingpong:1,wgmma-pingpong:2} --dtype $dtype --compare cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/ch3-$dtype-$1x$2x$3.log" | grep '^|'
+        done
+      done ;;
+    ch3-tf32)
+      # TF32 on the skeleton, beside cuBLAS TF32 and SGEMM.
+      for mnk in ${CH3_TF32_SHAPES:-4096x4096x4096 8192x8192x8192 8192x256x8192}; do
+        set -- ${mnk//x/ }
+        $host --variant ${CH3_TF32:-wgmma-tf32,wgmma-tf32:4,wgmma-3xtf32} --compare cublas-tf32,cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/ch3-tf32-$1x$2x$3.log" | grep '^|'
+      done ;;
+    ch3-ncu)
+      # The 16-bit kernels' counters beside cuBLAS's at 4096³ bf16 (one launch each).
+      m=sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum,dram__bytes.sum,lts__t_sector_hit_rate.pct,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,launch__registers_per_thread,launch__grid_size,launch__cluster_dim_x,launch__shared_mem_per_block_dynamic,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio,sm__cycles_elapsed.avg.per_second,gpu__time_duration.sum
+      for v in ${CH3_NCU:-wgmma-16bit wgmma-cluster wgmma-tma-store:1 wgmma-pingpong:1 cublas}; do
+        log="$OUT/ncu-ch3-${v//:/-}.log"
+        ncu --clock-control none --launch-count 1 --metrics $m $host --variant $v --dtype ${NCU_DTYPE:-bf16} --size ${NCU_SIZE:-4096} --iters 1 --warmup 0 --no-check > "$log" 2>&1
+        echo "ncu $v: exit $?"; grep -E "^    [a-z0-9_]+__[a-z].* [0-9]|^  (sm80|sm90|gemm_|nvjet)" "$log" | sed 's/  */ /g' | head -30
+      done ;;
+    ch3-sanitize)
+      # Shapes that cross every tile edge (m, n, k; lda, ldb multiples of 8), beta != 0.
+      v=wgmma-16bit,wgmma-cluster,wgmma-tma-store:1,wgmma-tma-store:2,wgmma-pingpong:1,wgmma-pingpong:2
+      for tool in memcheck racecheck synccheck; do
+        for shape in "--m 264 --n 200 --k 72 --ldc 272" "--m 520 --n 300 --k 100 --lda 528 --ldb 104 --ldc 520"; do
+          for dtype in bf16 f16; do
+            compute-sanitizer --tool $tool --error-exitcode 9 $host --variant $v --dtype $dtype $shape --beta 0.5 --iters 1 --warmup 0 > "$OUT/ch3-sanitize-$tool-$dtype.log" 2>&1
+            echo "compute-sanitizer $tool $dtype ($shape): exit $? ($(grep -c 'check: .*PASS' "$OUT/ch3-sanitize-$tool-$dtype.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/ch3-sanitize-$tool-$dtype.log"))"
+          done
+        done
+      done ;;
     ncu)
       # Hardware counters of one launch each (clocks not locked: as the timings run).
       for v in ${NCU_VARIANTS:-gemm128 best cublas}; do

@@ -85,6 +85,8 @@ pub struct SassArgs {
 pub enum DtypeArg {
     F32,
     F64,
+    Bf16,
+    F16,
 }
 
 impl DtypeArg {
@@ -92,12 +94,16 @@ impl DtypeArg {
         match self {
             DtypeArg::F32 => Dtype::F32,
             DtypeArg::F64 => Dtype::F64,
+            DtypeArg::Bf16 => Dtype::Bf16,
+            DtypeArg::F16 => Dtype::F16,
         }
     }
 
+    /// The precision of the FMAs a kernel of this type would use on the CUDA cores (the 16-bit
+    /// kernels accumulate in f32; their loops are found by their `HGMMA` anyway).
     pub fn precision(self) -> Precision {
         match self {
-            DtypeArg::F32 => Precision::F32,
+            DtypeArg::F32 | DtypeArg::Bf16 | DtypeArg::F16 => Precision::F32,
             DtypeArg::F64 => Precision::F64,
         }
     }

@@ -136,25 +136,47 @@ pub fn build_ptx(root: &Path, arch: &str, quiet: bool) -> Result<Built> {
     })
 }
 
+/// Writes one kernel's PTX directive from the words of its `// launch_bounds` or `// cluster`
+/// comment.
+type Directive = fn(&[&str]) -> String;
+
 /// Gives each kernel that asked for launch bounds its `.maxntid` and `.minnctapersm`
 /// directives (CUDA's `__launch_bounds__(threads, blocks)`), which make ptxas cap its
-/// registers so that `blocks` blocks of `threads` threads fit on an SM.
+/// registers so that `blocks` blocks of `threads` threads fit on an SM; and each kernel that
+/// asked for a cluster its `.reqnctapercluster` (CUDA's `__cluster_dims__(x, 1, 1)`), which
+/// makes an ordinary launch form clusters of that many blocks.
 ///
-/// Rust has no attribute for them, so `kernels-gpu`'s entry table writes a module-level PTX
-/// comment, `// launch_bounds NAME THREADS BLOCKS`, and this step turns it into directives
-/// between the entry's parameter list and its body, where PTX wants them.
+/// Rust has no attribute for them, so `kernels-gpu`'s entry table writes module-level PTX
+/// comments, `// launch_bounds NAME THREADS BLOCKS` and `// cluster NAME X`, and this step turns
+/// them into directives between the entry's parameter list and its body, where PTX wants them.
 pub fn apply_launch_bounds(ptx: &str) -> Result<String> {
-    let mut bounds = std::collections::HashMap::new();
+    // Per kernel: its directives, and how many comments asked for them.
+    let mut directives: std::collections::HashMap<String, (String, usize)> = Default::default();
+    let mut requests = 0;
     for line in ptx.lines() {
-        if let Some(rest) = line.trim().strip_prefix("// launch_bounds ") {
-            let words: Vec<&str> = rest.split_whitespace().collect();
-            let [name, threads, blocks] = words[..] else {
-                bail!("malformed launch bounds comment in the PTX: `{line}`");
+        let line = line.trim();
+        let (words, directive): (Vec<&str>, Directive) =
+            if let Some(rest) = line.strip_prefix("// launch_bounds ") {
+                (rest.split_whitespace().collect(), |w| {
+                    format!(".maxntid {}, 1, 1\n.minnctapersm {}\n", w[1], w[2])
+                })
+            } else if let Some(rest) = line.strip_prefix("// cluster ") {
+                (rest.split_whitespace().collect(), |w| {
+                    format!(".reqnctapercluster {}, 1, 1\n", w[1])
+                })
+            } else {
+                continue;
             };
-            bounds.insert(name.to_string(), (threads.to_string(), blocks.to_string()));
+        let expected = if line.starts_with("// cluster") { 2 } else { 3 };
+        if words.len() != expected || words[1..].iter().any(|w| w.parse::<u32>().is_err()) {
+            bail!("malformed launch directive comment in the PTX: `{line}`");
         }
+        let entry = directives.entry(words[0].to_string()).or_default();
+        entry.0.push_str(&directive(&words));
+        entry.1 += 1;
+        requests += 1;
     }
-    let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
+    let mut out = String::with_capacity(ptx.len() + 64 * directives.len());
     let mut pending = None;
     let mut applied = 0;
     for line in ptx.lines() {
@@ -162,20 +184,15 @@ pub fn apply_launch_bounds(ptx: &str) -> Result<String> {
         out.push('\n');
         if let Some(rest) = line.trim_start().strip_prefix(".visible .entry ") {
             let name = rest.split('(').next().unwrap_or(rest).trim();
-            pending = bounds.get(name);
+            pending = directives.get(name);
         } else if pending.is_some() && line.starts_with(')') {
-            let (threads, blocks) = pending.take().unwrap();
-            out.push_str(&format!(
-                ".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"
-            ));
-            applied += 1;
+            let (text, count) = pending.take().unwrap();
+            out.push_str(text);
+            applied += count;
         }
     }
-    if applied != bounds.len() {
-        bail!(
-            "launch bounds were requested for {} kernels but applied to {applied}",
-            bounds.len()
-        );
+    if applied != requests {
+        bail!("launch directives were requested {requests} times but applied {applied} times (a kernel named in a comment is missing)");
     }
     Ok(out)
 }
@@ -414,6 +431,16 @@ mod tests {
         );
         assert_eq!(out.matches(".maxntid").count(), 1);
         assert!(apply_launch_bounds("// launch_bounds missing 64 1\n").is_err());
+        let ptx = "// launch_bounds k2 384 1\n// cluster k2 2\n\
+                   .visible .entry k2(\n\t.param .u32 p\n)  // @k2\n{\n}\n";
+        let out = apply_launch_bounds(ptx).unwrap();
+        assert!(
+            out.contains(
+                ")  // @k2\n.maxntid 384, 1, 1\n.minnctapersm 1\n.reqnctapercluster 2, 1, 1\n{"
+            ),
+            "{out}"
+        );
+        assert!(apply_launch_bounds("// cluster k2 two\n").is_err());
     }
 
     #[test]

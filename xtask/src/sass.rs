@@ -67,8 +67,8 @@ pub enum Precision {
     TensorCoreTf32,
     /// `DMMA`: the FP64 tensor cores' `mma.sync`.
     TensorCoreF64,
-    /// `HGMMA`: Hopper's warpgroup `wgmma.mma_async` (TF32, 3xTF32).
-    WarpgroupTf32,
+    /// `HGMMA`: Hopper's warpgroup `wgmma.mma_async` (TF32, 3xTF32, bf16, f16).
+    Warpgroup,
 }
 
 impl Precision {
@@ -79,7 +79,7 @@ impl Precision {
             Precision::F64 => "DFMA",
             Precision::TensorCoreTf32 => "HMMA",
             Precision::TensorCoreF64 => "DMMA",
-            Precision::WarpgroupTf32 => "HGMMA",
+            Precision::Warpgroup => "HGMMA",
         }
     }
 
@@ -87,9 +87,7 @@ impl Precision {
     pub fn useful_name(self) -> &'static str {
         match self {
             Precision::F32 | Precision::F64 => "FMA",
-            Precision::TensorCoreTf32 | Precision::TensorCoreF64 | Precision::WarpgroupTf32 => {
-                "MMA"
-            }
+            Precision::TensorCoreTf32 | Precision::TensorCoreF64 | Precision::Warpgroup => "MMA",
         }
     }
 
@@ -98,7 +96,7 @@ impl Precision {
     pub fn of(function: &Function, dtype: Precision) -> Precision {
         let has = |opcode: &str| function.instructions.iter().any(|i| i.base() == opcode);
         if has("HGMMA") {
-            Precision::WarpgroupTf32
+            Precision::Warpgroup
         } else if has("HMMA") {
             Precision::TensorCoreTf32
         } else if has("DMMA") {

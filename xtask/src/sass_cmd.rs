@@ -407,7 +407,7 @@ fn summary_table(rows: &[Entry], p: Precision) -> String {
 fn summary_page(module: &Module, rows: &[Entry], arch: &str, p: Precision, page: &Path) -> String {
     let fma = p.fma_opcode();
     let dtype = match p {
-        Precision::F32 | Precision::TensorCoreTf32 | Precision::WarpgroupTf32 => "f32",
+        Precision::F32 | Precision::TensorCoreTf32 | Precision::Warpgroup => "f32",
         Precision::F64 | Precision::TensorCoreF64 => "f64",
     };
     let mut out = String::new();

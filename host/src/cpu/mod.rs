@@ -23,13 +23,14 @@ pub mod simd;
 
 use crate::problem::{Inputs, Problem, Scalar};
 use crate::run::{Measured, Timing};
+use kernels_gpu::device::Real;
 pub use registry::CpuVariant;
 use std::time::Instant;
 
-/// The element types of the CPU variants: the run's [`Scalar`]s, with an AVX2 kernel and
-/// `ndarray`'s GEMM.
-pub trait CpuScalar: Scalar + simd::SimdScalar + ndarray::LinalgScalar {}
-impl<T: Scalar + simd::SimdScalar + ndarray::LinalgScalar> CpuScalar for T {}
+/// The element types of the CPU variants: the run's [`Scalar`]s that have arithmetic on the
+/// host ([`Real`]: f32 and f64, not the 16-bit types), with an AVX2 kernel and `ndarray`'s GEMM.
+pub trait CpuScalar: Scalar + Real + simd::SimdScalar + ndarray::LinalgScalar {}
+impl<T: Scalar + Real + simd::SimdScalar + ndarray::LinalgScalar> CpuScalar for T {}
 
 /// The inputs of one CPU GEMM, as the GPU kernels receive them: column-major A (m×k) and
 /// B (k×n) with their leading dimensions, and the scalars. C travels separately, as
@@ -86,7 +87,7 @@ pub fn c_column<T>(c: &mut [T], ldc: usize, m: usize, j: usize) -> &mut [T] {
 /// `column ← β·column`, the first half of `C = αAB + βC` for kernels that then accumulate
 /// `αAB` into C. When β = 0 the column is overwritten with zeros and never read: BLAS
 /// semantics (C may hold garbage, and the checked run fills it with NaN to prove it).
-pub fn scale_by_beta<T: Scalar>(beta: T, column: &mut [T]) {
+pub fn scale_by_beta<T: Real>(beta: T, column: &mut [T]) {
     if beta == T::ZERO {
         column.fill(T::ZERO);
     } else if beta != T::ONE {
@@ -231,6 +232,7 @@ mod tests {
                 let check = match dtype {
                     Dtype::F32 => portable_check::<f32>(&p),
                     Dtype::F64 => portable_check::<f64>(&p),
+                    Dtype::Bf16 | Dtype::F16 => unreachable!("f32 and f64 only"),
                 };
                 assert!(check.passed(), "{case:?}: {}", check.summary());
             }
@@ -274,6 +276,27 @@ mod tests {
         let r = runs(none);
         assert_eq!(r.runs, 0);
         assert!(r.passed(), "{}", r.check.unwrap().summary());
+    }
+
+    #[test]
+    fn cpu_variants_refuse_the_16_bit_types() {
+        for dtype in [Dtype::Bf16, Dtype::F16] {
+            let p = problem(CASES[1], dtype, 1);
+            for v in registry::ALL {
+                let e = execute(
+                    &Backend::Emulator,
+                    Variant::Cpu(v),
+                    None,
+                    &p,
+                    ONE_CHECKED_RUN,
+                )
+                .err()
+                .unwrap_or_else(|| panic!("{} ran {}", v.name, dtype.name()));
+                let e = format!("{e:#}");
+                let want = format!("variant `{}` has no {} version", v.name, dtype.name());
+                assert!(e.contains(&want), "{e}");
+            }
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@
 //! The entry names say which ran: `cpu_simd_avx2_fma_f32` or `cpu_simd_portable_f32`.
 use super::{c_column, scale_by_beta, CpuScalar, Operands};
 use crate::problem::Scalar;
+use kernels_gpu::device::Real;
 
 /// The SIMD path this CPU takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,7 +102,7 @@ impl Axpy for Avx2Fma {
 }
 
 /// An element type with an AVX2 axpy: `y ← y + s·x`, x and y of equal length.
-pub trait SimdScalar: Scalar {
+pub trait SimdScalar: Scalar + Real {
     /// # Safety
     /// The CPU must have AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]

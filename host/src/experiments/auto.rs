@@ -11,7 +11,7 @@ use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, describe, label, time_cell, valid_time, Common, Context};
 use crate::auto::HEADER;
-use crate::cli::DtypeArg;
+use crate::cli::ExperimentDtypeArg;
 use crate::problem::{Init, Problem};
 use crate::registry::{self, CublasMath, Variant};
 use crate::run::Report;
@@ -30,7 +30,7 @@ pub struct Args {
     pub common: Common,
     /// Element type [default: both]
     #[arg(long, value_enum)]
-    pub dtype: Option<DtypeArg>,
+    pub dtype: Option<ExperimentDtypeArg>,
     /// Only these shapes, as MxNxK separated by commas [default: the seven on the GPU,
     /// two small ones on the emulator]
     #[arg(long, value_delimiter = ',', value_parser = parse_shape)]
@@ -109,8 +109,7 @@ fn registry_kernel(name: &str) -> &'static kernels_gpu::registry::Variant {
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     let dtypes = match args.dtype {
-        Some(DtypeArg::F32) => vec![Dtype::F32],
-        Some(DtypeArg::F64) => vec![Dtype::F64],
+        Some(d) => vec![d.dtype()],
         None => vec![Dtype::F32, Dtype::F64],
     };
     let shapes = if !args.shapes.is_empty() {

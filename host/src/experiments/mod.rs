@@ -529,7 +529,11 @@ pub(crate) mod testing {
                 max_element_bound: 1e-3,
                 max_reference: 1.0,
                 tolerance: 1e-3,
-                arithmetic: kernels_gpu::gemm::Arithmetic::Native,
+                terms: crate::verify::ToleranceTerms::new(
+                    p.dtype,
+                    kernels_gpu::gemm::Arithmetic::Native,
+                    p.shape.k,
+                ),
                 non_finite: 0,
                 padding_changed: 0,
                 coverage: "full".into(),

@@ -10,7 +10,7 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{Cell, Table};
 use super::{all_passed, error_cell, variant, Common, Context};
-use crate::cli::DtypeArg;
+use crate::cli::ExperimentDtypeArg;
 use crate::problem::Init;
 use crate::run::{Report, Timing};
 use crate::verify::FULL_REFERENCE_FLOPS;
@@ -54,7 +54,7 @@ pub struct Args {
     pub variants: Option<Vec<String>>,
     /// Element type [default: f32, as in the tutorial]
     #[arg(long, value_enum)]
-    pub dtype: Option<DtypeArg>,
+    pub dtype: Option<ExperimentDtypeArg>,
 }
 
 /// The first size whose error is above `threshold`, from (size, error) pairs in size order.
@@ -67,10 +67,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         let (lo, hi) = if ctx.gpu { (8, 13) } else { (4, 7) };
         (lo..=hi).map(|e| 1u32 << e).collect()
     });
-    let dtype = match args.dtype {
-        Some(DtypeArg::F64) => Dtype::F64,
-        _ => Dtype::F32,
-    };
+    let dtype = args.dtype.map_or(Dtype::F32, ExperimentDtypeArg::dtype);
     let names: Vec<String> = args
         .variants
         .clone()

@@ -10,7 +10,7 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, label, time_cell, valid_time, Common, Context};
-use crate::cli::DtypeArg;
+use crate::cli::ExperimentDtypeArg;
 use crate::problem::Init;
 use crate::registry::{self, CublasMath, Variant};
 use crate::run::Report;
@@ -28,7 +28,7 @@ pub struct Args {
     pub size: Option<u32>,
     /// Element type [default: f32, as in the report]
     #[arg(long, value_enum)]
-    pub dtype: Option<DtypeArg>,
+    pub dtype: Option<ExperimentDtypeArg>,
     /// Run f32 and f64 (a table each)
     #[arg(long)]
     pub both_dtypes: bool,
@@ -92,8 +92,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     let n = args.size.unwrap_or(if ctx.gpu { 4096 } else { 64 });
     let dtypes = match (args.both_dtypes, args.dtype) {
         (true, _) => vec![Dtype::F32, Dtype::F64],
-        (false, Some(DtypeArg::F64)) => vec![Dtype::F64],
-        (false, _) => vec![Dtype::F32],
+        (false, d) => vec![d.map_or(Dtype::F32, ExperimentDtypeArg::dtype)],
     };
     let mut variants: Vec<(Variant, Option<u32>)> = progression_variants()
         .into_iter()

@@ -39,6 +39,14 @@ impl MBarrier {
         MBarrier { byte_offset }
     }
 
+    /// The mbarrier `i` objects further in the pool.
+    #[inline(always)]
+    pub const fn offset(self, i: u32) -> Self {
+        MBarrier {
+            byte_offset: self.byte_offset + i * Self::BYTES,
+        }
+    }
+
     /// Its shared-window address (what the TMA copy takes).
     #[inline(always)]
     pub fn address(self) -> u32 {
@@ -61,6 +69,14 @@ impl MBarrier {
     #[inline(always)]
     pub fn arrive_expect_tx(self, bytes: u32) {
         backend::mbarrier_arrive_expect_tx(self.address(), bytes)
+    }
+
+    /// `mbarrier.arrive.shared::cluster`: one arrival on the mbarrier at the same offset in the
+    /// shared memory of block `rank` of the cluster (its address from `mapa`), which may be this
+    /// block. A release, as a local arrival is.
+    #[inline(always)]
+    pub fn arrive_cluster(self, rank: u32) {
+        backend::mbarrier_arrive_cluster(self.address(), rank)
     }
 
     /// `mbarrier.try_wait.parity` until the phase of parity `parity` (0 or 1) has completed (an

@@ -33,12 +33,17 @@ mod nvptx;
 #[cfg(target_arch = "nvptx64")]
 use nvptx as backend;
 
+pub mod half;
 pub mod mma;
 
 // Hopper: compiled for the GPU only in the sm_90a build (`wgmma` and `setmaxnreg` do not exist
 // elsewhere), always for the emulator.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod cluster;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod mbarrier;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod store;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod tma;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
@@ -54,6 +59,15 @@ pub use backend::{
 
 /// Threads in a warp.
 pub const WARP_SIZE: u32 = 32;
+
+/// `bar.sync id, threads`: a barrier among `threads` threads (a multiple of 32, whole warps)
+/// that name the same `id` (1 to 15; 0 is [`sync_threads`]'s): the consumer warpgroups of a
+/// warp-specialised kernel synchronise without the producer. What each did before it is
+/// visible to all after it.
+#[inline(always)]
+pub fn named_barrier(id: u32, threads: u32) {
+    backend::named_barrier(id, threads)
+}
 
 /// The element types of the kernels: `f32` and `f64`.
 ///
@@ -363,6 +377,13 @@ impl<T: Real> Shared<T> {
         };
         unsafe { T::cp_async_x1(self.address(i), from, valid) }
     }
+}
+
+/// The shared-window address of byte `byte` of the pool (what TMA copies and `wgmma`
+/// descriptors take).
+#[inline(always)]
+pub fn pool_address(byte: u32) -> u32 {
+    backend::shared_pool_base() + byte
 }
 
 /// The bytes from the start of the pool to its first `align`-aligned shared address (`align` a

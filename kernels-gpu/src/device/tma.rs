@@ -105,7 +105,36 @@ pub unsafe fn load_tile_2d<T: Real>(
     y: i32,
     bar: MBarrier,
 ) {
-    unsafe { backend::tma_load_2d(map.cast(), dst.shared_address(0), x, y, bar.address()) }
+    unsafe { load_box(map, dst.shared_address(0), x, y, bar) }
+}
+
+/// [`load_tile_2d`] into the pool at byte `pool_byte`, for elements of any type (the 16-bit
+/// kernels' tiles are not [`Shared`] views of a [`Real`]).
+///
+/// # Safety
+/// As [`load_tile_2d`].
+#[inline(always)]
+pub unsafe fn load_box(map: *const TensorMap, dst_address: u32, x: i32, y: i32, bar: MBarrier) {
+    unsafe { backend::tma_load_2d(map.cast(), dst_address, x, y, bar.address()) }
+}
+
+/// [`load_box`] multicast to the blocks of the cluster whose ranks are the bits of `mask`
+/// (`.multicast::cluster`): the box lands at the same shared offset in each, and each one's
+/// mbarrier at `bar`'s offset counts its bytes. The blocks of a cluster that share an operand
+/// each load a part of it for all: the L2 reads of that operand are divided by the cluster size.
+///
+/// # Safety
+/// As [`load_tile_2d`], in every block of `mask`; each one's mbarrier phase must expect the bytes.
+#[inline(always)]
+pub unsafe fn load_box_multicast(
+    map: *const TensorMap,
+    dst_address: u32,
+    x: i32,
+    y: i32,
+    bar: MBarrier,
+    mask: u16,
+) {
+    unsafe { backend::tma_load_2d_multicast(map.cast(), dst_address, x, y, bar.address(), mask) }
 }
 
 /// `prefetch.tensormap`: fetches the map into the engine's descriptor cache ahead of the first
@@ -161,8 +190,10 @@ impl TensorMapSpec {
         }
         if !s.row_stride_bytes.is_multiple_of(16) || s.row_stride_bytes >= 1 << 40 {
             return Err(format!(
-                "row stride of {} bytes: the driver wants a multiple of 16 below 2^40 (for f32, a leading dimension that is a multiple of 4)",
-                s.row_stride_bytes
+                "row stride of {} bytes: the driver wants a multiple of 16 below 2^40 (a leading dimension that is a multiple of {} elements of {} bytes)",
+                s.row_stride_bytes,
+                (16 / s.element_bytes).max(1),
+                s.element_bytes
             ));
         }
         if s.box_dims.iter().any(|&b| b == 0 || b > 256) {

@@ -28,6 +28,7 @@
 //! without [`fence`], accumulators read before the [`wait_group`] that retires them
 //! ([`Accumulator::get`]), and shared memory overwritten while a `wgmma` may read it.
 use super::backend::hopper as backend;
+use super::half::{Bf16, Half, F16};
 use super::mma::{FragA, Tf32};
 use super::tma::Swizzle;
 
@@ -72,6 +73,20 @@ impl Descriptor {
                 | encode(stride_byte_offset) << 32
                 | swizzle.descriptor_code() << 62,
         )
+    }
+
+    /// An MN-major 16-bit operand at `start` with a swizzle: `leading_byte_offset` (LBO) from one
+    /// swizzle row's worth of m (or n) to the next, `stride_byte_offset` (SBO) from one group of 8
+    /// k to the next (see [`HalfWgmma`]). The bits are laid out as for [`Descriptor::k_major`];
+    /// the instruction's transpose bit says which meaning they have.
+    #[inline(always)]
+    pub const fn mn_major(
+        start: u32,
+        swizzle: Swizzle,
+        leading_byte_offset: u32,
+        stride_byte_offset: u32,
+    ) -> Self {
+        Self::k_major(start, swizzle, leading_byte_offset, stride_byte_offset)
     }
 
     /// The same operand `bytes` further along (a multiple of 16): the next k-step of a slice.
@@ -151,7 +166,7 @@ impl<const R: usize> Accumulator<R> {
 
 /// `wgmma.mma_async.sync.aligned.m64n{N}k8.f32.tf32.tf32` for the accumulator of one N
 /// (`Accumulator<32>`: N = 64, `<64>`: N = 128, `<128>`: N = 256).
-pub trait Tf32Wgmma {
+pub trait Tf32Wgmma: Registers {
     /// The accumulator's columns.
     const N: u32;
 
@@ -168,14 +183,33 @@ pub trait Tf32Wgmma {
     /// address still holds the same bits then, so a kernel keeps its fragments in buffers that
     /// live across the group (one per group in flight), not in temporaries.
     fn mma_with_a_registers(&mut self, a: &FragA<Tf32, 4>, b: Descriptor, accumulate: bool);
+}
 
+/// What every accumulator shape has, whatever the operand type.
+pub trait Registers {
     /// A compiler fence on the registers: nothing may be cached or moved across it while a
     /// `wgmma` writes them (a no-op instruction; see the backend).
     fn fence_registers(&mut self);
 }
 
+macro_rules! registers {
+    ($r:literal, $fence:ident) => {
+        impl Registers for Accumulator<$r> {
+            #[inline(always)]
+            fn fence_registers(&mut self) {
+                #[cfg(target_arch = "nvptx64")]
+                backend::$fence(&mut self.registers);
+            }
+        }
+    };
+}
+
+registers!(32, fence_operands_32);
+registers!(64, fence_operands_64);
+registers!(128, fence_operands_128);
+
 macro_rules! tf32_wgmma {
-    ($r:literal, $n:literal, $ss:ident, $rs:ident, $fence:ident) => {
+    ($r:literal, $n:literal, $ss:ident, $rs:ident) => {
         impl Tf32Wgmma for Accumulator<$r> {
             const N: u32 = $n;
 
@@ -187,8 +221,9 @@ macro_rules! tf32_wgmma {
                 {
                     let op = concat!("wgmma.m64n", $n, "k8.tf32 (A in shared memory)");
                     let a = backend::OperandA::Shared(a.bits());
+                    let kind = backend::OperandKind::Tf32;
                     let group =
-                        backend::wgmma_tf32(op, &mut self.registers, a, b.bits(), accumulate);
+                        backend::wgmma(op, &mut self.registers, a, b.bits(), accumulate, kind);
                     self.issued(group);
                 }
             }
@@ -209,42 +244,83 @@ macro_rules! tf32_wgmma {
                 {
                     let op = concat!("wgmma.m64n", $n, "k8.tf32 (A in registers)");
                     let a = backend::OperandA::Registers { bits: a, held_at };
+                    let kind = backend::OperandKind::Tf32;
                     let group =
-                        backend::wgmma_tf32(op, &mut self.registers, a, b.bits(), accumulate);
+                        backend::wgmma(op, &mut self.registers, a, b.bits(), accumulate, kind);
                     self.issued(group);
                 }
-            }
-
-            #[inline(always)]
-            fn fence_registers(&mut self) {
-                #[cfg(target_arch = "nvptx64")]
-                backend::$fence(&mut self.registers);
             }
         }
     };
 }
 
-tf32_wgmma!(
-    32,
-    64,
-    wgmma_m64n64k8_tf32_ss,
-    wgmma_m64n64k8_tf32_rs,
-    fence_operands_32
-);
-tf32_wgmma!(
-    64,
-    128,
-    wgmma_m64n128k8_tf32_ss,
-    wgmma_m64n128k8_tf32_rs,
-    fence_operands_64
-);
-tf32_wgmma!(
-    128,
-    256,
-    wgmma_m64n256k8_tf32_ss,
-    wgmma_m64n256k8_tf32_rs,
-    fence_operands_128
-);
+tf32_wgmma!(32, 64, wgmma_m64n64k8_tf32_ss, wgmma_m64n64k8_tf32_rs);
+tf32_wgmma!(64, 128, wgmma_m64n128k8_tf32_ss, wgmma_m64n128k8_tf32_rs);
+tf32_wgmma!(128, 256, wgmma_m64n256k8_tf32_ss, wgmma_m64n256k8_tf32_rs);
+
+/// An operand whose k values are contiguous in shared memory (each row of A, each column of B):
+/// the transpose bit 0. TF32 operands must be K-major.
+pub const K_MAJOR: u32 = 0;
+/// An operand whose m (of A) or n (of B) values are contiguous: the transpose bit 1, for 16-bit
+/// operands only. Column-major A (m×k, m contiguous) is MN-major as it lies.
+pub const MN_MAJOR: u32 = 1;
+
+/// `wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{bf16,f16}` for the accumulator of one N, with
+/// A (64×16) and B (16×N) in shared memory, each K-major or MN-major (`TA`, `TB`: [`K_MAJOR`],
+/// [`MN_MAJOR`]); the products are accumulated in f32.
+///
+/// An MN-major operand's descriptor means something else than a K-major one's (PTX ISA,
+/// "Shared Memory Matrix Layout"; CUTLASS's `make_gmma_desc<Major::MN>`): with a swizzle of row
+/// pitch `W` bytes, each row of `W` bytes holds `W/2` consecutive m (or n) of one k, 8 rows (k
+/// = 0..8) make one swizzle atom, the next 8 k lie SBO bytes further, and the next `W/2` of m
+/// (or n) LBO bytes further ([`Descriptor::mn_major`]).
+pub trait HalfWgmma<H: Half>: Registers {
+    /// The accumulator's columns.
+    const N: u32;
+
+    /// `D = A·B (+ D)`; with `accumulate` false the old accumulator is ignored.
+    fn mma<const TA: u32, const TB: u32>(&mut self, a: Descriptor, b: Descriptor, accumulate: bool);
+}
+
+macro_rules! half_wgmma {
+    ($h:ty, $r:literal, $n:literal, $ss:ident) => {
+        impl HalfWgmma<$h> for Accumulator<$r> {
+            const N: u32 = $n;
+
+            #[inline(always)]
+            fn mma<const TA: u32, const TB: u32>(
+                &mut self,
+                a: Descriptor,
+                b: Descriptor,
+                accumulate: bool,
+            ) {
+                const { assert!(TA <= 1 && TB <= 1) };
+                #[cfg(target_arch = "nvptx64")]
+                backend::$ss::<TA, TB>(&mut self.registers, a.bits(), b.bits(), accumulate);
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    let op = concat!("wgmma.m64n", $n, "k16.", stringify!($h));
+                    let a = backend::OperandA::Shared(a.bits());
+                    let kind = backend::OperandKind::Half {
+                        dtype: <$h as Half>::DTYPE,
+                        a_mn_major: TA == MN_MAJOR,
+                        b_mn_major: TB == MN_MAJOR,
+                    };
+                    let group =
+                        backend::wgmma(op, &mut self.registers, a, b.bits(), accumulate, kind);
+                    self.issued(group);
+                }
+            }
+        }
+    };
+}
+
+half_wgmma!(Bf16, 32, 64, wgmma_m64n64k16_bf16_ss);
+half_wgmma!(Bf16, 64, 128, wgmma_m64n128k16_bf16_ss);
+half_wgmma!(Bf16, 128, 256, wgmma_m64n256k16_bf16_ss);
+half_wgmma!(F16, 32, 64, wgmma_m64n64k16_f16_ss);
+half_wgmma!(F16, 64, 128, wgmma_m64n128k16_f16_ss);
+half_wgmma!(F16, 128, 256, wgmma_m64n256k16_f16_ss);
 
 /// `wgmma.fence.sync.aligned`: orders the warps' register accesses before the next `wgmma`.
 #[inline(always)]
@@ -271,18 +347,16 @@ pub fn fence_proxy_async() {
     backend::fence_proxy_async()
 }
 
-/// `setmaxnreg.inc.sync.aligned.u32 N` (sm_90a): the warpgroup takes registers from the pool
-/// the others released (N in 24..=256, a multiple of 8; the kernel needs a register cap at
-/// entry, i.e. launch bounds).
+/// `setmaxnreg.inc.sync.aligned.u32 count` (sm_90a): the warpgroup takes registers from the
+/// pool the others released (`count` in 24..=256, a multiple of 8, a constant once inlined: it
+/// is an immediate; the kernel needs a register cap at entry, i.e. launch bounds).
 #[inline(always)]
-pub fn setmaxnreg_inc<const N: u32>() {
-    const { assert!(N >= 24 && N <= 256 && N.is_multiple_of(8)) };
-    backend::setmaxnreg_inc::<N>()
+pub fn setmaxnreg_inc(count: u32) {
+    backend::setmaxnreg(true, count)
 }
 
-/// `setmaxnreg.dec.sync.aligned.u32 N`: the warpgroup gives registers back.
+/// `setmaxnreg.dec.sync.aligned.u32 count`: the warpgroup gives registers back.
 #[inline(always)]
-pub fn setmaxnreg_dec<const N: u32>() {
-    const { assert!(N >= 24 && N <= 256 && N.is_multiple_of(8)) };
-    backend::setmaxnreg_dec::<N>()
+pub fn setmaxnreg_dec(count: u32) {
+    backend::setmaxnreg(false, count)
 }

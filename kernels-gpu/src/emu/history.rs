@@ -69,38 +69,52 @@ struct Word {
     mbarrier: bool,
 }
 
-/// Who accesses shared memory, numbered: the block's threads, then one agent per warp (its
-/// `wgmma` operand reads), then one per mbarrier (the TMA copies that complete on it).
+/// Who accesses shared memory, numbered: the threads of every block of the cluster, then one
+/// agent per warp (its `wgmma` operand reads), then one per mbarrier (the TMA copies that
+/// complete on it), then one per thread (the TMA stores it issues, reading shared memory).
+/// Block `r` of the cluster has threads `r·T .. (r+1)·T` and its pool at bytes
+/// `r·P .. (r+1)·P` of the history.
 #[derive(Clone, Copy)]
 pub(crate) struct Agents {
+    /// Threads, warps per block; blocks in the cluster.
     threads: u32,
     warps: u32,
+    blocks: u32,
     block_dim_x: u32,
 }
 
 impl Agents {
-    pub(crate) fn new(threads: u32, block_dim_x: u32) -> Self {
+    pub(crate) fn new(threads: u32, block_dim_x: u32, blocks: u32) -> Self {
         Agents {
             threads,
             warps: threads.div_ceil(32),
+            blocks,
             block_dim_x,
         }
     }
 
-    pub(crate) fn warp(&self, warp: u32) -> u32 {
-        self.threads + warp
+    /// The `wgmma` agent of warp `warp` of block `rank`.
+    pub(crate) fn warp(&self, rank: u32, warp: u32) -> u32 {
+        self.blocks * self.threads + rank * self.warps + warp
     }
 
+    /// The copy agent of mbarrier `index` (cluster-wide: block rank · [`MAX_MBARRIERS`] + its
+    /// index in the block).
     pub(crate) fn mbarrier(&self, index: u32) -> u32 {
-        self.threads + self.warps + index
+        self.blocks * (self.threads + self.warps) + index
+    }
+
+    /// The TMA-store agent of cluster thread `thread` (reading shared memory for its stores).
+    pub(crate) fn bulk(&self, thread: u32) -> u32 {
+        self.blocks * (self.threads + self.warps + MAX_MBARRIERS) + thread
     }
 
     fn count(&self) -> usize {
-        (self.threads + self.warps + MAX_MBARRIERS) as usize
+        (self.blocks * (2 * self.threads + self.warps + MAX_MBARRIERS)) as usize
     }
 
     fn is_thread(&self, agent: u32) -> bool {
-        agent < self.threads
+        agent < self.blocks * self.threads
     }
 }
 
@@ -120,23 +134,34 @@ pub(crate) struct History {
     words: Vec<Word>,
     /// Words with several unordered readers (asynchronous regime).
     readers: HashMap<u32, Vec<Epoch>>,
+    /// Bytes of each block's pool (block `r`'s starts at `r·pool_bytes`).
+    pool_bytes: u32,
 }
 
 /// A conflict, described for the fault report.
 pub(crate) type Race = String;
 
 impl History {
+    /// The history of a cluster's blocks, `pool_bytes` of shared memory each. A cluster of
+    /// several blocks starts in the asynchronous regime: its blocks' barriers are separate, so
+    /// barrier intervals cannot order them.
     pub(crate) fn new(agents: Agents, pool_bytes: usize) -> Self {
-        History {
+        let threads = (agents.blocks * agents.threads) as usize;
+        let mut history = History {
             agents,
             interval: 1,
             asynchronous: false,
             clocks: Vec::new(),
-            fences: vec![Vec::new(); agents.threads as usize],
+            fences: vec![Vec::new(); threads],
             mbarrier_bytes: Vec::new(),
-            words: vec![Word::default(); pool_bytes.div_ceil(4)],
+            words: vec![Word::default(); (pool_bytes * agents.blocks as usize).div_ceil(4)],
             readers: HashMap::new(),
+            pool_bytes: pool_bytes as u32,
+        };
+        if agents.blocks > 1 {
+            history.go_asynchronous();
         }
+        history
     }
 
     pub(crate) fn interval(&self) -> u32 {
@@ -153,7 +178,7 @@ impl History {
         if !self.asynchronous {
             self.asynchronous = true;
             let n = self.agents.count();
-            self.clocks = (0..self.agents.threads)
+            self.clocks = (0..self.agents.blocks * self.agents.threads)
                 .map(|t| {
                     let mut vc = vec![0; n];
                     vc[t as usize] = 1;
@@ -196,31 +221,55 @@ impl History {
         self.asynchronous && self.clocks[thread as usize][e.agent as usize] >= e.clock
     }
 
-    /// `bar.sync`: a new interval; with vector clocks, every thread is ordered after every
-    /// other's past, and after everything any of them had acquired.
-    pub(crate) fn barrier(&mut self) {
-        self.interval += 1;
-        if self.asynchronous {
-            self.join(0..self.agents.threads);
+    /// `bar.sync` of the block whose threads `threads` arrived: with one block, a new interval;
+    /// with vector clocks, the threads are ordered after each other's past, and after everything
+    /// any of them had acquired.
+    pub(crate) fn barrier(&mut self, threads: &[u32]) {
+        if self.agents.blocks == 1 {
+            self.interval += 1;
         }
+        self.join(threads);
     }
 
     /// A warp-wide `.sync` operation or a barrier: the threads' clocks become their join.
-    pub(crate) fn join(&mut self, threads: core::ops::Range<u32>) {
-        if !self.asynchronous || threads.is_empty() {
+    pub(crate) fn join(&mut self, threads: &[u32]) {
+        let Some((&first, rest)) = threads.split_first() else {
+            return;
+        };
+        if !self.asynchronous {
             return;
         }
-        let mut joined = self.clocks[threads.start as usize].clone();
-        for t in threads.clone().skip(1) {
+        let mut joined = self.clocks[first as usize].clone();
+        for &t in rest {
             for (j, c) in joined.iter_mut().zip(&self.clocks[t as usize]) {
                 *j = (*j).max(*c);
             }
         }
-        for t in threads {
+        for &t in threads {
             let own = self.clocks[t as usize][t as usize];
             self.clocks[t as usize].clone_from(&joined);
             self.clocks[t as usize][t as usize] = own;
         }
+    }
+
+    /// `thread`'s vector clock (a block's exit, a cluster barrier's release).
+    pub(crate) fn clock_of(&self, thread: u32) -> Vec<u32> {
+        if self.asynchronous {
+            self.clocks[thread as usize].clone()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Whether the access `e` is covered by the vector clock `clock` (a block's exit).
+    pub(crate) fn covered_by(&self, e: Epoch, clock: &[u32]) -> bool {
+        clock.get(e.agent as usize).is_some_and(|c| *c >= e.clock)
+    }
+
+    /// A release of `thread`'s clock into `into` (an mbarrier phase, a cluster barrier phase),
+    /// after which its own clock advances.
+    pub(crate) fn release_into(&mut self, thread: u32, into: &mut Vec<u32>) {
+        self.release(thread, into)
     }
 
     /// A release by `thread` (an mbarrier arrive): its clock joins `into`, then advances, so
@@ -278,16 +327,68 @@ impl History {
     /// Who `agent` is, for a report.
     pub(crate) fn describe(&self, agent: u32) -> String {
         let a = self.agents;
+        let of_block = |rank: u32| {
+            if a.blocks > 1 {
+                format!(" of block rank {rank} of the cluster")
+            } else {
+                String::new()
+            }
+        };
+        let threads = a.blocks * a.threads;
         if a.is_thread(agent) {
-            describe_thread(agent, a.block_dim_x)
-        } else if agent < a.threads + a.warps {
-            format!("the `wgmma` of warp {}", agent - a.threads)
-        } else {
-            let index = (agent - a.threads - a.warps) as usize;
+            let (rank, linear) = (agent / a.threads, agent % a.threads);
+            describe_thread(linear, a.block_dim_x) + &of_block(rank)
+        } else if agent < threads + a.blocks * a.warps {
+            let w = agent - threads;
             format!(
-                "a TMA copy completing on the mbarrier at pool byte {}",
-                self.mbarrier_bytes.get(index).copied().unwrap_or(0)
+                "the `wgmma` of warp {}{}",
+                w % a.warps,
+                of_block(w / a.warps)
             )
+        } else if agent < a.bulk(0) {
+            let index = (agent - threads - a.blocks * a.warps) as usize;
+            format!(
+                "a TMA copy completing on the mbarrier at pool byte {}{}",
+                self.mbarrier_bytes.get(index).copied().unwrap_or(0) % self.pool_bytes(),
+                of_block(index as u32 / MAX_MBARRIERS)
+            )
+        } else {
+            let thread = agent - a.bulk(0);
+            format!(
+                "a TMA store issued by {}{}",
+                describe_thread(thread % a.threads, a.block_dim_x),
+                of_block(thread / a.threads)
+            )
+        }
+    }
+
+    /// Bytes of one block's pool.
+    fn pool_bytes(&self) -> u32 {
+        self.pool_bytes.max(1)
+    }
+
+    /// "shared byte B" (and its block in a cluster) of `word`.
+    fn at(&self, word: u32) -> String {
+        let byte = word * 4;
+        if self.agents.blocks > 1 {
+            format!(
+                "shared byte {} of block rank {}",
+                byte % self.pool_bytes(),
+                byte / self.pool_bytes()
+            )
+        } else {
+            format!("shared byte {byte}")
+        }
+    }
+
+    /// "warp W" (and its block in a cluster) of cluster thread `thread`.
+    fn warp_of(&self, thread: u32) -> String {
+        let a = self.agents;
+        let warp = format!("warp {}", (thread % a.threads) / 32);
+        if a.blocks > 1 {
+            format!("{warp} of block rank {}", thread / a.threads)
+        } else {
+            warp
         }
     }
 
@@ -304,9 +405,9 @@ impl History {
             let w = self.words[word as usize];
             if w.mbarrier {
                 return Err(format!(
-                    "{} of shared byte {} with an ordinary {}: it is part of an mbarrier object, which only mbarrier instructions may access",
+                    "{} of {} with an ordinary {}: it is part of an mbarrier object, which only mbarrier instructions may access",
                     if write { "write" } else { "read" },
-                    word * 4,
+                    self.at(word),
                     if write { "store" } else { "load" }
                 ));
             }
@@ -345,9 +446,9 @@ impl History {
             })?;
             if !self.ordered_before(w.write, issuer) {
                 return Err(format!(
-                    "a TMA copy issued by {} overwrites shared byte {} that {} wrote, and nothing orders the two (wait for the stage to be released before refilling it)",
+                    "a TMA copy issued by {} overwrites {} that {} wrote, and nothing orders the two (wait for the stage to be released before refilling it)",
                     self.describe(issuer),
-                    word * 4,
+                    self.at(word),
                     self.describe(w.write.agent)
                 ));
             }
@@ -369,12 +470,12 @@ impl History {
     ) -> Result<(), Race> {
         let epoch = self.epoch_of(agent, clock);
         for word in words(byte, bytes) {
-            let w = self.async_word(word, "`wgmma` reads (through its descriptor)")?;
+            let name = self.reader_name(agent, reader);
+            let w = self.async_word(word, &format!("{name} reads"))?;
             if !self.ordered_before(w.write, reader) {
                 return Err(format!(
-                    "`wgmma` of warp {} reads shared byte {} that {} wrote, and nothing orders the write before the read{}",
-                    reader / 32,
-                    word * 4,
+                    "{name} reads {} that {} wrote, and nothing orders the write before the read{}",
+                    self.at(word),
                     self.describe(w.write.agent),
                     if self.agents.is_thread(w.write.agent) {
                         ""
@@ -398,9 +499,8 @@ impl History {
                 });
                 if !published {
                     return Err(format!(
-                        "`wgmma` of warp {} reads shared byte {} that {} wrote with an ordinary store, and no `fence.proxy.async` of the writer happens before the read: the tensor cores read through the async proxy, which does not see the generic proxy's stores without it",
-                        reader / 32,
-                        word * 4,
+                        "{name} reads {} that {} wrote with an ordinary store, and no `fence.proxy.async` of the writer happens before the read: the tensor cores and the TMA engine read through the async proxy, which does not see the generic proxy's stores without it",
+                        self.at(word),
                         self.describe(w.write.agent)
                     ));
                 }
@@ -408,6 +508,16 @@ impl History {
             self.record_read(word, epoch, reader);
         }
         Ok(())
+    }
+
+    /// Who an asynchronous read is, for a report: "`wgmma` of warp W" or "a TMA store issued by
+    /// thread (x, y)".
+    fn reader_name(&self, agent: u32, reader: u32) -> String {
+        if agent >= self.agents.bulk(0) {
+            self.describe(agent)
+        } else {
+            format!("`wgmma` of {}", self.warp_of(reader))
+        }
     }
 
     /// An asynchronous agent's access now.
@@ -425,8 +535,8 @@ impl History {
         let w = self.words[word as usize];
         if w.mbarrier {
             return Err(format!(
-                "{what} shared byte {}, which is part of an mbarrier object",
-                word * 4
+                "{what} {}, which is part of an mbarrier object",
+                self.at(word)
             ));
         }
         Ok(w)
@@ -436,8 +546,8 @@ impl History {
         let what = if by_write { "write to" } else { "read of" };
         if self.agents.is_thread(write.agent) && !self.asynchronous {
             format!(
-                "{what} shared byte {} that {} wrote in the same barrier interval ({}){}",
-                word * 4,
+                "{what} {} that {} wrote in the same barrier interval ({}){}",
+                self.at(word),
                 self.describe(write.agent),
                 self.interval,
                 if by_write {
@@ -448,14 +558,14 @@ impl History {
             )
         } else if self.agents.is_thread(write.agent) {
             format!(
-                "{what} shared byte {} that {} wrote, and no barrier or mbarrier orders the two",
-                word * 4,
+                "{what} {} that {} wrote, and no barrier or mbarrier orders the two",
+                self.at(word),
                 self.describe(write.agent)
             )
         } else {
             format!(
-                "{what} shared byte {} that {} writes, before that mbarrier's phase completed for this thread (wait on it first)",
-                word * 4,
+                "{what} {} that {} writes, before that mbarrier's phase completed for this thread (wait on it first)",
+                self.at(word),
                 self.describe(write.agent)
             )
         }
@@ -473,8 +583,8 @@ impl History {
                 // Barriers only: several threads of this interval read it.
                 None if w.read.interval == self.interval => {
                     return Err(format!(
-                        "write to shared byte {} that several other threads read in the same barrier interval ({})",
-                        word * 4,
+                        "write to {} that several other threads read in the same barrier interval ({})",
+                        self.at(word),
                         self.interval
                     ));
                 }
@@ -486,20 +596,25 @@ impl History {
         match unordered {
             None => Ok(()),
             Some(r) if self.agents.is_thread(r.agent) && !self.asynchronous => Err(format!(
-                "write to shared byte {} that {} read in the same barrier interval ({})",
-                word * 4,
+                "write to {} that {} read in the same barrier interval ({})",
+                self.at(word),
                 self.describe(r.agent),
                 self.interval
             )),
             Some(r) if self.agents.is_thread(r.agent) => Err(format!(
-                "write to shared byte {} that {} read, and no barrier or mbarrier orders the read before the write",
-                word * 4,
+                "write to {} that {} read, and no barrier or mbarrier orders the read before the write",
+                self.at(word),
                 self.describe(r.agent)
             )),
             Some(r) => Err(format!(
-                "write to shared byte {} that {} may still be reading (its `wgmma.wait_group` is not ordered before the write)",
-                word * 4,
-                self.describe(r.agent)
+                "write to {} that {} may still be reading (its {} is not ordered before the write)",
+                self.at(word),
+                self.describe(r.agent),
+                if r.agent >= self.agents.bulk(0) {
+                    "`cp.async.bulk.wait_group.read`"
+                } else {
+                    "`wgmma.wait_group`"
+                }
             )),
         }
     }

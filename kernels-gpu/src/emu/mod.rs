@@ -60,12 +60,14 @@ use std::sync::Mutex;
 /// swizzle atom, a 128-byte TMA destination) without aligning its own offsets fails here.
 pub const SHARED_POOL_BASE: u32 = 16;
 
-/// Grid and block shape (x, y) and the dynamic shared-memory size of a launch.
+/// Grid and block shape (x, y), the dynamic shared-memory size of a launch, and its cluster
+/// shape in blocks ((1, 1): no cluster; the grid must be a multiple of it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchShape {
     pub grid: (u32, u32),
     pub block: (u32, u32),
     pub shared_bytes: u32,
+    pub cluster: (u32, u32),
 }
 
 /// A region of host memory the kernel may access as global memory.
@@ -149,30 +151,51 @@ pub fn launch(
         shape,
         buffers,
     };
-    let blocks = (shape.grid.0 as usize) * (shape.grid.1 as usize);
-    let next_block = AtomicUsize::new(0);
-    // The report is the fault of the lowest-numbered faulting block, whatever the timing of
-    // the workers: blocks are handed out in order, and after a fault only lower blocks still
-    // run, so every block below the one reported has run to the end.
+    let (cx, cy) = shape.cluster;
+    if cx == 0
+        || cy == 0
+        || cx * cy > 16
+        || !shape.grid.0.is_multiple_of(cx)
+        || !shape.grid.1.is_multiple_of(cy)
+    {
+        return Err(Fault {
+            kind: FaultKind::Panic,
+            kernel: kernel_name.to_string(),
+            block: (0, 0),
+            thread: (0, 0),
+            detail: format!(
+                "a grid of {:?} blocks in clusters of {:?}: the grid must be a multiple of the cluster, which has at most 16 blocks",
+                shape.grid, shape.cluster
+            ),
+        });
+    }
+    // Clusters run one at a time on a worker (their blocks share memory); different clusters,
+    // like blocks without a cluster, share nothing but global memory.
+    let clusters_x = shape.grid.0 / cx;
+    let clusters = (clusters_x as usize) * (shape.grid.1 / cy) as usize;
+    let next_cluster = AtomicUsize::new(0);
+    // The report is the fault of the lowest-numbered faulting cluster, whatever the timing of
+    // the workers: clusters are handed out in order, and after a fault only lower ones still
+    // run, so every cluster below the one reported has run to the end.
     let lowest_faulty = AtomicUsize::new(usize::MAX);
     let faults = Mutex::new(Vec::<(usize, Fault)>::new());
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(blocks)
+        .min(clusters)
         .max(1);
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
                 let mut stacks = StackPool::default();
                 loop {
-                    let b = next_block.fetch_add(1, Ordering::Relaxed);
-                    if b >= blocks.min(lowest_faulty.load(Ordering::Relaxed)) {
+                    let c = next_cluster.fetch_add(1, Ordering::Relaxed);
+                    if c >= clusters.min(lowest_faulty.load(Ordering::Relaxed)) {
                         break;
                     }
-                    let block = (b as u32 % shape.grid.0, b as u32 / shape.grid.0);
-                    if let Err(fault) = run_block(&launch, block, kernel, &mut stacks) {
-                        lowest_faulty.fetch_min(b, Ordering::Relaxed);
-                        faults.lock().unwrap().push((b, fault));
+                    let cluster = (c as u32 % clusters_x, c as u32 / clusters_x);
+                    if let Err(fault) = run_cluster(&launch, cluster, kernel, &mut stacks) {
+                        lowest_faulty.fetch_min(c, Ordering::Relaxed);
+                        faults.lock().unwrap().push((c, fault));
                         break;
                     }
                 }
@@ -201,8 +224,12 @@ struct Launch<'a> {
 enum Suspend {
     Barrier,
     WarpCollective,
-    /// Waiting for the phase of parity `.1` of the mbarrier at pool byte `.0`.
+    /// Waiting for the phase of parity `.1` of the mbarrier at pool byte `.0` of its block.
     Mbarrier(u32, u32),
+    /// `barrier.cluster.wait` for the cluster barrier's phase `.0` (the thread's arrivals).
+    ClusterBarrier(u32),
+    /// `bar.sync id, threads`: the barrier `.0` of `.1` threads.
+    NamedBarrier(u32, u32),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -211,6 +238,8 @@ enum State {
     AtBarrier,
     AtWarpCollective,
     AtMbarrier(u32, u32),
+    AtClusterBarrier(u32),
+    AtNamedBarrier(u32, u32),
     Exited,
 }
 
@@ -233,7 +262,11 @@ impl StackPool {
 /// What the device layer sees of the thread it is running in.
 pub(crate) struct ThreadContext {
     pub(crate) thread: (u32, u32),
+    /// The thread's index in its block (x fastest).
     pub(crate) linear: u32,
+    /// The thread's index in its cluster (block rank · threads per block + `linear`): its agent
+    /// in the race history.
+    pub(crate) agent: u32,
     pub(crate) block: *const BlockContext,
     yielder: Cell<*const Yielder<(), Suspend>>,
     collective_parity: Cell<usize>,
@@ -246,6 +279,21 @@ pub(crate) struct ThreadContext {
     /// The A fragments of this lane's `wgmma`s in flight: (group, the address of the kernel's
     /// `FragA<Tf32, 4>`, its bits at issue).
     wgmma_held: RefCell<Vec<(u32, usize, [u32; 4])>>,
+    /// `barrier.cluster.arrive`s so far.
+    cluster_arrivals: Cell<u32>,
+    /// This thread's TMA stores (bulk async-groups).
+    bulk: RefCell<Bulk>,
+}
+
+/// A thread's TMA stores: groups committed, groups whose shared-memory reads a
+/// `wait_group.read` retired, and the global writes not yet performed, by group.
+#[derive(Default)]
+struct Bulk {
+    committed: u32,
+    read_retired: u32,
+    /// (group, global address, bytes): performed at a `wait_group` that retires the group, or
+    /// when the block exits.
+    writes: Vec<(u32, usize, Vec<u8>)>,
 }
 
 /// What a lane knows of its warp's `wgmma` operations (every lane of a warp executes the same
@@ -280,13 +328,35 @@ pub(crate) struct BlockContext {
     pub(crate) block_dim: (u32, u32),
     pub(crate) grid_dim: (u32, u32),
     launch: *const Launch<'static>,
+    cluster: *const ClusterContext,
+    /// The block's rank in its cluster (`%cluster_ctarank`).
+    pub(crate) rank: u32,
     pool: RefCell<Vec<u8>>,
-    history: RefCell<History>,
     /// The mbarriers initialised in the pool.
     mbarriers: RefCell<Vec<MBarrier>>,
     /// One deposit per thread for each of two alternating warp-wide operations (a lane cannot
     /// get two operations ahead of a lane of its warp, so two sets suffice).
     collective_slots: RefCell<[Vec<Deposit>; 2]>,
+}
+
+/// What the blocks of a cluster share: the race history of all their pools (block `r`'s pool
+/// at bytes `r·P ..` of it), the cluster barrier, and the record of the accesses a block makes
+/// to a peer's shared memory, which must all happen before that peer exits.
+pub(crate) struct ClusterContext {
+    history: RefCell<History>,
+    /// `%clusterid.x`, `%nclusterid.x` (along x: a grid with rows has the same ids in each).
+    id: u32,
+    count: u32,
+    blocks: u32,
+    pool_bytes: u32,
+    /// What the threads released at their `k`-th `barrier.cluster.arrive`, for phase `k`.
+    cluster_phases: RefCell<Vec<Vec<u32>>>,
+    /// Accesses to block `.0`'s shared memory by a peer: (block, the access, what it was).
+    remote: RefCell<Vec<(u32, Epoch, String)>>,
+    /// Global ranges with a TMA store pending: (cluster thread, address, bytes).
+    pending_stores: RefCell<Vec<(u32, usize, usize)>>,
+    /// The vector clock of each block at its exit (when its last thread returned).
+    exits: RefCell<Vec<Option<Vec<u32>>>>,
 }
 
 thread_local! {
@@ -310,6 +380,15 @@ pub(crate) fn current() -> &'static ThreadContext {
 impl ThreadContext {
     pub(crate) fn block(&self) -> &BlockContext {
         unsafe { &*self.block }
+    }
+
+    pub(crate) fn cluster(&self) -> &ClusterContext {
+        unsafe { &*self.block().cluster }
+    }
+
+    /// The history's byte for byte `byte` of this block's pool.
+    fn cluster_byte(&self, byte: u32) -> u32 {
+        self.block().rank * self.cluster().pool_bytes + byte
     }
 
     fn launch(&self) -> &Launch<'static> {
@@ -422,6 +501,21 @@ impl ThreadContext {
     /// vector access, that `address` is aligned to `align` bytes (the vector's size, at most 16:
     /// an f64 `x4` is two 16-byte accesses).
     pub(crate) fn check_global(&self, address: usize, bytes: usize, align: usize) {
+        let conflict = self
+            .cluster()
+            .pending_stores
+            .borrow()
+            .iter()
+            .find(|(_, at, len)| address < at + len && *at < address + bytes)
+            .copied();
+        if let Some((thread, at, _)) = conflict {
+            let who = self.history().describe(thread);
+            let (here, there) = (self.global_name(address), self.global_name(at));
+            self.fault(
+                FaultKind::SharedRace,
+                format!("a {bytes}-byte global access at {here} overlaps what a TMA store issued by {who} writes at {there}, which has not completed (wait for it with `cp.async.bulk.wait_group` first)"),
+            );
+        }
         if align > 1 && !address.is_multiple_of(align) {
             self.fault(
                 FaultKind::MisalignedVectorAccess,
@@ -449,6 +543,19 @@ impl ThreadContext {
                 None => format!("{bytes}-byte access at {address:#x}; the launch has no buffers"),
             };
             self.fault(FaultKind::GlobalOutOfBounds, detail);
+        }
+    }
+
+    /// "byte offset O of buffer `B`" for a global address inside a buffer of the launch.
+    fn global_name(&self, address: usize) -> String {
+        match self
+            .launch()
+            .buffers
+            .iter()
+            .find(|b| (b.address..b.address + b.bytes).contains(&address))
+        {
+            Some(b) => format!("byte offset {} of buffer `{}`", address - b.address, b.name),
+            None => format!("{address:#x}"),
         }
     }
 
@@ -503,9 +610,10 @@ impl ThreadContext {
                 ),
             );
         }
-        let mut history = b.history.borrow_mut();
-        if let Err(race) = history.generic(self.linear, address, bytes, write) {
-            let kind = if history.touches_mbarrier(address, bytes) {
+        let mut history = self.history();
+        let at = self.cluster_byte(address);
+        if let Err(race) = history.generic(self.agent, at, bytes, write) {
+            let kind = if history.touches_mbarrier(at, bytes) {
                 FaultKind::MbarrierMisuse
             } else {
                 FaultKind::SharedRace
@@ -516,7 +624,7 @@ impl ThreadContext {
     }
 
     fn history(&self) -> core::cell::RefMut<'_, History> {
-        self.block().history.borrow_mut()
+        self.cluster().history.borrow_mut()
     }
 
     /// The block's first asynchronous operation turns on the vector clocks.
@@ -549,54 +657,40 @@ impl ThreadContext {
             }
         };
         let mut history = self.history();
-        if let Err(race) = history.generic(self.linear, byte, 8, true) {
+        let at = self.cluster_byte(byte);
+        if let Err(race) = history.generic(self.agent, at, 8, true) {
             drop((history, bars));
             self.fault(FaultKind::SharedRace, format!("mbarrier.init: {race}"));
         }
-        history.register_mbarrier(byte, index);
+        // Cluster-wide, so that the copy agents of every block's barriers differ.
+        let agent_index = self.block().rank * MAX_MBARRIERS + index;
+        history.register_mbarrier(at, agent_index);
         let init = Epoch {
             interval: history.interval(),
-            agent: self.linear,
-            clock: history.clock_now(self.linear),
+            agent: self.agent,
+            clock: history.clock_now(self.agent),
         };
-        let barrier = MBarrier::new(byte, index, count, init);
+        let barrier = MBarrier::new(byte, agent_index, count, init);
         match bars.get_mut(index as usize) {
             Some(slot) => *slot = barrier,
             None => bars.push(barrier),
         }
     }
 
-    /// Runs `f` on the mbarrier at pool byte `byte`, after checking that it was initialised and
-    /// that the initialisation is ordered before this thread's use of it.
+    /// Runs `f` on the mbarrier at pool byte `byte` of this block, after checking that it was
+    /// initialised and that the initialisation is ordered before this thread's use of it.
     fn with_mbarrier<R>(
         &self,
         byte: u32,
         op: &str,
         f: impl FnOnce(&mut MBarrier, &mut History) -> R,
     ) -> R {
-        let mut bars = self.block().mbarriers.borrow_mut();
-        let Some(bar) = bars.iter_mut().find(|m| m.byte == byte) else {
-            drop(bars);
-            self.fault(
-                FaultKind::MbarrierMisuse,
-                format!("`{op}` on pool byte {byte}, where no mbarrier was initialised"),
-            )
-        };
-        let mut history = self.history();
-        if !history.is_ordered_before(bar.init, self.linear) {
-            let who = history.describe(bar.init.agent);
-            drop((history, bars));
-            self.fault(
-                FaultKind::MbarrierMisuse,
-                format!("`{op}` on the mbarrier at pool byte {byte} before its initialisation by {who} is visible to this thread (initialise, then `fence.mbarrier_init` and a barrier)"),
-            );
-        }
-        f(bar, &mut history)
+        self.block().with_mbarrier_of(self, byte, op, f)
     }
 
     /// `mbarrier.arrive` (`expect_tx` 0) or `mbarrier.arrive.expect_tx` (`expect_tx` bytes).
     pub(crate) fn mbarrier_arrive(&self, byte: u32, expect_tx: u32) {
-        let me = self.linear;
+        let me = self.agent;
         let error = self.with_mbarrier(byte, "mbarrier.arrive", |bar, history| {
             bar.tx += expect_tx as i64;
             if bar.tx.abs() > COUNT_LIMIT {
@@ -619,7 +713,7 @@ impl ThreadContext {
     /// `mbarrier.try_wait.parity` in a loop: suspends until the phase of parity `parity`
     /// has completed, then acquires what that phase gathered.
     pub(crate) fn mbarrier_wait(&self, byte: u32, parity: u32) {
-        let me = self.linear;
+        let me = self.agent;
         loop {
             let done = self.with_mbarrier(byte, "mbarrier.try_wait.parity", |bar, history| {
                 let done = bar.phase_done(parity);
@@ -638,24 +732,247 @@ impl ThreadContext {
     /// A TMA copy of `data` to pool byte `dst`, issued by this thread, completing on the
     /// mbarrier at pool byte `mbarrier`: the box lands now, written by the barrier's copy agent
     /// at the clock of the barrier's current phase, and its bytes are counted off the tx-count.
-    pub(crate) fn tma_write(&self, dst: u32, data: &[u8], mbarrier: u32) {
+    /// `rank` is the block of the cluster it lands in (a multicast lands in several; each copy
+    /// completes on the mbarrier at the same offset of its block).
+    pub(crate) fn tma_write(&self, rank: u32, dst: u32, data: &[u8], mbarrier: u32) {
         let op = "cp.async.bulk.tensor";
-        let (agent, clock) = self.with_mbarrier(mbarrier, op, |bar, history| {
+        let target = self.peer(rank, op);
+        let (agent, clock) = target.with_mbarrier_of(self, mbarrier, op, |bar, history| {
             (history.agents().mbarrier(bar.index), bar.copy_clock())
         });
         let bytes = data.len() as u32;
+        let at = rank * self.cluster().pool_bytes + dst;
         let result = self
             .history()
-            .async_write(self.linear, dst, bytes, agent, clock);
+            .async_write(self.agent, at, bytes, agent, clock);
         if let Err(race) = result {
             self.fault(FaultKind::SharedRace, race);
         }
-        self.block().pool.borrow_mut()[dst as usize..(dst + bytes) as usize].copy_from_slice(data);
-        let error = self.with_mbarrier(mbarrier, op, |bar, _| {
+        if rank != self.block().rank {
+            let epoch = Epoch {
+                interval: 1,
+                agent,
+                clock,
+            };
+            let what = format!(
+                "a multicast TMA copy issued by {} writes {bytes} bytes at its pool byte {dst}, completing on its mbarrier at pool byte {mbarrier}",
+                self.describe_self()
+            );
+            self.cluster().remote.borrow_mut().push((rank, epoch, what));
+        }
+        target.pool.borrow_mut()[dst as usize..(dst + bytes) as usize].copy_from_slice(data);
+        let error = target.with_mbarrier_of(self, mbarrier, op, |bar, _| {
             bar.tx -= bytes as i64;
             if bar.tx.abs() > COUNT_LIMIT {
                 return Some(format!("the tx-count of the mbarrier at pool byte {mbarrier} leaves the range ±(2^20 - 1): {}", bar.tx));
             }
+            bar.complete_if_due(agent);
+            None
+        });
+        if let Some(message) = error {
+            self.fault(FaultKind::MbarrierMisuse, message);
+        }
+    }
+
+    // -- named barriers and TMA stores --
+
+    /// `bar.sync id, threads`: suspends until `threads` threads of the block wait at `id`.
+    pub(crate) fn named_barrier(&self, id: u32, threads: u32) {
+        let block_threads = self.block().block_dim.0 * self.block().block_dim.1;
+        if id >= 16 || threads == 0 || !threads.is_multiple_of(32) || threads > block_threads {
+            self.fault(
+                FaultKind::Deadlock,
+                format!("`bar.sync {id}, {threads}`: the PTX ISA wants a barrier 0 to 15 and a thread count that is a multiple of 32, at most the block's {block_threads}"),
+            );
+        }
+        // Barriers among some threads of a block order them only through vector clocks.
+        self.go_asynchronous();
+        self.suspend(Suspend::NamedBarrier(id, threads));
+    }
+
+    /// A TMA store issued by this thread reads the box at pool byte `at` (`bytes` bytes) now,
+    /// as its agent at the clock of its next group, and writes `writes` to global memory when a
+    /// `wait_group` retires that group (or the block exits).
+    pub(crate) fn tma_store(&self, at: u32, bytes: u32, writes: Vec<(usize, Vec<u8>)>) {
+        self.go_asynchronous();
+        let mut bulk = self.bulk.borrow_mut();
+        let group = bulk.committed;
+        let agent = self.history().agents().bulk(self.agent);
+        let result =
+            self.history()
+                .async_read(self.agent, self.cluster_byte(at), bytes, agent, group + 1);
+        if let Err(race) = result {
+            drop(bulk);
+            self.fault(FaultKind::SharedRace, race);
+        }
+        let mut pending = self.cluster().pending_stores.borrow_mut();
+        for (address, data) in writes {
+            pending.push((self.agent, address, data.len()));
+            bulk.writes.push((group, address, data));
+        }
+    }
+
+    /// `cp.async.bulk.commit_group`.
+    pub(crate) fn bulk_commit(&self) {
+        self.bulk.borrow_mut().committed += 1;
+    }
+
+    /// `cp.async.bulk.wait_group{.read} pending`: the reads of all but the `pending` most recent
+    /// groups are done (the thread is ordered after them); without `.read`, their global writes
+    /// too.
+    pub(crate) fn bulk_wait(&self, pending: u32, read_only: bool) {
+        let retired = {
+            let mut bulk = self.bulk.borrow_mut();
+            bulk.read_retired = bulk
+                .read_retired
+                .max(bulk.committed.saturating_sub(pending));
+            bulk.read_retired
+        };
+        let agent = self.history().agents().bulk(self.agent);
+        self.history().acquire_agent(self.agent, agent, retired);
+        if !read_only {
+            self.complete_stores(|group| group < retired);
+        }
+    }
+
+    /// Performs this thread's pending global writes of the groups `done` selects.
+    fn complete_stores(&self, done: impl Fn(u32) -> bool) {
+        let finished: Vec<(u32, usize, Vec<u8>)> = {
+            let mut bulk = self.bulk.borrow_mut();
+            let (finished, rest) = bulk.writes.drain(..).partition(|w| done(w.0));
+            bulk.writes = rest;
+            finished
+        };
+        let mut pending = self.cluster().pending_stores.borrow_mut();
+        for (_, address, data) in finished {
+            if let Some(i) = pending
+                .iter()
+                .position(|p| *p == (self.agent, address, data.len()))
+            {
+                pending.swap_remove(i);
+            }
+            // SAFETY: checked against the launch's buffers when the store was issued.
+            unsafe {
+                core::ptr::copy_nonoverlapping(data.as_ptr(), address as *mut u8, data.len())
+            };
+        }
+    }
+
+    /// When this thread's block exits: its TMA stores must have finished reading its shared
+    /// memory (which is gone with it); their global writes complete.
+    fn exit_stores(&self) -> Result<(), String> {
+        let unread = {
+            let bulk = self.bulk.borrow();
+            let issued =
+                bulk.committed + u32::from(bulk.writes.iter().any(|w| w.0 == bulk.committed));
+            issued > bulk.read_retired
+        };
+        self.complete_stores(|_| true);
+        if unread {
+            return Err("the block exits while a TMA store issued by this thread may still read its shared memory (wait with `cp.async.bulk.wait_group.read 0` first)".to_string());
+        }
+        Ok(())
+    }
+
+    // -- clusters --
+
+    /// This thread, as a report names it ("thread (x, y)", and its block in a cluster).
+    fn describe_self(&self) -> String {
+        self.history().describe(self.agent)
+    }
+
+    /// Block `rank` of this thread's cluster, which must exist and not have exited.
+    fn peer(&self, rank: u32, op: &str) -> &BlockContext {
+        let cluster = self.cluster();
+        if rank >= cluster.blocks {
+            self.fault(
+                FaultKind::SharedOutOfBounds,
+                format!(
+                    "`{op}` names block rank {rank} of a cluster of {} blocks",
+                    cluster.blocks
+                ),
+            );
+        }
+        if cluster.exits.borrow()[rank as usize].is_some() {
+            self.fault(
+                FaultKind::SharedRace,
+                format!("`{op}` reaches the shared memory of block rank {rank} of the cluster, which has exited (end the kernel with a cluster barrier, `barrier.cluster.arrive` + `wait`, so that no block leaves while a peer may still access it)"),
+            );
+        }
+        // SAFETY: the cluster's blocks are consecutive in `run_cluster`'s vector, by rank.
+        let me = self.block();
+        unsafe { &*(me as *const BlockContext).offset(rank as isize - me.rank as isize) }
+    }
+
+    /// `%cluster_ctarank`.
+    pub(crate) fn cluster_rank(&self) -> u32 {
+        self.block().rank
+    }
+
+    /// `%clusterid.x` and `%nclusterid.x`.
+    pub(crate) fn cluster_id(&self) -> (u32, u32) {
+        let c = self.cluster();
+        (c.id, c.count)
+    }
+
+    /// `barrier.cluster.arrive.release`: this thread's clock is released into the phase of its
+    /// arrival count.
+    pub(crate) fn cluster_arrive(&self) {
+        self.go_asynchronous();
+        let phase = self.cluster_arrivals.get();
+        self.cluster_arrivals.set(phase + 1);
+        let mut phases = self.cluster().cluster_phases.borrow_mut();
+        if phases.len() <= phase as usize {
+            phases.resize(phase as usize + 1, Vec::new());
+        }
+        self.history()
+            .release_into(self.agent, &mut phases[phase as usize]);
+    }
+
+    /// `barrier.cluster.wait.acquire`: waits until every thread of the cluster made as many
+    /// arrivals as this one, and acquires what they released.
+    pub(crate) fn cluster_wait(&self) {
+        let phase = self.cluster_arrivals.get();
+        if phase == 0 {
+            self.fault(
+                FaultKind::MbarrierMisuse,
+                "`barrier.cluster.wait` without a `barrier.cluster.arrive` before it".to_string(),
+            );
+        }
+        self.suspend(Suspend::ClusterBarrier(phase));
+        let phases = self.cluster().cluster_phases.borrow();
+        self.history()
+            .acquire(self.agent, &phases[phase as usize - 1]);
+    }
+
+    /// `mbarrier.arrive.release.cluster.shared::cluster` on the mbarrier at pool byte `byte` of
+    /// block `rank` (this block's own too).
+    pub(crate) fn mbarrier_arrive_remote(&self, rank: u32, byte: u32) {
+        let op = "mbarrier.arrive.shared::cluster";
+        let target = self.peer(rank, op);
+        if rank != self.block().rank {
+            let epoch = {
+                let history = self.history();
+                Epoch {
+                    interval: history.interval(),
+                    agent: self.agent,
+                    clock: history.clock_now(self.agent),
+                }
+            };
+            let what = format!(
+                "{} arrives on its mbarrier at pool byte {byte}",
+                self.describe_self()
+            );
+            self.cluster().remote.borrow_mut().push((rank, epoch, what));
+        }
+        let me = self.agent;
+        let error = target.with_mbarrier_of(self, byte, op, |bar, history| {
+            if bar.pending == 0 {
+                return Some(format!("arrive on the mbarrier at pool byte {byte} of block rank {rank}, whose current phase has no pending arrivals (more arrivals than its count, {})", bar.expected));
+            }
+            history.release(me, &mut bar.gathered);
+            bar.pending -= 1;
+            let agent = history.agents().mbarrier(bar.index);
             bar.complete_if_due(agent);
             None
         });
@@ -669,7 +986,7 @@ impl ThreadContext {
     /// `fence.proxy.async.shared::cta`.
     pub(crate) fn fence_proxy_async(&self) {
         self.go_asynchronous();
-        self.history().fence_proxy(self.linear);
+        self.history().fence_proxy(self.agent);
     }
 
     /// `wgmma.fence.sync.aligned` (warp-wide).
@@ -702,17 +1019,23 @@ impl ThreadContext {
     /// Records the shared-memory operand reads of this warp's `wgmma` (called by one lane, after
     /// the warp-wide exchange): they last until the wait that retires the current group.
     pub(crate) fn wgmma_reads(&self, ranges: &[(u32, u32)]) {
-        let agent = self.history().agents().warp(self.linear / 32);
+        let agent = self.wgmma_agent();
         let clock = self.wgmma.get().committed + 1;
         for &(byte, bytes) in ranges {
             self.check_pool_range(byte, bytes, 16, "wgmma operand (descriptor)");
-            let result = self
-                .history()
-                .async_read(self.linear, byte, bytes, agent, clock);
+            let result =
+                self.history()
+                    .async_read(self.agent, self.cluster_byte(byte), bytes, agent, clock);
             if let Err(race) = result {
                 self.fault(FaultKind::SharedRace, race);
             }
         }
+    }
+
+    /// The agent of this thread's warp's `wgmma` operand reads.
+    fn wgmma_agent(&self) -> u32 {
+        let agents = self.history().agents();
+        agents.warp(self.block().rank, self.linear / 32)
     }
 
     /// Records that the `wgmma` issued now reads its A fragment from the kernel's
@@ -740,10 +1063,9 @@ impl ThreadContext {
         lane.retired = lane.retired.max(lane.committed.saturating_sub(pending));
         lane.fenced = false;
         self.wgmma.set(lane);
-        let mut history = self.history();
-        let agent = history.agents().warp(self.linear / 32);
-        history.acquire_agent(self.linear, agent, lane.retired);
-        drop(history);
+        let agent = self.wgmma_agent();
+        self.history()
+            .acquire_agent(self.agent, agent, lane.retired);
         // The A fragments of the retired groups must have stayed as they were: the tensor cores
         // read them until now (on the GPU, overwriting them corrupts the product).
         let retired: Vec<_> = {
@@ -787,43 +1109,109 @@ impl BlockContext {
     pub(crate) fn pool_mut(&self) -> core::cell::RefMut<'_, Vec<u8>> {
         self.pool.borrow_mut()
     }
+
+    /// Runs `f` on this block's mbarrier at pool byte `byte` for thread `ctx` (of this block or
+    /// of a peer), after checking that it was initialised and that the initialisation is ordered
+    /// before the thread's use of it.
+    fn with_mbarrier_of<R>(
+        &self,
+        ctx: &ThreadContext,
+        byte: u32,
+        op: &str,
+        f: impl FnOnce(&mut MBarrier, &mut History) -> R,
+    ) -> R {
+        let mut bars = self.mbarriers.borrow_mut();
+        let of = if ctx.block().rank == self.rank {
+            String::new()
+        } else {
+            format!(" of block rank {}", self.rank)
+        };
+        let Some(bar) = bars.iter_mut().find(|m| m.byte == byte) else {
+            drop(bars);
+            ctx.fault(
+                FaultKind::MbarrierMisuse,
+                format!("`{op}` on pool byte {byte}{of}, where no mbarrier was initialised"),
+            )
+        };
+        let mut history = ctx.history();
+        if !history.is_ordered_before(bar.init, ctx.agent) {
+            let who = history.describe(bar.init.agent);
+            drop((history, bars));
+            ctx.fault(
+                FaultKind::MbarrierMisuse,
+                format!("`{op}` on the mbarrier at pool byte {byte}{of} before its initialisation by {who} is visible to this thread (initialise, then `fence.mbarrier_init` and a barrier; a cluster barrier for its peers)"),
+            );
+        }
+        f(bar, &mut history)
+    }
 }
 
-fn run_block(
+/// Runs the blocks of cluster `cluster` (a lone block when the launch has no clusters)
+/// together: one scheduler over all their threads, since a block may wait for its peers.
+fn run_cluster(
     launch: &Launch<'_>,
-    block: (u32, u32),
+    cluster: (u32, u32),
     kernel: &(dyn Fn() + Sync),
     stacks: &mut StackPool,
 ) -> Result<(), Fault> {
     let shape = launch.shape;
     let (bx, by) = shape.block;
-    let threads = (bx * by) as usize;
-    let pool_bytes = shape.shared_bytes as usize;
-    let context = BlockContext {
-        block,
-        block_dim: shape.block,
-        grid_dim: shape.grid,
-        // The launch outlives every block it runs; the lifetime is erased for the raw pointer.
-        launch: (launch as *const Launch<'_>).cast::<Launch<'static>>(),
-        pool: RefCell::new(vec![0u8; pool_bytes]),
-        history: RefCell::new(History::new(Agents::new(threads as u32, bx), pool_bytes)),
-        mbarriers: RefCell::new(Vec::new()),
-        collective_slots: RefCell::new([
-            vec![Deposit::default(); threads],
-            vec![Deposit::default(); threads],
-        ]),
+    let (cx, cy) = shape.cluster;
+    let threads = bx * by;
+    let blocks = cx * cy;
+    let pool_bytes = shape.shared_bytes;
+    let clusters_x = shape.grid.0 / cx;
+    let cluster_context = ClusterContext {
+        history: RefCell::new(History::new(
+            Agents::new(threads, bx, blocks),
+            pool_bytes as usize,
+        )),
+        // `%clusterid.x`, `%nclusterid.x`: the x coordinates only, as on the GPU.
+        id: cluster.0,
+        count: clusters_x,
+        blocks,
+        pool_bytes,
+        cluster_phases: RefCell::new(Vec::new()),
+        remote: RefCell::new(Vec::new()),
+        pending_stores: RefCell::new(Vec::new()),
+        exits: RefCell::new(vec![None; blocks as usize]),
     };
-    let contexts: Vec<ThreadContext> = (0..threads as u32)
-        .map(|linear| ThreadContext {
-            thread: (linear % bx, linear / bx),
-            linear,
-            block: &context,
-            yielder: Cell::new(core::ptr::null()),
-            collective_parity: Cell::new(0),
-            open_copies: RefCell::default(),
-            copy_groups: RefCell::default(),
-            wgmma: Cell::default(),
-            wgmma_held: RefCell::default(),
+    // Block rank r of the cluster sits at (r % cx, r / cx) in it (x fastest, as
+    // `%cluster_ctarank` counts).
+    let block_contexts: Vec<BlockContext> = (0..blocks)
+        .map(|rank| BlockContext {
+            block: (cluster.0 * cx + rank % cx, cluster.1 * cy + rank / cx),
+            block_dim: shape.block,
+            grid_dim: shape.grid,
+            // The launch outlives every block it runs; the lifetime is erased for the pointer.
+            launch: (launch as *const Launch<'_>).cast::<Launch<'static>>(),
+            cluster: &cluster_context,
+            rank,
+            pool: RefCell::new(vec![0u8; pool_bytes as usize]),
+            mbarriers: RefCell::new(Vec::new()),
+            collective_slots: RefCell::new([
+                vec![Deposit::default(); threads as usize],
+                vec![Deposit::default(); threads as usize],
+            ]),
+        })
+        .collect();
+    let contexts: Vec<ThreadContext> = block_contexts
+        .iter()
+        .flat_map(|block| {
+            (0..threads).map(move |linear| ThreadContext {
+                thread: (linear % bx, linear / bx),
+                linear,
+                agent: block.rank * threads + linear,
+                block,
+                yielder: Cell::new(core::ptr::null()),
+                collective_parity: Cell::new(0),
+                open_copies: RefCell::default(),
+                copy_groups: RefCell::default(),
+                wgmma: Cell::default(),
+                wgmma_held: RefCell::default(),
+                cluster_arrivals: Cell::new(0),
+                bulk: RefCell::default(),
+            })
         })
         .collect();
 
@@ -838,12 +1226,14 @@ fn run_block(
                     kernel();
                 };
                 // SAFETY: every coroutine is driven to completion or dropped before `contexts`,
-                // `context` and `kernel` go out of scope (all three outlive this closure).
+                // the block and cluster contexts and `kernel` go out of scope (all outlive this
+                // closure).
                 unsafe { Coroutine::with_stack_unchecked(stacks.take(), body) }
             })
             .collect();
-        let mut states = vec![State::Runnable; threads];
-        let outcome = schedule(&mut coroutines, &mut states, &contexts, &context);
+        let mut states = vec![State::Runnable; contexts.len()];
+        let outcome = schedule(&mut coroutines, &mut states, &contexts, &cluster_context)
+            .and_then(|()| check_exits(&contexts, &cluster_context));
         if outcome.is_ok() {
             for c in coroutines {
                 stacks.0.push(c.into_stack());
@@ -852,6 +1242,7 @@ fn run_block(
         outcome
     }));
     CURRENT.with(|c| c.set(core::ptr::null()));
+    let first_block = block_contexts[0].block;
     match result {
         Ok(outcome) => outcome,
         Err(payload) => Err(match payload.downcast::<Fault>() {
@@ -865,7 +1256,7 @@ fn run_block(
                 Fault {
                     kind: FaultKind::Panic,
                     kernel: launch.kernel_name.to_string(),
-                    block,
+                    block: first_block,
                     thread: (u32::MAX, u32::MAX),
                     detail: message,
                 }
@@ -874,15 +1265,16 @@ fn run_block(
     }
 }
 
-/// Resumes threads round after round until all have exited; releases barriers and warp-wide
-/// operations.
+/// Resumes threads round after round until all have exited; releases block barriers, cluster
+/// barriers and warp-wide operations.
 fn schedule(
     coroutines: &mut [Thread],
     states: &mut [State],
     contexts: &[ThreadContext],
-    block: &BlockContext,
+    cluster: &ClusterContext,
 ) -> Result<(), Fault> {
     let threads = states.len();
+    let per_block = threads / cluster.blocks as usize;
     loop {
         for i in 0..threads {
             if states[i] != State::Runnable {
@@ -895,47 +1287,137 @@ fn schedule(
                 CoroutineResult::Yield(Suspend::Mbarrier(byte, parity)) => {
                     State::AtMbarrier(byte, parity)
                 }
-                CoroutineResult::Return(()) => State::Exited,
+                CoroutineResult::Yield(Suspend::ClusterBarrier(phase)) => {
+                    State::AtClusterBarrier(phase)
+                }
+                CoroutineResult::Yield(Suspend::NamedBarrier(id, count)) => {
+                    State::AtNamedBarrier(id, count)
+                }
+                CoroutineResult::Return(()) => {
+                    let rank = i / per_block;
+                    let block = &states[rank * per_block..(rank + 1) * per_block];
+                    if block
+                        .iter()
+                        .enumerate()
+                        .all(|(j, s)| *s == State::Exited || rank * per_block + j == i)
+                    {
+                        // The block's last thread: its exit is ordered after everything its
+                        // threads did and acquired.
+                        let history = cluster.history.borrow();
+                        let mut exit: Vec<u32> = Vec::new();
+                        for t in rank * per_block..(rank + 1) * per_block {
+                            let clock = history.clock_of(t as u32);
+                            if exit.len() < clock.len() {
+                                exit.resize(clock.len(), 0);
+                            }
+                            for (e, c) in exit.iter_mut().zip(clock) {
+                                *e = (*e).max(c);
+                            }
+                        }
+                        cluster.exits.borrow_mut()[rank] = Some(exit);
+                        for ctx in &contexts[rank * per_block..(rank + 1) * per_block] {
+                            if let Err(detail) = ctx.exit_stores() {
+                                return Err(Fault {
+                                    kind: FaultKind::SharedRace,
+                                    kernel: unsafe {
+                                        (*ctx.block().launch).kernel_name.to_string()
+                                    },
+                                    block: ctx.block().block,
+                                    thread: ctx.thread,
+                                    detail,
+                                });
+                            }
+                        }
+                    }
+                    State::Exited
+                }
             };
         }
-        // A warp whose live lanes all wait at a warp-wide operation exchanges and goes on; its
-        // lanes are synchronised (`.sync`), so their clocks join.
-        for (w, warp) in states.chunks_mut(32).enumerate() {
-            let waiting = warp
+        for (rank, block) in states.chunks_mut(per_block).enumerate() {
+            // A warp whose live lanes all wait at a warp-wide operation exchanges and goes on;
+            // its lanes are synchronised (`.sync`), so their clocks join.
+            for (w, warp) in block.chunks_mut(32).enumerate() {
+                let waiting = warp
+                    .iter()
+                    .filter(|s| **s == State::AtWarpCollective)
+                    .count();
+                let live = warp.iter().filter(|s| **s != State::Exited).count();
+                if waiting > 0 && waiting == live {
+                    let first = rank * per_block + 32 * w;
+                    if live < warp.len() {
+                        let lane = warp
+                            .iter()
+                            .position(|s| *s == State::AtWarpCollective)
+                            .unwrap();
+                        return Err(deadlock(
+                            contexts,
+                            first + lane,
+                            "a warp-wide operation (shuffle, mma or wgmma) with exited lanes (undefined on the GPU)",
+                        ));
+                    }
+                    let lanes: Vec<u32> = (first as u32..(first + warp.len()) as u32).collect();
+                    cluster.history.borrow_mut().join(&lanes);
+                    warp.iter_mut().for_each(|s| *s = State::Runnable);
+                }
+            }
+            // A named barrier whose count of threads has arrived releases them, their clocks
+            // joined.
+            let mut ids: Vec<(u32, u32)> = block
                 .iter()
-                .filter(|s| **s == State::AtWarpCollective)
-                .count();
-            let live = warp.iter().filter(|s| **s != State::Exited).count();
-            if waiting > 0 && waiting == live {
-                if live < warp.len() {
-                    let lane = warp
-                        .iter()
-                        .position(|s| *s == State::AtWarpCollective)
-                        .unwrap();
+                .filter_map(|s| match s {
+                    State::AtNamedBarrier(id, count) => Some((*id, *count)),
+                    _ => None,
+                })
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
+            for (id, count) in ids {
+                let waiting: Vec<usize> = (0..block.len())
+                    .filter(|&j| block[j] == State::AtNamedBarrier(id, count))
+                    .collect();
+                if block
+                    .iter()
+                    .any(|s| matches!(s, State::AtNamedBarrier(i, c) if *i == id && *c != count))
+                {
                     return Err(deadlock(
                         contexts,
-                        block,
-                        32 * w + lane,
-                        "a warp-wide operation (shuffle, mma or wgmma) with exited lanes (undefined on the GPU)",
+                        rank * per_block + waiting[0],
+                        &format!("threads wait at `bar.sync {id}` with different thread counts"),
                     ));
                 }
-                let first = 32 * w as u32;
-                block
-                    .history
-                    .borrow_mut()
-                    .join(first..first + warp.len() as u32);
-                warp.iter_mut().for_each(|s| *s = State::Runnable);
+                if waiting.len() as u32 >= count {
+                    let arrived: Vec<u32> = waiting
+                        .iter()
+                        .map(|&j| (rank * per_block + j) as u32)
+                        .collect();
+                    cluster.history.borrow_mut().join(&arrived);
+                    for j in waiting {
+                        block[j] = State::Runnable;
+                    }
+                }
             }
-        }
-        // A thread waiting for an mbarrier phase that has completed goes on (and acquires it
-        // when it retries the wait).
-        {
-            let bars = block.mbarriers.borrow();
-            for s in states.iter_mut() {
+            // A thread waiting for an mbarrier phase of its block that has completed goes on
+            // (and acquires it when it retries the wait).
+            let bars = contexts[rank * per_block].block().mbarriers.borrow();
+            for s in block.iter_mut() {
                 if let State::AtMbarrier(byte, parity) = *s {
                     if bars.iter().any(|m| m.byte == byte && m.phase_done(parity)) {
                         *s = State::Runnable;
                     }
+                }
+            }
+        }
+        // A cluster barrier phase completes when every live thread of the cluster has arrived
+        // that often.
+        let arrived = |i: usize| contexts[i].cluster_arrivals.get();
+        let least = (0..threads)
+            .filter(|&i| states[i] != State::Exited)
+            .map(arrived)
+            .min();
+        for s in states.iter_mut() {
+            if let State::AtClusterBarrier(phase) = *s {
+                if least.is_some_and(|least| least >= phase) {
+                    *s = State::Runnable;
                 }
             }
         }
@@ -945,51 +1427,96 @@ fn schedule(
         if states.iter().all(|s| *s == State::Exited) {
             return Ok(());
         }
-        // Nobody can run: either every live thread is at the barrier, or it is a deadlock.
-        if states
-            .iter()
-            .all(|s| matches!(s, State::AtBarrier | State::Exited))
-        {
-            block.history.borrow_mut().barrier();
-            states
-                .iter_mut()
-                .filter(|s| **s == State::AtBarrier)
-                .for_each(|s| *s = State::Runnable);
-        } else if let Some(waiter) = states
+        // Nobody can run: the blocks whose live threads all wait at their barrier go on; if
+        // there is none, it is a deadlock.
+        let mut released = false;
+        for (rank, block) in states.chunks_mut(per_block).enumerate() {
+            let live = block.iter().filter(|s| **s != State::Exited).count();
+            let waiting = block.iter().filter(|s| **s == State::AtBarrier).count();
+            if live > 0 && waiting == live {
+                let arrived: Vec<u32> = (0..per_block)
+                    .filter(|&j| block[j] == State::AtBarrier)
+                    .map(|j| (rank * per_block + j) as u32)
+                    .collect();
+                cluster.history.borrow_mut().barrier(&arrived);
+                block
+                    .iter_mut()
+                    .filter(|s| **s == State::AtBarrier)
+                    .for_each(|s| *s = State::Runnable);
+                released = true;
+            }
+        }
+        if released {
+            continue;
+        }
+        if let Some(waiter) = states
             .iter()
             .position(|s| matches!(s, State::AtMbarrier(..)))
         {
             // Every barrier someone waits on, with its state: the stuck one is the one whose
             // arrivals or bytes can no longer come.
-            let mut waits: Vec<(u32, u32, usize)> = Vec::new();
-            for s in states.iter() {
+            let mut waits: Vec<(usize, u32, u32, usize)> = Vec::new();
+            for (i, s) in states.iter().enumerate() {
                 if let State::AtMbarrier(byte, parity) = *s {
-                    match waits.iter_mut().find(|w| (w.0, w.1) == (byte, parity)) {
-                        Some(w) => w.2 += 1,
-                        None => waits.push((byte, parity, 1)),
+                    let rank = i / per_block;
+                    match waits
+                        .iter_mut()
+                        .find(|w| (w.0, w.1, w.2) == (rank, byte, parity))
+                    {
+                        Some(w) => w.3 += 1,
+                        None => waits.push((rank, byte, parity, 1)),
                     }
                 }
             }
-            let bars = block.mbarriers.borrow();
             let described: Vec<String> = waits
                 .iter()
-                .map(|&(byte, parity, threads)| {
+                .map(|&(rank, byte, parity, threads)| {
+                    let bars = contexts[rank * per_block].block().mbarriers.borrow();
                     let state = bars
                         .iter()
                         .find(|m| m.byte == byte)
                         .map(MBarrier::describe)
                         .unwrap_or_default();
-                    format!("{threads} thread(s) wait for parity {parity}: {state}")
+                    let of = if cluster.blocks > 1 {
+                        format!(" (block rank {rank})")
+                    } else {
+                        String::new()
+                    };
+                    format!("{threads} thread(s){of} wait for parity {parity}: {state}")
                 })
                 .collect();
             return Err(deadlock(
                 contexts,
-                block,
                 waiter,
                 &format!(
                     "threads wait for mbarrier phases that can never complete (no thread can run): {}",
                     described.join("; ")
                 ),
+            ));
+        } else if let Some(waiter) = states
+            .iter()
+            .position(|s| matches!(s, State::AtNamedBarrier(..)))
+        {
+            let State::AtNamedBarrier(id, count) = states[waiter] else {
+                unreachable!()
+            };
+            let waiting = states
+                .iter()
+                .filter(|s| **s == State::AtNamedBarrier(id, count))
+                .count();
+            return Err(deadlock(
+                contexts,
+                waiter,
+                &format!("{waiting} thread(s) wait at `bar.sync {id}, {count}`, which needs {count}, and no other thread can run"),
+            ));
+        } else if let Some(waiter) = states
+            .iter()
+            .position(|s| matches!(s, State::AtClusterBarrier(_)))
+        {
+            return Err(deadlock(
+                contexts,
+                waiter,
+                "threads wait at a cluster barrier (`barrier.cluster.wait`) that threads of the cluster waiting elsewhere never arrive at",
             ));
         } else {
             let stuck = states
@@ -998,7 +1525,6 @@ fn schedule(
                 .unwrap_or(0);
             return Err(deadlock(
                 contexts,
-                block,
                 stuck,
                 "threads wait at a warp-wide operation (shuffle, mma or wgmma) while others of their warp wait at a block barrier",
             ));
@@ -1006,17 +1532,43 @@ fn schedule(
     }
 }
 
-fn deadlock(
-    contexts: &[ThreadContext],
-    block: &BlockContext,
-    thread: usize,
-    detail: &str,
-) -> Fault {
+/// After the cluster ran: every access a block made to a peer's shared memory (an arrival on its
+/// mbarrier, a multicast copy into it) must happen before that peer exited; otherwise, on the
+/// GPU, it may reach memory the peer no longer owns.
+fn check_exits(contexts: &[ThreadContext], cluster: &ClusterContext) -> Result<(), Fault> {
+    let history = cluster.history.borrow();
+    let exits = cluster.exits.borrow();
+    for (block, access, what) in cluster.remote.borrow().iter() {
+        let Some(exit) = &exits[*block as usize] else {
+            continue;
+        };
+        if !history.covered_by(*access, exit) {
+            let who = if access.agent < contexts.len() as u32 {
+                access.agent as usize
+            } else {
+                0
+            };
+            return Err(Fault {
+                kind: FaultKind::SharedRace,
+                kernel: unsafe { (*contexts[who].block().launch).kernel_name.to_string() },
+                block: contexts[who].block().block,
+                thread: contexts[who].thread,
+                detail: format!(
+                    "block rank {block} of the cluster exits while a peer may still write into its shared memory: {what}, and nothing orders that before the exit (end the kernel with a cluster barrier, `barrier.cluster.arrive` + `wait`)"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn deadlock(contexts: &[ThreadContext], thread: usize, detail: &str) -> Fault {
+    let ctx = &contexts[thread];
     Fault {
         kind: FaultKind::Deadlock,
-        kernel: unsafe { (*block.launch).kernel_name.to_string() },
-        block: block.block,
-        thread: contexts[thread].thread,
+        kernel: unsafe { (*ctx.block().launch).kernel_name.to_string() },
+        block: ctx.block().block,
+        thread: ctx.thread,
         detail: detail.to_string(),
     }
 }

@@ -29,6 +29,7 @@
 use super::tf32_value;
 use crate::device::tma::{Swizzle, TensorMapSpec};
 use crate::emu::{current, FaultKind};
+use crate::gemm::Dtype;
 
 // -- mbarrier --
 
@@ -104,6 +105,111 @@ pub(crate) fn swizzle_address(address: u32, mask: u32, base_offset: u32) -> u32 
 /// `map` must point to a tensor map in a buffer of the launch.
 pub unsafe fn tma_load_2d(map: *const u8, dst: u32, x: i32, y: i32, bar: u32) {
     let ctx = current();
+    let (at, data) = unsafe { read_box(map, dst, x, y) };
+    ctx.tma_write(ctx.cluster_rank(), at, &data, ctx.pool_byte(bar));
+}
+
+/// `….multicast::cluster [dst], [map, {x, y}], [bar], mask`: the same box lands at `dst` in
+/// every block of the cluster whose rank is a bit of `mask`, and completes on the mbarrier at
+/// `bar` of each.
+///
+/// # Safety
+/// As [`tma_load_2d`].
+pub unsafe fn tma_load_2d_multicast(map: *const u8, dst: u32, x: i32, y: i32, bar: u32, mask: u16) {
+    let ctx = current();
+    if mask == 0 {
+        ctx.fault(
+            FaultKind::TmaMisuse,
+            "a multicast TMA copy with an empty CTA mask".to_string(),
+        );
+    }
+    let (at, data) = unsafe { read_box(map, dst, x, y) };
+    for rank in (0..16).filter(|r| mask & (1 << r) != 0) {
+        ctx.tma_write(rank, at, &data, ctx.pool_byte(bar));
+    }
+}
+
+/// The bytes a TMA copy of the box at `(x, y)` of `map` writes at shared address `dst`, as they
+/// land (swizzled, zeros outside the tensor), and `dst`'s pool byte.
+///
+/// # Safety
+/// `map` must point to a tensor map in a buffer of the launch.
+unsafe fn read_box(map: *const u8, dst: u32, x: i32, y: i32) -> (u32, Vec<u8>) {
+    let ctx = current();
+    let b = unsafe { tma_box(map, dst, x, y, "TMA destination") };
+    let mut data = vec![0u8; b.bytes as usize];
+    for row in 0..b.rows {
+        let Some((address, first, count)) = b.global_run(row, b.map.dims[0]) else {
+            continue;
+        };
+        ctx.check_global(address, count * b.element, 1);
+        // SAFETY: checked against the launch's buffers just above.
+        let values =
+            unsafe { core::slice::from_raw_parts(address as *const u8, count * b.element) };
+        for (i, value) in values.chunks(b.element).enumerate() {
+            let slot = b.slot(row, first + i as u32);
+            data[slot..slot + b.element].copy_from_slice(value);
+        }
+    }
+    (b.at, data)
+}
+
+/// A TMA box at a shared address: where each element lies in shared memory (swizzled) and in
+/// the tensor (clipped at its edges).
+struct TmaBox {
+    map: TensorMapSpec,
+    /// Pool byte and shared address of the box, its bytes, rows, element size.
+    at: u32,
+    dst: u32,
+    bytes: u32,
+    rows: u32,
+    element: usize,
+    x: i64,
+    y: i64,
+}
+
+impl TmaBox {
+    /// The byte of element `col` of row `row` in the box's shared memory, from its start.
+    fn slot(&self, row: u32, col: u32) -> usize {
+        let m = &self.map;
+        let row_bytes = m.box_dims[0] * m.element_bytes;
+        let linear = self.dst + row * row_bytes + col * m.element_bytes;
+        let swizzled = match m.swizzle {
+            Swizzle::None => linear,
+            s => swizzle_address(linear, s.chunk_mask(), 0),
+        };
+        (swizzled - self.dst) as usize
+    }
+
+    /// The part of row `row` inside the tensor: its global address, first column and count.
+    /// `inner_end` is where the inner dimension ends for this direction, in elements: the
+    /// tensor's width for a load; for a store, the width rounded up to 16 bytes (the H100 clips
+    /// a store's rows at 16-byte granularity: `docs/hopper-isa-notes.md`).
+    fn global_run(&self, row: u32, inner_end: u64) -> Option<(usize, u32, usize)> {
+        let m = &self.map;
+        let gy = self.y + row as i64;
+        if !(0..m.dims[1] as i64).contains(&gy) {
+            return None;
+        }
+        let first = (-self.x).max(0);
+        let last = (inner_end as i64 - self.x).min(m.box_dims[0] as i64);
+        if first >= last {
+            return None;
+        }
+        let gx = self.x + first;
+        let address = m.address as usize
+            + gy as usize * m.row_stride_bytes as usize
+            + gx as usize * self.element;
+        Some((address, first as u32, (last - first) as usize))
+    }
+}
+
+/// Decodes `map` and checks a box at shared address `shared` against the TMA's rules.
+///
+/// # Safety
+/// `map` must point to a tensor map in a buffer of the launch.
+unsafe fn tma_box(map: *const u8, shared: u32, x: i32, y: i32, what: &str) -> TmaBox {
+    let ctx = current();
     ctx.check_global(map as usize, 128, 64);
     let words = unsafe { *(map as *const [u64; 16]) };
     let Some(m) = decode_map(&words) else {
@@ -114,46 +220,108 @@ pub unsafe fn tma_load_2d(map: *const u8, dst: u32, x: i32, y: i32, bar: u32) {
     };
     let row_bytes = m.box_dims[0] * m.element_bytes;
     let bytes = row_bytes * m.box_dims[1];
-    let (mask, span) = (m.swizzle.chunk_mask(), m.swizzle.span());
+    let span = m.swizzle.span();
     if span != 0 && row_bytes != span {
         ctx.fault(
             FaultKind::TmaMisuse,
             format!("a {span}-byte swizzled box whose rows are {row_bytes} bytes: the emulator implements rows of exactly the swizzle span (the PTX ISA does not document narrower ones)"),
         );
     }
-    if !dst.is_multiple_of(128) {
+    if !shared.is_multiple_of(128) {
         ctx.fault(
             FaultKind::TmaMisuse,
-            format!("TMA destination at shared address {dst}: it must be 128-byte aligned"),
+            format!("{what} at shared address {shared}: it must be 128-byte aligned"),
         );
     }
-    let at = ctx.pool_byte(dst);
-    ctx.check_pool_range(at, bytes, 16, "TMA destination");
-    let mut data = vec![0u8; bytes as usize];
-    let e = m.element_bytes as usize;
-    for row in 0..m.box_dims[1] {
-        let gy = y as i64 + row as i64;
-        for col in 0..m.box_dims[0] {
-            let gx = x as i64 + col as i64;
-            let inside = (0..m.dims[0] as i64).contains(&gx) && (0..m.dims[1] as i64).contains(&gy);
-            let linear = dst + row * row_bytes + col * m.element_bytes;
-            let swizzled = if span == 0 {
-                linear
-            } else {
-                swizzle_address(linear, mask, 0)
-            };
-            let slot = (swizzled - dst) as usize;
-            if inside {
-                let src = m.address as usize
-                    + gy as usize * m.row_stride_bytes as usize
-                    + gx as usize * e;
-                ctx.check_global(src, e, 1);
-                let value = unsafe { core::slice::from_raw_parts(src as *const u8, e) };
-                data[slot..slot + e].copy_from_slice(value);
-            }
-        }
+    let at = ctx.pool_byte(shared);
+    ctx.check_pool_range(at, bytes, 16, what);
+    TmaBox {
+        map: m,
+        at,
+        dst: shared,
+        bytes,
+        rows: m.box_dims[1],
+        element: m.element_bytes as usize,
+        x: x as i64,
+        y: y as i64,
     }
-    ctx.tma_write(at, &data, ctx.pool_byte(bar));
+}
+
+/// `cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [map, {x, y}], [src]`: the box
+/// is read from shared memory now (the history checks the read is ordered after the writes and
+/// published to the async proxy); its part inside the tensor is written to global memory when a
+/// `cp.async.bulk.wait_group` retires the group, or when the block exits. As on the H100, the
+/// rows are clipped at the tensor's width rounded up to 16 bytes (the PTX ISA does not say; the
+/// behaviour was measured), and negative coordinates stop the kernel.
+///
+/// # Safety
+/// `map` must point to a tensor map in a buffer of the launch.
+pub unsafe fn tma_store_2d(map: *const u8, src: u32, x: i32, y: i32) {
+    let ctx = current();
+    let b = unsafe { tma_box(map, src, x, y, "TMA store source") };
+    if x < 0 || y < 0 {
+        // PTX ISA (cp.async.bulk.tensor, restrictions on the .global.shared::cta direction);
+        // the H100 stops the kernel with an illegal instruction.
+        ctx.fault(
+            FaultKind::TmaMisuse,
+            format!(
+                "a TMA store at coordinates ({x}, {y}): a store's coordinates must be non-negative"
+            ),
+        );
+    }
+    let inner_end = (b.map.dims[0] * b.element as u64).next_multiple_of(16) / b.element as u64;
+    let pool = ctx.block().pool_mut();
+    let mut writes = Vec::new();
+    for row in 0..b.rows {
+        let Some((address, first, count)) = b.global_run(row, inner_end) else {
+            continue;
+        };
+        ctx.check_global(address, count * b.element, 1);
+        let mut data = Vec::with_capacity(count * b.element);
+        for col in first..first + count as u32 {
+            let slot = b.at as usize + b.slot(row, col);
+            data.extend_from_slice(&pool[slot..slot + b.element]);
+        }
+        writes.push((address, data));
+    }
+    drop(pool);
+    ctx.tma_store(b.at, b.bytes, writes);
+}
+
+pub fn bulk_commit() {
+    current().bulk_commit();
+}
+
+pub fn bulk_wait<const N: u32, const READ: bool>() {
+    current().bulk_wait(N, READ);
+}
+
+/// `stmatrix.sync.aligned.m8n8.x4.shared.b16`: the warp's registers are exchanged, and each lane
+/// writes the 16-byte row whose address it gave: row `L % 8` of matrix `L / 8`, made of
+/// register `L / 8` of lanes `4·(L % 8)` to `4·(L % 8) + 3` (two elements each, low half first).
+pub fn stmatrix_x4(row: u32, registers: [u32; 4]) {
+    let ctx = current();
+    let lane = ctx.linear % 32;
+    let deposit = [
+        registers[0] as u64,
+        registers[1] as u64,
+        registers[2] as u64,
+        registers[3] as u64,
+    ];
+    let warp: Vec<[u32; 4]> = ctx.warp_collective("stmatrix.m8n8.x4", &deposit, true, |warp| {
+        warp.iter()
+            .map(|d| core::array::from_fn(|i| d.registers[i] as u32))
+            .collect()
+    });
+    let (r, matrix) = (lane % 8, lane / 8);
+    let mut bytes = [0u8; 16];
+    for q in 0..4 {
+        let pair = warp[(4 * r + q) as usize][matrix as usize];
+        bytes[4 * q as usize..4 * q as usize + 4].copy_from_slice(&pair.to_le_bytes());
+    }
+    let at = ctx.pool_byte(row);
+    ctx.shared_access(at, 16, true);
+    ctx.block().pool_mut()[at as usize..at as usize + 16].copy_from_slice(&bytes);
 }
 
 /// The emulator needs no descriptor cache.
@@ -180,13 +348,24 @@ pub fn wgmma_wait<const N: u32>() {
     current().wgmma_wait(N);
 }
 
-/// `setmaxnreg` changes nothing the emulator models; it is still a warp-wide instruction.
-pub fn setmaxnreg_inc<const N: u32>() {
-    current().warp_collective("setmaxnreg.inc", &[], true, |_| ());
-}
-
-pub fn setmaxnreg_dec<const N: u32>() {
-    current().warp_collective("setmaxnreg.dec", &[], true, |_| ());
+/// `setmaxnreg` changes nothing the emulator models; it is still a warp-wide instruction, and
+/// its count must be one the PTX ISA allows.
+pub fn setmaxnreg(increase: bool, count: u32) {
+    let ctx = current();
+    if !(24..=256).contains(&count) || !count.is_multiple_of(8) {
+        ctx.fault(
+            FaultKind::WgmmaMisuse,
+            format!(
+                "setmaxnreg with {count} registers: the PTX ISA allows 24 to 256, a multiple of 8"
+            ),
+        );
+    }
+    let op = if increase {
+        "setmaxnreg.inc"
+    } else {
+        "setmaxnreg.dec"
+    };
+    ctx.warp_collective(op, &[], true, |_| ());
 }
 
 /// A decoded matrix descriptor: where element (row, kk) of a K-major TF32 operand lies.
@@ -211,27 +390,99 @@ impl Descriptor {
         }
     }
 
-    /// The shared address of element (row, kk) of a 4-byte K-major operand.
-    pub(crate) fn address(&self, row: u32, kk: u32) -> u32 {
-        let (chunk, word) = (kk / 4, kk % 4);
+    /// The shared address of element (`mn`, `kk`) of an operand of `bytes`-byte elements: row
+    /// `mn` of A or column `mn` of B, at k `kk`. In 16-byte chunks of `T = 16 / bytes` elements
+    /// (CUTLASS's `make_gmma_desc`, after the PTX ISA's canonical layouts):
+    ///
+    /// - K-major, swizzled with row pitch `W`: `mn` = (8 rows `W` apart, groups SBO apart), `kk`
+    ///   = (T elements, chunks 16 bytes apart); without swizzle the 8 rows lie 16 bytes apart
+    ///   and the chunks LBO apart.
+    /// - MN-major, swizzled: `mn` = (T elements, `W/16` chunks 16 bytes apart, then LBO), `kk` =
+    ///   (8 rows `W` apart, then SBO); without swizzle `mn` = (T elements, then SBO), `kk` = (8
+    ///   rows 16 bytes apart, then LBO).
+    ///
+    /// The swizzle XORs the result as the TMA engine's does, less the base offset.
+    pub(crate) fn address(&self, mn: u32, kk: u32, bytes: u32, mn_major: bool) -> u32 {
+        let t = 16 / bytes;
         let (pitch, mask) = match self.layout {
             1 => (128, 7),
             2 => (64, 3),
             3 => (32, 1),
-            _ => {
-                return self.start
-                    + (row % 8) * 16
-                    + (row / 8) * self.stride_byte_offset
-                    + chunk * self.leading_byte_offset
-                    + 4 * word
+            _ => (0, 0),
+        };
+        let (lbo, sbo) = (self.leading_byte_offset, self.stride_byte_offset);
+        let offset = match (mn_major, pitch) {
+            (false, 0) => (mn % 8) * 16 + (mn / 8) * sbo + (kk / t) * lbo + (kk % t) * bytes,
+            (false, _) => (mn % 8) * pitch + (mn / 8) * sbo + (kk / t) * 16 + (kk % t) * bytes,
+            (true, 0) => (mn % t) * bytes + (mn / t) * sbo + (kk % 8) * 16 + (kk / 8) * lbo,
+            (true, _) => {
+                let chunks = pitch / 16;
+                (mn % t) * bytes
+                    + ((mn / t) % chunks) * 16
+                    + (mn / (t * chunks)) * lbo
+                    + (kk % 8) * pitch
+                    + (kk / 8) * sbo
             }
         };
-        let pre = self.start
-            + (row % 8) * pitch
-            + (row / 8) * self.stride_byte_offset
-            + 16 * chunk
-            + 4 * word;
-        swizzle_address(pre, mask, self.base_offset)
+        let pre = self.start + offset;
+        if pitch == 0 {
+            pre
+        } else {
+            swizzle_address(pre, mask, self.base_offset)
+        }
+    }
+}
+
+/// The types of a `wgmma`'s A and B, and how they lie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperandKind {
+    /// TF32 (4-byte) operands, K-major, k = 8 per instruction; the tensor cores read the top 19
+    /// bits of each f32.
+    Tf32,
+    /// bf16 or f16 operands, k = 16 per instruction, each K-major or MN-major (the transpose
+    /// bits).
+    Half {
+        dtype: Dtype,
+        a_mn_major: bool,
+        b_mn_major: bool,
+    },
+}
+
+impl OperandKind {
+    fn element_bytes(self) -> u32 {
+        match self {
+            OperandKind::Tf32 => 4,
+            OperandKind::Half { .. } => 2,
+        }
+    }
+
+    fn k(self) -> usize {
+        match self {
+            OperandKind::Tf32 => 8,
+            OperandKind::Half { .. } => 16,
+        }
+    }
+
+    fn mn_major(self) -> (bool, bool) {
+        match self {
+            OperandKind::Tf32 => (false, false),
+            OperandKind::Half {
+                a_mn_major,
+                b_mn_major,
+                ..
+            } => (a_mn_major, b_mn_major),
+        }
+    }
+
+    /// The exact value of an element's bits.
+    fn value(self, bits: u32) -> f64 {
+        match self {
+            OperandKind::Tf32 => tf32_value(bits as u64),
+            OperandKind::Half {
+                dtype: Dtype::Bf16, ..
+            } => f32::from_bits(bits << 16) as f64,
+            OperandKind::Half { .. } => half::f16::from_bits(bits as u16).to_f64(),
+        }
     }
 }
 
@@ -244,9 +495,16 @@ pub enum OperandA {
     Registers { bits: [u32; 4], held_at: usize },
 }
 
-/// `wgmma.mma_async…m64n{N}k8.f32.tf32.tf32` for the calling lane: `d` holds its N/2
+/// `wgmma.mma_async…m64n{N}k{8,16}.f32.{tf32,bf16,f16}` for the calling lane: `d` holds its N/2
 /// accumulators; returns the group the operation belongs to.
-pub fn wgmma_tf32(op: &'static str, d: &mut [f32], a: OperandA, b: u64, scale_d: bool) -> u32 {
+pub fn wgmma(
+    op: &'static str,
+    d: &mut [f32],
+    a: OperandA,
+    b: u64,
+    scale_d: bool,
+    kind: OperandKind,
+) -> u32 {
     let ctx = current();
     ctx.go_asynchronous();
     ctx.wgmma_check_fenced(op);
@@ -282,62 +540,96 @@ pub fn wgmma_tf32(op: &'static str, d: &mut [f32], a: OperandA, b: u64, scale_d:
         );
     }
     let b_desc = Descriptor::decode(b);
-    // This warp's 16 rows of A (8 k each) and B's N rows (its columns, k-contiguous).
-    let mut matrix_a = [[0f64; 8]; 16];
-    // The 16-byte chunks read, for the race history: one lane records the warp's reads.
-    let mut reads: Vec<(u32, u32)> = Vec::new();
-    let read = |address: u32, reads: &mut Vec<(u32, u32)>| -> f64 {
-        let at = ctx.pool_byte(address);
-        ctx.check_pool_range(at, 4, 4, op);
-        let chunk = at & !15;
-        if lane == 0 && reads.last() != Some(&(chunk, 16)) {
-            reads.push((chunk, 16));
-        }
-        let pool = ctx.block().pool_mut();
-        let bits = u32::from_le_bytes(pool[at as usize..at as usize + 4].try_into().unwrap());
-        tf32_value(bits as u64)
-    };
-    match a {
-        OperandA::Shared(desc) => {
-            let a_desc = Descriptor::decode(desc);
-            for (r, row) in matrix_a.iter_mut().enumerate() {
-                for (kk, value) in row.iter_mut().enumerate() {
-                    *value = read(
-                        a_desc.address(16 * warp_in_group + r as u32, kk as u32),
-                        &mut reads,
-                    );
-                }
-            }
-        }
+    let a_desc = match a {
+        OperandA::Shared(desc) => Some(Descriptor::decode(desc)),
         OperandA::Registers { bits, held_at } => {
             ctx.wgmma_hold(held_at, bits);
-            for (l, regs) in registers.iter().enumerate() {
-                let (g, t) = (l / 4, l % 4);
-                for (i, bits) in regs.iter().enumerate() {
-                    matrix_a[g + 8 * (i & 1)][t + 4 * (i >> 1)] = tf32_value(*bits as u64);
-                }
+            None
+        }
+    };
+    let (bytes, k) = (kind.element_bytes(), kind.k());
+    let (a_mn_major, b_mn_major) = kind.mn_major();
+    let a_address =
+        |r: u32, kk: u32| a_desc.map(|d| d.address(16 * warp_in_group + r, kk, bytes, a_mn_major));
+    let b_address = |col: u32, kk: u32| b_desc.address(col, kk, bytes, b_mn_major);
+    // The race history records the warp's reads once, in lane 0: every 16-byte chunk of this
+    // warp's 16 rows of A and of B's N columns.
+    if lane == 0 {
+        let mut chunks: Vec<(u32, u32)> = Vec::new();
+        for kk in 0..k as u32 {
+            let a_reads = (0..16).filter_map(|r| a_address(r, kk));
+            for address in a_reads.chain((0..n).map(|col| b_address(col, kk))) {
+                chunks.push((ctx.pool_byte(address) & !15, 16));
             }
         }
+        chunks.sort_unstable();
+        chunks.dedup();
+        ctx.wgmma_reads(&chunks);
     }
-    let mut matrix_b = vec![[0f64; 8]; n as usize];
-    for (col, row) in matrix_b.iter_mut().enumerate() {
-        for (kk, value) in row.iter_mut().enumerate() {
-            *value = read(b_desc.address(col as u32, kk as u32), &mut reads);
+    // Each lane reads only what its accumulators need: rows g and g + 8 of the warp's A, and
+    // columns 8j + 2t, 8j + 2t + 1 of B.
+    let (g, t) = ((lane / 4) as usize, (lane % 4) as usize);
+    let pool_bytes = ctx.block().pool_mut().len() as u32;
+    let read = |address: u32| -> f64 {
+        let at = ctx.pool_byte(address);
+        if at + bytes > pool_bytes || !at.is_multiple_of(bytes) {
+            ctx.check_pool_range(at, bytes, bytes, op);
+        }
+        let pool = ctx.block().pool_mut();
+        let mut word = [0u8; 4];
+        word[..bytes as usize].copy_from_slice(&pool[at as usize..(at + bytes) as usize]);
+        kind.value(u32::from_le_bytes(word))
+    };
+    let mut rows = [[0f64; 16]; 2];
+    for (h, row) in rows.iter_mut().enumerate() {
+        let r = g + 8 * h;
+        for (kk, value) in row.iter_mut().enumerate().take(k) {
+            *value = match a_address(r as u32, kk as u32) {
+                Some(address) => read(address),
+                // A in registers: lane (g', t') holds row g' + 8·(i & 1), k t' + 4·(i >> 1).
+                None => {
+                    let (lane, i) = (4 * g + kk % 4, 2 * (kk / 4) + h);
+                    kind.value(registers[lane][i])
+                }
+            };
         }
     }
-    if lane == 0 {
-        reads.sort_unstable();
-        reads.dedup();
-        ctx.wgmma_reads(&reads);
-    }
-    let (g, t) = (lane / 4, lane % 4);
     for (i, value) in d.iter_mut().enumerate() {
         let i = i as u32;
-        let row = (g + 8 * ((i >> 1) & 1)) as usize;
-        let col = (8 * (i >> 2) + 2 * t + (i & 1)) as usize;
-        let dot: f64 = (0..8).map(|k| matrix_a[row][k] * matrix_b[col][k]).sum();
+        let row = &rows[((i >> 1) & 1) as usize];
+        let col = 8 * (i >> 2) + 2 * t as u32 + (i & 1);
+        let dot: f64 = (0..k)
+            .map(|q| row[q] * read(b_address(col, q as u32)))
+            .sum();
         let c = if scale_d { *value as f64 } else { 0.0 };
         *value = (c + dot) as f32;
     }
     ctx.wgmma_group()
+}
+
+// -- clusters --
+
+pub fn cluster_ctarank() -> u32 {
+    current().cluster_rank()
+}
+
+pub fn cluster_id_x() -> u32 {
+    current().cluster_id().0
+}
+
+pub fn cluster_count_x() -> u32 {
+    current().cluster_id().1
+}
+
+pub fn cluster_arrive() {
+    current().cluster_arrive();
+}
+
+pub fn cluster_wait() {
+    current().cluster_wait();
+}
+
+pub fn mbarrier_arrive_cluster(addr: u32, rank: u32) {
+    let ctx = current();
+    ctx.mbarrier_arrive_remote(rank, ctx.pool_byte(addr));
 }

@@ -338,3 +338,71 @@ pub fn mma_m16n8k4_f64(a: [f64; 2], b: f64, c: [f64; 4]) -> [f64; 4] {
 pub fn mma_m16n8k16_f64(a: [f64; 8], b: [f64; 4], c: [f64; 4]) -> [f64; 4] {
     mma_m16n8_f64::<4>("mma.m16n8k16.f64", &a, &b, c)
 }
+
+// -- 16-bit elements (`device::half`) --
+
+/// `cvt.rn.bf16x2.f32`: each f32 rounded to nearest even (the `half` crate's `from_f32`); a
+/// NaN becomes the canonical NaN `0x7FFF`, as the GPU writes it.
+pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
+    let one = |x: f32| {
+        if x.is_nan() {
+            0x7FFF
+        } else {
+            half::bf16::from_f32(x).to_bits() as u32
+        }
+    };
+    one(lo) | one(hi) << 16
+}
+
+/// `cvt.rn.f16x2.f32`: rounded to nearest even, overflow to infinity, NaN to `0x7FFF`.
+pub fn pack_f16x2(lo: f32, hi: f32) -> u32 {
+    let one = |x: f32| {
+        if x.is_nan() {
+            0x7FFF
+        } else {
+            half::f16::from_f32(x).to_bits() as u32
+        }
+    };
+    one(lo) | one(hi) << 16
+}
+
+/// `cvt.f32.f16` of both halves.
+pub fn unpack_f16x2(pair: u32) -> [f32; 2] {
+    [
+        half::f16::from_bits(pair as u16).to_f32(),
+        half::f16::from_bits((pair >> 16) as u16).to_f32(),
+    ]
+}
+
+/// # Safety
+/// `p` inside a buffer of the launch (checked), 2-byte aligned.
+pub unsafe fn ld_global_b16(p: *const u16) -> u16 {
+    current().check_global(p as usize, 2, 2);
+    unsafe { p.read() }
+}
+
+/// # Safety
+/// As [`ld_global_b16`].
+pub unsafe fn st_global_b16(p: *mut u16, v: u16) {
+    current().check_global(p as usize, 2, 2);
+    unsafe { p.write(v) }
+}
+
+/// # Safety
+/// `p` inside a buffer of the launch (checked), 4-byte aligned.
+pub unsafe fn ld_global_b32(p: *const u32) -> u32 {
+    current().check_global(p as usize, 4, 4);
+    unsafe { p.read() }
+}
+
+/// # Safety
+/// As [`ld_global_b32`].
+pub unsafe fn st_global_b32(p: *mut u32, v: u32) {
+    current().check_global(p as usize, 4, 4);
+    unsafe { p.write(v) }
+}
+
+/// `bar.sync id, threads`: suspends until `threads` threads of the block wait at `id`.
+pub fn named_barrier(id: u32, threads: u32) {
+    current().named_barrier(id, threads);
+}

@@ -78,6 +78,22 @@ pub unsafe fn tma_load_2d(map: *const u8, dst: u32, x: i32, y: i32, bar: u32) {
     }
 }
 
+/// `cp.async.bulk.tensor.2d…multicast::cluster`: the box lands at `dst` in every block of the
+/// cluster whose rank is a bit of `mask`, and completes on the mbarrier at `bar` of each.
+///
+/// # Safety
+/// As [`tma_load_2d`].
+#[inline(always)]
+pub unsafe fn tma_load_2d_multicast(map: *const u8, dst: u32, x: i32, y: i32, bar: u32, mask: u16) {
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{x}, {y}}}], [{b}], {k};",
+            d = in(reg32) dst, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, b = in(reg32) bar,
+            k = in(reg16) mask, options(nostack)
+        )
+    }
+}
+
 /// `prefetch.tensormap [map]`: brings the descriptor into the TMA unit's cache.
 ///
 /// # Safety
@@ -112,16 +128,22 @@ pub fn wgmma_wait<const N: u32>() {
     unsafe { asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack)) }
 }
 
-/// `setmaxnreg.inc.sync.aligned.u32 N`.
+/// `setmaxnreg.{inc,dec}.sync.aligned.u32 count`: `count` must be a constant after inlining
+/// (the match then folds to one instruction); other values trap.
 #[inline(always)]
-pub fn setmaxnreg_inc<const N: u32>() {
-    unsafe { asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack)) }
-}
-
-/// `setmaxnreg.dec.sync.aligned.u32 N`.
-#[inline(always)]
-pub fn setmaxnreg_dec<const N: u32>() {
-    unsafe { asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack)) }
+pub fn setmaxnreg(increase: bool, count: u32) {
+    macro_rules! setmaxnreg {
+        ($($n:literal)*) => {
+            match (increase, count) {
+                $(
+                    (true, $n) => unsafe { asm!(concat!("setmaxnreg.inc.sync.aligned.u32 ", $n, ";"), options(nostack)) },
+                    (false, $n) => unsafe { asm!(concat!("setmaxnreg.dec.sync.aligned.u32 ", $n, ";"), options(nostack)) },
+                )*
+                _ => unsafe { core::arch::nvptx::trap() },
+            }
+        };
+    }
+    setmaxnreg!(24 32 40 48 56 64 72 80 88 96 104 112 120 128 136 144 152 160 168 176 184 192 200 208 216 224 232 240 248 256)
 }
 
 /// The `wgmma` of one shape: `m64n{N}k8` with TF32 operands and f32 accumulators, A from
@@ -214,3 +236,174 @@ wgmma_tf32!(256, wgmma_m64n256k8_tf32_ss, wgmma_m64n256k8_tf32_rs, fence_operand
     96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111,
     112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127,
 ]);
+
+/// The 16-bit `wgmma` of one shape and type: `m64n{N}k16.f32.{bf16,f16}` with A and B from
+/// shared memory through their descriptors, and the transpose bits as immediates (`TA`, `TB`:
+/// 1 for an MN-major operand). N/2 accumulator registers, as for TF32.
+macro_rules! wgmma_half {
+    ($n:literal, $ty:literal, $ss:ident, [$first:literal $(, $i:literal)* $(,)?]) => {
+        /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T d, a-desc, b-desc, p, 1, 1, TA, TB`.
+        #[inline(always)]
+        pub fn $ss<const TA: u32, const TB: u32>(d: &mut [f32; $n / 2], a: u64, b: u64, scale_d: bool) {
+            unsafe {
+                asm!(
+                    "{{",
+                    ".reg .pred p;",
+                    "setp.ne.b32 p, {scale}, 0;",
+                    concat!(
+                        "wgmma.mma_async.sync.aligned.m64n", $n, "k16.f32.", $ty, ".", $ty, " {{{", $first, "}"
+                        $(, ", {", $i, "}")*, "}}, {a}, {b}, p, 1, 1, {ta}, {tb};"
+                    ),
+                    "}}",
+                    inout(reg32) d[$first] $(, inout(reg32) d[$i])*,
+                    a = in(reg64) a, b = in(reg64) b, scale = in(reg32) scale_d as u32,
+                    ta = const TA, tb = const TB,
+                    options(nostack)
+                )
+            }
+        }
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! wgmma_half_shapes {
+    ($ty:literal, $n64:ident, $n128:ident, $n256:ident) => {
+        wgmma_half!(64, $ty, $n64, [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+            16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+        ]);
+        wgmma_half!(128, $ty, $n128, [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+            16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+            32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+            48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+        ]);
+        wgmma_half!(256, $ty, $n256, [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+            16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+            32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
+            48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
+            64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79,
+            80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95,
+            96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111,
+            112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127,
+        ]);
+    };
+}
+
+wgmma_half_shapes!(
+    "bf16",
+    wgmma_m64n64k16_bf16_ss,
+    wgmma_m64n128k16_bf16_ss,
+    wgmma_m64n256k16_bf16_ss
+);
+wgmma_half_shapes!(
+    "f16",
+    wgmma_m64n64k16_f16_ss,
+    wgmma_m64n128k16_f16_ss,
+    wgmma_m64n256k16_f16_ss
+);
+
+// -- clusters --
+
+/// `%cluster_ctarank`.
+#[inline(always)]
+pub fn cluster_ctarank() -> u32 {
+    let r: u32;
+    unsafe {
+        asm!("mov.u32 {r}, %cluster_ctarank;", r = out(reg32) r, options(pure, nomem, nostack))
+    };
+    r
+}
+
+/// `%clusterid.x`.
+#[inline(always)]
+pub fn cluster_id_x() -> u32 {
+    let r: u32;
+    unsafe { asm!("mov.u32 {r}, %clusterid.x;", r = out(reg32) r, options(pure, nomem, nostack)) };
+    r
+}
+
+/// `%nclusterid.x`.
+#[inline(always)]
+pub fn cluster_count_x() -> u32 {
+    let r: u32;
+    unsafe { asm!("mov.u32 {r}, %nclusterid.x;", r = out(reg32) r, options(pure, nomem, nostack)) };
+    r
+}
+
+/// `barrier.cluster.arrive.release.aligned`.
+#[inline(always)]
+pub fn cluster_arrive() {
+    unsafe { asm!("barrier.cluster.arrive.release.aligned;", options(nostack)) }
+}
+
+/// `barrier.cluster.wait.acquire.aligned`.
+#[inline(always)]
+pub fn cluster_wait() {
+    unsafe { asm!("barrier.cluster.wait.acquire.aligned;", options(nostack)) }
+}
+
+/// `mapa.shared::cluster.u32` then `mbarrier.arrive.shared::cluster.b64` (the default
+/// semantics, `.release` at CTA scope, as CUTLASS's `ClusterBarrier::arrive`: with
+/// `.release.cluster` ptxas puts `MEMBAR.ALL.CTA; MEMBAR.ALL.GPU` before every arrival, and
+/// `wgmma-cluster` ran at half speed).
+#[inline(always)]
+pub fn mbarrier_arrive_cluster(addr: u32, rank: u32) {
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .b32 remote;",
+            "mapa.shared::cluster.u32 remote, {a}, {r};",
+            "mbarrier.arrive.shared::cluster.b64 _, [remote];",
+            "}}",
+            a = in(reg32) addr, r = in(reg32) rank, options(nostack)
+        )
+    }
+}
+
+// -- the TMA store epilogue --
+
+/// `stmatrix.sync.aligned.m8n8.x4.shared.b16 [row], {r0, r1, r2, r3}`.
+#[inline(always)]
+pub fn stmatrix_x4(row: u32, r: [u32; 4]) {
+    unsafe {
+        asm!(
+            "stmatrix.sync.aligned.m8n8.x4.shared.b16 [{p}], {{{a}, {b}, {c}, {d}}};",
+            p = in(reg32) row, a = in(reg32) r[0], b = in(reg32) r[1], c = in(reg32) r[2],
+            d = in(reg32) r[3], options(nostack)
+        )
+    }
+}
+
+/// `cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [map, {x, y}], [src]`.
+///
+/// # Safety
+/// `map` must point to a valid `CUtensorMap` in global memory for the whole kernel.
+#[inline(always)]
+pub unsafe fn tma_store_2d(map: *const u8, src: u32, x: i32, y: i32) {
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
+            m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, s = in(reg32) src, options(nostack)
+        )
+    }
+}
+
+/// `cp.async.bulk.commit_group`.
+#[inline(always)]
+pub fn bulk_commit() {
+    unsafe { asm!("cp.async.bulk.commit_group;", options(nostack)) }
+}
+
+/// `cp.async.bulk.wait_group{.read} N`.
+#[inline(always)]
+pub fn bulk_wait<const N: u32, const READ: bool>() {
+    unsafe {
+        if READ {
+            asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack))
+        } else {
+            asm!("cp.async.bulk.wait_group {n};", n = const N, options(nostack))
+        }
+    }
+}

@@ -438,3 +438,74 @@ pub fn mma_m16n8k16_f64(a: [f64; 8], b: [f64; 4], c: [f64; 4]) -> [f64; 4] {
         d
     }
 }
+
+// -- 16-bit elements (`device::half`) --
+
+/// `cvt.rn.bf16x2.f32 d, hi, lo`: the first source goes to the upper half.
+#[inline(always)]
+pub fn pack_bf16x2(lo: f32, hi: f32) -> u32 {
+    let d: u32;
+    unsafe {
+        asm!("cvt.rn.bf16x2.f32 {d}, {hi}, {lo};", d = out(reg32) d, hi = in(reg32) hi,
+             lo = in(reg32) lo, options(pure, nomem, nostack))
+    };
+    d
+}
+
+/// `cvt.rn.f16x2.f32 d, hi, lo`.
+#[inline(always)]
+pub fn pack_f16x2(lo: f32, hi: f32) -> u32 {
+    let d: u32;
+    unsafe {
+        asm!("cvt.rn.f16x2.f32 {d}, {hi}, {lo};", d = out(reg32) d, hi = in(reg32) hi,
+             lo = in(reg32) lo, options(pure, nomem, nostack))
+    };
+    d
+}
+
+/// The two f16 of a pair as f32: Rust's `f16`, which LLVM widens with `cvt.f32.f16` (exact).
+/// Not inline PTX: the loop unroller prices an `asm!` block high, and an epilogue over 128
+/// accumulators must unroll whole to keep them in registers.
+#[inline(always)]
+pub fn unpack_f16x2(pair: u32) -> [f32; 2] {
+    [
+        f16::from_bits(pair as u16) as f32,
+        f16::from_bits((pair >> 16) as u16) as f32,
+    ]
+}
+
+/// A 2-byte global load (the pointer is a kernel parameter's, so LLVM emits `ld.global`).
+///
+/// # Safety
+/// `p` inside an allocation, 2-byte aligned.
+#[inline(always)]
+pub unsafe fn ld_global_b16(p: *const u16) -> u16 {
+    unsafe { p.read() }
+}
+
+/// # Safety
+/// As [`ld_global_b16`].
+#[inline(always)]
+pub unsafe fn st_global_b16(p: *mut u16, v: u16) {
+    unsafe { p.write(v) }
+}
+
+/// # Safety
+/// `p` inside an allocation, 4-byte aligned.
+#[inline(always)]
+pub unsafe fn ld_global_b32(p: *const u32) -> u32 {
+    unsafe { p.read() }
+}
+
+/// # Safety
+/// As [`ld_global_b32`].
+#[inline(always)]
+pub unsafe fn st_global_b32(p: *mut u32, v: u32) {
+    unsafe { p.write(v) }
+}
+
+/// `bar.sync id, threads`.
+#[inline(always)]
+pub fn named_barrier(id: u32, threads: u32) {
+    unsafe { asm!("bar.sync {i}, {t};", i = in(reg32) id, t = in(reg32) threads, options(nostack)) }
+}

@@ -1,0 +1,44 @@
+//! Thread-block clusters (sm_90): up to 8 (16 with an opt-in) blocks that the hardware
+//! schedules on neighbouring multiprocessors at the same time, and that can reach each other's
+//! shared memory (*distributed shared memory*): arrive on a peer's mbarriers
+//! ([`MBarrier::arrive_cluster`](super::mbarrier::MBarrier::arrive_cluster)), receive a
+//! multicast TMA copy ([`super::tma::load_tile_2d_multicast`]), and synchronise all their
+//! threads ([`sync`]).
+//!
+//! A kernel's cluster shape is fixed at compile time here (`.reqnctapercluster`, which the PTX
+//! build writes from the entry table's `cluster(…)`), so that an ordinary launch makes clusters;
+//! the grid must be a multiple of it. Without a cluster every block is a cluster of one, and
+//! these functions still answer: rank 0, cluster id = block index.
+//!
+//! One rule has no counterpart inside a block: a block's shared memory disappears when it
+//! exits, so no block may exit while a peer can still write into it (an arrival, a multicast).
+//! Kernels end with [`sync`]; the emulator reports a block that exits earlier while a peer's
+//! access to it is not ordered before the exit.
+use super::backend::hopper as backend;
+
+/// `%cluster_ctarank`: this block's rank in its cluster (0 .. cluster size).
+#[inline(always)]
+pub fn rank() -> u32 {
+    backend::cluster_ctarank()
+}
+
+/// `%clusterid.x`: the cluster's index in a 1-D grid of clusters.
+#[inline(always)]
+pub fn id() -> u32 {
+    backend::cluster_id_x()
+}
+
+/// `%nclusterid.x`: clusters in the grid (along x).
+#[inline(always)]
+pub fn count() -> u32 {
+    backend::cluster_count_x()
+}
+
+/// `barrier.cluster.arrive.release.aligned` then `barrier.cluster.wait.acquire.aligned`: every
+/// thread of every block of the cluster arrives, and each waits for all; what each did before
+/// arriving is visible to all after the wait (the shared memory of the peers included).
+#[inline(always)]
+pub fn sync() {
+    backend::cluster_arrive();
+    backend::cluster_wait();
+}

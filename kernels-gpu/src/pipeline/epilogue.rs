@@ -1,0 +1,202 @@
+//! Epilogues: how a consumer warpgroup's accumulators reach C.
+//!
+//! The accumulator of a `wgmma.m64nN` is spread over the warpgroup's 128 threads as the
+//! fragment table says ([`Accumulator::position`]): lane `L` of warp `w` holds register `i` at
+//! row `16w + L/4 + 8·((i >> 1) & 1)`, column `8·(i >> 2) + 2·(L % 4) + (i & 1)`. Registers `i`
+//! and `i + 1` (`i` even) are two adjacent columns of one row. The 16-bit kernels compute
+//! `Cᵀ = Bᵀ·Aᵀ` ([`crate::variants::wgmma_16bit`]), so an accumulator row is a column of C and
+//! an accumulator column a row of C: the pair is two adjacent elements of a column of C, one
+//! 4-byte store.
+use crate::device::half::Half;
+use crate::device::named_barrier;
+use crate::device::store;
+use crate::device::tma::TensorMap;
+use crate::device::wgmma::{fence_proxy_async, Accumulator};
+use crate::gemm::HalfGemmArgs;
+
+/// Writes the 64×N accumulator of one consumer warpgroup, in `Cᵀ` orientation: accumulator row
+/// `r` is column `col0 + r` of C, accumulator column `c` row `row0 + c`; `thread` is the
+/// thread in its warpgroup (0..128). `alpha·acc + beta·C` in f32, rounded once; what lies past
+/// m or n is not written.
+///
+/// # Safety
+/// `args` describes valid matrices.
+// The loops index the accumulators with their counters: unrolled, each index is a constant,
+// which is what keeps them in registers.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+pub unsafe fn store_transposed<H: Half, const R: usize>(
+    args: &HalfGemmArgs<H>,
+    acc: &Accumulator<R>,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+) {
+    let values = acc.get();
+    let (warp, lane) = (thread / 32, thread % 32);
+    // Two flat loops, one chosen per tile, each small enough to be unrolled whole.
+    let whole_pairs = args.c_pairs_ok() && row0 + 2 * R as u32 <= args.m;
+    if whole_pairs {
+        for p in 0..R / 2 {
+            let i = 2 * p as u32;
+            let (r, c) = Accumulator::<R>::position(warp, lane, i);
+            let (row, col) = (row0 + c, col0 + r);
+            if col < args.n {
+                let pair = [values[2 * p], values[2 * p + 1]];
+                unsafe { args.store_c2(args.c_at(row, col), pair) };
+            }
+        }
+    } else {
+        for i in 0..R {
+            let (r, c) = Accumulator::<R>::position(warp, lane, i as u32);
+            let (row, col) = (row0 + c, col0 + r);
+            if row < args.m && col < args.n {
+                unsafe { args.store_c(args.c_at(row, col), values[i]) };
+            }
+        }
+    }
+}
+
+/// Where a consumer warpgroup's TMA-store epilogue stages its tile, boxes of 64 m × 64 n (8 KiB:
+/// a 128-byte swizzled row of 64 m per column of n), and the named barrier its 128 threads
+/// synchronise on. Either two buffers used in turn by the four subtiles (16 KiB, CUTLASS's
+/// subtiled epilogue: four stages of the ring still fit), or four, the whole 256 × 64 (32 KiB,
+/// fast.cu's: one barrier pair per tile instead of four, one stage fewer).
+#[derive(Clone, Copy)]
+pub struct Staging {
+    /// Shared address of the first buffer (1024-byte aligned); the others follow.
+    pub first: u32,
+    /// 2 or 4.
+    pub buffers: u32,
+    /// The warpgroup's `bar.sync` id (1 + warpgroup: 0 is the block's).
+    pub barrier: u32,
+}
+
+/// Bytes of one staging buffer: a box of 64 m × 64 n 16-bit values.
+pub const STAGING_BOX_BYTES: u32 = 64 * 64 * 2;
+
+/// Writes the 64×256 accumulator of one consumer warpgroup (`Cᵀ` orientation, as
+/// [`store_transposed`]) through shared memory and the TMA engine: for each 64 rows of C (four
+/// subtiles), the warpgroup packs `alpha·acc + beta·C` into 16-bit pairs and writes them into a
+/// staging box with `stmatrix` (four per warp), publishes them to the async proxy, and its
+/// thread 0 stores the box with one `cp.async.bulk.tensor` (clipped at C's edges). A buffer is
+/// written again only once the store that read it is done reading (thread 0's
+/// `wait_group.read`, passed on by the named barrier); the last stores of a tile drain while the
+/// next tile's mainloop runs.
+///
+/// # Safety
+/// `args` describes valid matrices, `c_map` points to C's tensor map (boxes of 64 m × 64 n,
+/// 128-byte swizzle), `staging` to this warpgroup's buffers.
+#[inline(always)]
+pub unsafe fn store_through_tma<H: Half>(
+    args: &HalfGemmArgs<H>,
+    acc: &Accumulator<128>,
+    c_map: *const TensorMap,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+    staging: Staging,
+) {
+    let at = Subtile {
+        c_map,
+        row0,
+        col0,
+        thread,
+        staging,
+    };
+    // One call per subtile, the subtile a constant: every register index is then a constant
+    // without asking the unroller to unroll all 128 pairs at once (if it gives up, the
+    // accumulators go to local memory).
+    unsafe {
+        store_subtile::<H, 0>(args, acc, at);
+        store_subtile::<H, 1>(args, acc, at);
+        store_subtile::<H, 2>(args, acc, at);
+        store_subtile::<H, 3>(args, acc, at);
+    }
+}
+
+/// Where a warpgroup's TMA-store epilogue writes, for [`store_subtile`].
+#[derive(Clone, Copy)]
+struct Subtile {
+    c_map: *const TensorMap,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+    staging: Staging,
+}
+
+/// Rows `64·S..64·S + 64` (of the accumulator's 256 columns), through buffer `S % buffers`.
+/// With two buffers each subtile waits for the store two subtiles back and is stored at once;
+/// with four the first subtile waits for all of the previous tile's stores and the last stores
+/// the four boxes.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+unsafe fn store_subtile<H: Half, const S: u32>(
+    args: &HalfGemmArgs<H>,
+    acc: &Accumulator<128>,
+    at: Subtile,
+) {
+    let values = acc.get();
+    let (warp, lane) = (at.thread / 32, at.thread % 32);
+    let whole = at.staging.buffers == 4;
+    let buffer = at.staging.first + (S % at.staging.buffers) * STAGING_BOX_BYTES;
+    if !whole || S == 0 {
+        if at.thread == 0 {
+            if whole {
+                store::wait_read::<0>();
+            } else {
+                store::wait_read::<1>();
+            }
+        }
+        named_barrier(at.staging.barrier, 128);
+    }
+    // Four `stmatrix.x4` per warp, each 16 m (two 8-wide blocks) of its 16 columns: matrix h is
+    // block `q + h/2`, accumulator rows 0–7 (h even) or 8–15 of the warp, whose pair is
+    // registers `4·(q + h/2) + 2·(h % 2)` and the next.
+    for x4 in 0..4u32 {
+        let q = 8 * S + 2 * x4;
+        let mut pairs = [0u32; 4];
+        for h in 0..4u32 {
+            let i = (4 * (q + h / 2) + 2 * (h % 2)) as usize;
+            let (r, c) = Accumulator::<128>::position(warp, lane, i as u32);
+            let (row, col) = (at.row0 + c, at.col0 + r);
+            let old = || {
+                if col >= args.n {
+                    [0.0; 2]
+                } else if row + 1 < args.m && args.c_pairs_ok() {
+                    unsafe { args.c.load2(args.c_at(row, col)) }
+                } else {
+                    core::array::from_fn(|e| {
+                        let row = row + e as u32;
+                        if row < args.m {
+                            unsafe { args.c.load(args.c_at(row, col)) }
+                        } else {
+                            0.0
+                        }
+                    })
+                }
+            };
+            let value = crate::gemm::scaled(args.alpha, args.beta, [values[i], values[i + 1]], old);
+            pairs[h as usize] = H::pack(value[0], value[1]);
+        }
+        // This lane's row: row L % 8 of matrix L / 8, i.e. column `n` of the box, 8-m block
+        // `m_block`, at its 128-byte swizzled place.
+        let h = lane / 8;
+        let n = 16 * warp + 8 * (h % 2) + lane % 8;
+        let m_block = 2 * x4 + h / 2;
+        store::stmatrix_x4(buffer + n * 128 + 16 * (m_block ^ (n % 8)), pairs);
+    }
+    if !whole || S == 3 {
+        fence_proxy_async();
+        named_barrier(at.staging.barrier, 128);
+        if at.thread == 0 {
+            let first = if whole { 0 } else { S };
+            for s in first..=S {
+                let box_at = at.staging.first + (s % at.staging.buffers) * STAGING_BOX_BYTES;
+                let (x, y) = ((at.row0 + 64 * s) as i32, at.col0 as i32);
+                unsafe { store::store_box(at.c_map, box_at, x, y) };
+            }
+            store::commit();
+        }
+    }
+}

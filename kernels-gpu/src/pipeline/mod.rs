@@ -1,0 +1,356 @@
+//! The Hopper GEMM skeleton: what every TMA + `wgmma` kernel of the course shares, so that a new
+//! element type or schedule is a short lesson that says what it changes.
+//!
+//! CUTLASS splits such a kernel into a *collective mainloop* (the copies and the MMAs of one
+//! tile), a *collective epilogue* (C) and a *tile scheduler*, around a kernel that assigns the
+//! roles; ThunderKittens calls the parts load / compute / finish. Here:
+//!
+//! - [`ring`]: the ring of shared-memory stages and their *full* / *empty* mbarriers;
+//! - [`schedule`]: the persistent tile scheduler (grouped order, cluster tiles);
+//! - [`run`] (this file): the roles. Warpgroup 0 is the *producer*: it gives its registers
+//!   away (`setmaxnreg.dec`) and one thread issues the TMA copies of every slice of every tile
+//!   the block computes, each into the next stage of the ring once its consumers released it.
+//!   The other warpgroups are *consumers*: they take the registers (`setmaxnreg.inc`) and run
+//!   the kernel's mainloop and epilogue on each tile;
+//! - [`Kernel`]: what a lesson supplies, its tile and stage sizes, the copies of one slice
+//!   ([`Kernel::load`]) and a consumer's work on one tile ([`Kernel::consume`]), built from the
+//!   consumers' helpers in [`Consumer`] (wait for a stage, release it to the producer of every
+//!   block that wrote into it) and an epilogue of [`epilogue`].
+//!
+//! The schedules: *cooperative* (the consumer warpgroups split each tile, CUTLASS's
+//! `KernelTmaWarpSpecializedCooperative`) and *ping-pong* (each consumer warpgroup takes every
+//! other tile, and an ordering barrier lets one run its mainloop while the other runs its
+//! epilogue: `…Pingpong`). A *cluster* of blocks computes neighbouring tiles, and the TMA
+//! engine multicasts the operand they share into every block of the cluster.
+pub mod epilogue;
+pub mod ring;
+pub mod schedule;
+
+use crate::device::cluster;
+use crate::device::mbarrier::{fence_mbarrier_init, MBarrier};
+use crate::device::tma::TensorMap;
+use crate::device::wgmma;
+use crate::device::{block_idx_y, grid_dim_y, sync_threads, thread_idx_x, WARP_SIZE};
+pub use ring::{Ring, Stages};
+use schedule::{Tiles, Walk};
+
+/// One unit of a consumer's work: a tile of C, over part `split` of k (0 without split-k),
+/// `slices` slices of k long.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Work {
+    pub tile: (u32, u32),
+    pub split: u32,
+    pub slices: u32,
+}
+
+/// Threads of a warpgroup: four warps, the unit of `wgmma`.
+pub const WARPGROUP: u32 = 128;
+
+/// How the consumer warpgroups share the tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// Every consumer warpgroup works on every tile (its own rows of it).
+    Cooperative,
+    /// Consumer warpgroup `w` takes the block's tiles `w`, `w + 2`, …; the two alternate
+    /// between mainloop and epilogue.
+    PingPong,
+}
+
+/// The problem sizes a kernel's arguments carry.
+pub trait Problem: Copy {
+    fn mnk(&self) -> (u32, u32, u32);
+}
+
+impl<T: crate::device::Real> Problem for crate::gemm::GemmArgs<T> {
+    #[inline(always)]
+    fn mnk(&self) -> (u32, u32, u32) {
+        (self.m, self.n, self.k)
+    }
+}
+
+impl<H: crate::device::half::Half> Problem for crate::gemm::HalfGemmArgs<H> {
+    #[inline(always)]
+    fn mnk(&self) -> (u32, u32, u32) {
+        (self.m, self.n, self.k)
+    }
+}
+
+/// A kernel on the skeleton: a lesson implements it on a zero-sized type whose generic
+/// parameters are its configuration.
+pub trait Kernel: Copy {
+    type Args: Problem;
+    /// The block's tile of C (`BM` rows of m, `BN` columns of n) and the slice of k per stage.
+    const BM: u32;
+    const BN: u32;
+    const BK: u32;
+    const STAGES: u32;
+    /// Bytes of one stage in the pool.
+    const STAGE_BYTES: u32;
+    /// Bytes the copies deliver into one stage of this block (its *full* phase's tx-count), the
+    /// bytes multicast by the other blocks of the cluster included.
+    const LOADED_BYTES: u32;
+    /// Consumer warpgroups (warpgroup 0 produces).
+    const CONSUMERS: u32 = 2;
+    const SCHEDULE: Schedule = Schedule::Cooperative;
+    /// Blocks per cluster: tiles down m, tiles along n. Every block of a cluster receives every
+    /// slice of the shared operand, so each consumer releases each stage to all of them.
+    const CLUSTER: (u32, u32) = (1, 1);
+    /// Registers per thread after `setmaxnreg` (the block gets 65 536 / threads at launch).
+    const PRODUCER_REGISTERS: u32 = 40;
+    const CONSUMER_REGISTERS: u32 = 232;
+    /// Whether the producer warpgroup's other threads work on each slice ([`Kernel::assist`]):
+    /// each stage then has a third barrier, *ready*, which they arrive on.
+    const ASSISTS: bool = false;
+    /// Bytes of shared memory after the stages and barriers (an epilogue's staging tile).
+    const EXTRA_BYTES: u32 = 0;
+    /// The tile order: groups of this many unit-rows.
+    const RASTER_GROUP: u32 = 8;
+    /// Split-k: row `y` of the grid computes part `y` of k of every tile (`gridDim.y` parts,
+    /// each at least one slice: the host sees to it), for shapes with fewer tiles than
+    /// multiprocessors.
+    const SPLIT_K: bool = false;
+
+    /// Threads in a block.
+    const THREADS: u32 = WARPGROUP * (1 + Self::CONSUMERS);
+    /// Barriers per stage.
+    const KINDS: u32 = if Self::ASSISTS { 3 } else { 2 };
+    /// The dynamic shared memory the kernel needs.
+    const POOL_BYTES: u32 = Stages::pool_bytes(
+        Self::STAGES,
+        Self::STAGE_BYTES,
+        Self::KINDS,
+        ORDER_BARRIERS,
+        Self::EXTRA_BYTES,
+    );
+
+    /// The producer thread: start the copies of slice `slice` of tile `tile` into stage `s`,
+    /// completing on `stages.full(s)`.
+    ///
+    /// # Safety
+    /// `maps` points to the kernel's tensor maps.
+    unsafe fn load(
+        self,
+        maps: *const TensorMap,
+        stages: Stages,
+        s: u32,
+        tile: (u32, u32),
+        slice: u32,
+    );
+
+    /// A consumer thread: the mainloop over the slices of `work`, and its epilogue.
+    ///
+    /// # Safety
+    /// `args` describe valid matrices, `maps` the kernel's tensor maps.
+    unsafe fn consume(
+        self,
+        args: Self::Args,
+        maps: *const TensorMap,
+        consumer: &mut Consumer,
+        work: Work,
+    );
+
+    /// A consumer thread after its last tile: an epilogue that left work in flight (TMA stores
+    /// reading shared memory) waits for it here. Nothing by default.
+    fn drain(self, _consumer: &Consumer) {}
+
+    /// The producer warpgroup's other threads (`thread` 0..96), on the slice in the ring's
+    /// current stage (3xTF32 splits B there). Nothing by default.
+    fn assist(self, _stages: Stages, _ring: Ring, _thread: u32) {}
+}
+
+/// Ping-pong's two ordering barriers, after the stages' (one per consumer warpgroup).
+const ORDER_BARRIERS: u32 = 2;
+
+/// A consumer thread's view of the pipeline: its place in the ring and in its warpgroup.
+pub struct Consumer {
+    pub stages: Stages,
+    pub ring: Ring,
+    /// The consumer warpgroup (0-based) and the thread in it (0..128).
+    pub warpgroup: u32,
+    pub thread: u32,
+    /// Blocks in the cluster (each stage is released to every one of them), and this block's
+    /// rank in it.
+    cluster_size: u32,
+    rank: u32,
+    /// Ping-pong: the turns this warpgroup has taken.
+    turns: u32,
+}
+
+impl Consumer {
+    /// Waits until the current stage holds its slice.
+    #[inline(always)]
+    pub fn wait_full(&self) {
+        self.stages.full(self.ring.stage).wait(self.ring.phase);
+    }
+
+    /// Gives stage `s` back to the producer of every block that writes into it: one arrival per
+    /// consumer warp and block, once the warp's `wgmma`s reading the stage have retired. Lane `r`
+    /// arrives on block `r`'s barrier (its own through a local arrive), so that the arrivals go
+    /// out together.
+    #[inline(always)]
+    pub fn release(&self, s: u32) {
+        let lane = self.thread % WARP_SIZE;
+        if lane < self.cluster_size {
+            let empty = self.stages.empty(s);
+            if lane == self.rank {
+                empty.arrive();
+            } else {
+                empty.arrive_cluster(lane);
+            }
+        }
+    }
+
+    /// The ordering barrier of ping-pong consumer warpgroup `w`.
+    #[inline(always)]
+    fn order(&self, w: u32) -> MBarrier {
+        self.stages.extra_barrier(w)
+    }
+
+    /// Ping-pong: waits for this warpgroup's next turn (CUTLASS's `OrderedSequenceBarrier`). The
+    /// two warpgroups' turns alternate, warpgroup 0 first: mainloop, then epilogue, per tile, so
+    /// that one's epilogue runs while the other's `wgmma`s keep the tensor cores busy, and the
+    /// two never run their epilogues (which share the staging buffers) at the same time.
+    #[inline(always)]
+    pub fn wait_turn(&mut self) {
+        // Warpgroup 0's first wait falls through: the "previous" phase of a fresh barrier counts
+        // as complete. Warpgroup 1's first wait is for phase 0, completed by warpgroup 0.
+        let parity = (self.turns & 1) ^ (self.warpgroup == 0) as u32;
+        self.order(self.warpgroup).wait(parity);
+        self.turns += 1;
+    }
+
+    /// Ping-pong: hands the turn to the other warpgroup (one arrival per warp).
+    #[inline(always)]
+    pub fn pass_turn(&self) {
+        if self.thread.is_multiple_of(WARP_SIZE) {
+            self.order(self.warpgroup ^ 1).arrive();
+        }
+    }
+}
+
+/// The kernel: barriers, roles, the producer's loop and the consumers' tile loop.
+///
+/// # Safety
+/// `args` must describe valid device matrices and `maps` point to the tensor maps the kernel's
+/// registry row describes; launch with `K::THREADS` threads, `K::POOL_BYTES` of dynamic shared
+/// memory, a grid that is a multiple of the cluster and at most one block per multiprocessor.
+#[inline(always)]
+pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
+    let stages = Stages::new(K::STAGES, K::STAGE_BYTES, K::KINDS, ORDER_BARRIERS);
+    let cluster_size = K::CLUSTER.0 * K::CLUSTER.1;
+    // The warps that read each stage: all consumers' (cooperative), or one warpgroup's.
+    let consumer_warps = match K::SCHEDULE {
+        Schedule::Cooperative => K::CONSUMERS * WARPGROUP / WARP_SIZE,
+        Schedule::PingPong => WARPGROUP / WARP_SIZE,
+    };
+    let tid = thread_idx_x();
+    if tid == 0 {
+        for s in 0..K::STAGES {
+            stages.full(s).init(1);
+            stages.empty(s).init(consumer_warps * cluster_size);
+            if K::ASSISTS {
+                stages.barrier(2, s).init(WARPGROUP - WARP_SIZE);
+            }
+        }
+        if K::SCHEDULE == Schedule::PingPong {
+            for w in 0..ORDER_BARRIERS {
+                stages.extra_barrier(w).init(WARPGROUP / WARP_SIZE);
+            }
+        }
+        fence_mbarrier_init();
+    }
+    // Every block of the cluster must see every barrier initialised before a peer's copy or
+    // arrival reaches it.
+    if cluster_size > 1 {
+        cluster::sync();
+    } else {
+        sync_threads();
+    }
+
+    let (m, n, k) = args.mnk();
+    let tiles = Tiles::new(m, n, K::BM, K::BN, K::CLUSTER, K::RASTER_GROUP);
+    // At least one slice (the host refuses k = 0): the consumers' loops then run at least once,
+    // and no path around them joins the path out of them before their last `wgmma.wait_group`
+    // (ptxas would see accumulators defined while a group may be in flight, and serialize
+    // every `wgmma`: C7515).
+    let slices = k.div_ceil(K::BK).max(1);
+    // Split-k: this grid row's part of the slices, as even as whole slices go.
+    let (split, first_slice, slices) = if K::SPLIT_K {
+        let (y, parts) = (block_idx_y(), grid_dim_y());
+        let first = y * slices / parts;
+        (y, first, (y + 1) * slices / parts - first)
+    } else {
+        (0, 0, slices)
+    };
+    let walk = Walk::new(cluster::id(), cluster::count(), tiles.units());
+    let rank = cluster::rank();
+    let warpgroup = tid / WARPGROUP;
+    if warpgroup == 0 {
+        wgmma::setmaxnreg_dec(K::PRODUCER_REGISTERS);
+        if tid == 0 {
+            let mut ring = stages.ring();
+            for unit in walk {
+                let tile = tiles.tile(unit, rank);
+                for slice in first_slice..first_slice + slices {
+                    let s = ring.stage;
+                    // On the first pass the "previous" phase counts as complete.
+                    stages.empty(s).wait(ring.phase ^ 1);
+                    stages.full(s).arrive_expect_tx(K::LOADED_BYTES);
+                    unsafe { kernel.load(maps, stages, s, tile, slice) };
+                    ring.advance();
+                }
+            }
+        } else if K::ASSISTS && tid >= WARP_SIZE {
+            let mut ring = stages.ring();
+            for _ in walk {
+                for _ in 0..slices {
+                    kernel.assist(stages, ring, tid - WARP_SIZE);
+                    ring.advance();
+                }
+            }
+        }
+    } else {
+        wgmma::setmaxnreg_inc(K::CONSUMER_REGISTERS);
+        let mut consumer = Consumer {
+            stages,
+            ring: stages.ring(),
+            warpgroup: warpgroup - 1,
+            thread: tid % WARPGROUP,
+            cluster_size,
+            rank,
+            turns: 0,
+        };
+        // Cooperative: every consumer warpgroup on every unit. Ping-pong: the block's units
+        // alternate between the two, and each skips the other's slices in the ring.
+        let mut mine = consumer.warpgroup == 0 || K::SCHEDULE == Schedule::Cooperative;
+        let mut units = 0;
+        for unit in walk {
+            if mine {
+                let tile = tiles.tile(unit, rank);
+                let work = Work {
+                    tile,
+                    split,
+                    slices,
+                };
+                unsafe { kernel.consume(args, maps, &mut consumer, work) };
+            } else {
+                consumer.ring.skip(slices);
+            }
+            if K::SCHEDULE == Schedule::PingPong {
+                mine = !mine;
+            }
+            units += 1;
+        }
+        // With an odd number of units, warpgroup 0 has the last one, and its epilogue waits for
+        // a turn that warpgroup 1 must still hand over.
+        if K::SCHEDULE == Schedule::PingPong && consumer.warpgroup == 1 && units % 2 == 1 {
+            consumer.wait_turn();
+            consumer.pass_turn();
+        }
+        kernel.drain(&consumer);
+    }
+    // No block may leave while a peer can still arrive on its barriers or multicast into it.
+    if cluster_size > 1 {
+        cluster::sync();
+    }
+}

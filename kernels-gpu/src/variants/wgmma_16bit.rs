@@ -1,0 +1,272 @@
+//! `wgmma-16bit`: the Hopper pipeline in bf16 and f16, the types models train and serve in. A,
+//! B and C are 16-bit, the tensor cores accumulate in f32, alpha and beta are f32
+//! (`cublasGemmEx` with `CUBLAS_COMPUTE_32F`). This is the first kernel built on the skeleton
+//! of [`crate::pipeline`]: it says only what is its own, the tile, the copies of a slice, the
+//! `wgmma`s and the epilogue.
+//!
+//! Source: none of the documents. Changed from chapter 2's `wgmma-tf32`:
+//!
+//! - **Both operands through descriptors, none through registers.** TF32 `wgmma` reads only
+//!   K-major operands, and column-major A is M-major, so `wgmma-tf32` loaded A's fragments
+//!   into registers itself. A 16-bit `wgmma` takes a *transpose* bit per operand: an MN-major
+//!   operand is read as it lies ([`HalfWgmma`], [`MN_MAJOR`]). Every byte of A and B now goes
+//!   from global memory to the tensor cores without a thread touching it.
+//! - **The product is computed transposed: `Cᵀ = Bᵀ·Aᵀ`.** The accumulator of a `wgmma`
+//!   gives each thread pairs of adjacent *columns* ([`crate::pipeline::epilogue`]); in
+//!   column-major C two adjacent columns are `ldc` apart, two adjacent rows are contiguous. So
+//!   the `wgmma`'s M dimension is C's n and its N dimension C's m: its A operand is B (n rows of
+//!   k, K-major as B lies in memory) and its B operand is A (k rows of m, MN-major as A lies).
+//!   Each accumulator pair is then two adjacent rows of one column of C: one 4-byte store of a
+//!   packed pair (`cvt.rn.bf16x2.f32`).
+//! - **The tile is 256 × 128 (m × n) and a slice 64 deep**, as fast.cu's and ThunderKittens'
+//!   Hopper GEMMs: each consumer warpgroup issues one `wgmma.m64n256k16` per 16 of k, on 64
+//!   columns of C and all 256 rows of the tile, 128 f32 accumulators per thread. A stage holds
+//!   A's 256 × 64 (four TMA boxes of 64 m × 64 k: a 128-byte swizzled row holds 64 16-bit
+//!   values) and B's 64 × 128 (one box of 64 k × 128 n), 48 KiB; four stages, 192 KiB.
+//! - **One `wgmma` group in flight** (CUTLASS's `K_PIPE_MMAS = 1`): a slice's four `wgmma`s are
+//!   one group; the consumers wait for the *previous* group, then release its stage, while
+//!   the tensor cores run the current one.
+//! - **The descriptors.** B's (the `wgmma`'s A): K-major, 128-byte swizzle, 8 rows of 128 bytes
+//!   to the next 8 (SBO 1024); warpgroup `w` starts at its 64 columns, and each k-step of 16 is
+//!   32 bytes further along the row. A's (the `wgmma`'s B): MN-major, 128-byte swizzle: a row of
+//!   128 bytes is 64 m of one k, 8 rows make a 1024-byte atom, the next 8 k lie SBO = 1024
+//!   bytes further and the next 64 m LBO = 8 KiB further (the next TMA box); a k-step of 16 is
+//!   two atoms, 2048 bytes.
+//!
+//! The tiles past C's edges are zero-filled by the TMA engine and not written by the epilogue,
+//! so m, n and k are free; the host names TMA's rule that `lda` and `ldb` are multiples of 8
+//! (16-byte row strides).
+//!
+//! What the SASS shows (`cargo xtask sass --variant wgmma-16bit`): see the perf notes.
+//!
+//! Measured: see `docs/perf-notes.md` and the README's chapter 3 table.
+use crate::device::half::Half;
+use crate::device::mbarrier::MBarrier;
+use crate::device::pool_address;
+use crate::device::tma::{self, Swizzle, TensorMap};
+use crate::device::wgmma::{
+    self, Accumulator, Descriptor, HalfWgmma, Registers, K_MAJOR, MN_MAJOR,
+};
+use crate::gemm::{Geometry, HalfGemmArgs};
+use crate::pipeline::{self, epilogue, Consumer, Kernel, Schedule, Stages, Work};
+use core::marker::PhantomData;
+
+/// Rows of m per tile: the `wgmma`'s N.
+pub const BM: u32 = 256;
+/// Columns of n per tile: two consumer warpgroups of 64 (the `wgmma`'s M).
+pub const BN: u32 = 128;
+/// k per slice: 64 16-bit values, one 128-byte swizzled row.
+pub const BK: u32 = 64;
+/// m per TMA box of A: a 128-byte row.
+pub const A_BOX_M: u32 = 64;
+pub const A_BOX_BYTES: u32 = A_BOX_M * BK * 2;
+const A_BYTES: u32 = BM * BK * 2;
+
+/// What a step of the chapter chooses: the number of stages and the tile order, and the pieces
+/// it replaces. The lessons after this one are each a `Config` that overrides one piece
+/// (`wgmma-cluster` the copies of A, `wgmma-tma-store` the epilogue, …).
+pub trait Config: Copy + Default + 'static {
+    const STAGES: u32;
+    /// Tiles in groups of this many tile-rows ([`crate::pipeline::schedule`]).
+    const RASTER: u32 = 8;
+    /// Blocks per cluster, side by side along n: they share A.
+    const CLUSTER_N: u32 = 1;
+    /// Shared memory after the stages (an epilogue's staging buffer).
+    const EXTRA_BYTES: u32 = 0;
+    /// How the two consumer warpgroups share the tiles: cooperative (each takes 64 of the
+    /// tile's 128 columns) or ping-pong (each takes whole tiles of 64 columns, in turn).
+    const SCHEDULE: Schedule = Schedule::Cooperative;
+
+    /// Split-k: grid row `y` computes part `y` of k ([`crate::pipeline::Kernel::SPLIT_K`]).
+    const SPLIT_K: bool = false;
+
+    /// Ping-pong: waits for the warpgroup's turn ([`Consumer::wait_turn`]).
+    #[inline(always)]
+    fn wait_turn(consumer: &mut Consumer) {
+        consumer.wait_turn()
+    }
+
+    /// The producer: the copies of A's part of a slice, 256 m × 64 k from `(m0, k0)`, into the
+    /// stage at shared address `stage`, completing on `full`. Four boxes of 64 m.
+    ///
+    /// # Safety
+    /// `a_map` is A's tensor map.
+    #[inline(always)]
+    unsafe fn load_a(a_map: *const TensorMap, stage: u32, m0: u32, k0: i32, full: MBarrier) {
+        for j in 0..BM / A_BOX_M {
+            let m = (m0 + j * A_BOX_M) as i32;
+            unsafe { tma::load_box(a_map, stage + j * A_BOX_BYTES, m, k0, full) };
+        }
+    }
+
+    /// A consumer warpgroup's epilogue: its 64 columns of C from `col0`, 256 rows from `row0`,
+    /// of k's part `split` (split-k).
+    ///
+    /// # Safety
+    /// `args` describes valid matrices.
+    #[inline(always)]
+    unsafe fn store<H: Half>(
+        args: &HalfGemmArgs<H>,
+        maps: *const TensorMap,
+        acc: &Accumulator<128>,
+        (row0, col0, _split): (u32, u32, u32),
+        consumer: &Consumer,
+    ) {
+        let _ = maps;
+        unsafe { epilogue::store_transposed(args, acc, row0, col0, consumer.thread) }
+    }
+
+    /// A consumer thread, after its last tile (an epilogue with work in flight waits for it).
+    #[inline(always)]
+    fn drain(_consumer: &Consumer) {}
+}
+
+/// This lesson's configuration: `STAGES` stages, direct stores.
+#[derive(Clone, Copy, Default)]
+pub struct Plain<const STAGES: u32>;
+
+impl<const STAGES: u32> Config for Plain<STAGES> {
+    const STAGES: u32 = STAGES;
+}
+
+/// The kernel, for the 16-bit type `H` and the configuration `C`.
+#[derive(Clone, Copy, Default)]
+pub struct Wgmma16<H, C>(PhantomData<(H, C)>);
+
+/// The columns of n a tile has: 128 (two warpgroups of 64), or 64 in ping-pong (one warpgroup).
+pub const fn tile_n<C: Config>() -> u32 {
+    if matches!(C::SCHEDULE, Schedule::PingPong) {
+        64
+    } else {
+        BN
+    }
+}
+
+/// The launch geometry for configuration `C`: one block per tile, in whole clusters (the host
+/// caps the grid at one block per multiprocessor).
+pub fn geometry<C: Config>(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geometry {
+    type K<C> = Wgmma16<crate::device::half::Bf16, C>;
+    let units = m.div_ceil(BM) * n.div_ceil(tile_n::<C>() * C::CLUSTER_N);
+    Geometry {
+        grid: (units * C::CLUSTER_N, 1),
+        block: (K::<C>::THREADS, 1),
+        shared_bytes: K::<C>::POOL_BYTES,
+    }
+}
+
+impl<H: Half, C: Config> Kernel for Wgmma16<H, C>
+where
+    Accumulator<128>: HalfWgmma<H>,
+{
+    type Args = HalfGemmArgs<H>;
+    const BM: u32 = BM;
+    const BN: u32 = tile_n::<C>();
+    const BK: u32 = BK;
+    const STAGES: u32 = C::STAGES;
+    const STAGE_BYTES: u32 = (BM + tile_n::<C>()) * BK * 2;
+    const LOADED_BYTES: u32 = Self::STAGE_BYTES;
+    const SCHEDULE: Schedule = C::SCHEDULE;
+    const SPLIT_K: bool = C::SPLIT_K;
+    const RASTER_GROUP: u32 = C::RASTER;
+    const CLUSTER: (u32, u32) = (1, C::CLUSTER_N);
+    const EXTRA_BYTES: u32 = C::EXTRA_BYTES;
+
+    #[inline(always)]
+    unsafe fn load(
+        self,
+        maps: *const TensorMap,
+        stages: Stages,
+        s: u32,
+        tile: (u32, u32),
+        slice: u32,
+    ) {
+        let (a_map, b_map) = (maps, maps.wrapping_add(1));
+        let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
+        let k0 = (slice * BK) as i32;
+        unsafe {
+            C::load_a(a_map, stage, tile.0 * BM, k0, full);
+            tma::load_box(b_map, stage + A_BYTES, k0, (tile.1 * Self::BN) as i32, full);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn consume(
+        self,
+        args: HalfGemmArgs<H>,
+        maps: *const TensorMap,
+        c: &mut Consumer,
+        work: Work,
+    ) {
+        let (tile, slices) = (work.tile, work.slices);
+        let ping_pong = matches!(C::SCHEDULE, Schedule::PingPong);
+        // Cooperative: this warpgroup's 64 columns of the tile's 128. Ping-pong: the tile's 64.
+        let columns = if ping_pong { 0 } else { 64 * c.warpgroup };
+        if ping_pong {
+            C::wait_turn(c);
+        }
+        let mut acc = Accumulator::<128>::zero();
+        let mut previous = c.ring.stage;
+        for slice in 0..slices {
+            c.wait_full();
+            let stage = pool_address(c.stages.stage(c.ring.stage));
+            // The wgmma's A is B: this warpgroup's 64 columns of n, K-major.
+            let b_rows = stage + A_BYTES + columns * BK * 2;
+            let b = Descriptor::k_major(b_rows, Swizzle::B128, 16, 1024);
+            // The wgmma's B is A: 256 m, MN-major, the next 64 m one box further.
+            let a = Descriptor::mn_major(stage, Swizzle::B128, A_BOX_BYTES, 1024);
+            wgmma::fence();
+            for step in 0..BK / 16 {
+                let first = slice == 0 && step == 0;
+                <Accumulator<128> as HalfWgmma<H>>::mma::<K_MAJOR, MN_MAJOR>(
+                    &mut acc,
+                    b.advanced(32 * step),
+                    a.advanced(2048 * step),
+                    !first,
+                );
+            }
+            wgmma::commit_group();
+            // The previous slice's group is done: its stage goes back to the producer(s).
+            wgmma::wait_group::<1>();
+            if slice > 0 {
+                c.release(previous);
+            }
+            previous = c.ring.stage;
+            c.ring.advance();
+        }
+        // Ping-pong: the other warpgroup may start its mainloop while this one's last group
+        // runs (CUTLASS hands the turn over before its last wait).
+        if ping_pong {
+            c.pass_turn();
+        }
+        wgmma::wait_group::<0>();
+        acc.fence_registers();
+        c.release(previous);
+        let (row0, col0) = (tile.0 * BM, tile.1 * Self::BN + columns);
+        if ping_pong {
+            C::wait_turn(c);
+        }
+        unsafe { C::store(&args, maps, &acc, (row0, col0, work.split), c) };
+        if ping_pong {
+            c.pass_turn();
+        }
+    }
+
+    #[inline(always)]
+    fn drain(self, consumer: &Consumer) {
+        C::drain(consumer)
+    }
+}
+
+/// The entry point's body.
+///
+/// # Safety
+/// As [`pipeline::run`]: `maps` points to A's and B's tensor maps (boxes of 64 m × 64 k and 64 k
+/// × 128 n, 128-byte swizzle), the launch has [`geometry`]'s block and pool and at most one
+/// block per multiprocessor.
+#[inline(always)]
+pub unsafe fn gemm<H: Half, C: Config>(args: HalfGemmArgs<H>, maps: *const TensorMap)
+where
+    Accumulator<128>: HalfWgmma<H>,
+{
+    unsafe { pipeline::run(Wgmma16::<H, C>(PhantomData), args, maps) }
+}

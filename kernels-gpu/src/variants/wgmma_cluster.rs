@@ -1,0 +1,59 @@
+//! `wgmma-cluster`: two blocks side by side along n share A, and the TMA engine multicasts it.
+//!
+//! Source: none of the documents (fast.cu's worklog, step 8; CUTLASS's `ClusterShape`). Changed
+//! from [`super::wgmma_16bit`], one piece, [`Config::load_a`]:
+//!
+//! - **Why.** A block's tile is 256 m × 128 n, and each slice of k brings 32 KiB of A and 16 KiB
+//!   of B from L2 for 4.2 MFLOP: at the tensor cores' 989 TFLOP/s that is about 11 TB/s of L2
+//!   reads over the whole GPU, at the limit of what L2 delivers. Two blocks computing the tiles
+//!   `(i, 2j)` and `(i, 2j + 1)` read the same 256 rows of A.
+//! - **A cluster of two blocks** (`.reqnctapercluster 2, 1, 1`, from the entry table's
+//!   `cluster(2)`): the hardware runs them at the same time on neighbouring multiprocessors and
+//!   lets each reach the other's shared memory. The tile scheduler gives the blocks of a
+//!   cluster the two tiles of a *unit* ([`crate::pipeline::schedule`]).
+//! - **Multicast.** Each block's producer loads half of A's slice, two of the four 64-m boxes,
+//!   with `cp.async.bulk.tensor…multicast::cluster` and the mask `0b11`
+//!   ([`tma::load_box_multicast`]): the boxes land at the same offset of both blocks' stages,
+//!   and each block's *full* barrier counts their bytes. Each block still loads its own B.
+//!   L2 reads fall from 48 to 32 KiB per block per slice.
+//! - **The handshake crosses blocks.** A block's stage is written by both producers, so it may be
+//!   refilled only when the consumers of *both* blocks have released it: every consumer warp
+//!   arrives on the *empty* barrier of each block of the cluster (a remote arrive through
+//!   `mapa`, [`crate::pipeline::Consumer::release`]), and the barriers count 16 arrivals, not 8.
+//!   The blocks synchronise with a cluster barrier after initialising their mbarriers (a peer
+//!   may arrive on them) and before leaving (a peer may still arrive on them: a block's shared
+//!   memory is gone when it exits). The emulator reports both mistakes
+//!   (`tests/tests/emulator_cluster.rs`).
+//!
+//! The skeleton does the rest: the cluster shape is a constant of the [`Kernel`], and the tile
+//! order, the arrival counts and the cluster barriers follow from it.
+//!
+//! [`Kernel`]: crate::pipeline::Kernel
+use super::wgmma_16bit::{Config, A_BOX_BYTES, A_BOX_M, BM};
+use crate::device::cluster;
+use crate::device::mbarrier::MBarrier;
+use crate::device::tma::{self, TensorMap};
+
+/// `wgmma-16bit` with `STAGES` stages in clusters of `CLUSTER_N` blocks along n that share A.
+#[derive(Clone, Copy, Default)]
+pub struct SharedA<const STAGES: u32, const CLUSTER_N: u32>;
+
+impl<const STAGES: u32, const CLUSTER_N: u32> Config for SharedA<STAGES, CLUSTER_N> {
+    const STAGES: u32 = STAGES;
+    const CLUSTER_N: u32 = CLUSTER_N;
+
+    /// This block's share of A's slice, multicast to every block of the cluster.
+    #[inline(always)]
+    unsafe fn load_a(a_map: *const TensorMap, stage: u32, m0: u32, k0: i32, full: MBarrier) {
+        const { assert!((BM / A_BOX_M).is_multiple_of(CLUSTER_N)) };
+        let share = BM / A_BOX_M / CLUSTER_N;
+        let everyone = ((1u32 << CLUSTER_N) - 1) as u16;
+        let first = cluster::rank() * share;
+        for j in first..first + share {
+            let m = (m0 + j * A_BOX_M) as i32;
+            unsafe {
+                tma::load_box_multicast(a_map, stage + j * A_BOX_BYTES, m, k0, full, everyone)
+            };
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! `wgmma-tma-store`: C leaves through shared memory and the TMA engine, not through 64 scattered
+//! 4-byte stores per thread.
+//!
+//! Source: none of the documents (fast.cu's worklog, step 10; CUTLASS's
+//! `sm90_epilogue_tma_warpspecialized`). Changed from [`super::wgmma_cluster`], one piece,
+//! [`Config::store`] (and [`Config::drain`]):
+//!
+//! - **Why.** The direct epilogue ([`crate::pipeline::epilogue::store_transposed`]) has each
+//!   thread store 64 pairs of C: a warp's store covers 8 columns × 16 bytes, half of each
+//!   32-byte sector, and the consumers wait for all of it before their next tile's `wgmma`s.
+//! - **`stmatrix`** ([`crate::device::store::stmatrix_x4`]): a warp writes four 8×8 matrices of
+//!   16-bit values at once, each lane giving the address of one 16-byte row. Its register
+//!   layout is the accumulator's (a thread holds two adjacent columns of a row), so the packed
+//!   pairs go in as they are: in the `Cᵀ` orientation a row of the matrix is 8 consecutive m of
+//!   one column of C. The staging box is 64 m × 64 n, a 128-byte row of m per n, swizzled so that
+//!   the 8 rows of a matrix fall in 8 different chunks: no bank conflict.
+//! - **The TMA store** ([`crate::device::store::store_box`]): after `fence.proxy.async` and a
+//!   named barrier among the warpgroup's 128 threads (the producer does not take part), one
+//!   thread asks the engine to copy the box to C, clipped at C's edges, and commits it as a
+//!   *bulk async-group*. The warpgroup goes on with the next subtile at once.
+//! - **Two buffers per warpgroup, four subtiles per tile** (CUTLASS's subtiled epilogue):
+//!   16 KiB per warpgroup instead of a 64 KiB tile, so the ring keeps its four stages. A buffer
+//!   is written again only after the store that read it is done reading
+//!   (`cp.async.bulk.wait_group.read 1`); the last stores of a tile drain while the next tile's
+//!   mainloop runs, and each consumer waits for all of its stores to have read their buffers
+//!   before it leaves ([`Config::drain`]): the shared memory is gone with the block.
+//!
+//! The emulator checks the protocol: a store issued before the `stmatrix` writes were fenced,
+//! a buffer rewritten before `wait_group.read`, C read back where a store is still pending, a
+//! block that leaves before its stores have read their buffers (`tests/tests/emulator_store.rs`).
+use super::wgmma_16bit::Config;
+use crate::device::half::Half;
+use crate::device::mbarrier::MBarrier;
+use crate::device::pool_address;
+use crate::device::store;
+use crate::device::tma::TensorMap;
+use crate::device::wgmma::Accumulator;
+use crate::gemm::HalfGemmArgs;
+use crate::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
+use crate::pipeline::{Consumer, Schedule};
+use core::marker::PhantomData;
+
+/// The step `B` (its stages, cluster and copies) with the TMA-store epilogue through two staging
+/// buffers per warpgroup (`WHOLE` false), or a whole tile's four (`WHOLE`: one barrier pair per
+/// tile; the shared memory then holds a stage fewer).
+#[derive(Clone, Copy, Default)]
+pub struct TmaStore<B, const WHOLE: bool = false>(PhantomData<B>);
+
+impl<B: Config, const WHOLE: bool> TmaStore<B, WHOLE> {
+    /// Staging buffers per warpgroup.
+    const BUFFERS: u32 = if WHOLE { 4 } else { 2 };
+    /// Warpgroups with buffers of their own: both, or in ping-pong one set for the two.
+    const WARPGROUPS_STAGING: u32 = if matches!(B::SCHEDULE, Schedule::PingPong) {
+        1
+    } else {
+        2
+    };
+}
+
+impl<B: Config, const WHOLE: bool> Config for TmaStore<B, WHOLE> {
+    const STAGES: u32 = B::STAGES;
+    const RASTER: u32 = B::RASTER;
+    const CLUSTER_N: u32 = B::CLUSTER_N;
+    const SCHEDULE: Schedule = B::SCHEDULE;
+    /// The staging buffers of each consumer warpgroup; in ping-pong the two take turns with the
+    /// same ones (the ordering barrier keeps their epilogues apart).
+    const EXTRA_BYTES: u32 = Self::WARPGROUPS_STAGING * Self::BUFFERS * STAGING_BOX_BYTES;
+
+    #[inline(always)]
+    fn wait_turn(consumer: &mut Consumer) {
+        B::wait_turn(consumer)
+    }
+
+    #[inline(always)]
+    unsafe fn load_a(a_map: *const TensorMap, stage: u32, m0: u32, k0: i32, full: MBarrier) {
+        unsafe { B::load_a(a_map, stage, m0, k0, full) }
+    }
+
+    #[inline(always)]
+    unsafe fn store<H: Half>(
+        args: &HalfGemmArgs<H>,
+        maps: *const TensorMap,
+        acc: &Accumulator<128>,
+        (row0, col0, split): (u32, u32, u32),
+        consumer: &Consumer,
+    ) {
+        let _ = split;
+        let owner = if matches!(B::SCHEDULE, Schedule::PingPong) {
+            0
+        } else {
+            consumer.warpgroup
+        };
+        let staging = Staging {
+            first: pool_address(consumer.stages.extra())
+                + owner * Self::BUFFERS * STAGING_BOX_BYTES,
+            buffers: Self::BUFFERS,
+            barrier: 1 + consumer.warpgroup,
+        };
+        // C's tensor map follows A's and B's.
+        let c_map = maps.wrapping_add(2);
+        unsafe {
+            epilogue::store_through_tma(args, acc, c_map, row0, col0, consumer.thread, staging)
+        };
+        if matches!(B::SCHEDULE, Schedule::PingPong) {
+            Self::drain(consumer);
+        }
+    }
+
+    /// Every consumer waits until its stores have read their buffers: before the block leaves
+    /// (its shared memory goes with it), and in ping-pong before handing the buffers to the other
+    /// warpgroup at the end of each epilogue.
+    #[inline(always)]
+    fn drain(consumer: &Consumer) {
+        if consumer.thread == 0 {
+            store::wait_read::<0>();
+        }
+    }
+}
