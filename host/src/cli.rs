@@ -166,9 +166,9 @@ impl DtypeArg {
     }
 }
 
-/// An experiment's `--dtype`: f32 or f64, the types its tables are measured in. The 16-bit
-/// types run through `--variant NAME --dtype bf16|f16`; no experiment measures them yet, so
-/// they are refused here rather than quietly run as f32.
+/// The `--dtype` of the experiments measured in f32 and f64 only (progression, precision): the
+/// 16-bit types are refused there rather than quietly run as f32. `experiment auto` and
+/// `experiment hopper` measure them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ExperimentDtypeArg {
     F32,
@@ -237,7 +237,7 @@ mod tests {
     }
 
     #[test]
-    fn the_16_bit_dtypes_are_accepted_for_runs_but_not_for_experiments() {
+    fn the_16_bit_dtypes_are_accepted_for_runs_and_by_the_experiments_that_measure_them() {
         for (name, dtype) in [
             ("f32", Dtype::F32),
             ("f64", Dtype::F64),
@@ -249,7 +249,10 @@ mod tests {
             assert_eq!(c.dtype.dtype().name(), name);
         }
         assert!(parse("experiment progression --dtype f64").is_ok());
-        for experiment in ["progression", "precision", "auto"] {
+        assert!(parse("experiment auto --dtype bf16,f16").is_ok());
+        assert!(parse("experiment hopper --ladders bf16,3xtf32").is_ok());
+        assert!(parse("experiment hopper --ladders f64").is_err());
+        for experiment in ["progression", "precision"] {
             for half in ["bf16", "f16"] {
                 assert!(
                     parse(&format!("experiment {experiment} --dtype {half}")).is_err(),
@@ -274,7 +277,13 @@ mod tests {
             Some(Command::Experiment(Experiment::Progression(_)))
         ));
         assert!(parse("experiment 003 --parts gpu-threads,scaling --cpu-time-limit 5").is_ok());
-        assert!(parse("experiment 005").is_err());
+        assert!(matches!(
+            parse("experiment 005 --shapes 264x136x264")
+                .unwrap()
+                .command,
+            Some(Command::Experiment(Experiment::Hopper(_)))
+        ));
+        assert!(parse("experiment 006").is_err());
         for refused in [
             "000 --iters 0",
             "000 --size 0",

@@ -392,3 +392,53 @@ fn sweeps_003_skip_cpu_runs_over_the_time_limit() {
     assert!(rows[1][c].starts_with("skipped: est. "), "{}", rows[1][c]);
     assert!(read_page(&dir.0).contains("skipped by the 1e-6 s limit"));
 }
+
+#[test]
+fn hopper_005() {
+    let dir = TempDir::new("005");
+    assert!(run("005 --ladders bf16,tf32", &dir.0));
+    // Every step ran on the emulator's shape (it has fewer tiles than SMs: split-k too) and
+    // passed its check: each cell is the emulator's wall time, never FAIL or an error.
+    let (header, rows) = read_csv(&dir.0.join("hopper-bf16-speed.csv"));
+    let steps: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        steps,
+        [
+            "wgmma-16bit:1",
+            "wgmma-cluster:1",
+            "wgmma-tma-store:1",
+            "wgmma-tma-store:2",
+            "wgmma-tma-store:3",
+            "wgmma-pingpong:1",
+            "wgmma-split-k:4"
+        ]
+    );
+    for (header, rows) in [
+        (header, rows),
+        read_csv(&dir.0.join("hopper-tf32-speed.csv")),
+    ] {
+        let shape = column(&header, "264×136×264");
+        for r in &rows {
+            assert!(r[shape].parse::<f64>().is_ok(), "{r:?}");
+        }
+    }
+    // The summary names a step of each ladder; no ratio without cuBLAS.
+    let (header, rows) = read_csv(&dir.0.join("hopper-best.csv"));
+    let ladders: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(ladders, ["bf16", "tf32"]);
+    for r in &rows {
+        assert!(r[column(&header, "fastest step")].starts_with("wgmma-"));
+        assert_eq!(r[column(&header, "× cuBLAS")], "n/a (emulator)");
+    }
+    assert_page_embeds(
+        &dir.0,
+        &[
+            "hopper-best",
+            "hopper-bf16-speed",
+            "hopper-bf16-ratio",
+            "hopper-tf32-speed",
+            "hopper-tf32-ratio",
+        ],
+    );
+    assert!(dir.0.join("hopper-bf16-speed.svg").is_file());
+}

@@ -146,16 +146,35 @@ for step in "$@"; do
         echo "ncu $v: exit $?"; grep -E "^    [a-z0-9_]+__[a-z].* [0-9]|^  (sm80|sm90|gemm_|nvjet)" "$log" | sed 's/  */ /g' | head -30
       done ;;
     ch3-sanitize)
-      # Shapes that cross every tile edge (m, n, k; lda, ldb multiples of 8), beta != 0.
-      v=wgmma-16bit,wgmma-cluster,wgmma-tma-store:1,wgmma-tma-store:2,wgmma-pingpong:1,wgmma-pingpong:2
+      # Every Hopper kernel on the skeleton at shapes that cross every tile edge (m, n, k; lda,
+      # ldb multiples of 8 in 16 bits, of 4 in f32), beta != 0; split-k where k has 8 slices.
+      v=wgmma-16bit,wgmma-cluster,wgmma-tma-store:1,wgmma-tma-store:2,wgmma-tma-store:3,wgmma-pingpong:1,wgmma-pingpong:2
       for tool in memcheck racecheck synccheck; do
-        for shape in "--m 264 --n 200 --k 72 --ldc 272" "--m 520 --n 300 --k 100 --lda 528 --ldb 104 --ldc 520"; do
+        i=0
+        for run in "$v --m 264 --n 200 --k 72 --ldc 272" "$v --m 520 --n 300 --k 100 --lda 528 --ldb 104 --ldc 520" \
+                   "wgmma-split-k:2,wgmma-split-k:4,wgmma-split-k:8 --m 264 --n 200 --k 584 --ldc 272"; do
+          i=$((i + 1))
           for dtype in bf16 f16; do
-            compute-sanitizer --tool $tool --error-exitcode 9 $host --variant $v --dtype $dtype $shape --beta 0.5 --iters 1 --warmup 0 > "$OUT/ch3-sanitize-$tool-$dtype.log" 2>&1
-            echo "compute-sanitizer $tool $dtype ($shape): exit $? ($(grep -c 'check: .*PASS' "$OUT/ch3-sanitize-$tool-$dtype.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/ch3-sanitize-$tool-$dtype.log"))"
+            log="$OUT/ch3-sanitize-$tool-$dtype-$i.log"
+            compute-sanitizer --tool $tool --error-exitcode 9 $host --variant $run --dtype $dtype --beta 0.5 --iters 1 --warmup 0 > "$log" 2>&1
+            echo "compute-sanitizer $tool $dtype (--variant $run): exit $? ($(grep -c 'check: .*PASS' "$log") checks passed; $(grep -m1 'SUMMARY' "$log"))"
           done
         done
+        log="$OUT/ch3-sanitize-$tool-tf32.log"
+        compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-tf32:1,wgmma-tf32:3,wgmma-tf32:4,wgmma-tf32:5,wgmma-tf32:6,wgmma-3xtf32:1,wgmma-3xtf32:2 --m 300 --n 260 --k 76 --lda 304 --ldc 301 --beta 0.5 --iters 1 --warmup 0 > "$log" 2>&1
+        echo "compute-sanitizer $tool tf32: exit $? ($(grep -c 'check: .*PASS' "$log") checks passed; $(grep -m1 'SUMMARY' "$log"))"
       done ;;
+    ladder)
+      # Experiment 005: every step of the Hopper chapters beside cuBLAS of the same type, at
+      # chapter 3's seven shapes (LADDERS narrows it: bf16,f16,tf32,3xtf32).
+      start=$SECONDS
+      $host experiment hopper ${LADDERS:+--ladders $LADDERS} ${LADDER_SHAPES:+--shapes $LADDER_SHAPES} --out "$OUT/results/005-hopper" 2>&1 | tee "$OUT/ladder.log" | grep -v '^  '
+      echo "ladder: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" ;;
+    auto16)
+      # auto's 16-bit rows: every 16-bit candidate at auto's seven shapes.
+      start=$SECONDS
+      $host experiment auto --dtype bf16,f16 --out "$OUT/results/auto-16bit" 2>&1 | tee "$OUT/auto16.log" | grep -v '^  '
+      echo "auto16: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" ;;
     ncu)
       # Hardware counters of one launch each (clocks not locked: as the timings run).
       for v in ${NCU_VARIANTS:-gemm128 best cublas}; do

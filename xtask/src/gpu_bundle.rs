@@ -233,7 +233,11 @@ pub fn session_steps() -> Vec<String> {
     script
         .lines()
         .filter_map(|l| l.trim().strip_suffix(')'))
-        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+        .filter(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        })
         .map(str::to_string)
         .collect()
 }
@@ -257,7 +261,16 @@ mod tests {
     #[test]
     fn lists_the_session_steps() {
         let steps = session_steps();
-        for step in ["tests", "progression", "experiments", "sanitize"] {
+        for step in [
+            "tests",
+            "progression",
+            "experiments",
+            "sanitize",
+            "ch3",
+            "ch3-sanitize",
+            "ladder",
+            "auto16",
+        ] {
             assert!(steps.iter().any(|s| s == step), "{step}: {steps:?}");
         }
     }

@@ -4,14 +4,14 @@
 //! For each dtype and shape every candidate configuration runs on the same inputs beside cuBLAS
 //! (median, checked); the fastest that passes its check is the shape's row. The candidates are
 //! the native-arithmetic GPU kernels of [`candidates`] (see [`crate::auto`] for why TF32 is not
-//! one); split-k only where one pass of `big-tile` would leave SMs idle. The page's tables are
-//! the full measurements, so that the choice can be checked against its runners-up.
+//! one); split-k only where one pass of the large tile would leave SMs idle. The page's tables
+//! are the full measurements, so that the choice can be checked against its runners-up.
 use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, describe, label, time_cell, valid_time, Common, Context};
 use crate::auto::HEADER;
-use crate::cli::ExperimentDtypeArg;
+use crate::cli::DtypeArg;
 use crate::problem::{Init, Problem};
 use crate::registry::{self, CublasMath, Variant};
 use crate::run::Report;
@@ -28,9 +28,9 @@ pub const TABLE_FILE: &str = "auto-table.csv";
 pub struct Args {
     #[command(flatten)]
     pub common: Common,
-    /// Element type [default: both]
-    #[arg(long, value_enum)]
-    pub dtype: Option<ExperimentDtypeArg>,
+    /// Element types, separated by commas [default: f32,f64; bf16 and f16 need an H100/H200]
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub dtype: Vec<DtypeArg>,
     /// Only these shapes, as MxNxK separated by commas [default: the seven on the GPU,
     /// two small ones on the emulator]
     #[arg(long, value_delimiter = ',', value_parser = parse_shape)]
@@ -49,11 +49,11 @@ pub const GPU_SHAPES: [(u32, u32, u32); 7] = [
     (8192, 256, 8192),
 ];
 
-/// SMs of the H100 the table is made on: split-k is a candidate where `big-tile:1` launches
-/// fewer than two blocks per SM.
+/// SMs of the H100 the table is made on: split-k is a candidate where the large tile
+/// (`big-tile:1`, `wgmma-16bit:1`) makes fewer than two blocks per SM.
 const SPLIT_K_BELOW_BLOCKS: u32 = 2 * 132;
 
-fn parse_shape(text: &str) -> Result<(u32, u32, u32), String> {
+pub fn parse_shape(text: &str) -> Result<(u32, u32, u32), String> {
     let parts: Vec<u32> = text
         .split(['x', '×'])
         .map(|p| {
@@ -69,24 +69,39 @@ fn parse_shape(text: &str) -> Result<(u32, u32, u32), String> {
 }
 
 /// `auto`'s candidates for a problem: every configuration of the native-arithmetic kernels
-/// listed here (the course's fast ones; the slow steps could never win).
+/// listed here (the course's fast ones; the slow steps could never win). In 16 bits: every
+/// chapter-3 kernel (ping-pong loses on large squares but wins where 256×128 tiles are few).
 pub fn candidates(p: &Problem) -> Vec<(Variant, Option<u32>)> {
-    let mut names = vec!["gemm128", "best", "big-tile"];
+    // The kernel whose blocks decide whether k is worth splitting, and the split-k kernel.
+    let (mut names, large_tile, split) = if p.dtype.is_16bit() {
+        (
+            vec![
+                "wgmma-16bit",
+                "wgmma-cluster",
+                "wgmma-tma-store",
+                "wgmma-pingpong",
+            ],
+            "wgmma-16bit",
+            "wgmma-split-k",
+        )
+    } else {
+        (vec!["gemm128", "best", "big-tile"], "big-tile", "split-k")
+    };
     if p.dtype == Dtype::F64 {
         names.push("tc-f64");
     }
     let few_tiles = {
-        let g = (registry_kernel("big-tile").geometry)(
+        let g = (registry_kernel(large_tile).geometry)(
             p.shape.m,
             p.shape.n,
             p.shape.k,
             p.dtype.bytes(),
             1,
         );
-        g.grid.0 < SPLIT_K_BELOW_BLOCKS
+        g.grid.0 * g.grid.1 < SPLIT_K_BELOW_BLOCKS
     };
     if few_tiles {
-        names.push("split-k");
+        names.push(split);
     }
     let mut out = Vec::new();
     for name in names {
@@ -108,9 +123,10 @@ fn registry_kernel(name: &str) -> &'static kernels_gpu::registry::Variant {
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
-    let dtypes = match args.dtype {
-        Some(d) => vec![d.dtype()],
-        None => vec![Dtype::F32, Dtype::F64],
+    let dtypes: Vec<Dtype> = if args.dtype.is_empty() {
+        vec![Dtype::F32, Dtype::F64]
+    } else {
+        args.dtype.iter().map(|d| d.dtype()).collect()
     };
     let shapes = if !args.shapes.is_empty() {
         args.shapes.clone()
@@ -367,6 +383,45 @@ mod tests {
         assert!(has_split(1024, 1024, 8192));
         assert!(!has_split(8192, 8192, 1024));
         assert!(parse_shape("1024x1024x8192").is_ok());
+        assert!(parse_shape("1024×1024×8192").is_ok());
         assert!(parse_shape("1024x0x8").is_err());
+    }
+
+    #[test]
+    fn sixteen_bit_candidates_are_the_chapter_3_kernels() {
+        let ctx = gpu_context();
+        let names = |dtype, m: u32, n: u32, k: u32| -> Vec<String> {
+            let mut p = ctx.square(m, dtype, Init::Random);
+            p.shape = Shape {
+                m,
+                n,
+                k,
+                lda: m,
+                ldb: k,
+                ldc: m,
+            };
+            candidates(&p).iter().map(|&(v, t)| label(v, t)).collect()
+        };
+        let big = names(Dtype::Bf16, 8192, 8192, 8192);
+        assert_eq!(
+            big,
+            [
+                "wgmma-16bit:1",
+                "wgmma-cluster:1",
+                "wgmma-tma-store:1",
+                "wgmma-tma-store:2",
+                "wgmma-tma-store:3",
+                "wgmma-pingpong:1",
+                "wgmma-pingpong:2"
+            ]
+        );
+        let narrow = names(Dtype::F16, 8192, 256, 8192);
+        assert!(
+            narrow.contains(&"wgmma-split-k:4".to_string()),
+            "{narrow:?}"
+        );
+        assert!(names(Dtype::F32, 8192, 8192, 8192)
+            .iter()
+            .all(|n| !n.starts_with("wgmma")));
     }
 }

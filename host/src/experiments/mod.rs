@@ -13,12 +13,14 @@
 //! | `precision` (`002`) | 002 | relative error vs size, with and without Kahan summation |
 //! | `sweeps` (`003`) | 003 | CPU vs GPU: sizes, block sizes, blockL |
 //! | `cg` (`004`) | 004 | the cooperative-groups kernels as a percentage of cuBLAS |
+//! | `hopper` (`005`) | tensor cores 2, 3 | every step of the Hopper kernels against cuBLAS of the same type |
 //!
 //! On the emulator (`--backend emu`) every experiment runs at small sizes; its times are the
 //! emulation's CPU wall time and are labelled so, never as GPU throughput.
 pub mod auto;
 pub mod cg;
 pub mod chart;
+pub mod hopper;
 pub mod page;
 pub mod precision;
 pub mod progress;
@@ -56,6 +58,9 @@ pub enum Experiment {
     /// 004: the cooperative-groups kernels as a percentage of cuBLAS
     #[command(name = "cg", visible_alias = "004")]
     Cg(cg::Args),
+    /// 005: the Hopper ladder, every step of tensor cores chapters 2 and 3 against cuBLAS of the same type
+    #[command(name = "hopper", visible_alias = "005")]
+    Hopper(hopper::Args),
     /// auto's table: every candidate kernel at each shape beside cuBLAS; writes auto-table.csv
     #[command(name = "auto")]
     Auto(auto::Args),
@@ -106,6 +111,7 @@ impl Experiment {
             Experiment::Precision(a) => &a.common,
             Experiment::Sweeps(a) => &a.common,
             Experiment::Cg(a) => &a.common,
+            Experiment::Hopper(a) => &a.common,
             Experiment::Auto(a) => &a.common,
             Experiment::All(a) => &a.common,
         }
@@ -119,6 +125,7 @@ impl Experiment {
             Experiment::Precision(_) => precision::ID,
             Experiment::Sweeps(_) => sweeps::ID,
             Experiment::Cg(_) => cg::ID,
+            Experiment::Hopper(_) => hopper::ID,
             Experiment::Auto(_) => auto::ID,
             Experiment::All(_) => "all",
         }
@@ -461,6 +468,10 @@ pub fn run_with_command_line(experiment: &Experiment, command_line: String) -> R
             common: c.clone(),
             ..Default::default()
         }),
+        Experiment::Hopper(hopper::Args {
+            common: c.clone(),
+            ..Default::default()
+        }),
         Experiment::Sweeps(sweeps::Args {
             common: c,
             cpu_time_limit: all.cpu_time_limit,
@@ -483,6 +494,7 @@ fn run_one(ctx: &Context, experiment: &Experiment, out: &Path) -> Result<bool> {
         Experiment::Precision(a) => precision::run(ctx, a)?,
         Experiment::Sweeps(a) => sweeps::run(ctx, a)?,
         Experiment::Cg(a) => cg::run(ctx, a)?,
+        Experiment::Hopper(a) => hopper::run(ctx, a)?,
         Experiment::Auto(a) => auto::run(ctx, a)?,
         Experiment::All(_) => unreachable!("`all` runs the others"),
     };
