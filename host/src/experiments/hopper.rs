@@ -264,7 +264,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     }
     let progress = Progress::new("005 hopper", batches.iter().map(|(_, r)| r.len()).sum());
     let timing = ctx.timing();
-    let measured: Vec<(Problem, Vec<(Variant, Option<u32>)>, Vec<Result<Report>>)> = batches
+    let measured: Vec<Measured> = batches
         .into_iter()
         .map(|(p, runs)| {
             let reports = ctx.measure(&progress, &runs, &p, timing);
@@ -301,6 +301,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     let passed = measured.iter().all(|(_, _, r)| all_passed(r));
     Ok(page(ctx, timing, &ladders, &rungs, passed))
 }
+
+/// One batch's problem, its runs and their reports.
+type Measured = (Problem, Vec<(Variant, Option<u32>)>, Vec<Result<Report>>);
 
 fn is(v: &Variant, math: CublasMath) -> bool {
     matches!(v, Variant::Cublas(m) if *m == math)
