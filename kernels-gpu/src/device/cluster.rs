@@ -2,7 +2,7 @@
 //! schedules on neighbouring multiprocessors at the same time, and that can reach each other's
 //! shared memory (*distributed shared memory*): arrive on a peer's mbarriers
 //! ([`MBarrier::arrive_cluster`](super::mbarrier::MBarrier::arrive_cluster)), receive a
-//! multicast TMA copy ([`super::tma::load_tile_2d_multicast`]), and synchronise all their
+//! multicast TMA copy ([`super::tma::load_box_multicast`]), and synchronise all their
 //! threads ([`sync`]).
 //!
 //! A kernel's cluster shape is fixed at compile time here (`.reqnctapercluster`, which the PTX

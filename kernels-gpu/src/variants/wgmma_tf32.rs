@@ -35,9 +35,9 @@
 //!   fragment table wants rows `g` and `g + 8` of k `t` in registers 0 and 1, and a row of the
 //!   tile may stand for any row of C as long as the epilogue writes it there, so fragment rows
 //!   `g`, `g + 8` are given two *adjacent* m (one 8-byte load) chosen so that each half-warp's
-//!   16 loads hit 32 different banks through the 128-byte swizzle ([`fragment_row`]). B (K-major
+//!   16 loads hit 32 different banks through the 128-byte swizzle (`fragment_row`). B (K-major
 //!   as it lies) is read by the tensor cores through its descriptor, as in the basic kernel.
-//! - **`wgmma`s in flight, one fragment buffer per group** ([`consume_pipelined`], CUTLASS's
+//! - **`wgmma`s in flight, one fragment buffer per group** (`consume_pipelined`, CUTLASS's
 //!   order for A in registers). Each k-step is a group of one `wgmma`; two groups run while the
 //!   warp loads the next k-step's fragment and issues it. The tensor cores read a fragment's
 //!   registers until its group retires: the first version reloaded the same registers every
@@ -61,7 +61,7 @@
 //! a_big·b_big`). A is split in the consumers' registers ([`Tf32::split`]). B must be split
 //! where the tensor cores read it: the producer warpgroup's three idle warps wait for each
 //! stage's copies, replace B by its rounded `big` part and write `small` beside it
-//! ([`split_b`]), publish both to the async proxy (`fence.proxy.async`) and arrive on a third
+//! (the kernel's `assist` role, [`crate::pipeline::Kernel::assist`]), publish both to the async proxy (`fence.proxy.async`) and arrive on a third
 //! barrier, *ready*, which the consumers wait for instead of *full*. As in chapter 1, each slice's
 //! twelve `wgmma`s (4 k-steps × 3 products) start from zero and the slice's sum is added to the
 //! running sum with `FADD`: the tensor cores' accumulation truncates, and over a whole k loop
