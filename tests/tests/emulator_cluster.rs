@@ -181,7 +181,11 @@ fn sync_warp_then_release(bug: Bug, empty: MBarrier, tid: u32) {
 
 fn fault_of(bug: Bug) -> Fault {
     match run(bug) {
-        (Err(fault), ..) => fault,
+        (Err(fault), ..) => {
+            // What a student sees: `cargo test --test NAME -- --nocapture` prints it.
+            println!("{bug:?}: {fault}");
+            fault
+        }
         (Ok(()), ..) => panic!("{bug:?}: the emulator accepted it"),
     }
 }

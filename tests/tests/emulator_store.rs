@@ -120,7 +120,11 @@ fn kernel(bug: Bug, map: *const TensorMap, c: *const u16) {
 
 fn fault_of(bug: Bug) -> Fault {
     match run(bug) {
-        (Err(fault), _) => fault,
+        (Err(fault), _) => {
+            // What a student sees: `cargo test --test NAME -- --nocapture` prints it.
+            println!("{bug:?}: {fault}");
+            fault
+        }
         (Ok(()), _) => panic!("{bug:?}: the emulator accepted it"),
     }
 }
