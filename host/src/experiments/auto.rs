@@ -12,12 +12,11 @@ use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, describe, label, time_cell, valid_time, Common, Context};
 use crate::auto::HEADER;
 use crate::cli::DtypeArg;
-use crate::problem::{Init, Problem};
+use crate::problem::Problem;
 use crate::registry::{self, CublasMath, Variant};
 use crate::run::Report;
 use anyhow::Result;
 use kernels_gpu::gemm::Dtype;
-use kernels_gpu::registry::Shape;
 
 pub const ID: &str = "auto-table";
 
@@ -137,23 +136,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     };
     let problems: Vec<Problem> = dtypes
         .iter()
-        .flat_map(|&dtype| {
-            shapes.iter().map(move |&(m, n, k)| Problem {
-                shape: Shape {
-                    m,
-                    n,
-                    k,
-                    lda: m,
-                    ldb: k,
-                    ldc: m,
-                },
-                dtype,
-                alpha: 1.0,
-                beta: 0.0,
-                init: Init::Random,
-                seed: ctx.seed,
-            })
-        })
+        .flat_map(|&dtype| shapes.iter().map(move |&shape| ctx.problem(dtype, shape)))
         .collect();
     let runs: Vec<Vec<(Variant, Option<u32>)>> = problems
         .iter()
@@ -337,6 +320,8 @@ fn page(
 mod tests {
     use super::*;
     use crate::experiments::testing::{gpu_context, report};
+    use crate::problem::Init;
+    use kernels_gpu::registry::Shape;
 
     #[test]
     fn the_fastest_passing_candidate_is_the_row_and_the_row_parses() {

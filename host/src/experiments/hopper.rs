@@ -12,12 +12,11 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, describe, valid_time, Common, Context};
-use crate::problem::{Init, Problem};
+use crate::problem::Problem;
 use crate::registry::{self, CublasMath, Variant};
 use crate::run::Report;
 use anyhow::Result;
 use kernels_gpu::gemm::Dtype;
-use kernels_gpu::registry::Shape;
 
 pub const ID: &str = "005-hopper";
 
@@ -227,21 +226,6 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     // One batch per element type and shape: the f32 ladders share inputs and reference.
     let mut dtypes: Vec<Dtype> = ladders.iter().map(|l| l.dtype).collect();
     dtypes.dedup();
-    let problem = |dtype, (m, n, k)| Problem {
-        shape: Shape {
-            m,
-            n,
-            k,
-            lda: m,
-            ldb: k,
-            ldc: m,
-        },
-        dtype,
-        alpha: 1.0,
-        beta: 0.0,
-        init: Init::Random,
-        seed: ctx.seed,
-    };
     let batch = |dtype: Dtype, p: &Problem| -> Result<Vec<(Variant, Option<u32>)>> {
         let mut runs: Vec<(Variant, Option<u32>)> = Vec::new();
         for ladder in ladders.iter().filter(|l| l.dtype == dtype) {
@@ -257,7 +241,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     let mut batches = Vec::new();
     for &dtype in &dtypes {
         for &shape in &shapes {
-            let p = problem(dtype, shape);
+            let p = ctx.problem(dtype, shape);
             let runs = batch(dtype, &p)?;
             batches.push((p, runs));
         }
@@ -563,6 +547,8 @@ fn ladder_finding(name: &str, best: &[(String, f64)]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::experiments::testing::{gpu_context, report};
+    use crate::problem::Init;
+    use kernels_gpu::registry::Shape;
 
     #[test]
     fn every_step_names_a_registered_configuration_of_its_ladders_type() {

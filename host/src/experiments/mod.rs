@@ -198,6 +198,21 @@ impl Context {
         }
     }
 
+    /// An m×n×k problem, C = A·B (alpha 1, beta 0), random inputs, tight leading dimensions.
+    pub fn problem(&self, dtype: Dtype, (m, n, k): (u32, u32, u32)) -> Problem {
+        Problem {
+            shape: Shape {
+                m,
+                n,
+                k,
+                lda: m,
+                ldb: k,
+                ldc: m,
+            },
+            ..self.square(m, dtype, Init::Random)
+        }
+    }
+
     /// Runs `variants` on `p` through [`run::execute_many`] (inputs and f64 reference made
     /// once), printing one line per run and counting it on `progress`.
     pub fn measure(
