@@ -53,10 +53,10 @@ for step in "$@"; do
       done ;;
     source-counters)
       # Per-SASS-instruction stall samples (ncu's source page as CSV, gzipped) of one launch each
-      # at 4096³: where in the loop the warps wait, and on what.
+      # at 4096³: where in the loop the warps wait, and on what (SOURCE_DTYPE: f32 by default).
       for v in ${SOURCE_VARIANTS:-big-tile:5 cublas}; do
-        n=${v//:/-}
-        ncu --clock-control none --launch-count 1 --section SourceCounters --section WarpStateStats -o "$OUT/src-$n" $host --variant $v --size 4096 --iters 1 --warmup 0 --no-check > "$OUT/src-$n.log" 2>&1
+        n=${v//:/-}-${SOURCE_DTYPE:-f32}
+        ncu --clock-control none --launch-count 1 --section SourceCounters --section WarpStateStats -o "$OUT/src-$n" $host --variant $v --dtype ${SOURCE_DTYPE:-f32} --size 4096 --iters 1 --warmup 0 --no-check > "$OUT/src-$n.log" 2>&1
         ncu --import "$OUT/src-$n.ncu-rep" --page source --csv --print-source sass > "$OUT/src-$n.csv" 2>&1
         echo "source counters $v: $(wc -l < "$OUT/src-$n.csv") lines"; gzip -f "$OUT/src-$n.csv"; rm -f "$OUT/src-$n.ncu-rep"
       done ;;
