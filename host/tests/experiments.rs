@@ -409,6 +409,8 @@ fn hopper_005() {
             "wgmma-tma-store:1",
             "wgmma-tma-store:2",
             "wgmma-tma-store:3",
+            "wgmma-tma-store:4",
+            "wgmma-tma-store:5",
             "wgmma-pingpong:1",
             "wgmma-split-k:4"
         ]

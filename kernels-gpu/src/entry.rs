@@ -292,6 +292,10 @@ mod hopper {
         gemm_wgmma_tma_store_c2_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>>>, launch_bounds(384, 1);
         gemm_wgmma_tma_store_c3_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<3, 2>, true>>, launch_bounds(384, 1), cluster(2);
         gemm_wgmma_tma_store_c3_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<3, 2>, true>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_tma_store_c4_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_tma_store_c4_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_tma_store_c5_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>>, launch_bounds(384, 1);
+        gemm_wgmma_tma_store_c5_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>>, launch_bounds(384, 1);
         gemm_wgmma_pingpong_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_cluster::SharedA<5, 2>>>>, launch_bounds(384, 1), cluster(2);
         gemm_wgmma_pingpong_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_cluster::SharedA<5, 2>>>>, launch_bounds(384, 1), cluster(2);
         gemm_wgmma_pingpong_c2_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_pingpong::PingPong<wgmma_cluster::SharedA<5, 2>>>, launch_bounds(384, 1), cluster(2);

@@ -380,20 +380,25 @@ fn wgmma_cluster_operands(tile: u32) -> TmaOperands {
 }
 
 /// `wgmma-tma-store`'s configurations: 1 on `wgmma-cluster`'s clusters, 2 without clusters, 3
-/// with clusters and the whole tile staged (three stages).
+/// with clusters and the whole tile staged (three stages); 4 and 5 as 1 and 2 in the orientation
+/// `C = A·B` (two `m64n128k16` per consumer and k-step, `stmatrix.trans`).
 fn wgmma_tma_store_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     use wgmma_tma_store::TmaStore;
     match tile {
         1 => wgmma_16bit::geometry::<TmaStore<wgmma_cluster::SharedA<4, 2>>>(m, n, k, bytes),
         2 => wgmma_16bit::geometry::<TmaStore<wgmma_16bit::Plain<4>>>(m, n, k, bytes),
         3 => wgmma_16bit::geometry::<TmaStore<wgmma_cluster::SharedA<3, 2>, true>>(m, n, k, bytes),
+        4 => wgmma_16bit::geometry::<TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>>(
+            m, n, k, bytes,
+        ),
+        5 => wgmma_16bit::geometry::<TmaStore<wgmma_16bit::Plain<4>, false, true>>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
 
 fn wgmma_tma_store_operands(tile: u32) -> TmaOperands {
     TmaOperands {
-        cluster: if tile == 2 { 1 } else { 2 },
+        cluster: if tile == 2 || tile == 5 { 1 } else { 2 },
         c_box: Some([64, 64]),
         ..wgmma_16bit_operands(tile)
     }
@@ -942,10 +947,10 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-tma-store",
-        summary: "wgmma-cluster with C written through shared memory: stmatrix into 128-byte-swizzled 64x64 boxes (two per consumer warpgroup, in turn), fence.proxy.async, a named barrier, one TMA store per box that drains under the next tile's mainloop; --tile: 1 clusters of two (default), 2 no cluster, 3 clusters of two, the whole tile staged at once (four boxes per warpgroup, one barrier pair per tile) and three stages",
+        summary: "wgmma-cluster with C written through shared memory: stmatrix into 128-byte-swizzled 64x64 boxes (two per consumer warpgroup, in turn), fence.proxy.async, a named barrier, one TMA store per box that drains under the next tile's mainloop; --tile: 1 clusters of two (default), 2 no cluster, 3 clusters of two, the whole tile staged at once (four boxes per warpgroup, one barrier pair per tile) and three stages, 4 as 1 and 5 as 2 in the orientation C = A·B (each consumer 128 rows of m as two wgmma.m64n128k16 with A transposed, as cuBLAS; stmatrix.trans)",
         source: "beyond the documents (tensor cores, chapter 3)",
         entry: "gemm_wgmma_tma_store_c{tile}",
-        tiles: &[1, 2, 3],
+        tiles: &[1, 2, 3, 4, 5],
         geometry: wgmma_tma_store_geometry,
         supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
         dtypes: HALF_DTYPES,

@@ -396,6 +396,8 @@ mod tests {
                 "wgmma-tma-store:1",
                 "wgmma-tma-store:2",
                 "wgmma-tma-store:3",
+                "wgmma-tma-store:4",
+                "wgmma-tma-store:5",
                 "wgmma-pingpong:1",
                 "wgmma-pingpong:2"
             ]

@@ -104,6 +104,12 @@ const SIXTEEN_BIT_STEPS: &[Step] = &[
         "the whole tile staged at once (3 stages to make room)",
     ),
     step(
+        "wgmma-tma-store",
+        4,
+        "cuBLAS's orientation, C = A·B: two m64n128k16 per consumer, A the transposed operand",
+    ),
+    step("wgmma-tma-store", 5, "the same without clusters"),
+    step(
         "wgmma-pingpong",
         1,
         "ping-pong: each consumer a whole 256×64 tile, epilogues under the other's mainloop",
@@ -596,7 +602,7 @@ mod tests {
         steps[2] = Some(report("wgmma-tma-store", &p, 1.6, true));
         // Faster still, but its check failed: never the fastest.
         steps[3] = Some(report("wgmma-tma-store", &p, 1.0, false));
-        steps[6] = None;
+        steps[8] = None;
         let rung = Rung {
             problem: p,
             steps,
@@ -611,7 +617,7 @@ mod tests {
         let shown: Vec<String> = ratios.rows.iter().map(|r| r[column].shown()).collect();
         assert_eq!(shown[2], "1.125");
         assert_eq!(shown[3], "FAIL");
-        assert_eq!(shown[6], "not run");
+        assert_eq!(shown[8], "not run");
         assert_eq!(
             page.headline,
             "bf16: the fastest step per shape is 1.125× cuBLAS at 4096³ to 1.125× at 4096³."

@@ -32,6 +32,17 @@ pub fn stmatrix_x4(row_address: u32, registers: [u32; 4]) {
     backend::stmatrix_x4(row_address, registers)
 }
 
+/// `stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [row], {r0, r1, r2, r3}`: as
+/// [`stmatrix_x4`], each matrix transposed on its way: lane `L` gives the address of row
+/// `L % 8` of matrix `L / 8` *as stored*, which is column `L % 8` of the fragment — the eight
+/// elements that lanes `L % 8 / 2`, `+4`, … `+28` hold in half `L % 2` of register `L / 8`.
+/// An accumulator whose rows are C's rows (pairs of adjacent columns) lands with C's columns
+/// as shared-memory rows: column-major, as C lies.
+#[inline(always)]
+pub fn stmatrix_x4_trans(row_address: u32, registers: [u32; 4]) {
+    backend::stmatrix_x4_trans(row_address, registers)
+}
+
 /// `cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [map, {x, y}], [src]`: one
 /// thread asks the TMA engine to store the box at shared address `src` (laid out, swizzled, as
 /// the map's box) to the tensor at element coordinates `(x, y)`, clipped at its edges.

@@ -57,6 +57,35 @@ pub unsafe fn store_transposed<H: Half, const R: usize>(
     }
 }
 
+/// Writes a 64×N accumulator whose rows are C's rows (the [`Config::DIRECT`] orientation):
+/// accumulator row `r` is row `row0 + r` of C, column `c` column `col0 + c`. A pair is two
+/// adjacent columns, `ldc` apart in column-major C: one 2-byte store each. The slow epilogue,
+/// for completeness; the orientation is meant for [`store_direct_through_tma`].
+///
+/// [`Config::DIRECT`]: crate::variants::wgmma_16bit::Config::DIRECT
+///
+/// # Safety
+/// `args` describes valid matrices.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+pub unsafe fn store_rows<H: Half, const R: usize>(
+    args: &HalfGemmArgs<H>,
+    acc: &Accumulator<R>,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+) {
+    let values = acc.get();
+    let (warp, lane) = (thread / 32, thread % 32);
+    for i in 0..R {
+        let (r, c) = Accumulator::<R>::position(warp, lane, i as u32);
+        let (row, col) = (row0 + r, col0 + c);
+        if row < args.m && col < args.n {
+            unsafe { args.store_c(args.c_at(row, col), values[i]) };
+        }
+    }
+}
+
 /// Where a consumer warpgroup's TMA-store epilogue stages its tile, boxes of 64 m × 64 n (8 KiB:
 /// a 128-byte swizzled row of 64 m per column of n), and the named barrier its 128 threads
 /// synchronise on. Either two buffers used in turn by the four subtiles (16 KiB, CUTLASS's
@@ -103,6 +132,7 @@ pub unsafe fn store_through_tma<H: Half>(
         col0,
         thread,
         staging,
+        direct: false,
     };
     // One call per subtile, the subtile a constant: every register index is then a constant
     // without asking the unroller to unroll all 128 pairs at once (if it gives up, the
@@ -123,6 +153,55 @@ struct Subtile {
     col0: u32,
     thread: u32,
     staging: Staging,
+    /// Subtile `s` is rows `64·(s / 2)`, columns `64·(s % 2)` ([`store_direct_through_tma`]),
+    /// not rows `64·s` of 64 columns.
+    direct: bool,
+}
+
+impl Subtile {
+    /// Subtile `S`'s buffer, once the store that last read it is done reading. With two
+    /// buffers each subtile waits for the store two subtiles back; with four the first waits
+    /// for all of the previous tile's stores.
+    #[inline(always)]
+    fn buffer<const S: u32>(self) -> u32 {
+        let whole = self.staging.buffers == 4;
+        if !whole || S == 0 {
+            if self.thread == 0 {
+                if whole {
+                    store::wait_read::<0>();
+                } else {
+                    store::wait_read::<1>();
+                }
+            }
+            named_barrier(self.staging.barrier, 128);
+        }
+        self.staging.first + (S % self.staging.buffers) * STAGING_BOX_BYTES
+    }
+
+    /// After subtile `S`'s `stmatrix`: publish the buffer to the async proxy and store it (with
+    /// four buffers, the last subtile stores all four).
+    #[inline(always)]
+    fn publish<const S: u32>(self) {
+        let whole = self.staging.buffers == 4;
+        if !whole || S == 3 {
+            fence_proxy_async();
+            named_barrier(self.staging.barrier, 128);
+            if self.thread == 0 {
+                let first = if whole { 0 } else { S };
+                for s in first..=S {
+                    let box_at =
+                        self.staging.first + (s % self.staging.buffers) * STAGING_BOX_BYTES;
+                    let (x, y) = if self.direct {
+                        (self.row0 + 64 * (s / 2), self.col0 + 64 * (s % 2))
+                    } else {
+                        (self.row0 + 64 * s, self.col0)
+                    };
+                    unsafe { store::store_box(self.c_map, box_at, x as i32, y as i32) };
+                }
+                store::commit();
+            }
+        }
+    }
 }
 
 /// Rows `64·S..64·S + 64` (of the accumulator's 256 columns), through buffer `S % buffers`.
@@ -138,18 +217,7 @@ unsafe fn store_subtile<H: Half, const S: u32>(
 ) {
     let values = acc.get();
     let (warp, lane) = (at.thread / 32, at.thread % 32);
-    let whole = at.staging.buffers == 4;
-    let buffer = at.staging.first + (S % at.staging.buffers) * STAGING_BOX_BYTES;
-    if !whole || S == 0 {
-        if at.thread == 0 {
-            if whole {
-                store::wait_read::<0>();
-            } else {
-                store::wait_read::<1>();
-            }
-        }
-        named_barrier(at.staging.barrier, 128);
-    }
+    let buffer = at.buffer::<S>();
     // Four `stmatrix.x4` per warp, each 16 m (two 8-wide blocks) of its 16 columns: matrix h is
     // block `q + h/2`, accumulator rows 0–7 (h even) or 8–15 of the warp, whose pair is
     // registers `4·(q + h/2) + 2·(h % 2)` and the next.
@@ -186,17 +254,84 @@ unsafe fn store_subtile<H: Half, const S: u32>(
         let m_block = 2 * x4 + h / 2;
         store::stmatrix_x4(buffer + n * 128 + 16 * (m_block ^ (n % 8)), pairs);
     }
-    if !whole || S == 3 {
-        fence_proxy_async();
-        named_barrier(at.staging.barrier, 128);
-        if at.thread == 0 {
-            let first = if whole { 0 } else { S };
-            for s in first..=S {
-                let box_at = at.staging.first + (s % at.staging.buffers) * STAGING_BOX_BYTES;
-                let (x, y) = ((at.row0 + 64 * s) as i32, at.col0 as i32);
-                unsafe { store::store_box(at.c_map, box_at, x, y) };
-            }
-            store::commit();
-        }
+    at.publish::<S>();
+}
+
+/// The TMA-store epilogue of the [`Config::DIRECT`] orientation: the warpgroup's two
+/// accumulators of 64 rows × 128 columns of C (rows `row0..row0 + 128`) as four boxes of 64 m ×
+/// 64 n. An accumulator pair is two adjacent *columns* of one row, and a box row is a column of
+/// C, so `stmatrix.trans` ([`store::stmatrix_x4_trans`]) transposes each 8×8 block on its way.
+///
+/// [`Config::DIRECT`]: crate::variants::wgmma_16bit::Config::DIRECT
+///
+/// # Safety
+/// As [`store_through_tma`].
+#[inline(always)]
+pub unsafe fn store_direct_through_tma<H: Half>(
+    args: &HalfGemmArgs<H>,
+    [upper, lower]: [&Accumulator<64>; 2],
+    c_map: *const TensorMap,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+    staging: Staging,
+) {
+    let at = Subtile {
+        c_map,
+        row0,
+        col0,
+        thread,
+        staging,
+        direct: true,
+    };
+    unsafe {
+        store_direct_subtile::<H, 0>(args, upper, at);
+        store_direct_subtile::<H, 1>(args, upper, at);
+        store_direct_subtile::<H, 2>(args, lower, at);
+        store_direct_subtile::<H, 3>(args, lower, at);
     }
+}
+
+/// Subtile `S`: rows `64·(S / 2)` (accumulator `acc`), columns `64·(S % 2)`.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+unsafe fn store_direct_subtile<H: Half, const S: u32>(
+    args: &HalfGemmArgs<H>,
+    acc: &Accumulator<64>,
+    at: Subtile,
+) {
+    let values = acc.get();
+    let (warp, lane) = (at.thread / 32, at.thread % 32);
+    let (row0, half) = (at.row0 + 64 * (S / 2), S % 2);
+    let buffer = at.buffer::<S>();
+    // Four `stmatrix.x4.trans` per warp, each two 8-column blocks of its 16 rows: matrix h is
+    // column block `8·half + 2·x4 + h/2`, accumulator rows 0–7 (h even) or 8–15 of the warp.
+    for x4 in 0..4u32 {
+        let mut pairs = [0u32; 4];
+        for h in 0..4u32 {
+            let block = 8 * half + 2 * x4 + h / 2;
+            let i = (4 * block + 2 * (h % 2)) as usize;
+            let (r, c) = Accumulator::<64>::position(warp, lane, i as u32);
+            let (row, col) = (row0 + r, at.col0 + c);
+            let old = || {
+                core::array::from_fn(|e| {
+                    let col = col + e as u32;
+                    if row < args.m && col < args.n {
+                        unsafe { args.c.load(args.c_at(row, col)) }
+                    } else {
+                        0.0
+                    }
+                })
+            };
+            let value = crate::gemm::scaled(args.alpha, args.beta, [values[i], values[i + 1]], old);
+            pairs[h as usize] = H::pack(value[0], value[1]);
+        }
+        // This lane's address: row L % 8 of stored matrix L / 8 is column `n` of the box (a
+        // 128-byte row of 64 m), its eight rows the 8-m block `m_block`.
+        let h = lane / 8;
+        let n = 8 * (2 * x4 + h / 2) + lane % 8;
+        let m_block = 2 * warp + h % 2;
+        store::stmatrix_x4_trans(buffer + n * 128 + 16 * (m_block ^ (n % 8)), pairs);
+    }
+    at.publish::<S>();
 }

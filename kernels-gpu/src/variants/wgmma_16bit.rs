@@ -85,6 +85,13 @@ pub trait Config: Copy + Default + 'static {
     /// Split-k: grid row `y` computes part `y` of k ([`crate::pipeline::Kernel::SPLIT_K`]).
     const SPLIT_K: bool = false;
 
+    /// The product as it stands, `C = A·B`, instead of `Cᵀ = Bᵀ·Aᵀ`: the `wgmma`'s M is C's m,
+    /// its A operand is A (MN-major, the transposed one, 64 rows) and its B operand B (K-major,
+    /// 128 columns): each consumer warpgroup takes 128 of the tile's 256 rows, two
+    /// `wgmma.m64n128k16` per 16 of k — cuBLAS's orientation. Its epilogue is
+    /// [`Config::store_direct`] (cooperative schedule only).
+    const DIRECT: bool = false;
+
     /// Ping-pong: waits for the warpgroup's turn ([`Consumer::wait_turn`]).
     #[inline(always)]
     fn wait_turn(consumer: &mut Consumer) {
@@ -119,6 +126,26 @@ pub trait Config: Copy + Default + 'static {
     ) {
         let _ = maps;
         unsafe { epilogue::store_transposed(args, acc, row0, col0, consumer.thread) }
+    }
+
+    /// The epilogue of the [`Config::DIRECT`] orientation: the warpgroup's two accumulators
+    /// (rows `row0..row0 + 64` and the next 64, columns `col0..col0 + 128`).
+    ///
+    /// # Safety
+    /// `args` describes valid matrices.
+    #[inline(always)]
+    unsafe fn store_direct<H: Half>(
+        args: &HalfGemmArgs<H>,
+        maps: *const TensorMap,
+        accs: [&Accumulator<64>; 2],
+        (row0, col0, _split): (u32, u32, u32),
+        consumer: &Consumer,
+    ) {
+        let _ = maps;
+        for (j, acc) in accs.into_iter().enumerate() {
+            let row0 = row0 + 64 * j as u32;
+            unsafe { epilogue::store_rows(args, acc, row0, col0, consumer.thread) }
+        }
     }
 
     /// A consumer thread, after its last tile (an epilogue with work in flight waits for it).
@@ -162,6 +189,7 @@ pub fn geometry<C: Config>(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geom
 impl<H: Half, C: Config> Kernel for Wgmma16<H, C>
 where
     Accumulator<128>: HalfWgmma<H>,
+    Accumulator<64>: HalfWgmma<H>,
 {
     type Args = HalfGemmArgs<H>;
     const BM: u32 = BM;
@@ -202,6 +230,9 @@ where
         c: &mut Consumer,
         work: Work,
     ) {
+        if C::DIRECT {
+            return unsafe { self.consume_direct(args, maps, c, work) };
+        }
         let (tile, slices) = (work.tile, work.slices);
         let ping_pong = matches!(C::SCHEDULE, Schedule::PingPong);
         // Cooperative: this warpgroup's 64 columns of the tile's 128. Ping-pong: the tile's 64.
@@ -262,6 +293,71 @@ where
     }
 }
 
+impl<H: Half, C: Config> Wgmma16<H, C>
+where
+    Accumulator<128>: HalfWgmma<H>,
+    Accumulator<64>: HalfWgmma<H>,
+{
+    /// The mainloop in the [`Config::DIRECT`] orientation: this warpgroup's 128 rows of m as two
+    /// `wgmma.m64n128k16` per k-step, A (MN-major) one TMA box per 64 rows, B (K-major) all 128
+    /// columns; the stage handshakes as in [`Kernel::consume`].
+    #[inline(always)]
+    unsafe fn consume_direct(
+        self,
+        args: HalfGemmArgs<H>,
+        maps: *const TensorMap,
+        c: &mut Consumer,
+        work: Work,
+    ) {
+        // (Compiled for every configuration, run only for the direct ones.)
+        const { assert!(!C::DIRECT || matches!(C::SCHEDULE, Schedule::Cooperative)) };
+        let (tile, slices) = (work.tile, work.slices);
+        let mut upper = Accumulator::<64>::zero();
+        let mut lower = Accumulator::<64>::zero();
+        let mut previous = c.ring.stage;
+        for slice in 0..slices {
+            c.wait_full();
+            let stage = pool_address(c.stages.stage(c.ring.stage));
+            // A's boxes 2w and 2w + 1 are this warpgroup's 128 rows.
+            let a_box = |j: u32| stage + (2 * c.warpgroup + j) * A_BOX_BYTES;
+            let a_upper = Descriptor::mn_major(a_box(0), Swizzle::B128, A_BOX_BYTES, 1024);
+            let a_lower = Descriptor::mn_major(a_box(1), Swizzle::B128, A_BOX_BYTES, 1024);
+            let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
+            wgmma::fence();
+            for step in 0..BK / 16 {
+                let accumulate = !(slice == 0 && step == 0);
+                let b = b.advanced(32 * step);
+                <Accumulator<64> as HalfWgmma<H>>::mma::<MN_MAJOR, K_MAJOR>(
+                    &mut upper,
+                    a_upper.advanced(2048 * step),
+                    b,
+                    accumulate,
+                );
+                <Accumulator<64> as HalfWgmma<H>>::mma::<MN_MAJOR, K_MAJOR>(
+                    &mut lower,
+                    a_lower.advanced(2048 * step),
+                    b,
+                    accumulate,
+                );
+            }
+            wgmma::commit_group();
+            wgmma::wait_group::<1>();
+            if slice > 0 {
+                c.release(previous);
+            }
+            previous = c.ring.stage;
+            c.ring.advance();
+        }
+        wgmma::wait_group::<0>();
+        upper.fence_registers();
+        lower.fence_registers();
+        c.release(previous);
+        let (row0, col0) = (tile.0 * BM + 128 * c.warpgroup, tile.1 * BN);
+        let at = (row0, col0, work.split);
+        unsafe { C::store_direct(&args, maps, [&upper, &lower], at, c) };
+    }
+}
+
 /// The entry point's body.
 ///
 /// # Safety
@@ -272,6 +368,7 @@ where
 pub unsafe fn gemm<H: Half, C: Config>(args: HalfGemmArgs<H>, maps: *const TensorMap)
 where
     Accumulator<128>: HalfWgmma<H>,
+    Accumulator<64>: HalfWgmma<H>,
 {
     unsafe { pipeline::run(Wgmma16::<H, C>(PhantomData), args, maps) }
 }

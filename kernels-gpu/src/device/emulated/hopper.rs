@@ -300,6 +300,17 @@ pub fn bulk_wait<const N: u32, const READ: bool>() {
 /// writes the 16-byte row whose address it gave: row `L % 8` of matrix `L / 8`, made of
 /// register `L / 8` of lanes `4·(L % 8)` to `4·(L % 8) + 3` (two elements each, low half first).
 pub fn stmatrix_x4(row: u32, registers: [u32; 4]) {
+    stmatrix(row, registers, false)
+}
+
+/// `stmatrix.sync.aligned.m8n8.x4.trans.shared.b16`: each lane writes row `L % 8` of matrix
+/// `L / 8` as stored, which is column `L % 8` of the fragment: element `i` (of 8) is half
+/// `L % 2` of register `L / 8` of lane `4·i + (L % 8) / 2`.
+pub fn stmatrix_x4_trans(row: u32, registers: [u32; 4]) {
+    stmatrix(row, registers, true)
+}
+
+fn stmatrix(row: u32, registers: [u32; 4], transposed: bool) {
     let ctx = current();
     let lane = ctx.linear % 32;
     let deposit = [
@@ -308,16 +319,29 @@ pub fn stmatrix_x4(row: u32, registers: [u32; 4]) {
         registers[2] as u64,
         registers[3] as u64,
     ];
-    let warp: Vec<[u32; 4]> = ctx.warp_collective("stmatrix.m8n8.x4", &deposit, true, |warp| {
+    let name = if transposed {
+        "stmatrix.m8n8.x4.trans"
+    } else {
+        "stmatrix.m8n8.x4"
+    };
+    let warp: Vec<[u32; 4]> = ctx.warp_collective(name, &deposit, true, |warp| {
         warp.iter()
             .map(|d| core::array::from_fn(|i| d.registers[i] as u32))
             .collect()
     });
     let (r, matrix) = (lane % 8, lane / 8);
     let mut bytes = [0u8; 16];
-    for q in 0..4 {
-        let pair = warp[(4 * r + q) as usize][matrix as usize];
-        bytes[4 * q as usize..4 * q as usize + 4].copy_from_slice(&pair.to_le_bytes());
+    if transposed {
+        for i in 0..8 {
+            let pair = warp[(4 * i + r / 2) as usize][matrix as usize];
+            let half = (pair >> (16 * (r % 2))) as u16;
+            bytes[2 * i as usize..2 * i as usize + 2].copy_from_slice(&half.to_le_bytes());
+        }
+    } else {
+        for q in 0..4 {
+            let pair = warp[(4 * r + q) as usize][matrix as usize];
+            bytes[4 * q as usize..4 * q as usize + 4].copy_from_slice(&pair.to_le_bytes());
+        }
     }
     let at = ctx.pool_byte(row);
     ctx.shared_access(at, 16, true);

@@ -376,6 +376,18 @@ pub fn stmatrix_x4(row: u32, r: [u32; 4]) {
     }
 }
 
+/// `stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [row], {r0, r1, r2, r3}`.
+#[inline(always)]
+pub fn stmatrix_x4_trans(row: u32, r: [u32; 4]) {
+    unsafe {
+        asm!(
+            "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [{p}], {{{a}, {b}, {c}, {d}}};",
+            p = in(reg32) row, a = in(reg32) r[0], b = in(reg32) r[1], c = in(reg32) r[2],
+            d = in(reg32) r[3], options(nostack)
+        )
+    }
+}
+
 /// `cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [map, {x, y}], [src]`.
 ///
 /// # Safety
