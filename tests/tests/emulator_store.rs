@@ -336,3 +336,80 @@ mod ping_pong {
         println!("{fault}");
     }
 }
+
+mod stmatrix_layouts {
+    //! `stmatrix` as the PTX ISA lays it out ("Warp-level matrix store instruction: stmatrix"):
+    //! register `j` of lane `L` holds row `L / 4`, columns `2·(L % 4)` and `+1` of matrix `j`, and
+    //! lane `L` names the address of row `L % 8` of matrix `L / 8`. Without `.trans` that row is
+    //! the fragment's row; with `.trans` it is the fragment's column. The direct-orientation
+    //! epilogue (`wgmma-tma-store:4`) depends on the second: written with the plain form, each
+    //! 8×8 block of C would land transposed.
+    use super::*;
+
+    /// Fragment element (row, col) of matrix j, as a distinct 16-bit code.
+    fn code(j: u32, row: u32, col: u32) -> u16 {
+        (j * 64 + row * 8 + col) as u16
+    }
+
+    /// Runs one warp's `stmatrix.x4` (`.trans` or not) and returns the four stored matrices,
+    /// `[matrix][stored row][element]`.
+    fn stored(transposed: bool) -> Vec<u16> {
+        let mut out = vec![0u16; 4 * 8 * 8];
+        let out_at = out.as_mut_ptr() as usize;
+        let shape = LaunchShape {
+            grid: (1, 1),
+            block: (32, 1),
+            shared_bytes: 1024 + 512,
+            cluster: (1, 1),
+        };
+        let buffers = [Buffer {
+            name: "out",
+            address: out_at,
+            bytes: out.len() * 2,
+        }];
+        launch("stmatrix", shape, &buffers, &|| {
+            let lane = thread_idx_x();
+            let rows = pool_padding_to(1024);
+            let view = kernels_gpu::device::Shared::<f32>::at(rows, 128);
+            let registers = core::array::from_fn(|j| {
+                let (row, col) = (lane / 4, 2 * (lane % 4));
+                code(j as u32, row, col) as u32 | (code(j as u32, row, col + 1) as u32) << 16
+            });
+            let my_row = (lane / 8) * 128 + (lane % 8) * 16;
+            let address = pool_address(rows) + my_row;
+            if transposed {
+                store::stmatrix_x4_trans(address, registers);
+            } else {
+                store::stmatrix_x4(address, registers);
+            }
+            // Each lane reads back the row it named (the emulator wrote it for this lane).
+            let words = view.load4(my_row / 4).map(f32::to_bits);
+            let row: [u16; 8] = core::array::from_fn(|e| (words[e / 2] >> (16 * (e % 2))) as u16);
+            let at = (out_at as *mut u16).wrapping_add((8 * lane) as usize);
+            unsafe { core::ptr::write(at as *mut [u16; 8], row) };
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn plain_stmatrix_stores_the_fragments_rows() {
+        let out = stored(false);
+        for (j, row, e) in
+            (0..4).flat_map(|j| (0..8).flat_map(move |r| (0..8).map(move |e| (j, r, e))))
+        {
+            assert_eq!(out[(j * 64 + row * 8 + e) as usize], code(j, row, e));
+        }
+    }
+
+    #[test]
+    fn trans_stores_the_fragments_columns() {
+        let out = stored(true);
+        for (j, row, e) in
+            (0..4).flat_map(|j| (0..8).flat_map(move |r| (0..8).map(move |e| (j, r, e))))
+        {
+            assert_eq!(out[(j * 64 + row * 8 + e) as usize], code(j, e, row));
+        }
+        assert_ne!(out, stored(false), "the two forms differ");
+    }
+}

@@ -293,7 +293,17 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
     let mut compared = 0;
     for v in registry::all() {
         let Variant::Kernel(kernel) = v else { continue };
-        for &dtype in kernel.dtypes.iter().filter(|d| d.is_16bit()) {
+        // Every configuration: each has its own epilogue path (rows, `stmatrix`, `.trans`).
+        let tiles: Vec<Option<u32>> = match v.tiles() {
+            [] => vec![None],
+            tiles => tiles.iter().map(|&t| Some(t)).collect(),
+        };
+        for (&dtype, tile) in kernel
+            .dtypes
+            .iter()
+            .filter(|d| d.is_16bit())
+            .flat_map(|d| tiles.iter().map(move |&t| (d, t)))
+        {
             let p = Problem {
                 shape: Shape {
                     m: 304,
@@ -310,16 +320,17 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
                 seed: 11,
             };
             let differing = match dtype {
-                Dtype::Bf16 => differing::<host::half::bf16>(&gpu, v, &p),
-                _ => differing::<host::half::f16>(&gpu, v, &p),
+                Dtype::Bf16 => differing::<host::half::bf16>(&gpu, v, tile, &p),
+                _ => differing::<host::half::f16>(&gpu, v, tile, &p),
             };
             println!(
-                "{} {}: {differing} of {} elements differ between the GPU and the emulator",
+                "{}{} {}: {differing} of {} elements differ between the GPU and the emulator",
                 v.name(),
+                tile.map_or(String::new(), |t| format!(":{t}")),
                 dtype.name(),
                 304 * 520
             );
-            assert_eq!(differing, 0, "{} {}", v.name(), dtype.name());
+            assert_eq!(differing, 0, "{} {tile:?} {}", v.name(), dtype.name());
             compared += 1;
         }
     }
@@ -327,7 +338,12 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
 }
 
 /// Elements of C (its padding included) whose bits differ between the GPU and the emulator.
-fn differing<H: host::problem::Scalar>(gpu: &host::gpu::Gpu, v: Variant, p: &Problem) -> usize {
+fn differing<H: host::problem::Scalar>(
+    gpu: &host::gpu::Gpu,
+    v: Variant,
+    tile: Option<u32>,
+    p: &Problem,
+) -> usize {
     let inputs = host::problem::Inputs::<H>::generate(p);
     let timing = Timing {
         warmup: 0,
@@ -335,7 +351,7 @@ fn differing<H: host::problem::Scalar>(gpu: &host::gpu::Gpu, v: Variant, p: &Pro
         budget_ms: 0.0,
         check: true,
     };
-    let launch = host::run::plan(v, None, p).unwrap();
+    let launch = host::run::plan(v, tile, p).unwrap();
     let on_gpu = gpu.run(&launch, p, &inputs, timing).unwrap().result;
     let emulated = host::emulator::run(&launch, p, &inputs, timing)
         .unwrap()
