@@ -189,6 +189,7 @@ unsafe fn gemm_with<
     // acc[j][i]: row `a_row + (i / 4) * 32 + i % 4`, column `b_col + (j / 4) * 16 + j % 4`.
     let mut acc = [[T::ZERO; THREAD_M]; THREAD_N];
     let (mut read_stage, mut write_stage) = (0, STAGES - 1);
+    // ANCHOR: core_loop
     for t in 0..slices {
         // Slice t has landed for this thread; after the barrier, for every thread. The
         // barrier also says everyone is done with the stage refilled next (slice t - 1's).
@@ -222,6 +223,7 @@ unsafe fn gemm_with<
         read_stage = next_stage(read_stage, STAGES);
         write_stage = next_stage(write_stage, STAGES);
     }
+    // ANCHOR_END: core_loop
     // Nothing may be in flight when the block exits (the tail groups are empty, but PTX
     // leaves an unwaited copy's effect undefined).
     cp_async_wait(0);

@@ -76,6 +76,7 @@ impl<B: Config, const WHOLE: bool> Config for TmaStore<B, WHOLE> {
         unsafe { B::load_a(a_map, stage, m0, k0, full) }
     }
 
+    // ANCHOR: core_loop
     #[inline(always)]
     unsafe fn store<H: Half>(
         args: &HalfGemmArgs<H>,
@@ -105,6 +106,7 @@ impl<B: Config, const WHOLE: bool> Config for TmaStore<B, WHOLE> {
             Self::drain(consumer);
         }
     }
+    // ANCHOR_END: core_loop
 
     /// Every consumer waits until its stores have read their buffers: before the block leaves
     /// (its shared memory goes with it), and in ping-pong before handing the buffers to the other
