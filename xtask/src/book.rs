@@ -556,7 +556,8 @@ pub fn generate(root: &Path, out: &Path) -> Result<Generated> {
         writeln!(summary, "\n# {}\n", part.title())?;
         for chapter in CHAPTERS.iter().filter(|c| c.part == part) {
             let page = format!("chapters/{}.md", chapter.slug);
-            let text = chapter_page(root, &book, chapter, &page)?;
+            let up = up_to_repo(root, &src, &page);
+            let text = chapter_page(root, &book, chapter, &page, &up)?;
             write_page(&page, &text)?;
             writeln!(summary, "- [{}]({page})", chapter.title)?;
         }
@@ -733,13 +734,23 @@ pub fn check_anchor(root: &Path, code: &Code) -> Result<()> {
     }
 }
 
-/// The path from a page (relative to `src/`) back up to the repository root, for `#include`:
-/// `src/` is `target/book-src/src/`.
-fn up_to_repo(page: &str) -> String {
-    "../".repeat(page.matches('/').count() + 3)
+/// The path from a page (relative to `src/`) back up to the repository root, for `#include`
+/// (relative, so that the generated markdown does not name this machine's folders): `src_dir`
+/// is `target/book-src/src` in a reader's build.
+fn up_to_repo(root: &Path, src_dir: &Path, page: &str) -> String {
+    match src_dir.strip_prefix(root) {
+        Ok(inside) => "../".repeat(inside.components().count() + page.matches('/').count()),
+        Err(_) => format!("{}/", root.display()),
+    }
 }
 
-fn chapter_page(root: &Path, book: &BookMap, chapter: &Chapter, page: &str) -> Result<String> {
+fn chapter_page(
+    root: &Path,
+    book: &BookMap,
+    chapter: &Chapter,
+    page: &str,
+    up_to_repo: &str,
+) -> Result<String> {
     let mut text = format!("# {}\n\n", chapter.title);
     let registered = kernels_gpu::registry::ALL;
     for name in chapter.variants {
@@ -771,9 +782,7 @@ fn chapter_page(root: &Path, book: &BookMap, chapter: &Chapter, page: &str) -> R
         writeln!(
             text,
             "```rust,ignore\n{{{{#include {}{}:{}}}}}\n```\n",
-            up_to_repo(page),
-            code.file,
-            code.anchor
+            up_to_repo, code.file, code.anchor
         )?;
     }
 
@@ -1125,7 +1134,15 @@ pub fn install_mdbook(root: &Path) -> Result<PathBuf> {
 /// Generates the markdown into `target/book-src/` and renders it into `target/book/` with
 /// mdBook (installed into `.tools/mdbook/` first when there is none). Returns the index page.
 pub fn build(root: &Path) -> Result<(Generated, PathBuf)> {
-    let generated = generate(root, &root.join("target/book-src"))?;
+    let out = root.join("target/book");
+    let generated = build_at(root, &root.join("target/book-src"), &out)?;
+    Ok((generated, out.join("index.html")))
+}
+
+/// [`build`] with other folders: the markdown into `src_dir`, the HTML into `html_dir` (the
+/// tests build their own copy, beside the reader's).
+pub fn build_at(root: &Path, src_dir: &Path, html_dir: &Path) -> Result<Generated> {
+    let generated = generate(root, src_dir)?;
     let mdbook = match find_mdbook(root) {
         Some(found) => found,
         None => {
@@ -1133,22 +1150,23 @@ pub fn build(root: &Path) -> Result<(Generated, PathBuf)> {
             install_mdbook(root)?
         }
     };
-    let out = root.join("target/book");
     let output = Command::new(&mdbook)
         .arg("build")
         .arg(&generated.root)
+        .arg("--dest-dir")
+        .arg(html_dir)
         .output()
         .with_context(|| format!("running {}", mdbook.display()))?;
     let log = String::from_utf8_lossy(&output.stderr);
-    // mdBook only warns about a missing include or anchor; in this book it is an error.
-    let problems: Vec<&str> = log
+    // mdBook only warns about a missing include or anchor, or an unclosed HTML tag; in this
+    // book each is an error.
+    let problems = log
         .lines()
-        .filter(|l| l.contains("ERROR") || l.contains("WARN"))
-        .collect();
-    if !output.status.success() || !problems.is_empty() {
+        .any(|l| l.contains("ERROR") || l.contains("WARN"));
+    if !output.status.success() || problems {
         bail!("mdbook build failed:\n{log}");
     }
-    Ok((generated, out.join("index.html")))
+    Ok(generated)
 }
 
 /// The variant names the book's chapters teach.
