@@ -494,10 +494,28 @@ pub const APPENDICES: &[(&str, &str, &str)] = &[
         "hopper-isa-notes",
         "Hopper ISA notes",
     ),
+];
+
+/// The SASS tables `cargo xtask sass --all --markdown-page` wrote, when present: (file, page
+/// slug, title, the build they read). The chapters quote their rows.
+pub const SASS_PAGES: &[(&str, &str, &str, &str)] = &[
     (
         "docs/results/sass-sm90.md",
         "sass-sm90",
-        "The hot loop of every variant in SASS (sm_90)",
+        "The hot loop of every variant in SASS (sm_90, f32)",
+        "--arch sm_90",
+    ),
+    (
+        "docs/results/sass-sm90a.md",
+        "sass-sm90a",
+        "The hot loop of the Hopper variants in SASS (sm_90a, f32)",
+        "--arch sm_90a",
+    ),
+    (
+        "docs/results/sass-sm90a-bf16.md",
+        "sass-sm90a-bf16",
+        "The hot loop of the 16-bit Hopper variants in SASS (sm_90a, bf16)",
+        "--arch sm_90a --dtype bf16",
     ),
 ];
 
@@ -509,8 +527,6 @@ pub const FRONT: &[(&str, &str)] = &[
 
 /// Where the hand-written parts of the book live.
 pub const BOOK_DOCS: &str = "docs/book";
-/// The SASS table `cargo xtask sass --all --markdown-page` wrote.
-pub const SASS_PAGE: &str = "docs/results/sass-sm90.md";
 
 /// What [`generate`] made.
 #[derive(Debug)]
@@ -603,6 +619,15 @@ pub fn generate(root: &Path, out: &Path) -> Result<Generated> {
         let text = book.rewrite_links(&read(&root.join(file))?, file, &page);
         write_page(&page, &text)?;
         writeln!(summary, "- [{title}]({page})")?;
+    }
+
+    for (file, slug, title, _) in SASS_PAGES {
+        if root.join(file).is_file() {
+            let page = format!("appendix/{slug}.md");
+            let text = book.rewrite_links(&read(&root.join(file))?, file, &page);
+            write_page(&page, &text)?;
+            writeln!(summary, "- [{title}]({page})")?;
+        }
     }
 
     std::fs::write(src.join("SUMMARY.md"), summary)?;
@@ -913,19 +938,24 @@ fn measured_section(
 
 fn sass_section(root: &Path, chapter: &Chapter) -> Result<String> {
     let mut text = String::new();
-    let sass = read(&root.join(SASS_PAGE))?;
-    let table: Vec<&str> = sass.lines().filter(|l| l.starts_with('|')).collect();
-    let rows: Vec<&&str> = table
-        .iter()
-        .skip(2)
-        .filter(|r| chapter.variants.contains(&row_variant(r).as_str()))
-        .collect();
-    if !rows.is_empty() && table.len() > 2 {
+    for (file, slug, _, build) in SASS_PAGES {
+        let Ok(sass) = std::fs::read_to_string(root.join(file)) else {
+            continue;
+        };
+        let table: Vec<&str> = sass.lines().filter(|l| l.starts_with('|')).collect();
+        let rows: Vec<&&str> = table
+            .iter()
+            .skip(2)
+            .filter(|r| chapter.variants.contains(&row_variant(r).as_str()))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
         writeln!(
             text,
-            "The hot loop of the chapter's kernels in the sm_90 machine code, from \
-             [the SASS table](../appendix/sass-sm90.md) (`cargo xtask sass --all` wrote it; \
-             *FFMA share* is the useful share of the loop's instructions):\n"
+            "The hot loop of the chapter's kernels in machine code, from \
+             [the SASS table](../appendix/{slug}.md) that `cargo xtask sass --all {build}` \
+             wrote (the share column is the useful instructions' share of the loop):\n"
         )?;
         writeln!(text, "{}\n{}", table[0], table[1])?;
         for row in rows {
@@ -969,8 +999,9 @@ impl BookMap<'_> {
         if repo_path == "README.md" {
             return Some("introduction.md".into());
         }
-        for (file, slug, _) in APPENDICES {
-            if repo_path == *file {
+        let sass_pages = SASS_PAGES.iter().map(|(f, s, t, _)| (*f, *s, *t));
+        for (file, slug, _) in APPENDICES.iter().copied().chain(sass_pages) {
+            if repo_path == file {
                 return Some(format!("appendix/{slug}.md"));
             }
         }
