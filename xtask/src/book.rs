@@ -428,52 +428,62 @@ pub const CHAPTERS: &[Chapter] = &[
     },
 ];
 
-/// The device layer's files, one page per hardware feature: (file, page slug, title).
-pub const HARDWARE: &[(&str, &str, &str)] = &[
+/// The device layer's files, one page per hardware feature: (file, page slug, title, what a
+/// kernel that uses it writes: the page lists the chapters whose sources contain it).
+pub const HARDWARE: &[(&str, &str, &str, &str)] = &[
     (
         "kernels-gpu/src/device/mod.rs",
         "device",
         "The device layer: threads, shared memory, loads",
+        "crate::device",
     ),
     (
         "kernels-gpu/src/device/mma.rs",
         "mma",
         "mma.sync: warp-wide tensor-core fragments",
+        "device::mma",
     ),
     (
         "kernels-gpu/src/device/mbarrier.rs",
         "mbarrier",
         "mbarrier: phases, arrivals and transaction counts",
+        "MBarrier",
     ),
     (
         "kernels-gpu/src/device/tma.rs",
         "tma",
         "TMA: tensor maps and bulk copies",
+        "tma::",
     ),
     (
         "kernels-gpu/src/device/wgmma.rs",
         "wgmma",
         "wgmma: warpgroup MMA and matrix descriptors",
+        "wgmma::",
     ),
     (
         "kernels-gpu/src/device/cluster.rs",
         "cluster",
         "Clusters: distributed shared memory and multicast",
+        "cluster::",
     ),
     (
         "kernels-gpu/src/device/store.rs",
         "store",
         "stmatrix and the TMA store",
+        "store::",
     ),
     (
         "kernels-gpu/src/device/half.rs",
         "half",
         "bf16 and f16: the 16-bit element types",
+        "Half",
     ),
     (
         "kernels-gpu/src/emu/mod.rs",
         "emulator",
         "The emulator: GPU semantics on the CPU",
+        "GemmArgs",
     ),
 ];
 
@@ -580,16 +590,13 @@ pub fn generate(root: &Path, out: &Path) -> Result<Generated> {
     }
 
     writeln!(summary, "\n# The hardware, one feature per page\n")?;
-    for (file, slug, title) in HARDWARE {
+    for (file, slug, title, needle) in HARDWARE {
         let page = format!("hardware/{slug}.md");
         let mut text = format!("# {title}\n\n");
-        writeln!(text, "From `{file}`, its doc header:\n")?;
+        writeln!(text, "*From the doc header of `{file}`:*\n")?;
         text += &book.rewrite_links(&lesson_of(root, file)?, file, &page);
-        writeln!(
-            text,
-            "\n\nThe chapters that use it name it in their lessons; the emulator's version of it \
-             is beside it in `kernels-gpu/src/device/emulated/`."
-        )?;
+        text += &api_table(&read(&root.join(file))?);
+        text += &used_by(root, needle)?;
         write_page(&page, &text)?;
         writeln!(summary, "- [{title}]({page})")?;
     }
@@ -722,7 +729,8 @@ pub fn lesson_of(root: &Path, file: &str) -> Result<String> {
     Ok(lesson)
 }
 
-/// `` [`x`] `` (a rustdoc link, followed by neither `(` nor `[`) → `` `x` ``.
+/// `` [`x`] `` (a rustdoc link, followed by neither `(` nor `[`) → `` `x` ``, and
+/// `` [`f`]`(a)` `` → `` `f(a)` ``.
 fn intra_doc_links_as_code(line: &str) -> String {
     let mut out = String::new();
     let mut rest = line;
@@ -731,14 +739,110 @@ fn intra_doc_links_as_code(line: &str) -> String {
         let Some(end) = after.find("`]") else { break };
         let next = after[end + 2..].chars().next();
         out += &rest[..start];
-        if matches!(next, Some('(' | '[')) {
-            out += &rest[start..start + 1 + end + 2];
-        } else {
-            out += &after[..end + 1];
+        match next {
+            Some('(' | '[') => out += &rest[start..start + 1 + end + 2],
+            // Code right after the link: one span, not two touching ones.
+            Some('`') => {
+                out += &after[..end];
+                rest = &after[end + 3..];
+                continue;
+            }
+            _ => out += &after[..end + 1],
         }
         rest = &after[end + 2..];
     }
     out + rest
+}
+
+/// A table of a source file's public items (types, functions, methods) with the first line of
+/// each one's doc comment: the page's reference to the code.
+fn api_table(source: &str) -> String {
+    let mut rows = Vec::new();
+    let mut doc: Option<(String, bool)> = None;
+    let mut owner: Option<String> = None;
+    for line in source.lines() {
+        let trimmed = line.trim_start();
+        if let Some(text) = trimmed.strip_prefix("///") {
+            // The first paragraph of the doc comment; a `None` after it keeps it closed.
+            match (&mut doc, text.trim()) {
+                (None, first) => doc = Some((first.to_string(), false)),
+                (Some((_, done)), "") => *done = true,
+                (Some((paragraph, false)), more) => {
+                    paragraph.push(' ');
+                    paragraph.push_str(more);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if trimmed.starts_with("#[") {
+            continue;
+        }
+        if line.starts_with("impl") {
+            // `impl<T> Name<T> {` or `impl Trait for Name {`: methods are `Name::method`.
+            let head = line.trim_end_matches('{').trim();
+            let name = head.rsplit(' ').next().unwrap_or("");
+            owner = Some(name.split('<').next().unwrap_or(name).to_string());
+        } else if line.starts_with('}') {
+            owner = None;
+        }
+        let item = [
+            "pub struct ",
+            "pub enum ",
+            "pub fn ",
+            "pub const fn ",
+            "pub unsafe fn ",
+        ]
+        .iter()
+        .find_map(|prefix| trimmed.strip_prefix(prefix));
+        if let (Some(rest), Some((text, _))) = (item, doc.as_ref()) {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let indented = line.starts_with(' ');
+            let full = match (&owner, indented) {
+                (Some(owner), true) => format!("{owner}::{name}"),
+                _ => name,
+            };
+            let text = intra_doc_links_as_code(text).replace('|', "\\|");
+            rows.push(format!("| `{full}` | {} |", html_escaped(&text)));
+        }
+        doc = None;
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n## What the device layer offers\n\n| item | what it is (the first paragraph of its doc comment) |\n|---|---|\n{}\n",
+        rows.join("\n")
+    )
+}
+
+/// The chapters whose lesson or code files contain `needle`, as links.
+fn used_by(root: &Path, needle: &str) -> Result<String> {
+    let mut links = Vec::new();
+    for chapter in CHAPTERS {
+        let mut uses = false;
+        for file in chapter
+            .lessons
+            .iter()
+            .chain(chapter.code.iter().map(|c| &c.file))
+        {
+            uses |= read(&root.join(file))?.contains(needle);
+        }
+        if uses {
+            links.push(format!(
+                "[{}](../chapters/{}.md)",
+                chapter.title, chapter.slug
+            ));
+        }
+    }
+    Ok(if links.is_empty() {
+        String::new()
+    } else {
+        format!("\n## Used in\n\n- {}\n", links.join("\n- "))
+    })
 }
 
 /// Checks that `file` has the region `anchor` (`// ANCHOR: name` … `// ANCHOR_END: name`) that
@@ -883,7 +987,9 @@ fn measured_section(
     if !book.results.iter().any(|r| r == folder) {
         return Ok(format!(
             "`docs/results/{folder}/` is not in this checkout yet: its tables and charts appear \
-             here once `host experiment` has written it there.\n\n"
+             here once `host experiment` has written it there. Until then, the lesson above \
+             quotes what was measured, and the logs of the H100 runs are in the dated folders \
+             of `docs/results/` (`h100-…`).\n\n"
         ));
     }
     let results_page = read(&root.join(&readme))?;
@@ -1005,7 +1111,7 @@ impl BookMap<'_> {
                 return Some(format!("appendix/{slug}.md"));
             }
         }
-        for (file, slug, _) in HARDWARE {
+        for (file, slug, _, _) in HARDWARE {
             if repo_path == *file {
                 return Some(format!("hardware/{slug}.md"));
             }
