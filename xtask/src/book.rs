@@ -946,17 +946,37 @@ fn html_escaped(text: &str) -> String {
     text.replace('<', "&lt;").replace('>', "&gt;")
 }
 
-/// The markdown tables of a page, by section: (heading, table lines, chart line).
-fn sections(page: &str) -> Vec<(String, Vec<String>, Option<String>)> {
-    let mut found: Vec<(String, Vec<String>, Option<String>)> = Vec::new();
+/// One `## ` section of a results page.
+struct Section {
+    heading: String,
+    /// Its table's lines (header, rule, rows).
+    table: Vec<String>,
+    /// Its chart: the first image line.
+    chart: Option<String>,
+    /// Every line under the heading, the finding and notes included.
+    body: Vec<String>,
+}
+
+/// The sections of a results page, up to its closing rule (`---`, before the data links).
+fn sections(page: &str) -> Vec<Section> {
+    let mut found: Vec<Section> = Vec::new();
     for line in page.lines() {
+        if line == "---" {
+            break;
+        }
         if let Some(heading) = line.strip_prefix("## ") {
-            found.push((heading.to_string(), Vec::new(), None));
+            found.push(Section {
+                heading: heading.to_string(),
+                table: Vec::new(),
+                chart: None,
+                body: Vec::new(),
+            });
         } else if let Some(section) = found.last_mut() {
+            section.body.push(line.to_string());
             if line.starts_with('|') {
-                section.1.push(line.to_string());
-            } else if line.starts_with("![") && section.2.is_none() {
-                section.2 = Some(line.to_string());
+                section.table.push(line.to_string());
+            } else if line.starts_with("![") && section.chart.is_none() {
+                section.chart = Some(line.to_string());
             }
         }
     }
@@ -995,23 +1015,33 @@ fn measured_section(
     let results_page = read(&root.join(&readme))?;
     let mut text = String::new();
     let mut shown = 0;
-    for (heading, table, chart) in sections(&results_page) {
-        let rows: Vec<&String> = match measured {
-            Measured::Page(_) => table.iter().collect(),
-            Measured::Rows(_) => {
-                let mine = |r: &String| chapter.variants.contains(&row_variant(r).as_str());
-                if !table.iter().any(mine) {
-                    continue;
-                }
-                let yardstick = |r: &String| row_variant(r).starts_with("cublas");
-                table
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, r)| *i < 2 || mine(r) || yardstick(r))
-                    .map(|(_, r)| r)
-                    .collect()
-            }
-        };
+    for Section {
+        heading,
+        table,
+        chart,
+        body,
+    } in sections(&results_page)
+    {
+        if let Measured::Page(_) = measured {
+            // The experiment is the chapter's subject: its findings and notes too.
+            shown += 1;
+            writeln!(text, "### {heading}\n")?;
+            text += &book.rewrite_links(&body.join("\n"), &readme, page);
+            text += "\n\n";
+            continue;
+        }
+        // Only the chapter's rows, beside the cuBLAS yardsticks, with the table's header.
+        let mine = |r: &String| chapter.variants.contains(&row_variant(r).as_str());
+        if !table.iter().any(mine) {
+            continue;
+        }
+        let yardstick = |r: &String| row_variant(r).starts_with("cublas");
+        let rows: Vec<&String> = table
+            .iter()
+            .enumerate()
+            .filter(|(i, r)| *i < 2 || mine(r) || yardstick(r))
+            .map(|(_, r)| r)
+            .collect();
         if rows.len() < 3 {
             continue;
         }
