@@ -933,9 +933,7 @@ fn chapter_page(
             chapter.slug
         )
     })?;
-    if !notes.lines().any(|l| l.trim() == "## Exercise") {
-        bail!("{notes_file} has no `## Exercise` section");
-    }
+    check_notes(&notes, &notes_file)?;
     text += &book.rewrite_links(&notes, &notes_file, page);
     Ok(text)
 }
@@ -944,6 +942,24 @@ fn chapter_page(
 /// an HTML tag.
 fn html_escaped(text: &str) -> String {
     text.replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// A chapter's notes must end in its exercise: something to run, to change and to look for.
+fn check_notes(notes: &str, file: &str) -> Result<()> {
+    let heading = "## Exercise\n";
+    let at = if notes.starts_with(heading) {
+        Some(0)
+    } else {
+        notes.find(&format!("\n{heading}"))
+    };
+    let Some(at) = at else {
+        bail!("{file} has no `## Exercise` section");
+    };
+    let exercise = &notes[at..];
+    if !exercise.contains("```sh") || !exercise.contains("**Look for**") {
+        bail!("{file}: the exercise needs a command (a ```sh block) and what to **Look for**");
+    }
+    Ok(())
 }
 
 /// One `## ` section of a results page.
@@ -1378,6 +1394,31 @@ mod tests {
     fn table_rows_are_found_by_variant() {
         assert_eq!(row_variant("| **★ cg-regs** | x |"), "cg-regs");
         assert_eq!(row_variant("| wgmma-tf32:1 | x |"), "wgmma-tf32");
+    }
+
+    #[test]
+    fn a_chapter_without_its_exercise_is_refused() {
+        let whole = "## Exercise\n\n```sh\ncargo xtask book\n```\n\n**Look for**: it.\n";
+        assert!(check_notes(whole, "x.md").is_ok());
+        assert!(check_notes(&format!("## More\n\ntext\n\n{whole}"), "x.md").is_ok());
+        assert!(check_notes("## More\n\ntext\n", "x.md").is_err());
+        let no_command = "## Exercise\n\n**Look for**: it.\n";
+        assert!(check_notes(no_command, "x.md").is_err());
+    }
+
+    #[test]
+    fn a_results_folder_is_in_the_book_once_it_exists() {
+        let root = std::env::temp_dir().join(format!("book-results-{}", std::process::id()));
+        let results = root.join("docs/results");
+        std::fs::create_dir_all(results.join("004-cg")).unwrap();
+        std::fs::write(results.join("004-cg/README.md"), "# 004\n").unwrap();
+        std::fs::create_dir_all(results.join("h100-2026-11-24")).unwrap();
+        std::fs::create_dir_all(results.join("006-empty")).unwrap();
+        assert_eq!(results_folders(&root).unwrap(), ["004-cg"]);
+        std::fs::create_dir_all(results.join("005-hopper")).unwrap();
+        std::fs::write(results.join("005-hopper/README.md"), "# 005\n").unwrap();
+        assert_eq!(results_folders(&root).unwrap(), ["004-cg", "005-hopper"]);
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
