@@ -956,8 +956,12 @@ fn check_notes(notes: &str, file: &str) -> Result<()> {
         bail!("{file} has no `## Exercise` section");
     };
     let exercise = &notes[at..];
-    if !exercise.contains("```sh") || !exercise.contains("**Look for**") {
-        bail!("{file}: the exercise needs a command (a ```sh block) and what to **Look for**");
+    let parts = ["```sh", "**Change**", "**Look for**"];
+    if !parts.iter().all(|part| exercise.contains(part)) {
+        bail!(
+            "{file}: the exercise needs a command to run (a ```sh block), what to **Change** and \
+             what to **Look for**"
+        );
     }
     Ok(())
 }
@@ -1398,7 +1402,8 @@ mod tests {
 
     #[test]
     fn a_chapter_without_its_exercise_is_refused() {
-        let whole = "## Exercise\n\n```sh\ncargo xtask book\n```\n\n**Look for**: it.\n";
+        let whole =
+            "## Exercise\n\n```sh\ncargo xtask book\n```\n\n**Change**: x. **Look for**: y.\n";
         assert!(check_notes(whole, "x.md").is_ok());
         assert!(check_notes(&format!("## More\n\ntext\n\n{whole}"), "x.md").is_ok());
         assert!(check_notes("## More\n\ntext\n", "x.md").is_err());
