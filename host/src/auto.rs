@@ -141,6 +141,7 @@ pub fn choose(shape: &Shape, dtype: Dtype) -> Result<Choice> {
 }
 
 /// [`choose`] by the rows of a given table.
+// ANCHOR: core_loop
 pub fn choose_from(rows: &[Row], shape: &Shape, dtype: Dtype) -> Result<Choice> {
     if let Some(row) = nearest(rows, shape, dtype) {
         let v = registry::find(&row.variant)
@@ -164,6 +165,7 @@ pub fn choose_from(rows: &[Row], shape: &Shape, dtype: Dtype) -> Result<Choice> 
         row: None,
     })
 }
+// ANCHOR_END: core_loop
 
 #[cfg(test)]
 mod tests {

@@ -27,17 +27,18 @@ fn root() -> PathBuf {
     ptx_builder::workspace_root()
 }
 
-/// The documents: README.md, docs/*.md and xtask/scripts/*.
+/// The documents: README.md, docs/*.md, the book's hand-written pages (docs/book/, its
+/// chapters' notes and exercises in docs/book/chapters/) and xtask/scripts/*.
 fn documents() -> Vec<PathBuf> {
     let root = root();
     let mut files = vec![root.join("README.md")];
-    for dir in ["docs", "xtask/scripts"] {
+    for dir in ["docs", "docs/book", "docs/book/chapters", "xtask/scripts"] {
         let mut in_dir: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
             .unwrap()
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.is_file())
-            .filter(|p| dir != "docs" || p.extension().is_some_and(|e| e == "md"))
+            .filter(|p| dir.starts_with("xtask") || p.extension().is_some_and(|e| e == "md"))
             .collect();
         in_dir.sort();
         files.extend(in_dir);

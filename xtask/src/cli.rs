@@ -24,6 +24,9 @@ pub enum Cmd {
         #[arg(long, default_value = DEFAULT_ARCH)]
         arch: String,
     },
+    /// Build the course as an HTML book into target/book/ (mdBook; installed from PyPI into
+    /// .tools/mdbook the first time), generated from the sources and docs/results/
+    Book,
     /// Install ptxas and nvdisasm from PyPI into .tools/cuda (no CUDA installation needed)
     InstallCudaTools,
     /// Build the PTX and print ptxas's resource report (registers, shared memory, spills) per kernel

@@ -14,6 +14,8 @@
 //! `.tools/` (see `cargo xtask install-cuda-tools`), and [`sass`] reads what ptxas makes of the
 //! PTX (`cargo xtask sass`).
 #[cfg(feature = "cli")]
+pub mod book;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod sass;
 

@@ -71,6 +71,21 @@ fn main() -> Result<()> {
                 );
             }
         }
+        Cmd::Book => {
+            let started = std::time::Instant::now();
+            let (generated, index) = ptx_builder::book::build(&root)?;
+            println!(
+                "built the book ({} pages, from {}) in {:.1} s; open {}",
+                generated.pages.len(),
+                generated
+                    .root
+                    .strip_prefix(&root)
+                    .unwrap_or(&generated.root)
+                    .display(),
+                started.elapsed().as_secs_f64(),
+                index.display()
+            );
+        }
         Cmd::Sass(args) => sass_cmd::run(&root, args)?,
         Cmd::GpuBundle { out, dev_host } => gpu_bundle::run(&root, &root.join(out), dev_host)?,
     }

@@ -31,6 +31,7 @@ struct Blocked<'a, 'c, T> {
 }
 
 impl<T: CpuScalar> LoopNest for Blocked<'_, '_, T> {
+    // ANCHOR: core_loop
     #[inline(always)]
     fn run<K: Axpy>(self, kernel: K) {
         let Blocked { x, c, ldc, block } = self;
@@ -54,6 +55,7 @@ impl<T: CpuScalar> LoopNest for Blocked<'_, '_, T> {
             }
         }
     }
+    // ANCHOR_END: core_loop
 }
 
 /// `C = αAB + βC` in `block × block` blocks (003's `blockL`), with the SIMD inner kernel.

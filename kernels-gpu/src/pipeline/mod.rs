@@ -284,6 +284,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
     };
     let walk = Walk::new(cluster::id(), cluster::count(), tiles.units());
     let rank = cluster::rank();
+    // ANCHOR: core_loop
     let warpgroup = tid / WARPGROUP;
     if warpgroup == 0 {
         wgmma::setmaxnreg_dec(K::PRODUCER_REGISTERS);
@@ -349,6 +350,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
         }
         kernel.drain(&consumer);
     }
+    // ANCHOR_END: core_loop
     // No block may leave while a peer can still arrive on its barriers or multicast into it.
     if cluster_size > 1 {
         cluster::sync();

@@ -72,6 +72,7 @@ pub unsafe fn gemm<T: Real, const PAD: u32, const NC: bool>(args: GemmArgs<T>) {
     // Its M, N, K: rows and columns of cᵀ, and the inner dimension.
     let (rows, cols, inner) = (args.n, args.m, args.k);
     let mut acc = T::ZERO;
+    // ANCHOR: core_loop
     for l in 0..inner.div_ceil(TILE) {
         let a_ic = l * TILE + tc;
         let b_ir = l * TILE + tr;
@@ -96,6 +97,7 @@ pub unsafe fn gemm<T: Real, const PAD: u32, const NC: bool>(args: GemmArgs<T>) {
         }
         sync_threads();
     }
+    // ANCHOR_END: core_loop
     if ir < rows && ic < cols {
         unsafe { args.store_c(args.c_at(ic, ir), acc) }
     }

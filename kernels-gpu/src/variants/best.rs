@@ -45,7 +45,7 @@
 //! Measured: H100, f32, `--tile 1`, median, same process as cuBLAS and gemm128
 //! (`docs/results/h100-2026-11-21/best-*.log`): 1024³ 32.70 TFLOP/s (1.018× cuBLAS, gemm128
 //! 0.637×), 2048³ 44.95 (0.917×, 0.942×), 4096³ 46.98 (0.919×, 0.936×), 8192³ 48.36 (0.936×,
-//! 0.946×), 1024×1024×8192 37.17 (0.821×, 0.494×). The bar of issue 6 (1.00× at 4096³) is not
+//! 0.946×), 1024×1024×8192 37.17 (0.821×, 0.494×). The project's bar (1.00× at 4096³) is not
 //! reached: at 4096³ both kernels issue an instruction on about 87% of cycles (ncu, on the
 //! 128×128×8 configuration), and that configuration executes 7% more instructions than
 //! `gemm128` (the B copies), so the pipeline's gain is spent on its own bookkeeping.
@@ -189,6 +189,7 @@ unsafe fn gemm_with<
     // acc[j][i]: row `a_row + (i / 4) * 32 + i % 4`, column `b_col + (j / 4) * 16 + j % 4`.
     let mut acc = [[T::ZERO; THREAD_M]; THREAD_N];
     let (mut read_stage, mut write_stage) = (0, STAGES - 1);
+    // ANCHOR: core_loop
     for t in 0..slices {
         // Slice t has landed for this thread; after the barrier, for every thread. The
         // barrier also says everyone is done with the stage refilled next (slice t - 1's).
@@ -222,6 +223,7 @@ unsafe fn gemm_with<
         read_stage = next_stage(read_stage, STAGES);
         write_stage = next_stage(write_stage, STAGES);
     }
+    // ANCHOR_END: core_loop
     // Nothing may be in flight when the block exits (the tail groups are empty, but PTX
     // leaves an unwaited copy's effect undefined).
     cp_async_wait(0);

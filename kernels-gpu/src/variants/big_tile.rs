@@ -310,6 +310,7 @@ unsafe fn tile_with<
     // acc[j][i]: column `cols + 8 * j`, row `rows + 16 * (i / 4) + i % 4`.
     let mut acc = [[T::ZERO; TM]; TN];
     let (mut read_stage, mut write_stage) = (0, STAGES - 1);
+    // ANCHOR: core_loop
     for t in 0..slices {
         // Slice t has landed for this thread; after the barrier, for every thread. The barrier
         // also says everyone is done with the stage refilled next (slice t - 1's).
@@ -355,6 +356,7 @@ unsafe fn tile_with<
         read_stage = next_stage(read_stage, STAGES);
         write_stage = next_stage(write_stage, STAGES);
     }
+    // ANCHOR_END: core_loop
     // Nothing may be in flight when the block exits (the tail groups are empty, but PTX
     // leaves an unwaited copy's effect undefined).
     cp_async_wait(0);

@@ -62,6 +62,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let col = block_idx_y() * TILE + ty;
     let mut sum = Kahan::new();
     let mut k0 = 0;
+    // ANCHOR: core_loop
     while k0 < args.k {
         let a = unsafe { args.a_or_zero(row, k0 + ty) };
         let b = unsafe { args.b_or_zero(k0 + tx, col) };
@@ -74,6 +75,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         sync_threads();
         k0 += TILE;
     }
+    // ANCHOR_END: core_loop
     if row < args.m && col < args.n {
         unsafe { args.store_c(args.c_at(row, col), sum.sum()) }
     }

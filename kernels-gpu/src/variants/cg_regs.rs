@@ -68,6 +68,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let mut out = [T::ZERO; PER_THREAD];
 
     let mut k0 = 0;
+    // ANCHOR: core_loop
     while k0 < args.k {
         let mut i = warp;
         while i < TILE {
@@ -88,6 +89,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         sync_threads();
         k0 += TILE;
     }
+    // ANCHOR_END: core_loop
 
     let row = row0 + lane;
     for (q, acc) in out.into_iter().enumerate() {

@@ -90,6 +90,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     }
 
     let mut k0 = 0;
+    // ANCHOR: core_loop
     while k0 < args.k {
         // Staging: warp w copies columns w, w + 8, … of each tile; lanes run down a column.
         let mut i = warp;
@@ -118,6 +119,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         sync_threads();
         k0 += TILE;
     }
+    // ANCHOR_END: core_loop
 
     // After the barrier above every partial sum is in `output`: write C column by column.
     let mut i = warp;

@@ -78,6 +78,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let mut out = [[T::ZERO; 2]; 2];
 
     let mut k0 = 0;
+    // ANCHOR: core_loop
     while k0 < args.k {
         let mut i = warp;
         while i < TILE {
@@ -104,6 +105,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         sync_threads();
         k0 += TILE;
     }
+    // ANCHOR_END: core_loop
 
     // Stage the 2x2 results as sub_a[col][row], then write whole columns of the tile.
     for (i, column) in out.iter().enumerate() {

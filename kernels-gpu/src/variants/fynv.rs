@@ -81,6 +81,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let mut p = load_p(0);
     let mut q = load_q(0);
     let mut i = 0;
+    // ANCHOR: core_loop
     while i < args.k {
         smem.store4(s_a1 + 4 * tid, p);
         for (e, &value) in q.iter().enumerate() {
@@ -102,6 +103,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         core::mem::swap(&mut s_b1, &mut s_b2);
         i += STEP;
     }
+    // ANCHOR_END: core_loop
     // Column c of l_c is C's column col0 + 4 * y_c + c (c < 4) or + 60 + c (c >= 4); its
     // elements are rows row0 + 4 * x_c + r (r < 4) or + 60 + r (r >= 4).
     for (c, column) in l_c.iter().enumerate() {

@@ -75,6 +75,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let load_a = |l: u32| unsafe { args.a4_or_zero(row0 + 4 * xa, l + ya) };
     let load_b = |l: u32| unsafe { args.b4_or_zero(l + 4 * xb, col0 + yb) };
 
+    // ANCHOR: core_loop
     let mut next_a = load_a(0);
     let mut next_b = load_b(0);
     // acc[j][i]: row 4 * xc + (i / 4) * 64 + i % 4, column 4 * yc + (j / 4) * 64 + j % 4.
@@ -114,6 +115,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         buffer = BUFFER - buffer;
         l += STEP;
     }
+    // ANCHOR_END: core_loop
     for (j, column) in acc.iter().enumerate() {
         let j = j as u32;
         let col = col0 + 4 * yc + (j / 4) * 64 + j % 4;

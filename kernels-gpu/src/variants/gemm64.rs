@@ -72,6 +72,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let load_a = |l: u32| unsafe { args.a4_or_zero(row0 + ar, l + ak) };
     let load_b = |l: u32| unsafe { args.b4_or_zero(l + bk, col0 + bc) };
 
+    // ANCHOR: core_loop
     let mut next_a = load_a(0);
     let mut next_b = load_b(0);
     // acc[j][i]: C(row0 + cr + i, col0 + cc + j).
@@ -99,6 +100,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         sync_threads();
         l += STEP;
     }
+    // ANCHOR_END: core_loop
     if row0 + cr < args.m {
         for (j, column) in acc.iter().enumerate() {
             let col = col0 + cc + j as u32;

@@ -53,6 +53,7 @@ impl<T: Real> Kahan<T> {
     }
 
     /// Adds `a * b`.
+    // ANCHOR: core_loop
     #[inline(always)]
     pub fn add_product(&mut self, a: T, b: T) {
         let y = a.fma(b, self.comp);
@@ -60,6 +61,7 @@ impl<T: Real> Kahan<T> {
         self.comp = (r - self.neg_sum) + y;
         self.neg_sum = r;
     }
+    // ANCHOR_END: core_loop
 
     /// The sum (one exact negation).
     #[inline(always)]

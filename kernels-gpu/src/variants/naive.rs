@@ -92,10 +92,12 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         return;
     };
     let mut acc = T::ZERO;
+    // ANCHOR: core_loop
     for i in 0..args.k {
         let a = unsafe { args.a.load(args.a_at(row, i)) };
         let b = unsafe { args.b.load(args.b_at(i, col)) };
         acc = a.fma(b, acc);
     }
+    // ANCHOR_END: core_loop
     unsafe { args.store_c(args.c_at(row, col), acc) }
 }

@@ -82,6 +82,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
 
     // B(0..k, col) into shared memory, coalesced.
     let mut i = tid;
+    // ANCHOR: core_loop
     while i < args.k {
         line.store(i, unsafe { args.b.load(args.b_at(i, col)) });
         i += threads;
@@ -98,4 +99,5 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         unsafe { args.store_c(args.c_at(row, col), sum.sum()) }
         row += threads;
     }
+    // ANCHOR_END: core_loop
 }

@@ -108,6 +108,7 @@ pub unsafe fn partial<
 ///
 /// # Safety
 /// A must hold `k` slabs of `lda·n` elements; C as for every kernel.
+// ANCHOR: core_loop
 #[inline(always)]
 pub unsafe fn reduce<T: Real>(args: GemmArgs<T>) {
     let element = block_idx_x() * block_dim_x() + thread_idx_x();
@@ -128,3 +129,4 @@ pub unsafe fn reduce<T: Real>(args: GemmArgs<T>) {
     }
     unsafe { args.c.store(c_at, sum) }
 }
+// ANCHOR_END: core_loop

@@ -72,6 +72,7 @@ impl TensorOperand for Split {
         Accum::default()
     }
 
+    // ANCHOR: core_loop
     #[inline(always)]
     fn mma(a: &FragA<Self, 4>, b: &FragB<Self, 2>, step: Accum<f32, 4>) -> Accum<f32, 4> {
         let (a_big, a_small) = (FragA(a.0.map(|x| x.big)), FragA(a.0.map(|x| x.small)));
@@ -80,6 +81,7 @@ impl TensorOperand for Split {
         let step = mma_m16n8k8_tf32(&a_big, &b_small, step);
         mma_m16n8k8_tf32(&a_big, &b_big, step)
     }
+    // ANCHOR_END: core_loop
 
     /// The running sum plus the k step's products, rounded to nearest (`FADD`).
     #[inline(always)]

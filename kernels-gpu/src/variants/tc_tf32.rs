@@ -319,6 +319,7 @@ unsafe fn gemm_with<
     // acc[b][h][j]: the `mma` tile of 32-row block b, half h, 8-column tile j.
     let mut acc = [[[Op::Acc::default(); NT]; 2]; MB];
     let (mut read_stage, mut write_stage) = (0, STAGES - 1);
+    // ANCHOR: core_loop
     for slice in 0..slices {
         cp_async_wait(STAGES - 2);
         sync_threads();
@@ -389,6 +390,7 @@ unsafe fn gemm_with<
         read_stage = next_stage(read_stage, STAGES);
         write_stage = next_stage(write_stage, STAGES);
     }
+    // ANCHOR_END: core_loop
     cp_async_wait(0);
 
     // Lane (g, t) holds rows 4g..4g+4 of columns 2t, 2t+1 of each 32×8 block: element r of

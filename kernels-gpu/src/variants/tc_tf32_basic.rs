@@ -69,6 +69,7 @@ pub unsafe fn gemm(args: GemmArgs<f32>) {
     let (g, t) = (lane / 4, lane % 4);
 
     let mut acc = [[Accum::<f32, 4>::default(); TILES_N]; TILES_M];
+    // ANCHOR: core_loop
     for l in (0..args.k).step_by(BK as usize) {
         // Staging: 512 elements of each slice, 4 per thread, consecutive threads on
         // consecutive rows of a column (coalesced reads of A's and B's columns).
@@ -101,6 +102,7 @@ pub unsafe fn gemm(args: GemmArgs<f32>) {
         }
         sync_threads();
     }
+    // ANCHOR_END: core_loop
 
     // D's layout: c = [C[g][2t], C[g][2t+1], C[g+8][2t], C[g+8][2t+1]] of each 16×8 tile.
     for i in 0..TILES_M {

@@ -61,6 +61,7 @@ pub unsafe fn gemm<T: Real, const TILE: u32, const PAD: u32>(args: GemmArgs<T>) 
     let row = block_idx_x() * TILE + tx;
     let col = block_idx_y() * TILE + ty;
     let mut acc = T::ZERO;
+    // ANCHOR: core_loop
     let mut k0 = 0;
     while k0 < args.k {
         // Thread (tx, ty) stages A(row, k0 + ty) and B(k0 + tx, col): both coalesced along tx.
@@ -78,6 +79,7 @@ pub unsafe fn gemm<T: Real, const TILE: u32, const PAD: u32>(args: GemmArgs<T>) 
         sync_threads();
         k0 += TILE;
     }
+    // ANCHOR_END: core_loop
     if row < args.m && col < args.n {
         unsafe { args.store_c(args.c_at(row, col), acc) }
     }

@@ -26,6 +26,7 @@ pub fn geometry(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geometry {
 /// `args` must describe valid device matrices; launch with [`geometry`].
 #[inline(always)]
 pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
+    // ANCHOR: core_loop
     let row = block_idx_x() * TILE + thread_idx_x();
     let col = block_idx_y() * TILE + thread_idx_y();
     if row >= args.m || col >= args.n {
@@ -38,4 +39,5 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         acc = a.fma(b, acc);
     }
     unsafe { args.store_c(args.c_at(row, col), acc) }
+    // ANCHOR_END: core_loop
 }

@@ -44,6 +44,7 @@ pub fn geometry(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geometry {
 /// `args` must describe valid device matrices; launch with [`geometry`].
 #[inline(always)]
 pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
+    // ANCHOR: core_loop
     let tx = thread_idx_x();
     let ty = thread_idx_y();
     let row0 = block_idx_x() * TILE;
@@ -61,4 +62,5 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         acc = x.fma(y, acc);
     }
     unsafe { args.store_c(args.c_at(row0 + tx, col0 + ty), acc) }
+    // ANCHOR_END: core_loop
 }

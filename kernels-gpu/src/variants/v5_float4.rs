@@ -101,6 +101,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
     let load_a = |l: u32| unsafe { args.a4_or_zero(row0 + r, l + c) };
     let load_b = |l: u32| unsafe { args.b4_or_zero(l + r, col0 + c) };
 
+    // ANCHOR: core_loop
     let mut next_a = load_a(0);
     let mut next_b = load_b(0);
     let mut acc = [T::ZERO; 4];
@@ -127,6 +128,7 @@ pub unsafe fn gemm<T: Real>(args: GemmArgs<T>) {
         sync_threads();
         l += TILE;
     }
+    // ANCHOR_END: core_loop
     if a_row_in && b_col_in {
         for (i, &value) in acc.iter().enumerate() {
             unsafe { args.store_c(args.c_at(row0 + r + i as u32, col0 + c), value) }

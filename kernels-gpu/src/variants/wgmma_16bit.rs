@@ -242,6 +242,7 @@ where
         }
         let mut acc = Accumulator::<128>::zero();
         let mut previous = c.ring.stage;
+        // ANCHOR: core_loop
         for slice in 0..slices {
             c.wait_full();
             let stage = pool_address(c.stages.stage(c.ring.stage));
@@ -269,6 +270,7 @@ where
             previous = c.ring.stage;
             c.ring.advance();
         }
+        // ANCHOR_END: core_loop
         // Ping-pong: the other warpgroup may start its mainloop while this one's last group
         // runs (CUTLASS hands the turn over before its last wait).
         if ping_pong {

@@ -49,6 +49,7 @@ impl<const STAGES: u32, const CLUSTER_N: u32> Config for SharedA<STAGES, CLUSTER
     const CLUSTER_N: u32 = CLUSTER_N;
 
     /// This block's share of A's slice, multicast to every block of the cluster.
+    // ANCHOR: core_loop
     #[inline(always)]
     unsafe fn load_a(a_map: *const TensorMap, stage: u32, m0: u32, k0: i32, full: MBarrier) {
         const { assert!((BM / A_BOX_M).is_multiple_of(CLUSTER_N)) };
@@ -62,4 +63,5 @@ impl<const STAGES: u32, const CLUSTER_N: u32> Config for SharedA<STAGES, CLUSTER
             };
         }
     }
+    // ANCHOR_END: core_loop
 }

@@ -45,6 +45,7 @@ use core::marker::PhantomData;
 #[derive(Clone, Copy, Default)]
 pub struct PingPong<B>(PhantomData<B>);
 
+// ANCHOR: core_loop
 impl<B: Config> Config for PingPong<B> {
     const STAGES: u32 = B::STAGES;
     const RASTER: u32 = B::RASTER;
@@ -78,3 +79,4 @@ impl<B: Config> Config for PingPong<B> {
         B::drain(consumer)
     }
 }
+// ANCHOR_END: core_loop

@@ -58,6 +58,7 @@ impl<B: Config> Config for SplitK<B> {
     /// `r` is column `col0 + r`, column `c` row `row0 + c` (`Cᵀ`, as the 16-bit epilogues):
     /// registers `i`, `i + 1` are two adjacent rows, one 8-byte store.
     // Unrolled, every register index is a constant.
+    // ANCHOR: core_loop
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
     unsafe fn store<H: Half>(
@@ -90,6 +91,7 @@ impl<B: Config> Config for SplitK<B> {
             }
         }
     }
+    // ANCHOR_END: core_loop
 }
 
 /// The reduction's launch: one thread per element of C.

@@ -220,6 +220,7 @@ where
     /// *full*. Every 16-byte chunk is loaded once and stored twice, by consecutive threads (no
     /// bank conflict); the layout is B's, so the descriptors of the two halves differ only in
     /// where they start.
+    // ANCHOR: split_b
     #[inline(always)]
     fn assist(self, stages: Stages, ring: Ring, thread: u32) {
         let s = ring.stage;
@@ -237,6 +238,7 @@ where
         wgmma::fence_proxy_async();
         stages.barrier(2, s).arrive();
     }
+    // ANCHOR_END: split_b
 
     #[inline(always)]
     unsafe fn consume(
@@ -355,6 +357,7 @@ fn consume_slices<const R: usize, const BN: u32, const SPLIT: bool>(
 ) where
     Accumulator<R>: Tf32Wgmma,
 {
+    // ANCHOR: core_loop
     for slice in 0..slices {
         Fragments::<BN, SPLIT>::wait_for_stage(c);
         let s = c.ring.stage;
@@ -400,6 +403,7 @@ fn consume_slices<const R: usize, const BN: u32, const SPLIT: bool>(
         }
         c.ring.advance();
     }
+    // ANCHOR_END: core_loop
 }
 
 /// The consumers' loop with `wgmma`s in flight, CUTLASS's order for A in registers: every

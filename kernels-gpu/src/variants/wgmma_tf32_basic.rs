@@ -93,6 +93,7 @@ pub unsafe fn gemm(args: GemmArgs<f32>) {
 
     let mut acc = Accumulator::<64>::zero();
     let mut l = 0;
+    // ANCHOR: core_loop
     while l < args.k {
         // Stage the slice: A transposed to K-major (consecutive threads take consecutive m of
         // one k, so the global loads coalesce), B as it lies (consecutive threads, consecutive k).
@@ -125,6 +126,7 @@ pub unsafe fn gemm(args: GemmArgs<f32>) {
         sync_threads();
         l += BK;
     }
+    // ANCHOR_END: core_loop
 
     let (warp, lane) = (tid / WARP_SIZE, tid % WARP_SIZE);
     let registers = acc.get();

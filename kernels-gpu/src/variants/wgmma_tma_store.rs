@@ -109,6 +109,7 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
         unsafe { B::load_a(a_map, stage, m0, k0, full) }
     }
 
+    // ANCHOR: core_loop
     #[inline(always)]
     unsafe fn store<H: Half>(
         args: &HalfGemmArgs<H>,
@@ -127,6 +128,7 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
             Self::drain(consumer);
         }
     }
+    // ANCHOR_END: core_loop
 
     #[inline(always)]
     unsafe fn store_direct<H: Half>(
