@@ -128,7 +128,6 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
             Self::drain(consumer);
         }
     }
-    // ANCHOR_END: core_loop
 
     #[inline(always)]
     unsafe fn store_direct<H: Half>(
@@ -152,6 +151,7 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
             )
         };
     }
+    // ANCHOR_END: core_loop
 
     /// Every consumer waits until its stores have read their buffers: before the block leaves
     /// (its shared memory goes with it), and in ping-pong before handing the buffers to the other
