@@ -18,7 +18,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Cmd {
-    /// Compile kernels-gpu to PTX with rustc's nvptx64 backend: target/ptx/<arch>/kernels_gpu.ptx
+    /// Compile kernels-gpu to PTX with rustc's nvptx64 backend: `target/ptx/<arch>/kernels_gpu.ptx`
     BuildPtx {
         /// GPU architecture (sm_80, sm_86, sm_89, sm_90, …)
         #[arg(long, default_value = DEFAULT_ARCH)]

@@ -64,7 +64,7 @@ pub enum Experiment {
     /// auto's table: every candidate kernel at each shape beside cuBLAS; writes auto-table.csv
     #[command(name = "auto")]
     Auto(auto::Args),
-    /// Every experiment at its default sizes, each into OUT/<experiment>/ (OUT defaults to results/)
+    /// Every experiment at its default sizes, each into `OUT/<experiment>/` (OUT defaults to `results/`)
     All(AllArgs),
 }
 
@@ -77,7 +77,7 @@ pub struct Common {
     /// Load this PTX instead of the embedded one
     #[arg(long)]
     pub ptx: Option<PathBuf>,
-    /// The results folder [default: results/<experiment>, e.g. results/000-tile-sweep]
+    /// The results folder [default: results/EXPERIMENT, e.g. results/000-tile-sweep]
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seed of the random inputs (recorded on the page)
@@ -442,7 +442,7 @@ pub fn run(experiment: &Experiment) -> Result<bool> {
     run_with_command_line(experiment, process_command_line())
 }
 
-/// [`run`] with the command line to record on the page given (tests pass their own).
+/// [`run()`] with the command line to record on the page given (tests pass their own).
 pub fn run_with_command_line(experiment: &Experiment, command_line: String) -> Result<bool> {
     let common = experiment.common();
     let (backend, note) = Backend::open(common.backend, common.ptx.as_deref())?;

@@ -31,11 +31,11 @@
 //!   lanes of a warp at different warp-wide operations.
 //!
 //! Hopper's asynchronous operations (chapter 2 of the tensor cores) add:
-//! - **mbarriers** ([`mbarrier`]): a thread waiting for a phase suspends until an arrival or a
+//! - **mbarriers** (`mbarrier.rs`): a thread waiting for a phase suspends until an arrival or a
 //!   copy completes it; a wait that can never end is reported as a deadlock with the barrier's
 //!   state (pending arrivals, tx-count).
 //! - **TMA copies and `wgmma` operand reads** as agents of their own in a happens-before model
-//!   with vector clocks ([`history`]), which replaces barrier intervals once a block uses them:
+//!   with vector clocks (`history.rs`), which replaces barrier intervals once a block uses them:
 //!   reading a TMA box before waiting for its mbarrier phase, refilling a stage that a `wgmma`
 //!   may still read, or a `wgmma` reading ordinary stores without `fence.proxy.async` are races
 //!   whatever the timing. Misuse of the protocols (an mbarrier used before its init is visible, a

@@ -7,7 +7,7 @@
 //! two shared buffers swapped after every slice (one barrier per slice). What is fynv's own:
 //! - the code is written around an 8-vector `f8` (two float4s, 64 elements apart in shared
 //!   memory): per step `d_load8` of A's column and of B's row, then eight `d_mult8v`, each one
-//!   8-row column of the accumulator times one element of B (here [`load8`] and [`mult8v`]);
+//!   8-row column of the accumulator times one element of B (here `load8` and `mult8v`);
 //! - the shared pool is `[A buffer 1 | A buffer 2 | B buffer 1 | B buffer 2]` (1024 elements
 //!   each), not `gemm128`'s `[A | B]` per buffer;
 //! - the original has no alpha/beta (it writes `C = A*B` with float4 stores) and needs every
