@@ -287,7 +287,10 @@ fn the_check_refuses_what_does_not_exist() {
         "values parse too"
     );
     assert!(refused(Tool::Host, "experiment 006"));
-    assert!(!refused(Tool::Host, "experiment hopper --ladders bf16 --shapes 264x136x264"));
+    assert!(!refused(
+        Tool::Host,
+        "experiment hopper --ladders bf16 --shapes 264x136x264"
+    ));
     // The 16-bit types, as a document would write them: accepted for runs, with cuBLAS too.
     for dtype in ["bf16", "f16"] {
         assert!(!refused(
