@@ -1,4 +1,4 @@
-//! The built `host` binary starts without the CUDA driver, however it is started (issue 11):
+//! The built `host` binary starts without the CUDA driver, however it is started:
 //! run with no library path (cargo's build folders, where a link stub could hide the problem,
 //! are not on it), `--help`, `--list` and a tiny emulator run succeed, the dynamic loader is
 //! not asked for `libcuda`, and `--backend gpu` on a machine without the driver fails with a

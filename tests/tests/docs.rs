@@ -1,4 +1,4 @@
-//! Every command the documents name exists (issue 11: a script pointed at a `cargo xtask
+//! Every command the documents name exists (once a script pointed at a `cargo xtask
 //! gpu-bundle` that did not exist).
 //!
 //! Scans README.md, docs/*.md, xtask/scripts/* and `host --help`'s examples for `cargo xtask

@@ -27,7 +27,7 @@ for step in "$@"; do
     others)
       $host --variant naive,kahan,row-shared,blocked-kahan,basic,blocked,cg-shuffle,cg-regs,cg-tile2x2 --both-dtypes --compare cublas --size 4096 2>&1 | tee "$OUT/others-4096.log" | tail -22 ;;
     best)
-      # Issue 6: `best` against cuBLAS and gemm128 at the sizes and shapes of the bar.
+      # `best` against cuBLAS and gemm128 at the sizes and shapes of the bar.
       for size in 1024 2048 4096 8192; do
         $host --variant ${BEST:-best:1,best:2,best:3},gemm128 --compare cublas --size $size 2>&1 | tee "$OUT/best-$size.log" | grep '^|'
       done
@@ -36,7 +36,7 @@ for step in "$@"; do
         $host --variant ${BEST:-best:1,best:2,best:3},gemm128 --compare cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/best-$1x$2x$3.log" | grep '^|'
       done ;;
     simt)
-      # Issue 10: auto, the new SIMT steps, best, gemm128 and cuBLAS at every shape of the bar,
+      # auto, the SIMT steps, best, gemm128 and cuBLAS at every shape of the bar,
       # one process per shape; then f64 at 4096³ beside DGEMM.
       for mnk in "1024 1024 1024" "2048 2048 2048" "4096 4096 4096" "8192 8192 8192" "8192 8192 1024" "1024 1024 8192" "8192 256 8192"; do
         set -- $mnk
@@ -73,7 +73,7 @@ for step in "$@"; do
       # $OUT/results/auto-table/auto-table.csv to host/src/auto-table.csv.
       $host experiment auto --out "$OUT/results/auto-table" 2>&1 | tee "$OUT/auto-table.log" | grep -v '^  ' | tail -60 ;;
     tensor-cores)
-      # Issue 12: each tensor-core variant beside its yardstick, in one process per size.
+      # Tensor cores, chapter 1: each variant beside its yardstick, in one process per size.
       for size in 4096 8192; do
         $host --variant ${TC_TF32:-tc-tf32:1,tc-tf32:2,tc-tf32:3,tc-tf32:4,tc-tf32:5,tc-tf32:6,tc-tf32-basic} --compare cublas-tf32,cublas --size $size 2>&1 | tee "$OUT/tc-tf32-$size.log" | grep '^|'
         $host --variant ${TC_3X:-tc-3xtf32:1,tc-3xtf32:2,tc-3xtf32:3,best:1} --compare cublas,cublas-tf32 --size $size 2>&1 | tee "$OUT/tc-3xtf32-$size.log" | grep '^|'
@@ -101,7 +101,7 @@ for step in "$@"; do
         done
       done ;;
     hopper)
-      # Issue 13: the wgmma variants beside cuBLAS TF32 and SGEMM, one process per shape.
+      # Tensor cores, chapter 2: the wgmma variants beside cuBLAS TF32 and SGEMM, one process per shape.
       for mnk in ${HOPPER_SHAPES:-"2048 2048 2048" "4096 4096 4096" "8192 8192 8192" "8192 8192 1024"}; do
         set -- ${mnk//x/ }
         $host --variant ${HOPPER:-wgmma-tf32,wgmma-3xtf32,wgmma-tf32-basic,tc-tf32:1} --compare cublas-tf32,cublas --m $1 --n $2 --k $3 2>&1 | tee "$OUT/hopper-$1x$2x$3.log" | grep '^|'
@@ -123,7 +123,7 @@ for step in "$@"; do
         done
       done ;;
     ch3)
-      # Chapter 3 (issue 18): every 16-bit step beside cuBLAS of the same type, one process per
+      # Tensor cores, chapter 3: every 16-bit step beside cuBLAS of the same type, one process per
       # shape and type; CH3_SHAPES and CH3 narrow it.
       for mnk in ${CH3_SHAPES:-2048x2048x2048 4096x4096x4096 6144x6144x6144 8192x8192x8192 8192x8192x1024 8192x256x8192 1024x1024x8192}; do
         set -- ${mnk//x/ }
@@ -204,7 +204,7 @@ for step in "$@"; do
         echo "compute-sanitizer $tool (16-byte-load kernels): exit $? ($(grep -c 'check: .*PASS' "$OUT/sanitize-$tool-vec4.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/sanitize-$tool-vec4.log"))"
       done ;;
     dev-vs-release)
-      # Issue 11: `cargo run -p host -- --variant v5` in the dev profile against the release one
+      # `cargo run -p host -- --variant v5` in the dev profile against the release one
       # (needs `cargo xtask gpu-bundle --dev-host`); the bar is dev within 1.5x of release.
       for bin in host-dev host; do
         TIMEFORMAT="$bin --variant v5: %R s wall"

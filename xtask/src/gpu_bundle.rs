@@ -10,7 +10,7 @@
 //!   view;
 //! - `gpu-session.sh`, and `BUNDLE.md`: what was built, from which commit, and how to run it;
 //! - with `--dev-host`, `host-dev`: the dev-profile host, which the step `dev-vs-release` times
-//!   against the release one (issue 11: `cargo run` without `--release` must not be slow).
+//!   against the release one (`cargo run` without `--release` must not be slow).
 use anyhow::{bail, Context, Result};
 use ptx_builder::{clear_outer_cargo_env, host_triple, ptx_path, EMBEDDED_ARCHS};
 use std::path::{Path, PathBuf};
