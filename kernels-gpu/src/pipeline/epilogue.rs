@@ -57,35 +57,6 @@ pub unsafe fn store_transposed<H: Half, const R: usize>(
     }
 }
 
-/// Writes a 64×N accumulator whose rows are C's rows (the [`Config::DIRECT`] orientation):
-/// accumulator row `r` is row `row0 + r` of C, column `c` column `col0 + c`. A pair is two
-/// adjacent columns, `ldc` apart in column-major C: one 2-byte store each. The slow epilogue,
-/// for completeness; the orientation is meant for [`store_direct_through_tma`].
-///
-/// [`Config::DIRECT`]: crate::variants::wgmma_16bit::Config::DIRECT
-///
-/// # Safety
-/// `args` describes valid matrices.
-#[allow(clippy::needless_range_loop)]
-#[inline(always)]
-pub unsafe fn store_rows<H: Half, const R: usize>(
-    args: &HalfGemmArgs<H>,
-    acc: &Accumulator<R>,
-    row0: u32,
-    col0: u32,
-    thread: u32,
-) {
-    let values = acc.get();
-    let (warp, lane) = (thread / 32, thread % 32);
-    for i in 0..R {
-        let (r, c) = Accumulator::<R>::position(warp, lane, i as u32);
-        let (row, col) = (row0 + r, col0 + c);
-        if row < args.m && col < args.n {
-            unsafe { args.store_c(args.c_at(row, col), values[i]) };
-        }
-    }
-}
-
 /// Where a consumer warpgroup's TMA-store epilogue stages its tile, boxes of 64 m × 64 n (8 KiB:
 /// a 128-byte swizzled row of 64 m per column of n), and the named barrier its 128 threads
 /// synchronise on. Either two buffers used in turn by the four subtiles (16 KiB, CUTLASS's

@@ -43,8 +43,8 @@
 //! no spills; the hot loop is four `HGMMA.64x256x16.F32.BF16` per 64-deep k-slice in 70
 //! instructions (the rest: the mbarrier wait and arrive, descriptor arithmetic), no `MEMBAR`.
 //!
-//! Measured on the H100 (`host experiment hopper`, `docs/results/005-hopper/`): 0.90–0.93×
-//! cuBLAS at 4096³ and 8192³ in bf16 and f16, 0.67–0.70× at 8192×8192×1024 — the epilogue,
+//! Measured on the H100 (`host experiment hopper`, `docs/results/005-hopper/`): 0.90–0.94×
+//! cuBLAS at 4096³ and 8192³ in bf16 and f16, 0.67–0.73× at 8192×8192×1024 — the epilogue,
 //! stored straight from registers while the tensor cores wait, is what the next steps remove
 //! (`docs/perf-notes.md`, chapter 3).
 use crate::device::half::Half;
@@ -131,23 +131,23 @@ pub trait Config: Copy + Default + 'static {
     }
 
     /// The epilogue of the [`Config::DIRECT`] orientation: the warpgroup's two accumulators
-    /// (rows `row0..row0 + 64` and the next 64, columns `col0..col0 + 128`).
+    /// (rows `row0..row0 + 64` and the next 64, columns `col0..col0 + 128`). Only the TMA-store
+    /// epilogue has one (`wgmma_tma_store::TmaStore`): an accumulator pair is two columns,
+    /// `ldc` apart, which direct stores would write two bytes at a time. A configuration that
+    /// sets `DIRECT` without it does not compile.
     ///
     /// # Safety
     /// `args` describes valid matrices.
     #[inline(always)]
     unsafe fn store_direct<H: Half>(
-        args: &HalfGemmArgs<H>,
-        maps: *const TensorMap,
-        accs: [&Accumulator<64>; 2],
-        (row0, col0, _split): (u32, u32, u32),
-        consumer: &Consumer,
+        _args: &HalfGemmArgs<H>,
+        _maps: *const TensorMap,
+        _accs: [&Accumulator<64>; 2],
+        _at: (u32, u32, u32),
+        _consumer: &Consumer,
     ) {
-        let _ = maps;
-        for (j, acc) in accs.into_iter().enumerate() {
-            let row0 = row0 + 64 * j as u32;
-            unsafe { epilogue::store_rows(args, acc, row0, col0, consumer.thread) }
-        }
+        // (Compiled for every configuration, run only for the direct ones.)
+        const { assert!(!Self::DIRECT, "DIRECT needs the TMA-store epilogue") };
     }
 
     /// A consumer thread, after its last tile (an epilogue with work in flight waits for it).

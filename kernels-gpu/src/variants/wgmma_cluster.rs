@@ -31,8 +31,8 @@
 //! One line of PTX decided whether this step pays: the remote arrive with `.release.cluster`
 //! semantics compiles to a `MEMBAR.ALL.GPU` before every arrive and made the kernel 0.45×
 //! cuBLAS; with the default semantics (the consumers' reads are complete when their `wgmma`s
-//! retire) it is 0.96–0.97× at 8192³, +7% over `wgmma-16bit`; ±0–3% at 4096³, −5% at 2048³
-//! (H100, `docs/results/005-hopper/`, `docs/perf-notes.md`).
+//! retire) it is 0.96–0.97× at 8192³, +6–7% over `wgmma-16bit`; ±0–3% at 4096³, −5 to −7% at
+//! 2048³ (H100, `docs/results/005-hopper/`, `docs/perf-notes.md`).
 //!
 //! [`Kernel`]: crate::pipeline::Kernel
 use super::wgmma_16bit::{Config, A_BOX_BYTES, A_BOX_M, BM};

@@ -26,10 +26,10 @@
 //!
 //! The price: a tile of 64 columns reuses A half as much as the cooperative tile of 128, so
 //! each flop costs more L2 reads (with clusters of two sharing A: 24 KiB per 2.1 MFLOP, against
-//! 32 KiB per 4.2 MFLOP). Measured on the H100: the price wins on the squares — 0.73–0.79×
-//! cuBLAS, tensor pipe 67% against 88% for `wgmma-tma-store`, L2 bytes 1.97 GB against 1.36 at
-//! 4096³ — and the narrower tile wins where tiles are few: 1.04× at 8192×256×8192 (bf16),
-//! 1.09–1.15× at 1024³ (`docs/results/005-hopper/`, `docs/perf-notes.md`).
+//! 32 KiB per 4.2 MFLOP). Measured on the H100: the price wins on the squares — 0.73–0.81×
+//! cuBLAS from 4096³ up, tensor pipe 67% against 88% for `wgmma-tma-store`, L2 bytes 1.97 GB
+//! against 1.36 at 4096³ — and the narrower tile wins where tiles are few: 0.98–1.04× at
+//! 8192×256×8192, 0.90–1.15× at 1024³ (`docs/results/005-hopper/`, `docs/perf-notes.md`).
 use super::wgmma_16bit::Config;
 use crate::device::half::Half;
 use crate::device::mbarrier::MBarrier;

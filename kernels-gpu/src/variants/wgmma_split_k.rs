@@ -21,7 +21,7 @@
 //! The cost: the workspace is written and read once, `8·parts·m·n` bytes: at 1024×1024×8192 with
 //! 4 parts, 32 MiB, about 10 µs at the H100's bandwidth beside a GEMM of 40.
 //!
-//! Measured on the H100: at 1024×1024×8192, 0.47–0.53× cuBLAS in one pass, 0.89–1.05× with 4
+//! Measured on the H100: at 1024×1024×8192, 0.45–0.53× cuBLAS in one pass, 0.86–1.05× with 4
 //! parts (2 parts 0.82×, 8 parts 0.85×); at 8192×256×8192 ping-pong's narrower tiles do better
 //! (`docs/results/005-hopper/`).
 use super::wgmma_16bit::Config;
