@@ -1,8 +1,56 @@
 //! The scheduler: the threads of a cluster's blocks as coroutines, resumed round after round
 //! until all have exited; block and cluster barriers and warp-wide operations released when
 //! every thread they wait for has arrived; deadlocks and exits that leave a peer's pending
-//! writes reported. The operations the threads suspend in are `ThreadContext`'s (`mod.rs`).
-use super::*;
+//! writes reported. The operations the threads suspend in are `ThreadContext`'s (`sync.rs`,
+//! `tma.rs`, `cluster.rs`).
+use super::context::{BlockContext, ClusterContext, ThreadContext, CURRENT};
+use super::history::{Agents, History};
+use super::mbarrier::MBarrier;
+use super::sync::Deposit;
+use super::{Fault, FaultKind, Launch};
+use core::cell::{Cell, RefCell};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+/// Why a thread suspended.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Suspend {
+    Barrier,
+    WarpCollective,
+    /// Waiting for the phase of parity `.1` of the mbarrier at pool byte `.0` of its block.
+    Mbarrier(u32, u32),
+    /// `barrier.cluster.wait` for the cluster barrier's phase `.0` (the thread's arrivals).
+    ClusterBarrier(u32),
+    /// `bar.sync id, threads`: the barrier `.0` of `.1` threads.
+    NamedBarrier(u32, u32),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum State {
+    Runnable,
+    AtBarrier,
+    AtWarpCollective,
+    AtMbarrier(u32, u32),
+    AtClusterBarrier(u32),
+    AtNamedBarrier(u32, u32),
+    Exited,
+}
+
+type Thread = Coroutine<(), Suspend, (), DefaultStack>;
+
+/// Coroutine stacks are reused from block to block (creating one is an mmap).
+#[derive(Default)]
+pub(super) struct StackPool(Vec<DefaultStack>);
+
+impl StackPool {
+    const STACK_BYTES: usize = 256 * 1024;
+
+    fn take(&mut self) -> DefaultStack {
+        self.0.pop().unwrap_or_else(|| {
+            DefaultStack::new(Self::STACK_BYTES).expect("emulator: cannot allocate a thread stack")
+        })
+    }
+}
 
 /// Runs the blocks of cluster `cluster` (a lone block when the launch has no clusters)
 /// together: one scheduler over all their threads, since a block may wait for its peers.

@@ -1,0 +1,105 @@
+//! Where the threads of a block meet: `bar.sync` for the whole block, named barriers
+//! (`bar.sync id, threads`) for some of its warps, and the warp-wide operations (`shfl.sync`,
+//! `mma.sync`, the `.sync.aligned` operations of `wgmma`) through which the lanes of a warp
+//! exchange registers.
+//!
+//! Each of them only suspends the thread, saying why (`Suspend`); the scheduler (`schedule.rs`)
+//! releases the waiting threads once every thread they wait for has arrived, and orders them in
+//! the race history. A warp-wide operation also deposits the lane's registers in a slot of its
+//! block before suspending, so that once released each lane reads the others' deposits, as the
+//! hardware routes registers between the lanes of a warp.
+use super::context::ThreadContext;
+use super::schedule::Suspend;
+use super::FaultKind;
+
+/// Registers a lane brings to one warp-wide operation.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Deposit {
+    /// The operation, so that lanes at different ones are caught.
+    pub(crate) op: &'static str,
+    pub(crate) registers: [u64; MAX_REGISTERS],
+    pub(crate) len: usize,
+}
+
+/// The most registers a lane deposits for one warp-wide operation (an f64 `m16n8k16` brings 8
+/// of A and 4 of B).
+pub(crate) const MAX_REGISTERS: usize = 16;
+
+impl ThreadContext {
+    pub(crate) fn barrier(&self) {
+        self.suspend(Suspend::Barrier);
+    }
+
+    /// A warp-wide operation: deposits this lane's `registers` (at most [`MAX_REGISTERS`]),
+    /// waits until every live lane of the warp has deposited for the same operation `op`, and
+    /// returns what `read` makes of the warp's deposits, indexed by lane. With
+    /// `full_warp`, all 32 lanes must exist (`mma.sync` needs them; a shuffle only needs its
+    /// source lane).
+    pub(crate) fn warp_collective<R>(
+        &self,
+        op: &'static str,
+        registers: &[u64],
+        full_warp: bool,
+        read: impl FnOnce(&[Deposit]) -> R,
+    ) -> R {
+        let b = self.block();
+        let parity = self.collective_parity.get();
+        self.collective_parity.set(parity ^ 1);
+        {
+            let mut slots = b.collective_slots.borrow_mut();
+            let slot = &mut slots[parity][self.linear as usize];
+            slot.op = op;
+            slot.len = registers.len();
+            slot.registers[..registers.len()].copy_from_slice(registers);
+        }
+        self.suspend(Suspend::WarpCollective);
+        let threads = b.block_dim.0 * b.block_dim.1;
+        let warp_base = self.linear / 32 * 32;
+        let lanes = (threads - warp_base).min(32);
+        if full_warp && lanes < 32 {
+            self.fault(
+                FaultKind::Deadlock,
+                format!("`{op}` needs all 32 lanes of a warp; this warp of the block has {lanes}"),
+            );
+        }
+        let slots = b.collective_slots.borrow();
+        let warp = &slots[parity][warp_base as usize..(warp_base + lanes) as usize];
+        if let Some(other) = warp.iter().find(|d| d.op != op) {
+            let other = other.op;
+            drop(slots);
+            self.fault(
+                FaultKind::Deadlock,
+                format!("lanes of one warp reached different warp-wide operations (`{op}` and `{other}`): the GPU would hang or compute garbage"),
+            );
+        }
+        read(warp)
+    }
+
+    /// The warp-synchronous exchange behind `shfl.sync.idx`.
+    pub(crate) fn shuffle(&self, bits: u64, src_lane: u32) -> u64 {
+        let lane = src_lane % 32;
+        let value = self.warp_collective("shfl.sync.idx", &[bits], false, |warp| {
+            warp.get(lane as usize).map(|d| d.registers[0])
+        });
+        value.unwrap_or_else(|| {
+            self.fault(
+                FaultKind::Deadlock,
+                format!("shuffle from lane {src_lane}, which does not exist in this block"),
+            )
+        })
+    }
+
+    /// `bar.sync id, threads`: suspends until `threads` threads of the block wait at `id`.
+    pub(crate) fn named_barrier(&self, id: u32, threads: u32) {
+        let block_threads = self.block().block_dim.0 * self.block().block_dim.1;
+        if id >= 16 || threads == 0 || !threads.is_multiple_of(32) || threads > block_threads {
+            self.fault(
+                FaultKind::Deadlock,
+                format!("`bar.sync {id}, {threads}`: the PTX ISA wants a barrier 0 to 15 and a thread count that is a multiple of 32, at most the block's {block_threads}"),
+            );
+        }
+        // Barriers among some threads of a block order them only through vector clocks.
+        self.go_asynchronous();
+        self.suspend(Suspend::NamedBarrier(id, threads));
+    }
+}
