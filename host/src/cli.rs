@@ -1,8 +1,12 @@
 //! The command line of `host`.
+use crate::args::{positive_count, positive_size, DtypeArg};
 use crate::experiments::Experiment;
-use crate::problem::Init;
-use clap::{Parser, Subcommand, ValueEnum};
-use kernels_gpu::gemm::Dtype;
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::registry::Math;
+use gpu_gemm::run::BackendChoice;
+use kernels_gpu::registry::Shape;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -64,6 +68,10 @@ pub struct Cli {
     /// Element type
     #[arg(long, value_enum, default_value_t = DtypeArg::F32)]
     pub dtype: DtypeArg,
+    /// The precision contract of `--variant auto`: what arithmetic it may choose in f32
+    /// (f64, bf16 and f16 always run in their own) [default: strict]
+    #[arg(long, value_enum)]
+    pub math: Option<Math>,
     /// How A, B and C are filled
     #[arg(long, value_enum, default_value_t = Init::Random)]
     pub init: Init,
@@ -88,10 +96,52 @@ pub struct Cli {
     pub tile: Option<u32>,
     /// Where to run the GPU variants [default: gpu when a CUDA driver and device exist, else emu]; cpu-* variants always run on the host CPU
     #[arg(long, value_enum)]
-    pub backend: Option<BackendArg>,
+    pub backend: Option<BackendChoice>,
     /// Load this PTX instead of the embedded one (from `cargo xtask build-ptx --arch …`)
     #[arg(long)]
     pub ptx: Option<PathBuf>,
+}
+
+impl Cli {
+    /// The problem the options describe; `default_size` applies when no size is given.
+    pub fn problem(&self, default_size: u32, seed: u64) -> Result<Problem> {
+        let size = self.size.unwrap_or(default_size);
+        let (m, n, k) = (
+            self.m.unwrap_or(size),
+            self.n.unwrap_or(size),
+            self.k.unwrap_or(size),
+        );
+        let shape = Shape {
+            m,
+            n,
+            k,
+            lda: self.lda.unwrap_or(m),
+            ldb: self.ldb.unwrap_or(k),
+            ldc: self.ldc.unwrap_or(m),
+        };
+        let p = Problem {
+            shape,
+            dtype: self.dtype.dtype(),
+            alpha: self.alpha,
+            beta: self.beta,
+            init: self.init,
+            seed,
+        };
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// The leading-dimension layouts a run covers, each as the pitch in bytes to pad the
+    /// columns to; `None` is the leading dimensions as given (`--lda` etc., by default the row
+    /// counts). `--pitch` gives the pitched layout only, `--pitch-compare` both, the unpadded
+    /// one first.
+    pub fn layouts(&self) -> Vec<Option<u32>> {
+        if self.pitch_compare {
+            vec![None, Some(self.pitch.unwrap_or(DEFAULT_PITCH_BYTES))]
+        } else {
+            vec![self.pitch]
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -106,34 +156,6 @@ pub enum Command {
 /// "Understanding Memory Pitch Alignment"). Not queried on this project's GPUs.
 pub const DEFAULT_PITCH_BYTES: u32 = 512;
 
-/// A matrix dimension (`--size`, `--m`, …): 1 or more; 0 is refused rather than run as an
-/// empty problem.
-pub fn positive_size(text: &str) -> Result<u32, String> {
-    match text.parse::<u32>() {
-        Ok(0) => Err("a matrix dimension is at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(format!("`{text}` is not a dimension: {e}")),
-    }
-}
-
-/// A number of runs that must happen at least once (`--iters`): 0 is refused, not rounded up.
-pub fn positive_count(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("at least 1 timed run (use --no-check to skip the check, not the run)".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(format!("`{text}` is not a count: {e}")),
-    }
-}
-
-/// A positive, finite amount (`--budget-ms`, `--cpu-time-limit`).
-pub fn positive_amount(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
-        Ok(_) => Err("must be a positive number".into()),
-        Err(e) => Err(format!("`{text}` is not a number: {e}")),
-    }
-}
-
 /// `--pitch BYTES`: a positive multiple of 8, so that f32 and f64 columns both fit it exactly.
 fn parse_pitch(text: &str) -> Result<u32, String> {
     match text.parse::<u32>() {
@@ -144,57 +166,10 @@ fn parse_pitch(text: &str) -> Result<u32, String> {
     }
 }
 
-/// `--dtype`: the element type of A, B and C.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DtypeArg {
-    F32,
-    F64,
-    /// bfloat16 (A, B, C; f32 accumulation, alpha and beta in f32): the 16-bit kernels, sm_90a
-    Bf16,
-    /// IEEE half precision (A, B, C; f32 accumulation, alpha and beta in f32): the 16-bit kernels, sm_90a
-    F16,
-}
-
-impl DtypeArg {
-    pub fn dtype(self) -> Dtype {
-        match self {
-            DtypeArg::F32 => Dtype::F32,
-            DtypeArg::F64 => Dtype::F64,
-            DtypeArg::Bf16 => Dtype::Bf16,
-            DtypeArg::F16 => Dtype::F16,
-        }
-    }
-}
-
-/// The `--dtype` of the experiments measured in f32 and f64 only (progression, precision): the
-/// 16-bit types are refused there rather than quietly run as f32. `experiment auto` and
-/// `experiment hopper` measure them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ExperimentDtypeArg {
-    F32,
-    F64,
-}
-
-impl ExperimentDtypeArg {
-    pub fn dtype(self) -> Dtype {
-        match self {
-            ExperimentDtypeArg::F32 => Dtype::F32,
-            ExperimentDtypeArg::F64 => Dtype::F64,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// GPU 0 through the CUDA driver
-    Gpu,
-    /// The CPU emulator (kernels_gpu::emu): same kernels, checked accesses, no GPU needed
-    Emu,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernels_gpu::gemm::Dtype;
 
     fn parse(args: &str) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("host").chain(args.split_whitespace()))
@@ -233,7 +208,7 @@ mod tests {
             (c.iters, c.warmup, c.no_check, c.tile),
             (Some(5), Some(1), true, Some(8))
         );
-        assert_eq!((c.backend, c.seed), (Some(BackendArg::Emu), Some(42)));
+        assert_eq!((c.backend, c.seed), (Some(BackendChoice::Emu), Some(42)));
     }
 
     #[test]
@@ -270,7 +245,7 @@ mod tests {
         };
         assert_eq!(
             (a.size, a.common.backend),
-            (Some(16), Some(BackendArg::Emu))
+            (Some(16), Some(BackendChoice::Emu))
         );
         assert!(matches!(
             parse("experiment progression").unwrap().command,
@@ -354,5 +329,58 @@ mod tests {
         }
         assert_eq!(parse("--variant v4 --warmup 0").unwrap().warmup, Some(0));
         assert!(parse("--variant v4 --backend tpu").is_err());
+    }
+
+    #[test]
+    fn problem_sizes_from_the_command_line() {
+        let cli = Cli::parse_from([
+            "host",
+            "--variant",
+            "v1",
+            "--size",
+            "100",
+            "--k",
+            "7",
+            "--ldc",
+            "128",
+        ]);
+        let p = cli.problem(4096, 1).unwrap();
+        assert_eq!(
+            p.shape,
+            Shape {
+                m: 100,
+                n: 100,
+                k: 7,
+                lda: 100,
+                ldb: 7,
+                ldc: 128
+            }
+        );
+        let cli = Cli::parse_from(["host", "--variant", "v1"]);
+        assert_eq!(cli.problem(64, 1).unwrap().shape.m, 64);
+        let cli = Cli::parse_from(["host", "--variant", "v1", "--m", "10", "--lda", "5"]);
+        assert!(cli.problem(64, 1).unwrap_err().to_string().contains("lda"));
+    }
+
+    #[test]
+    fn pitch_options_choose_the_layouts() {
+        let layouts_of = |args: &str| {
+            let cli = Cli::parse_from(
+                ["host", "--variant", "v4"]
+                    .into_iter()
+                    .chain(args.split_whitespace()),
+            );
+            cli.layouts()
+        };
+        assert_eq!(layouts_of(""), [None]);
+        assert_eq!(layouts_of("--pitch"), [Some(512)]);
+        assert_eq!(layouts_of("--pitch 64"), [Some(64)]);
+        assert_eq!(layouts_of("--pitch-compare"), [None, Some(512)]);
+        assert_eq!(layouts_of("--pitch-compare --pitch 128"), [None, Some(128)]);
+        let cli = Cli::parse_from(["host", "--variant", "v4", "--m", "100", "--k", "3"]);
+        let p = cli.problem(64, 1).unwrap();
+        assert_eq!(gpu_gemm::run::with_layout(p, None).unwrap(), p);
+        let pitched = gpu_gemm::run::with_layout(p, Some(512)).unwrap().shape;
+        assert_eq!((pitched.lda, pitched.ldb, pitched.ldc), (128, 128, 128));
     }
 }

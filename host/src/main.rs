@@ -3,12 +3,10 @@
 //! (`host::experiments`).
 use anyhow::Result;
 use clap::Parser;
+use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::registry::{self, Variant};
+use gpu_gemm::run::{execute_many, with_layout, Backend, Engine, Report, Timing};
 use host::cli::{Cli, Command};
-use host::problem::{Init, Problem};
-use host::registry::{self, Variant};
-use host::run::{
-    execute_many, layouts, problem_from_cli, with_layout, Backend, Engine, Report, Timing,
-};
 use kernels_gpu::gemm::Dtype;
 use std::process::ExitCode;
 
@@ -61,7 +59,10 @@ fn run() -> Result<bool> {
             }
             None => (item, None),
         };
-        let variant = registry::find(name)?;
+        let variant = match (registry::find(name)?, cli.math) {
+            (Variant::Auto(_), Some(math)) => Variant::Auto(math),
+            (variant, _) => variant,
+        };
         let takes_tile = !variant.tiles().is_empty();
         let tile = tile.or(if takes_tile || items.len() == 1 {
             cli.tile
@@ -69,6 +70,17 @@ fn run() -> Result<bool> {
             None
         });
         variants.push((variant, tile));
+    }
+    // --math is auto's contract; a named kernel runs its own arithmetic, which --math would
+    // silently misdescribe.
+    if let Some(math) = cli.math {
+        if !variants.iter().any(|(v, _)| matches!(v, Variant::Auto(_))) {
+            anyhow::bail!(
+                "--math {} is the contract of `--variant auto`; the named variants run their own \
+                 arithmetic (`--list` says which)",
+                math.name()
+            );
+        }
     }
     // Say where a list's --tile does not go, rather than drop it silently.
     if let (Some(tile), true) = (cli.tile, items.len() > 1) {
@@ -115,7 +127,7 @@ fn run() -> Result<bool> {
         (false, true) => 512,
         (false, false) => 64,
     };
-    let problem = problem_from_cli(&cli, default_size, seed)?;
+    let problem = cli.problem(default_size, seed)?;
     // Times that measure performance (GPU, or only CPU variants) get warm-ups, 20 runs and
     // the 3 s budget; emulation time is not worth repeating.
     let measures = gpu || cpu_only;
@@ -161,7 +173,7 @@ fn run() -> Result<bool> {
     let mut all_passed = true;
     let mut rows = Vec::new();
     for dtype in dtypes {
-        for pitch in layouts(&cli) {
+        for pitch in cli.layouts() {
             let p = with_layout(Problem { dtype, ..problem }, pitch)?;
             let layout = match pitch {
                 Some(bytes) => {

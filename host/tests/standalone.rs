@@ -74,7 +74,7 @@ fn help_list_and_the_emulator_run_with_no_library_path() {
 
 #[test]
 fn the_gpu_backend_without_a_driver_says_what_is_missing() {
-    if host::cuda_driver::load().is_ok() {
+    if gpu_gemm::cuda_driver::load().is_ok() {
         eprintln!("SKIPPED: this machine has a CUDA driver");
         return;
     }

@@ -202,7 +202,8 @@ fn check(tool: Tool, text: &str) -> Result<(), String> {
             for item in rest.get(i + 1).map_or("", |v| v.as_str()).split(',') {
                 let name = item.split(':').next().unwrap();
                 if !is_placeholder(name) && !name.is_empty() {
-                    host::registry::find(name).map_err(|e| format!("--variant {name}: {e:#}"))?;
+                    gpu_gemm::registry::find(name)
+                        .map_err(|e| format!("--variant {name}: {e:#}"))?;
                 }
             }
         }

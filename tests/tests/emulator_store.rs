@@ -7,7 +7,7 @@
 //! and its lane 0 stores the box into C (52 × 6, so the box is clipped at both edges) with one
 //! TMA store, then waits until the store has read the box. The H100 clips a store's rows at 16
 //! bytes: rows 52 to 55 of C are written too (measured; the PTX ISA does not say), 56 to 63 not.
-use host::half;
+use gpu_gemm::half;
 use kernels_gpu::device::half::{Bf16, GlobalHalfMut, Half};
 use kernels_gpu::device::store;
 use kernels_gpu::device::tma::{Swizzle, TensorMap, TensorMapSpec};

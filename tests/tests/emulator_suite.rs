@@ -2,9 +2,9 @@
 //! inputs, run on the CPU emulator through the same host pipeline as the GPU (NaN-poisoned C
 //! when beta = 0, f64 reference); every dtype a variant lacks must be refused. New variants are
 //! covered without touching this file: it iterates the registry.
-use host::problem::{Init, Problem};
-use host::registry::{self, Variant};
-use host::run::{execute, Backend, Timing};
+use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::registry::{self, Variant};
+use gpu_gemm::run::{execute, Backend, Timing};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 

@@ -7,9 +7,9 @@
 //! 1×1×1 with lda = ldb = 8; in every dtype each variant has (f32, f64, bf16, f16),
 //! against the f64 reference; a dtype a variant lacks must be refused. Skips, saying so, where
 //! there is no CUDA driver or device.
-use host::problem::{Init, Problem};
-use host::registry::{self, Variant};
-use host::run::{execute_many, Backend, Timing};
+use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::registry::{self, Variant};
+use gpu_gemm::run::{execute_many, Backend, Timing};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 
@@ -90,7 +90,7 @@ const SHAPES: &[Shape] = &[
 
 #[test]
 fn every_variant_matches_the_reference_on_the_gpu() {
-    let backend = match Backend::open(Some(host::cli::BackendArg::Gpu), None) {
+    let backend = match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
         Ok((backend, _)) => backend,
         Err(e) => {
             eprintln!("SKIPPED: no GPU here ({e:#}); the emulator suite covers the same variants");
@@ -164,7 +164,7 @@ fn every_variant_matches_the_reference_on_the_gpu() {
                     }
                     // `auto` in bf16 and f16 has one kernel to choose (the TMA-fed one), and
                     // says so when its leading dimensions are not 16-byte rows.
-                    (Err(e), Variant::Auto) if auto_choice_refuses(&shape, dtype) => {
+                    (Err(e), Variant::Auto(_)) if auto_choice_refuses(&shape, dtype) => {
                         assert!(
                             format!("{e:#}").contains("does not support"),
                             "{what}: {e:#}"
@@ -186,7 +186,8 @@ fn every_variant_matches_the_reference_on_the_gpu() {
 
 /// Whether the kernel `auto` chooses for a problem rejects its shape.
 fn auto_choice_refuses(shape: &Shape, dtype: Dtype) -> bool {
-    match host::auto::choose(shape, dtype).map(|c| c.variant) {
+    match gpu_gemm::auto::choose(shape, dtype, gpu_gemm::Math::Strict, Some(90)).map(|c| c.variant)
+    {
         Ok(Variant::Kernel(k)) => (k.supports)(shape, dtype).is_err(),
         _ => false,
     }
@@ -200,7 +201,7 @@ fn auto_choice_refuses(shape: &Shape, dtype: Dtype) -> bool {
 /// (`tc-tf32-basic`), and the two must differ where rounding and truncation do.
 #[test]
 fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
-    let gpu = match Backend::open(Some(host::cli::BackendArg::Gpu), None) {
+    let gpu = match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
         Ok((Backend::Gpu(gpu), _)) => gpu,
         Ok(_) => unreachable!("asked for the GPU"),
         Err(e) => {
@@ -223,7 +224,7 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
         init: Init::Random,
         seed: 7,
     };
-    let inputs = host::problem::Inputs::<f32>::generate(&p);
+    let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
     let timing = Timing {
         warmup: 0,
         iters: 0,
@@ -233,9 +234,9 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
     let mut results = Vec::new();
     for name in ["tc-tf32", "tc-tf32-basic"] {
         let variant = registry::find(name).unwrap();
-        let launch = host::run::plan(variant, None, &p).unwrap();
+        let launch = gpu_gemm::run::plan(variant, None, &p, Some(90)).unwrap();
         let on_gpu = gpu.run(&launch, &p, &inputs, timing).unwrap().result;
-        let emulated = host::emulator::run(&launch, &p, &inputs, timing)
+        let emulated = gpu_gemm::emulator::run(&launch, &p, &inputs, timing)
             .unwrap()
             .result;
         let differing = on_gpu
@@ -275,7 +276,7 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
 /// (alpha 1.5 and beta -0.5: C is read, and the tiles' edges in m and n are written).
 #[test]
 fn the_16_bit_kernels_round_as_the_emulator_does() {
-    let gpu = match Backend::open(Some(host::cli::BackendArg::Gpu), None) {
+    let gpu = match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
         Ok((Backend::Gpu(gpu), _)) => gpu,
         Ok(_) => unreachable!("asked for the GPU"),
         Err(e) => {
@@ -320,8 +321,8 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
                 seed: 11,
             };
             let differing = match dtype {
-                Dtype::Bf16 => differing::<host::half::bf16>(&gpu, v, tile, &p),
-                _ => differing::<host::half::f16>(&gpu, v, tile, &p),
+                Dtype::Bf16 => differing::<gpu_gemm::half::bf16>(&gpu, v, tile, &p),
+                _ => differing::<gpu_gemm::half::f16>(&gpu, v, tile, &p),
             };
             println!(
                 "{}{} {}: {differing} of {} elements differ between the GPU and the emulator",
@@ -338,22 +339,22 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
 }
 
 /// Elements of C (its padding included) whose bits differ between the GPU and the emulator.
-fn differing<H: host::problem::Scalar>(
-    gpu: &host::gpu::Gpu,
+fn differing<H: gpu_gemm::problem::Scalar>(
+    gpu: &gpu_gemm::gpu::Gpu,
     v: Variant,
     tile: Option<u32>,
     p: &Problem,
 ) -> usize {
-    let inputs = host::problem::Inputs::<H>::generate(p);
+    let inputs = gpu_gemm::problem::Inputs::<H>::generate(p);
     let timing = Timing {
         warmup: 0,
         iters: 0,
         budget_ms: 0.0,
         check: true,
     };
-    let launch = host::run::plan(v, tile, p).unwrap();
+    let launch = gpu_gemm::run::plan(v, tile, p, Some(90)).unwrap();
     let on_gpu = gpu.run(&launch, p, &inputs, timing).unwrap().result;
-    let emulated = host::emulator::run(&launch, p, &inputs, timing)
+    let emulated = gpu_gemm::emulator::run(&launch, p, &inputs, timing)
         .unwrap()
         .result;
     H::as_bits(&on_gpu)

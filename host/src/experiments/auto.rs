@@ -1,21 +1,24 @@
 //! `host experiment auto`: measures `auto`'s candidates at the shapes of its table and writes
 //! the table (`auto-table.csv`) with the page.
 //!
-//! For each dtype and shape every candidate configuration runs on the same inputs beside cuBLAS
-//! (median, checked); the fastest that passes its check is the shape's row. The candidates are
-//! the native-arithmetic GPU kernels of [`candidates`] (see [`crate::auto`] for why TF32 is not
-//! one); split-k only where one pass of the large tile would leave SMs idle. The page's tables
-//! are the full measurements, so that the choice can be checked against its runners-up.
+//! For each dtype, contract and shape every candidate configuration runs on the same inputs
+//! beside cuBLAS (median, checked); the fastest that passes its check is the row. The strict
+//! candidates are the native-arithmetic GPU kernels of [`candidates`]; split-k only where one
+//! pass of the large tile would leave SMs idle. A relaxed contract (`--math fp32-accurate`,
+//! `tf32`, f32 only) measures the kernels it adds (3xTF32, or TF32) against strict's choice for
+//! the shape, re-measured in the same process, rather than every native kernel again. The
+//! page's tables are the full measurements, so that the choice can be checked against its
+//! runners-up.
 use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, describe, label, time_cell, valid_time, Common, Context};
-use crate::auto::HEADER;
-use crate::cli::DtypeArg;
-use crate::problem::Problem;
-use crate::registry::{self, CublasMath, Variant};
-use crate::run::Report;
+use crate::args::DtypeArg;
 use anyhow::Result;
+use gpu_gemm::auto::HEADER;
+use gpu_gemm::problem::Problem;
+use gpu_gemm::registry::{self, CublasMath, Math, Variant};
+use gpu_gemm::run::Report;
 use kernels_gpu::gemm::Dtype;
 
 pub const ID: &str = "auto-table";
@@ -34,7 +37,14 @@ pub struct Args {
     /// two small ones on the emulator]
     #[arg(long, value_delimiter = ',', value_parser = parse_shape)]
     pub shapes: Vec<(u32, u32, u32)>,
+    /// Precision contracts, separated by commas; the relaxed ones (fp32-accurate, tf32) measure
+    /// f32 only [default: strict]
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub math: Vec<Math>,
 }
+
+/// One row to measure: a problem and the contract its choice must keep.
+pub type Case = (Problem, Math);
 
 /// The shapes of the table on a GPU: the squares, and the three that one pass of a large tile
 /// serves badly (few tiles, or a short k).
@@ -105,7 +115,7 @@ pub fn candidates(p: &Problem) -> Vec<(Variant, Option<u32>)> {
     let mut out = Vec::new();
     for name in names {
         let v = registry::find(name).expect("a registered kernel");
-        debug_assert!(crate::auto::is_candidate(&v));
+        debug_assert!(gpu_gemm::auto::is_candidate(&v, p.dtype, Math::Strict));
         if !v.dtypes().contains(&p.dtype) {
             continue;
         }
@@ -114,6 +124,33 @@ pub fn candidates(p: &Problem) -> Vec<(Variant, Option<u32>)> {
             tiles => out.extend(tiles.iter().map(|&t| (v, Some(t)))),
         }
     }
+    out
+}
+
+/// The candidates of a relaxed contract in f32 on a device (`None`: the emulator): strict's
+/// choice for the shape, then every configuration of the kernels whose arithmetic the contract
+/// adds, Hopper's `wgmma` ones on an H100/H200 (and the emulator), Ampere's `mma.sync` ones
+/// elsewhere.
+pub fn relaxed_candidates(
+    p: &Problem,
+    math: Math,
+    arch: Option<u32>,
+) -> Vec<(Variant, Option<u32>)> {
+    let mut out = Vec::new();
+    if let Ok(strict) = gpu_gemm::auto::choose(&p.shape, p.dtype, Math::Strict, arch) {
+        out.push((strict.variant, strict.tile));
+    }
+    let hopper = arch.is_none_or(|a| a == 90);
+    let added = match (math, hopper) {
+        (Math::Strict, _) => return out,
+        (Math::Fp32Accurate, true) => "wgmma-3xtf32",
+        (Math::Fp32Accurate, false) => "tc-3xtf32",
+        (Math::Tf32, true) => "wgmma-tf32",
+        (Math::Tf32, false) => "tc-tf32",
+    };
+    let v = registry::find(added).expect("a registered kernel");
+    debug_assert!(gpu_gemm::auto::is_candidate(&v, p.dtype, math));
+    out.extend(v.tiles().iter().map(|&t| (v, Some(t))));
     out
 }
 
@@ -134,14 +171,35 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     } else {
         vec![(64, 64, 64), (32, 32, 256)]
     };
-    let problems: Vec<Problem> = dtypes
+    let maths = if args.math.is_empty() {
+        vec![Math::Strict]
+    } else {
+        args.math.clone()
+    };
+    // The relaxed contracts change f32 only: the other types' rows are strict's.
+    let mut cases: Vec<Case> = Vec::new();
+    for &math in &maths {
+        for &dtype in dtypes
+            .iter()
+            .filter(|&&d| math == Math::Strict || d == Dtype::F32)
+        {
+            cases.extend(shapes.iter().map(|&s| (ctx.problem(dtype, s), math)));
+        }
+    }
+    if cases.is_empty() {
+        anyhow::bail!(
+            "--math {} measures f32 only; add f32 to --dtype",
+            maths[0].name()
+        );
+    }
+    let arch = ctx.backend.arch();
+    let runs: Vec<Vec<(Variant, Option<u32>)>> = cases
         .iter()
-        .flat_map(|&dtype| shapes.iter().map(move |&shape| ctx.problem(dtype, shape)))
-        .collect();
-    let runs: Vec<Vec<(Variant, Option<u32>)>> = problems
-        .iter()
-        .map(|p| {
-            let mut v = candidates(p);
+        .map(|(p, math)| {
+            let mut v = match math {
+                Math::Strict => candidates(p),
+                &m => relaxed_candidates(p, m, arch),
+            };
             if ctx.gpu {
                 v.push((Variant::Cublas(CublasMath::Default), None));
             }
@@ -150,13 +208,13 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         .collect();
     let progress = Progress::new("auto", runs.iter().map(Vec::len).sum());
     let timing = ctx.timing();
-    let measured: Vec<Vec<Result<Report>>> = problems
+    let measured: Vec<Vec<Result<Report>>> = cases
         .iter()
         .zip(&runs)
-        .map(|(p, variants)| ctx.measure(&progress, variants, p, timing))
+        .map(|((p, _), variants)| ctx.measure(&progress, variants, p, timing))
         .collect();
     progress.finish();
-    Ok(page(ctx, timing, &problems, &runs, &measured))
+    Ok(page(ctx, timing, &cases, &runs, &measured))
 }
 
 /// The fastest passing candidate of one problem's runs (cuBLAS is never one).
@@ -172,14 +230,14 @@ fn winner(variants: &[(Variant, Option<u32>)], reports: &[Result<Report>]) -> Op
 /// The CSV `auto` reads: one row per problem that had a passing candidate.
 pub fn table_csv(
     device: &str,
-    problems: &[Problem],
+    cases: &[Case],
     runs: &[Vec<(Variant, Option<u32>)>],
     measured: &[Vec<Result<Report>>],
 ) -> String {
     let mut csv = format!(
-        "# Written by `host experiment auto` on {device}; read by `--variant auto` (host/src/auto.rs).\n{HEADER}\n"
+        "# Written by `host experiment auto` on {device}; read by `--variant auto` (gpu-gemm/src/auto.rs).\n{HEADER}\n"
     );
-    for ((p, variants), reports) in problems.iter().zip(runs).zip(measured) {
+    for (((p, math), variants), reports) in cases.iter().zip(runs).zip(measured) {
         let Some(w) = winner(variants, reports) else {
             continue;
         };
@@ -192,8 +250,9 @@ pub fn table_csv(
             .and_then(|(_, r)| valid_time(r));
         let s = p.shape;
         csv += &format!(
-            "{},{},{},{},{},{},{:.4},{:.2},{},{}\n",
+            "{},{},{},{},{},{},{},{:.4},{:.2},{},{}\n",
             p.dtype.name(),
+            math.name(),
             s.m,
             s.n,
             s.k,
@@ -210,8 +269,8 @@ pub fn table_csv(
 
 fn page(
     ctx: &Context,
-    timing: crate::run::Timing,
-    problems: &[Problem],
+    timing: gpu_gemm::run::Timing,
+    cases: &[Case],
     runs: &[Vec<(Variant, Option<u32>)>],
     measured: &[Vec<Result<Report>>],
 ) -> Page {
@@ -220,12 +279,13 @@ fn page(
     let mut sections = Vec::new();
     let mut summary = Table::new("choices", "What `auto` chooses")
         .text_column("dtype")
+        .text_column("contract")
         .text_column("shape")
         .text_column("choice")
         .number_column(ctx.time_column())
         .number_column("TFLOP/s")
         .number_column("× cuBLAS");
-    for ((p, variants), reports) in problems.iter().zip(runs).zip(measured) {
+    for (((p, math), variants), reports) in cases.iter().zip(runs).zip(measured) {
         let cublas = variants
             .iter()
             .zip(reports)
@@ -237,15 +297,20 @@ fn page(
             _ if !ctx.gpu => Cell::missing("n/a (emulator)"),
             _ => Cell::missing("-"),
         };
+        // Strict's ids and titles stay as they were; a contract's tables say theirs.
+        let (id_suffix, title_suffix) = match math {
+            Math::Strict => (String::new(), String::new()),
+            m => (format!("-{}", m.name()), format!(", {}", m.name())),
+        };
         let mut table = Table::new(
             &format!(
-                "{}-{}x{}x{}",
+                "{}-{}x{}x{}{id_suffix}",
                 p.dtype.name(),
                 p.shape.m,
                 p.shape.n,
                 p.shape.k
             ),
-            &format!("{} {}", p.dtype.name(), describe(p)),
+            &format!("{} {}{title_suffix}", p.dtype.name(), describe(p)),
         )
         .text_column("candidate")
         .number_column(ctx.time_column())
@@ -265,6 +330,7 @@ fn page(
         match w {
             Some(w) => summary.push(vec![
                 Cell::text(p.dtype.name()),
+                Cell::text(math.name()),
                 Cell::text(describe(p)),
                 Cell::text(label(variants[w].0, variants[w].1)),
                 time_cell(&reports[w]),
@@ -273,6 +339,7 @@ fn page(
             ]),
             None => summary.push(vec![
                 Cell::text(p.dtype.name()),
+                Cell::text(math.name()),
                 Cell::text(describe(p)),
                 Cell::missing("no candidate passed"),
                 Cell::missing("-"),
@@ -282,25 +349,26 @@ fn page(
         }
         sections.push(Section::new(table));
     }
-    let csv = table_csv(&device, problems, runs, measured);
+    let csv = table_csv(&device, cases, runs, measured);
     let mut first = Section::new(summary);
     first.notes.push(format!(
         "`{TABLE_FILE}` in this folder is the table `--variant auto` reads; copy it to \
-         `host/src/auto-table.csv` and rebuild to make it the project's."
+         `gpu-gemm/src/auto-table.csv` and rebuild to make it the project's."
     ));
     first.files.push((TABLE_FILE.to_string(), csv));
     sections.insert(0, first);
     let headline = if ctx.gpu {
-        "The fastest native-arithmetic kernel per shape, measured beside cuBLAS.".to_string()
+        "The fastest kernel per shape and contract, measured beside cuBLAS.".to_string()
     } else {
-        "On the emulator the times are CPU wall time: the table it writes is not a GPU's and must not replace host/src/auto-table.csv.".to_string()
+        "On the emulator the times are CPU wall time: the table it writes is not a GPU's and must not replace gpu-gemm/src/auto-table.csv.".to_string()
     };
     Page {
         id: ID,
         title: "auto · the fastest kernel per shape".into(),
-        intro: "Every candidate configuration of `auto` (native arithmetic: no TF32) at each \
-                shape, on the same inputs as cuBLAS; the fastest that passes its check is the \
-                shape's row in `auto-table.csv`."
+        intro: "Every candidate configuration of `auto` at each shape and precision contract \
+                (strict: native arithmetic; fp32-accurate: also 3xTF32; tf32: also TF32), on \
+                the same inputs as cuBLAS; the fastest that passes its check is the row in \
+                `auto-table.csv`."
             .into(),
         headline,
         metadata: ctx.metadata(
@@ -320,7 +388,7 @@ fn page(
 mod tests {
     use super::*;
     use crate::experiments::testing::{gpu_context, report};
-    use crate::problem::Init;
+    use gpu_gemm::problem::Init;
     use kernels_gpu::registry::Shape;
 
     #[test]
@@ -340,8 +408,8 @@ mod tests {
             report("split-k", &p, 0.5, false),
             report("cublas", &p, 0.4, true),
         ];
-        let csv = table_csv("GPU", &[p], &[variants], &[reports]);
-        let rows = crate::auto::parse(&csv).unwrap();
+        let csv = table_csv("GPU", &[(p, Math::Strict)], &[variants], &[reports]);
+        let rows = gpu_gemm::auto::parse(&csv).unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(
             (rows[0].variant.as_str(), rows[0].tile),

@@ -9,10 +9,10 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, time_cell, valid_time, variant, Common, Context};
-use crate::problem::Init;
-use crate::registry::{CublasMath, Variant};
-use crate::run::{Report, Timing};
 use anyhow::Result;
+use gpu_gemm::problem::Init;
+use gpu_gemm::registry::{CublasMath, Variant};
+use gpu_gemm::run::{Report, Timing};
 use kernels_gpu::gemm::Dtype;
 
 pub const ID: &str = "004-cg";
@@ -22,7 +22,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: Common,
     /// m = n = k [default: 4096 on the GPU, 64 on the emulator]
-    #[arg(long, value_parser = crate::cli::positive_size)]
+    #[arg(long, value_parser = crate::args::positive_size)]
     pub size: Option<u32>,
 }
 

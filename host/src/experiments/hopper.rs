@@ -12,10 +12,10 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, describe, valid_time, Common, Context};
-use crate::problem::Problem;
-use crate::registry::{self, CublasMath, Variant};
-use crate::run::Report;
 use anyhow::Result;
+use gpu_gemm::problem::Problem;
+use gpu_gemm::registry::{self, CublasMath, Variant};
+use gpu_gemm::run::Report;
 use kernels_gpu::gemm::Dtype;
 
 pub const ID: &str = "005-hopper";
@@ -313,7 +313,7 @@ fn step_label(s: &Step) -> String {
 
 fn page(
     ctx: &Context,
-    timing: crate::run::Timing,
+    timing: gpu_gemm::run::Timing,
     ladders: &[&Ladder],
     rungs: &[Vec<Rung>],
     passed: bool,
@@ -553,7 +553,7 @@ fn ladder_finding(name: &str, best: &[(String, f64)]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::experiments::testing::{gpu_context, report};
-    use crate::problem::Init;
+    use gpu_gemm::problem::Init;
     use kernels_gpu::registry::Shape;
 
     #[test]

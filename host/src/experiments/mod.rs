@@ -29,11 +29,11 @@ pub mod sweeps;
 pub mod table;
 pub mod tile_sweep;
 
-use crate::cli::BackendArg;
-use crate::problem::{Init, Problem};
-use crate::registry::{self, Variant};
-use crate::run::{self, Backend, Engine, Report, Timing};
 use anyhow::Result;
+use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::registry::{self, Variant};
+use gpu_gemm::run::BackendChoice;
+use gpu_gemm::run::{self, Backend, Engine, Report, Timing};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 use progress::Progress;
@@ -73,7 +73,7 @@ pub enum Experiment {
 pub struct Common {
     /// Where to run [default: gpu when a CUDA driver and device exist, else emu (at small sizes)]
     #[arg(long, value_enum)]
-    pub backend: Option<BackendArg>,
+    pub backend: Option<BackendChoice>,
     /// Load this PTX instead of the embedded one
     #[arg(long)]
     pub ptx: Option<PathBuf>,
@@ -84,13 +84,13 @@ pub struct Common {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Timed runs per configuration, at least 1 [default on the GPU: the experiment's own, 10 for most; 1 on the emulator]
-    #[arg(long, value_parser = crate::cli::positive_count)]
+    #[arg(long, value_parser = crate::args::positive_count)]
     pub iters: Option<usize>,
     /// Untimed runs first [default on the GPU: the experiment's own, 2 for most; 0 on the emulator]
     #[arg(long)]
     pub warmup: Option<usize>,
     /// Stop timing a configuration once this many ms are timed (after at least 3 runs) [default: 1000 on the GPU]
-    #[arg(long, value_parser = crate::cli::positive_amount)]
+    #[arg(long, value_parser = crate::args::positive_amount)]
     pub budget_ms: Option<f64>,
 }
 
@@ -99,7 +99,7 @@ pub struct AllArgs {
     #[command(flatten)]
     pub common: Common,
     /// For 003: skip a CPU run whose estimated time exceeds this many seconds [default: 20]
-    #[arg(long, value_parser = crate::cli::positive_amount)]
+    #[arg(long, value_parser = crate::args::positive_amount)]
     pub cpu_time_limit: Option<f64>,
 }
 
@@ -529,7 +529,7 @@ fn run_one(ctx: &Context, experiment: &Experiment, out: &Path) -> Result<bool> {
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
-    use crate::verify::Check;
+    use gpu_gemm::verify::Check;
 
     /// A context that words its pages as for a GPU (its backend is the emulator: no run may
     /// go through it).
@@ -556,7 +556,7 @@ pub(crate) mod testing {
                 max_element_bound: 1e-3,
                 max_reference: 1.0,
                 tolerance: 1e-3,
-                terms: crate::verify::ToleranceTerms::new(
+                terms: gpu_gemm::verify::ToleranceTerms::new(
                     p.dtype,
                     kernels_gpu::gemm::Arithmetic::Native,
                     p.shape.k,

@@ -10,11 +10,11 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{Cell, Table};
 use super::{all_passed, error_cell, variant, Common, Context};
-use crate::cli::ExperimentDtypeArg;
-use crate::problem::Init;
-use crate::run::{Report, Timing};
-use crate::verify::FULL_REFERENCE_FLOPS;
+use crate::args::ExperimentDtypeArg;
 use anyhow::Result;
+use gpu_gemm::problem::Init;
+use gpu_gemm::run::{Report, Timing};
+use gpu_gemm::verify::FULL_REFERENCE_FLOPS;
 use kernels_gpu::gemm::Dtype;
 
 pub const ID: &str = "002-precision";
@@ -47,7 +47,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: Common,
     /// Sizes n (m = n = k), comma-separated [default: 256,512,…,8192 on the GPU, 16,32,64,128 on the emulator]
-    #[arg(long, value_delimiter = ',', value_parser = crate::cli::positive_size)]
+    #[arg(long, value_delimiter = ',', value_parser = crate::args::positive_size)]
     pub sizes: Option<Vec<u32>>,
     /// Variants, comma-separated [default: naive,kahan,row-shared,blocked-kahan,v4,v5,gemm128,tc-tf32-basic,tc-tf32,tc-3xtf32,wgmma-tf32,wgmma-3xtf32,cublas,cublas-tf32; cuBLAS only on a GPU, wgmma only on an H100/H200 or the emulator]
     #[arg(long, value_delimiter = ',')]

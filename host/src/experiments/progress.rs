@@ -1,6 +1,6 @@
 //! Progress of an experiment: an `indicatif` bar on the terminal (stderr; indicatif hides it
 //! when stderr is not a terminal, as in CI or a log file), and one printed line per finished
-//! run, which a log keeps either way. The bar is one of [`crate::progress::bars`], so that a
+//! run, which a log keeps either way. The bar is one of [`gpu_gemm::progress::bars`], so that a
 //! long step inside a run (the f64 reference) shows its own bar below it.
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Duration;
@@ -12,7 +12,7 @@ pub struct Progress {
 impl Progress {
     /// A bar for `runs` runs, labelled `label`.
     pub fn new(label: &str, runs: usize) -> Self {
-        let bar = crate::progress::bars().add(ProgressBar::new(runs as u64));
+        let bar = gpu_gemm::progress::bars().add(ProgressBar::new(runs as u64));
         bar.set_style(
             ProgressStyle::with_template(
                 "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} elapsed, {msg}",
@@ -39,6 +39,6 @@ impl Progress {
 
     pub fn finish(self) {
         self.bar.finish_and_clear();
-        crate::progress::bars().remove(&self.bar);
+        gpu_gemm::progress::bars().remove(&self.bar);
     }
 }

@@ -10,11 +10,11 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, label, time_cell, valid_time, Common, Context};
-use crate::cli::ExperimentDtypeArg;
-use crate::problem::Init;
-use crate::registry::{self, CublasMath, Variant};
-use crate::run::Report;
+use crate::args::ExperimentDtypeArg;
 use anyhow::Result;
+use gpu_gemm::problem::Init;
+use gpu_gemm::registry::{self, CublasMath, Variant};
+use gpu_gemm::run::Report;
 use kernels_gpu::gemm::Dtype;
 
 pub const ID: &str = "001-progression";
@@ -24,7 +24,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: Common,
     /// m = n = k [default: 4096 on the GPU (the report used 8192), 64 on the emulator]
-    #[arg(long, value_parser = crate::cli::positive_size)]
+    #[arg(long, value_parser = crate::args::positive_size)]
     pub size: Option<u32>,
     /// Element type [default: f32, as in the report]
     #[arg(long, value_enum)]
@@ -317,7 +317,7 @@ fn dtype_section(
 
 /// TFLOP/s of an n³ product done in `ms`.
 fn tflops(n: u32, ms: f64) -> f64 {
-    crate::run::tflops(2.0 * (n as f64).powi(3), ms)
+    gpu_gemm::run::tflops(2.0 * (n as f64).powi(3), ms)
 }
 
 #[cfg(test)]

@@ -16,11 +16,11 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, label, time_cell, valid_time, variant, Common, Context};
-use crate::problem::Init;
-use crate::registry::{CublasMath, Variant};
-use crate::run::{self, Launch, Report, Timing};
 use anyhow::Result;
 use clap::ValueEnum;
+use gpu_gemm::problem::Init;
+use gpu_gemm::registry::{CublasMath, Variant};
+use gpu_gemm::run::{self, Launch, Report, Timing};
 use kernels_gpu::gemm::Dtype;
 use std::collections::HashMap;
 
@@ -56,22 +56,22 @@ pub struct Args {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub parts: Option<Vec<Part>>,
     /// Skip a CPU run whose time, estimated from the previous size (×8 per doubling of n), exceeds this many seconds [default: 20]
-    #[arg(long, value_parser = crate::cli::positive_amount)]
+    #[arg(long, value_parser = crate::args::positive_amount)]
     pub cpu_time_limit: Option<f64>,
     /// Sizes of the CPU table [default: 512,1024,2048,4096; 16,32,64 on the emulator]
-    #[arg(long, value_delimiter = ',', value_parser = crate::cli::positive_size)]
+    #[arg(long, value_delimiter = ',', value_parser = crate::args::positive_size)]
     pub cpu_sizes: Option<Vec<u32>>,
     /// CPU variants of the CPU table [default: cpu-naive,cpu-simd,cpu-blocked,cpu-parallel,cpu-ndarray]
     #[arg(long, value_delimiter = ',')]
     pub cpu_variants: Option<Vec<String>>,
     /// Size of the cpu-blocked blockL sweep [default: 2048; 64 on the emulator]
-    #[arg(long, value_parser = crate::cli::positive_size)]
+    #[arg(long, value_parser = crate::args::positive_size)]
     pub cpu_blocking_size: Option<u32>,
     /// Size of the GPU block-size and blockL sweeps [default: 8192; 64 on the emulator]
-    #[arg(long, value_parser = crate::cli::positive_size)]
+    #[arg(long, value_parser = crate::args::positive_size)]
     pub gpu_sweep_size: Option<u32>,
     /// Sizes of the scaling table [default: 512,…,16384; 16,32,64 on the emulator]
-    #[arg(long, value_delimiter = ',', value_parser = crate::cli::positive_size)]
+    #[arg(long, value_delimiter = ',', value_parser = crate::args::positive_size)]
     pub scaling_sizes: Option<Vec<u32>>,
     /// The CPU variant of the scaling table [default: the fastest of the CPU table at its largest size, else cpu-parallel]
     #[arg(long)]
@@ -665,7 +665,7 @@ fn sweep_section(ctx: &Context, progress: &Progress, sweep: &Sweep, passed: &mut
     for (&value, report) in sweep.values.iter().zip(&reports) {
         let mut row = vec![Cell::text(value.to_string())];
         if let (true, Ok(v)) = (is_kernel, &found) {
-            match run::plan(*v, Some(value), &p) {
+            match run::plan(*v, Some(value), &p, None) {
                 Ok(Launch::Kernel { geometry: g, .. }) => {
                     row.push(Cell::text(format!("({},{})", g.grid.0, g.grid.1)));
                     row.push(Cell::text(format!("({},{})", g.block.0, g.block.1)));

@@ -10,9 +10,9 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
 use super::{all_passed, check_cell, time_cell, valid_time, variant, Common, Context};
-use crate::problem::{Init, Problem};
-use crate::run::{self, Launch, Report, Timing};
 use anyhow::Result;
+use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::run::{self, Launch, Report, Timing};
 use kernels_gpu::gemm::Dtype;
 
 pub const ID: &str = "000-tile-sweep";
@@ -22,7 +22,7 @@ pub struct Args {
     #[command(flatten)]
     pub common: Common,
     /// m = n = k [default: 4096 (2^12, the document's size) on the GPU, 64 on the emulator]
-    #[arg(long, value_parser = crate::cli::positive_size)]
+    #[arg(long, value_parser = crate::args::positive_size)]
     pub size: Option<u32>,
 }
 
@@ -71,7 +71,7 @@ fn page(ctx: &Context, p: &Problem, timing: Timing, reports: &[Result<Report>]) 
     let tile1_ms = valid_time(&reports[TILES.len() - 1]);
     for ((&tile, report), v100) in TILES.iter().zip(reports).zip(V100_MS) {
         // The launch configuration, as the report's table lists it: grid and block (x, y).
-        let (grid, block) = match run::plan(tiled, Some(tile), p)? {
+        let (grid, block) = match run::plan(tiled, Some(tile), p, None)? {
             Launch::Kernel { geometry: g, .. } => (
                 format!("({},{})", g.grid.0, g.grid.1),
                 format!("({},{})", g.block.0, g.block.1),

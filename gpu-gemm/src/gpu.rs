@@ -1,7 +1,8 @@
 //! The GPU backend: `cust` on device 0 (its primary context), the embedded PTX, CUDA events.
+use crate::launch::{Launch, Reduce};
 use crate::problem::{Inputs, Problem, Scalar};
 use crate::registry::CublasMath;
-use crate::run::{Launch, Measured, Timing};
+use crate::timing::{Measured, Timing};
 use anyhow::{anyhow, bail, Context as _, Result};
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
@@ -30,7 +31,11 @@ pub struct Gpu {
     stream: Stream,
     /// Created on first use, on `stream`: one handle per math mode.
     cublas: [std::cell::OnceCell<CublasHandle>; 2],
-    _context: Context,
+    /// Whether a slow first load of a module is reported on stderr (the command line's pause
+    /// explained); a library prints nothing ([`Gpu::quiet`]).
+    report_slow_loads: bool,
+    /// The context this backend made (`open`); `None` on the caller's ([`Gpu::on_current_context`]).
+    _context: Option<Context>,
 }
 
 /// A PTX module, compiled by the driver the first time one of its kernels is needed: a module
@@ -52,7 +57,7 @@ impl LazyModule {
         }
     }
 
-    fn get(&self) -> Result<&Module> {
+    fn get(&self, report_slow: bool) -> Result<&Module> {
         if let Some(m) = self.module.get() {
             return Ok(m);
         }
@@ -64,7 +69,7 @@ impl LazyModule {
             )
         })?;
         let seconds = start.elapsed().as_secs_f64();
-        if seconds > 3.0 {
+        if seconds > 3.0 && report_slow {
             eprintln!(
                 "(the driver compiled the {} PTX in {seconds:.0} s; it caches the result for the next runs)",
                 self.origin
@@ -210,13 +215,13 @@ pub fn embedded_sm90a(device_arch: u32) -> Option<&'static str> {
 }
 
 impl Gpu {
-    /// Initialises the driver and device 0 and loads the kernels. The error says what is
-    /// missing: a driver, a device, or PTX the device can run.
-    pub fn open(ptx_file: Option<&std::path::Path>) -> Result<Self> {
+    /// Loads and initialises the CUDA driver. The error says what is missing, a driver or a
+    /// device, and that the emulator needs neither.
+    pub fn init_driver() -> Result<()> {
         crate::cuda_driver::load().map_err(|e| {
             anyhow!(
-                "cannot load the CUDA driver ({e}); install the NVIDIA driver, or use \
-                 `--backend emu` to run the kernels on the CPU emulator"
+                "cannot load the CUDA driver ({e}); install the NVIDIA driver, or run the kernels \
+                 on the CPU emulator (`--backend emu`)"
             )
         })?;
         cust::init(cust::CudaFlags::empty()).map_err(|e| match e {
@@ -224,15 +229,51 @@ impl Gpu {
             // driver (or the build's link stub) cannot answer.
             CudaError::NoDevice => anyhow!("no CUDA device found (cuInit: {e:?})"),
             _ => anyhow!(
-                "no usable CUDA driver (cuInit failed: {e:?}); install the NVIDIA driver, or use \
-                 `--backend emu` to run the kernels on the CPU emulator"
+                "no usable CUDA driver (cuInit failed: {e:?}); install the NVIDIA driver, or run \
+                 the kernels on the CPU emulator (`--backend emu`)"
             ),
         })?;
         if Device::num_devices()? == 0 {
-            bail!("the CUDA driver reports no device; use `--backend emu` for the CPU emulator");
+            bail!(
+                "the CUDA driver reports no device; the CPU emulator (`--backend emu`) needs none"
+            );
         }
+        Ok(())
+    }
+
+    /// Initialises the driver and device 0, makes a context and a stream, and finds the kernels
+    /// (each module is compiled on first use). The error says what is missing: a driver, a
+    /// device, or PTX the device can run.
+    pub fn open(ptx_file: Option<&std::path::Path>) -> Result<Self> {
+        Self::init_driver()?;
         let device = Device::get_device(0)?;
         let context = Context::new(device).context("cannot create a context on device 0")?;
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+        Self::on_device(device, Some(context), stream, ptx_file)
+    }
+
+    /// On the caller's current context (made with `cust`), launching on `stream`, or on a new
+    /// non-blocking stream.
+    pub fn on_current_context(stream: Option<Stream>) -> Result<Self> {
+        Self::init_driver()?;
+        let device = cust::context::CurrentContext::get_device().map_err(|e| {
+            anyhow!(
+                "no current CUDA context ({e:?}): make one with cust first (`cust::quick_init()`)"
+            )
+        })?;
+        let stream = match stream {
+            Some(s) => s,
+            None => Stream::new(StreamFlags::NON_BLOCKING, None)?,
+        };
+        Self::on_device(device, None, stream, None)
+    }
+
+    fn on_device(
+        device: Device,
+        context: Option<Context>,
+        stream: Stream,
+        ptx_file: Option<&std::path::Path>,
+    ) -> Result<Self> {
         let major = device.get_attribute(DeviceAttribute::ComputeCapabilityMajor)? as u32;
         let minor = device.get_attribute(DeviceAttribute::ComputeCapabilityMinor)? as u32;
         let device_arch = major * 10 + minor;
@@ -296,7 +337,6 @@ impl Gpu {
             None => portable.origin.clone(),
         };
         let multiprocessors = device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
-        let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
         Ok(Self {
             device_name,
             arch,
@@ -306,8 +346,22 @@ impl Gpu {
             multiprocessors,
             stream,
             cublas: Default::default(),
+            report_slow_loads: true,
             _context: context,
         })
+    }
+
+    /// The same backend, printing nothing.
+    pub fn quiet(self) -> Self {
+        Gpu {
+            report_slow_loads: false,
+            ..self
+        }
+    }
+
+    /// The compute capability as `XY` (9.0 is 90).
+    pub fn arch_number(&self) -> u32 {
+        arch_number(&self.arch).expect("`arch` is written as sm_XY")
     }
 
     fn cublas(&self, math: CublasMath) -> Result<cudarc::cublas::sys::cublasHandle_t> {
@@ -347,7 +401,7 @@ impl Gpu {
                 ),
             },
         };
-        lazy.get()?
+        lazy.get(self.report_slow_loads)?
             .get_function(entry)
             .with_context(|| format!("entry point `{entry}` is not in the PTX ({})", lazy.origin))
     }
@@ -435,15 +489,16 @@ impl Gpu {
         })
     }
 
-    /// Uploads, times `timing.iters` launches after `timing.warmup`, then runs once more on a
-    /// fresh (NaN-poisoned when beta = 0) C and downloads it for the check.
-    pub fn run<T: Scalar>(
-        &self,
-        launch: &Launch,
+    /// Makes `launch` ready to run on device buffers A, B and C (addresses): its entry points
+    /// loaded (and allowed their shared memory), cuBLAS's handle, split-k's workspace, the TMA
+    /// kernels' tensor maps and the size of a persistent grid: what the timed runs and the
+    /// library's calls then repeat with [`Prepared::enqueue`] alone.
+    pub fn prepare<'g>(
+        &'g self,
+        launch: &'g Launch,
         p: &Problem,
-        inputs: &Inputs<T>,
-        timing: Timing,
-    ) -> Result<Measured<T>> {
+        (a, b, c): (u64, u64, u64),
+    ) -> Result<Prepared<'g>> {
         let function = match launch {
             Launch::Kernel {
                 entry,
@@ -472,16 +527,12 @@ impl Gpu {
             _ => None,
         };
         let s = p.shape;
-        let a = self.upload("A", &inputs.a.data, p)?;
-        let b = self.upload("B", &inputs.b.data, p)?;
-        let mut c = self.upload("C", &inputs.c.data, p)?;
-        // Split-k's partial products: allocated once, outside the timed runs, as raw bytes: in
-        // the element type, or in f32 for the 16-bit types (they accumulate in f32).
+        // Split-k's partial products, as raw bytes: in the element type, or in f32 for the
+        // 16-bit types (they accumulate in f32).
         let workspace = match &reduce {
-            Some((_, r)) => {
-                let bytes = r.workspace_len(s.m, s.n) * workspace_element_bytes(p.dtype);
-                Some(
-                    unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }.map_err(|e| {
+            Some((_, r)) => Some(
+                unsafe { DeviceBuffer::<u8>::uninitialized(r.workspace_bytes(s.m, s.n, p.dtype)) }
+                    .map_err(|e| {
                         anyhow!(
                             "cannot allocate split-k's workspace ({} splits of {}×{}): {e}",
                             r.splits,
@@ -489,92 +540,67 @@ impl Gpu {
                             s.n
                         )
                     })?,
-                )
-            }
+            ),
             None => None,
         };
-        let (a_ptr, b_ptr, c_ptr) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
-        // TMA kernels: the tensor maps (made once, outside the timed runs) and the grid.
         let tma = match launch {
-            Launch::Kernel { tma: Some(t), .. } => Some(t),
+            Launch::Kernel { tma: Some(t), .. } => Some(*t),
             _ => None,
         };
-        let maps = match tma {
-            Some(t) => {
-                Some(self.tensor_maps(t, p, (a_ptr.as_raw(), b_ptr.as_raw(), c_ptr.as_raw()))?)
-            }
+        let maps = match &tma {
+            Some(t) => Some(self.tensor_maps(t, p, (a, b, c))?),
             None => None,
         };
-        let maps_ptr = maps.as_ref().map(|m| m.as_device_ptr());
         // A persistent grid has one block per multiprocessor, or with clusters as many as can
         // be resident at once: all the clusters of the grid must run together, or the last ones
         // wait for the first to finish their whole share of the tiles.
-        let resident = match (tma, &function, launch) {
+        let resident = match (&tma, &function, launch) {
             (Some(t), Some(f), Launch::Kernel { geometry, .. }) if t.cluster > 1 => {
                 resident_cluster_blocks(f, geometry, t.cluster, &self.stream)?
             }
             _ => self.multiprocessors,
         };
-        // As the kernels take them: f32 for the 16-bit types.
-        let (alpha, beta) = (T::factor(p.alpha), T::factor(p.beta));
+        Ok(Prepared {
+            gpu: self,
+            launch,
+            problem: *p,
+            operands: (a, b, c),
+            function,
+            reduce,
+            cublas,
+            workspace,
+            tma,
+            maps,
+            resident,
+        })
+    }
+
+    /// The stream every launch of this backend goes to.
+    pub fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Uploads, times `timing.iters` launches after `timing.warmup`, then runs once more on a
+    /// fresh (NaN-poisoned when beta = 0) C and downloads it for the check.
+    pub fn run<T: Scalar>(
+        &self,
+        launch: &Launch,
+        p: &Problem,
+        inputs: &Inputs<T>,
+        timing: Timing,
+    ) -> Result<Measured<T>> {
+        let a = self.upload("A", &inputs.a.data, p)?;
+        let b = self.upload("B", &inputs.b.data, p)?;
+        let mut c = self.upload("C", &inputs.c.data, p)?;
+        let operands = (
+            a.as_device_ptr().as_raw(),
+            b.as_device_ptr().as_raw(),
+            c.as_device_ptr().as_raw(),
+        );
+        // Everything but the launches, once, outside the timed runs.
+        let prepared = self.prepare(launch, p, operands)?;
         let stream = &self.stream;
         let name = launch.name();
-        let run_once = || -> Result<()> {
-            match (launch, &function, cublas) {
-                (Launch::Kernel { geometry: g, .. }, Some(function), _) => {
-                    // One GEMM launch into `out` (C, or split-k's workspace: ld m, alpha 1,
-                    // beta 0); TMA kernels take their tensor maps and a persistent grid.
-                    let gemm = |out: u64, ld: u32, alpha: T::Factor, beta: T::Factor| match (
-                        tma, maps_ptr,
-                    ) {
-                        (Some(t), Some(maps)) => {
-                            let grid = t.grid(*g, resident);
-                            unsafe {
-                                launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                    s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps
-                                ))
-                            }
-                        }
-                        _ => unsafe {
-                            launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld
-                            ))
-                        },
-                    };
-                    match (&reduce, &workspace) {
-                        (Some((reduce_fn, r)), Some(w)) => {
-                            // Partial products into the workspace, then
-                            // C = alpha * their sum + beta * C.
-                            let (w_ptr, rg) = (w.as_device_ptr().as_raw(), r.geometry);
-                            gemm(w_ptr, s.m, T::factor(1.0), T::factor(0.0))
-                                .with_context(|| format!("launching {name} failed"))?;
-                            unsafe {
-                                launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
-                                    s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc
-                                ))
-                            }
-                            .with_context(|| format!("launching {} failed", r.entry))
-                        }
-                        _ => gemm(c_ptr.as_raw(), s.ldc, alpha, beta)
-                            .with_context(|| format!("launching {name} failed")),
-                    }
-                }
-                (_, _, Some(handle)) => unsafe {
-                    cublas_gemm(
-                        handle,
-                        p.dtype,
-                        (s.m as i32, s.n as i32, s.k as i32),
-                        p.alpha,
-                        (a_ptr.as_raw(), s.lda as i32),
-                        (b_ptr.as_raw(), s.ldb as i32),
-                        p.beta,
-                        (c_ptr.as_raw(), s.ldc as i32),
-                    )
-                }
-                .map_err(|e| anyhow!("cuBLAS gemm failed: {e:?}")),
-                _ => unreachable!("a kernel has a function, cuBLAS a handle"),
-            }
-        };
         let (start, stop) = (
             Event::new(EventFlags::DEFAULT)?,
             Event::new(EventFlags::DEFAULT)?,
@@ -583,7 +609,7 @@ impl Gpu {
         let mut warmups = 0;
         while warmups < timing.warmup || timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
             start.record(stream)?;
-            run_once()?;
+            prepared.enqueue::<T>()?;
             stop.record(stream)?;
             stop.synchronize()
                 .with_context(|| format!("{name} failed on the device"))?;
@@ -597,7 +623,7 @@ impl Gpu {
         let mut result = uploaded_c.clone();
         if timing.check {
             c.copy_from(T::as_bits(&uploaded_c))?;
-            run_once()?;
+            prepared.enqueue::<T>()?;
             stream
                 .synchronize()
                 .with_context(|| format!("{name} failed on the device"))?;
@@ -611,13 +637,87 @@ impl Gpu {
     }
 }
 
-/// Bytes of one element of split-k's workspace: the element type's, or f32 for the 16-bit
-/// types, whose kernels accumulate (and write their partial products) in f32.
-pub fn workspace_element_bytes(dtype: Dtype) -> usize {
-    if dtype.is_16bit() {
-        4
-    } else {
-        dtype.bytes() as usize
+/// A launch ready to run on its buffers ([`Gpu::prepare`]).
+pub struct Prepared<'g> {
+    gpu: &'g Gpu,
+    launch: &'g Launch,
+    problem: Problem,
+    /// A, B and C.
+    operands: (u64, u64, u64),
+    function: Option<Function<'g>>,
+    reduce: Option<(Function<'g>, &'g Reduce)>,
+    cublas: Option<cudarc::cublas::sys::cublasHandle_t>,
+    workspace: Option<DeviceBuffer<u8>>,
+    tma: Option<TmaOperands>,
+    maps: Option<DeviceBuffer<u64>>,
+    /// Blocks of a persistent grid.
+    resident: u32,
+}
+
+impl Prepared<'_> {
+    /// Enqueues the GEMM on the backend's stream (a kernel, split-k's two, or cuBLAS's), with
+    /// alpha and beta as the kernels take them: f32 for the 16-bit types. Returns at once.
+    pub fn enqueue<T: Scalar>(&self) -> Result<()> {
+        let (p, s) = (&self.problem, self.problem.shape);
+        let (alpha, beta) = (T::factor(p.alpha), T::factor(p.beta));
+        let (a_ptr, b_ptr, c_ptr) = self.operands;
+        let stream = &self.gpu.stream;
+        let name = self.launch.name();
+        match (self.launch, &self.function, self.cublas) {
+            (Launch::Kernel { geometry: g, .. }, Some(function), _) => {
+                // One GEMM launch into `out` (C, or split-k's workspace: ld m, alpha 1, beta 0);
+                // TMA kernels take their tensor maps and a persistent grid.
+                let gemm = |out: u64, ld: u32, alpha: T::Factor, beta: T::Factor| match (
+                    &self.tma, &self.maps,
+                ) {
+                    (Some(t), Some(maps)) => {
+                        let grid = t.grid(*g, self.resident);
+                        let maps = maps.as_device_ptr();
+                        unsafe {
+                            launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps
+                            ))
+                        }
+                    }
+                    _ => unsafe {
+                        launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                            s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld
+                        ))
+                    },
+                };
+                match (&self.reduce, &self.workspace) {
+                    (Some((reduce_fn, r)), Some(w)) => {
+                        // Partial products into the workspace, then
+                        // C = alpha * their sum + beta * C.
+                        let (w_ptr, rg) = (w.as_device_ptr().as_raw(), r.geometry);
+                        gemm(w_ptr, s.m, T::factor(1.0), T::factor(0.0))
+                            .with_context(|| format!("launching {name} failed"))?;
+                        unsafe {
+                            launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
+                                s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc
+                            ))
+                        }
+                        .with_context(|| format!("launching {} failed", r.entry))
+                    }
+                    _ => gemm(c_ptr, s.ldc, alpha, beta)
+                        .with_context(|| format!("launching {name} failed")),
+                }
+            }
+            (_, _, Some(handle)) => unsafe {
+                cublas_gemm(
+                    handle,
+                    p.dtype,
+                    (s.m as i32, s.n as i32, s.k as i32),
+                    p.alpha,
+                    (a_ptr, s.lda as i32),
+                    (b_ptr, s.ldb as i32),
+                    p.beta,
+                    (c_ptr, s.ldc as i32),
+                )
+            }
+            .map_err(|e| anyhow!("cuBLAS gemm failed: {e:?}")),
+            _ => unreachable!("a kernel has a function, cuBLAS a handle"),
+        }
     }
 }
 

@@ -1,9 +1,10 @@
 //! The emulator backend: the same entry point, grid, block and shared size as the GPU, run by
 //! `kernels_gpu::emu` on the CPU over host buffers. Times are wall-clock CPU time: they say
 //! how long the emulation took, nothing about GPU performance.
+use crate::launch::Launch;
 use crate::problem::{EmulatedBody, Inputs, Problem, Scalar};
 use crate::progress::{dims, Step};
-use crate::run::{Launch, Measured, Timing};
+use crate::timing::{Measured, Timing};
 use anyhow::{anyhow, bail, Result};
 use kernels_gpu::device::tma::TensorMap;
 use kernels_gpu::emu::{self, Buffer, LaunchShape};
@@ -27,14 +28,15 @@ pub fn launch_once<T: Scalar>(
     inputs: &Inputs<T>,
     c: &mut [T],
 ) -> Result<()> {
-    launch_counted(launch, p, inputs, c, None)
+    launch_on(launch, p, (&inputs.a.data, &inputs.b.data), c, None)
 }
 
-/// [`launch_once`], counting each block on `step` as its first thread starts.
-fn launch_counted<T: Scalar>(
+/// [`launch_once`] on A and B as given, counting each block on `step` as its first thread
+/// starts.
+pub fn launch_on<T: Scalar>(
     launch: &Launch,
     p: &Problem,
-    inputs: &Inputs<T>,
+    (a, b): (&[T], &[T]),
     c: &mut [T],
     step: Option<&Step>,
 ) -> Result<()> {
@@ -50,7 +52,6 @@ fn launch_counted<T: Scalar>(
     };
     let s = p.shape;
     let (alpha, beta) = (T::factor(p.alpha), T::factor(p.beta));
-    let (a, b) = (&inputs.a.data[..], &inputs.b.data[..]);
     // TMA kernels: A's and B's (and C's) tensor maps, a persistent grid, the registry's cluster
     // (on the GPU it is fixed in the PTX, `.reqnctapercluster`; the emulator takes it from the
     // launch, and runs each cluster's blocks together, as they share memory).
@@ -78,7 +79,7 @@ fn launch_counted<T: Scalar>(
         Some(r) => {
             // As on the GPU: partial products into a workspace (ld m, alpha 1, beta 0), in the
             // element type or, for the 16-bit types, in f32; then their sum into C.
-            let bytes = r.workspace_len(s.m, s.n) * crate::gpu::workspace_element_bytes(p.dtype);
+            let bytes = r.workspace_bytes(s.m, s.n, p.dtype);
             // NaN as f64, and as two f32: the parts must all be written.
             let poison = if p.dtype == kernels_gpu::gemm::Dtype::F64 {
                 f64::NAN.to_bits()
@@ -124,7 +125,7 @@ fn launch_counted<T: Scalar>(
 /// The 16-bit split-k reduction on the emulator: f32 parts (`workspace`, as bits) into the
 /// 16-bit C.
 fn emulate_half_reduce<T: Scalar>(
-    r: &crate::run::Reduce,
+    r: &crate::launch::Reduce,
     p: &Problem,
     workspace: &[u64],
     c: &mut [T],
@@ -329,17 +330,23 @@ pub fn run<T: Scalar>(
     };
     let step = owned.as_ref();
     for _ in 0..timing.warmup {
-        launch_counted(launch, p, inputs, &mut c, step)?;
+        launch_on(launch, p, (&inputs.a.data, &inputs.b.data), &mut c, step)?;
     }
     while timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
         let start = Instant::now();
-        launch_counted(launch, p, inputs, &mut c, step)?;
+        launch_on(launch, p, (&inputs.a.data, &inputs.b.data), &mut c, step)?;
         times_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let uploaded_c = inputs.c_for_checked_run(p.beta);
     let mut result = uploaded_c.clone();
     if timing.check {
-        launch_counted(launch, p, inputs, &mut result, step)?;
+        launch_on(
+            launch,
+            p,
+            (&inputs.a.data, &inputs.b.data),
+            &mut result,
+            step,
+        )?;
     }
     if let Some(step) = owned {
         step.finish();

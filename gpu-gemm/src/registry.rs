@@ -1,5 +1,6 @@
 //! Every variant `--variant` accepts: the GPU kernels of `kernels_gpu::registry`, the CPU
-//! variants of [`crate::cpu::registry`], and cuBLAS as the yardstick.
+//! variants of [`crate::cpu::registry`], cuBLAS as the yardstick, and `auto` under a precision
+//! contract ([`Math`]).
 use crate::cpu::CpuVariant;
 use anyhow::{bail, Result};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
@@ -19,6 +20,55 @@ pub enum CublasMath {
     Tf32,
 }
 
+/// The precision contract of `auto` (the command line's `--math`, the library's
+/// `Algorithm::Auto`): which arithmetic it may choose, as cuBLAS's compute types let a caller
+/// state what precision it accepts. The contract relaxes f32 only: f64, bf16 and f16 always run
+/// in their own arithmetic (bf16 and f16 with f32 accumulation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Math {
+    /// Fused multiply-adds in the operand type, the inputs used exactly (`CUBLAS_COMPUTE_32F`
+    /// without TF32): the CUDA-core kernels in f32
+    #[default]
+    Strict,
+    /// Any kernel whose measured error on the project's checks is at most native SGEMM's:
+    /// 3xTF32 on the tensor cores (Hopper's `wgmma`, Ampere-class `mma.sync`), or a strict one
+    #[cfg_attr(feature = "clap", value(name = "fp32-accurate"))]
+    Fp32Accurate,
+    /// The TF32 tensor cores (inputs cut to 10 mantissa bits, `CUBLAS_COMPUTE_32F_FAST_TF32`),
+    /// or anything more accurate when it is faster
+    Tf32,
+}
+
+impl Math {
+    pub const ALL: [Math; 3] = [Math::Strict, Math::Fp32Accurate, Math::Tf32];
+
+    /// As the command line and the auto table spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Math::Strict => "strict",
+            Math::Fp32Accurate => "fp32-accurate",
+            Math::Tf32 => "tf32",
+        }
+    }
+
+    /// The contract spelled `name`.
+    pub fn parse(name: &str) -> Option<Math> {
+        Math::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether a kernel computing in `arithmetic` keeps this contract in `dtype`.
+    pub fn admits(self, arithmetic: Arithmetic, dtype: Dtype) -> bool {
+        match (arithmetic, self) {
+            (Arithmetic::Native, _) => true,
+            (_, Math::Strict) => false,
+            (_, _) if dtype != Dtype::F32 => false,
+            (Arithmetic::Tf32x3, _) => true,
+            (Arithmetic::Tf32, m) => m == Math::Tf32,
+        }
+    }
+}
+
 /// What runs under a name.
 #[derive(Clone, Copy)]
 pub enum Variant {
@@ -28,8 +78,9 @@ pub enum Variant {
     /// `cublasSgemm`/`cublasDgemm` (`cublasGemmEx` in bf16 and f16) on the same buffers, in a
     /// math mode: the yardstick (GPU only).
     Cublas(CublasMath),
-    /// The fastest kernel for the shape and dtype, from a measured table ([`crate::auto`]).
-    Auto,
+    /// The fastest kernel for the shape and dtype that keeps a precision contract, from a
+    /// measured table ([`crate::auto`]); `--variant auto` is `Auto(Math::Strict)`.
+    Auto(Math),
 }
 
 impl Variant {
@@ -39,7 +90,7 @@ impl Variant {
             Variant::Cpu(c) => c.name,
             Variant::Cublas(CublasMath::Default) => "cublas",
             Variant::Cublas(CublasMath::Tf32) => "cublas-tf32",
-            Variant::Auto => "auto",
+            Variant::Auto(_) => "auto",
         }
     }
 
@@ -49,7 +100,7 @@ impl Variant {
             Variant::Cpu(c) => c.summary,
             Variant::Cublas(CublasMath::Default) => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32; bf16/f16: cublasGemmEx with f32 accumulation), the yardstick (GPU only)",
             Variant::Cublas(CublasMath::Tf32) => "cuBLAS SGEMM with CUBLAS_TF32_TENSOR_OP_MATH: the TF32 tensor-core yardstick (GPU only, f32)",
-            Variant::Auto => "the fastest kernel for the shape and dtype in the dtype's own arithmetic (no TF32), from a table measured on an H100 (host/src/auto-table.csv; bf16/f16: wgmma-16bit until it has 16-bit rows); the report names the choice",
+            Variant::Auto(_) => "the fastest kernel for the shape and dtype, from a table measured on an H100 (gpu-gemm/src/auto-table.csv): in the dtype's own arithmetic, or with --math fp32-accurate (3xTF32) or tf32 in f32; the report names the choice",
         }
     }
 
@@ -59,16 +110,17 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.dtypes,
             Variant::Cpu(_) => kernels_gpu::registry::BOTH_DTYPES,
-            Variant::Cublas(CublasMath::Default) | Variant::Auto => ALL_DTYPES,
+            Variant::Cublas(CublasMath::Default) | Variant::Auto(_) => ALL_DTYPES,
             Variant::Cublas(CublasMath::Tf32) => &[Dtype::F32],
         }
     }
 
-    /// How it computes, which sets the tolerance of its check.
+    /// How it computes, which sets the tolerance of its check (`auto`: as its choice, which
+    /// [`crate::run::plan`] resolves; `Native` here).
     pub fn arithmetic(&self) -> Arithmetic {
         match self {
             Variant::Kernel(k) => k.arithmetic,
-            Variant::Cpu(_) | Variant::Cublas(CublasMath::Default) | Variant::Auto => {
+            Variant::Cpu(_) | Variant::Cublas(CublasMath::Default) | Variant::Auto(_) => {
                 Arithmetic::Native
             }
             Variant::Cublas(CublasMath::Tf32) => Arithmetic::Tf32,
@@ -85,7 +137,7 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.tiles,
             Variant::Cpu(c) => c.tiles,
-            Variant::Cublas(_) | Variant::Auto => &[],
+            Variant::Cublas(_) | Variant::Auto(_) => &[],
         }
     }
 }
@@ -94,7 +146,7 @@ impl Variant {
 pub fn all() -> Vec<Variant> {
     let kernels = kernels_gpu::registry::ALL.iter().map(Variant::Kernel);
     kernels
-        .chain([Variant::Auto])
+        .chain([Variant::Auto(Math::Strict)])
         .chain(crate::cpu::registry::ALL.iter().map(Variant::Cpu))
         .chain([
             Variant::Cublas(CublasMath::Default),

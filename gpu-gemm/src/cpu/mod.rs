@@ -22,7 +22,7 @@ pub mod registry;
 pub mod simd;
 
 use crate::problem::{Inputs, Problem, Scalar};
-use crate::run::{Measured, Timing};
+use crate::timing::{Measured, Timing};
 use kernels_gpu::device::Real;
 pub use registry::CpuVariant;
 use std::time::Instant;
@@ -142,9 +142,10 @@ pub fn run<T: CpuScalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::Launch;
     use crate::problem::Init;
     use crate::registry::Variant;
-    use crate::run::{execute, plan, Backend, Engine, Launch};
+    use crate::run::{execute, plan, Backend, Engine};
     use crate::verify;
     use kernels_gpu::gemm::{Arithmetic, Dtype};
     use kernels_gpu::registry::Shape;
@@ -304,13 +305,13 @@ mod tests {
         let p = problem(CASES[0], Dtype::F64, 1);
         let blocked = crate::registry::find("cpu-blocked").unwrap();
         let path = simd::Path::detect().name();
-        let Launch::Cpu { entry, tile, .. } = plan(blocked, Some(256), &p).unwrap() else {
+        let Launch::Cpu { entry, tile, .. } = plan(blocked, Some(256), &p, None).unwrap() else {
             panic!("a CPU variant plans a CPU launch")
         };
         assert_eq!((entry, tile), (format!("cpu_blocked_{path}_f64"), 256));
         let naive = crate::registry::find("cpu-naive").unwrap();
-        assert_eq!(plan(naive, None, &p).unwrap().name(), "cpu_naive_f64");
-        assert!(plan(naive, Some(8), &p).is_err());
+        assert_eq!(plan(naive, None, &p, None).unwrap().name(), "cpu_naive_f64");
+        assert!(plan(naive, Some(8), &p, None).is_err());
         #[cfg(target_arch = "x86_64")]
         if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
             assert_eq!(path, "avx2_fma");

@@ -1,64 +1,17 @@
-//! The pipeline of one run: resolve the variant and problem, open the backend, launch and
-//! time, verify, report.
-use crate::cli::{BackendArg, Cli, DEFAULT_PITCH_BYTES};
+//! The pipeline of one run, top to bottom: resolve what to launch for a variant and problem
+//! ([`plan`]), make the inputs, launch and time on the backend, verify against the f64
+//! reference, report. It takes a plain description of a run (a [`Problem`], variants, a
+//! [`Timing`], a [`Backend`]); the command line that builds one lives in `host`.
+use crate::auto::Math;
 use crate::cpu::{self, CpuVariant};
 use crate::gpu::Gpu;
+pub use crate::launch::{Launch, Reduce};
 use crate::problem::{Inputs, Problem, Scalar};
-use crate::registry::{self, CublasMath, Variant};
+use crate::registry::{self, Variant};
+pub use crate::timing::{Measured, Timing};
 use crate::verify::{self, Check};
 use anyhow::{bail, Result};
-use kernels_gpu::gemm::{Dtype, Geometry};
-use kernels_gpu::registry::{Shape, Target, TmaOperands};
-
-/// What a backend launches: a kernel entry point with its grid, block and shared memory, or
-/// cuBLAS on the same buffers; or a CPU variant, which runs on the host whatever the backend.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Launch {
-    Kernel {
-        entry: String,
-        geometry: Geometry,
-        /// Split-k's second launch, which adds the first's partial products into C.
-        reduce: Option<Reduce>,
-        /// The PTX build that holds the entry point (sm_90a: Hopper only).
-        target: Target,
-        /// Tensor maps for A and B (TMA kernels), and whether the grid is persistent.
-        tma: Option<TmaOperands>,
-    },
-    Cublas(CublasMath),
-    /// `tile` is the resolved `--tile` (`blockL`), 0 for a variant without one.
-    Cpu {
-        entry: String,
-        variant: &'static CpuVariant,
-        tile: u32,
-    },
-}
-
-/// The second launch of a split-k variant (`kernels_gpu::variants::split_k`): the first writes
-/// `splits` partial products, m×n each with leading dimension m, into a workspace; this one
-/// reads them as its A (`k = splits`, `lda = m`) and writes `C = α·Σ + β·C`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reduce {
-    pub entry: String,
-    pub geometry: Geometry,
-    pub splits: u32,
-}
-
-impl Reduce {
-    /// Elements of the workspace for an m×n C.
-    pub fn workspace_len(&self, m: u32, n: u32) -> usize {
-        self.splits as usize * m as usize * n as usize
-    }
-}
-
-impl Launch {
-    /// The kernel's or CPU variant's entry point, or "cublas" / "cublas-tf32".
-    pub fn name(&self) -> &str {
-        match self {
-            Launch::Kernel { entry, .. } | Launch::Cpu { entry, .. } => entry,
-            Launch::Cublas(math) => Variant::Cublas(*math).name(),
-        }
-    }
-}
+use kernels_gpu::gemm::Dtype;
 
 /// What ran a variant, and so what its time means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,30 +40,14 @@ impl Engine {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Timing {
-    pub warmup: usize,
-    pub iters: usize,
-    /// Stop timing early once this many milliseconds were timed (after at least 3 runs), so that
-    /// the slow variants of a table do not take minutes.
-    pub budget_ms: f64,
-    pub check: bool,
-}
-
-impl Timing {
-    /// Whether another timed run is wanted after `done` runs took `spent_ms`.
-    pub fn wants_more(&self, done: usize, spent_ms: f64) -> bool {
-        done < self.iters && (done < 3 || spent_ms < self.budget_ms)
-    }
-}
-
-/// What a backend brings back from a run.
-pub struct Measured<T> {
-    pub times_ms: Vec<f64>,
-    /// C as uploaded for the checked run (NaN when beta = 0).
-    pub uploaded_c: Vec<T>,
-    /// C after the checked run.
-    pub result: Vec<T>,
+/// Where to run the GPU variants (the command line's `--backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum BackendChoice {
+    /// GPU 0 through the CUDA driver
+    Gpu,
+    /// The CPU emulator (kernels_gpu::emu): same kernels, checked accesses, no GPU needed
+    Emu,
 }
 
 pub enum Backend {
@@ -120,15 +57,16 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// `--backend`, or the GPU when a driver and device exist and the emulator otherwise.
-    /// The second value is the one-line note printed when the emulator was chosen for the user.
+    /// The backend asked for, or (`None`) the GPU when a driver and device exist and the
+    /// emulator otherwise. The second value is the one-line note to show when the emulator was
+    /// chosen for the caller. `ptx` replaces the embedded PTX of its target.
     pub fn open(
-        choice: Option<BackendArg>,
+        choice: Option<BackendChoice>,
         ptx: Option<&std::path::Path>,
     ) -> Result<(Self, Option<String>)> {
         match choice {
-            Some(BackendArg::Emu) => Ok((Backend::Emulator, None)),
-            Some(BackendArg::Gpu) => Ok((Backend::Gpu(Box::new(Gpu::open(ptx)?)), None)),
+            Some(BackendChoice::Emu) => Ok((Backend::Emulator, None)),
+            Some(BackendChoice::Gpu) => Ok((Backend::Gpu(Box::new(Gpu::open(ptx)?)), None)),
             None => match Gpu::open(ptx) {
                 Ok(gpu) => Ok((Backend::Gpu(Box::new(gpu)), None)),
                 Err(e) if ptx.is_none() => Ok((
@@ -152,6 +90,15 @@ impl Backend {
 
     pub fn is_gpu(&self) -> bool {
         matches!(self, Backend::Gpu(_))
+    }
+
+    /// The GPU's compute capability as `XY` (9.0 is 90); `None` on the emulator, which runs
+    /// every build.
+    pub fn arch(&self) -> Option<u32> {
+        match self {
+            Backend::Gpu(g) => Some(g.arch_number()),
+            Backend::Emulator => None,
+        }
     }
 }
 
@@ -199,46 +146,7 @@ pub fn median(xs: &[f64]) -> f64 {
     }
 }
 
-/// Builds the problem from the command line; `default_size` applies when no size is given.
-pub fn problem_from_cli(cli: &Cli, default_size: u32, seed: u64) -> Result<Problem> {
-    let size = cli.size.unwrap_or(default_size);
-    let (m, n, k) = (
-        cli.m.unwrap_or(size),
-        cli.n.unwrap_or(size),
-        cli.k.unwrap_or(size),
-    );
-    let shape = Shape {
-        m,
-        n,
-        k,
-        lda: cli.lda.unwrap_or(m),
-        ldb: cli.ldb.unwrap_or(k),
-        ldc: cli.ldc.unwrap_or(m),
-    };
-    let p = Problem {
-        shape,
-        dtype: cli.dtype.dtype(),
-        alpha: cli.alpha,
-        beta: cli.beta,
-        init: cli.init,
-        seed,
-    };
-    p.validate()?;
-    Ok(p)
-}
-
-/// The leading-dimension layouts a run covers, each as the pitch in bytes to pad the columns
-/// to; `None` is the leading dimensions as given (`--lda` etc., by default the row counts).
-/// `--pitch` gives the pitched layout only, `--pitch-compare` both, the unpadded one first.
-pub fn layouts(cli: &Cli) -> Vec<Option<u32>> {
-    if cli.pitch_compare {
-        vec![None, Some(cli.pitch.unwrap_or(DEFAULT_PITCH_BYTES))]
-    } else {
-        vec![cli.pitch]
-    }
-}
-
-/// The problem of one layout of [`layouts`].
+/// `p` with its leading dimensions as given (`None`) or pitched to a multiple of `pitch` bytes.
 pub fn with_layout(p: Problem, pitch: Option<u32>) -> Result<Problem> {
     match pitch {
         Some(bytes) => p.pitched(bytes),
@@ -246,8 +154,9 @@ pub fn with_layout(p: Problem, pitch: Option<u32>) -> Result<Problem> {
     }
 }
 
-/// Resolves what to launch for a variant, tile and problem, or says why it cannot run.
-pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> {
+/// Resolves what to launch for a variant, tile and problem on a device of compute capability
+/// `arch` (`None`: the emulator; it decides `auto`'s choice only), or says why it cannot run.
+pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>) -> Result<Launch> {
     if !variant.dtypes().contains(&p.dtype) {
         bail!(
             "variant `{}` has no {} version (it runs in {})",
@@ -294,12 +203,12 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<Launch> 
             bail!("{} has no tile parameter", variant.name())
         }
         Variant::Cublas(math) => Ok(Launch::Cublas(math)),
-        Variant::Auto => {
+        Variant::Auto(math) => {
             if tile.is_some() {
                 bail!("auto chooses its own configuration (got a tile)");
             }
-            let choice = crate::auto::choose(&p.shape, p.dtype)?;
-            plan(choice.variant, choice.tile, p)
+            let choice = crate::auto::choose(&p.shape, p.dtype, math, arch)?;
+            plan(choice.variant, choice.tile, p, arch)
         }
     }
 }
@@ -354,7 +263,33 @@ fn execute_typed<T: Scalar>(
     let mut reports = Vec::new();
     for &(variant, tile) in variants {
         let report = (|| {
-            let launch = plan(variant, tile, p)?;
+            let arch = backend.arch();
+            let launch = plan(variant, tile, p, arch)?;
+            // `auto` is checked as the kernel it chose computes.
+            let (arithmetic, label) = match variant {
+                Variant::Auto(math) => {
+                    let choice = crate::auto::choose(&p.shape, p.dtype, math, arch)?;
+                    let contract = match math {
+                        Math::Strict => String::new(),
+                        m => format!("[{}]", m.name()),
+                    };
+                    (
+                        choice.variant.arithmetic(),
+                        format!("auto{contract}→{}", choice.label()),
+                    )
+                }
+                _ if variant.tiles().is_empty() => {
+                    (variant.arithmetic(), variant.name().to_string())
+                }
+                _ => (
+                    variant.arithmetic(),
+                    format!(
+                        "{}:{}",
+                        variant.name(),
+                        registry::resolve_tile(variant, tile)?
+                    ),
+                ),
+            };
             let (measured, engine) = match (&launch, backend) {
                 (&Launch::Cpu { variant, tile, .. }, _) => match cpu_run {
                     Some(run) => (run(variant, tile, p, &inputs, timing), Engine::Cpu),
@@ -375,24 +310,13 @@ fn execute_typed<T: Scalar>(
                     reference.get_or_insert_with(|| verify::Reference::compute(p, &inputs));
                 verify::check_against(
                     p,
-                    variant.arithmetic(),
+                    arithmetic,
                     reference,
                     &measured.uploaded_c,
                     &measured.result,
                 )
             });
             let times = &measured.times_ms;
-            let label = if let Variant::Auto = variant {
-                format!("auto→{}", crate::auto::choose(&p.shape, p.dtype)?.label())
-            } else if variant.tiles().is_empty() {
-                variant.name().to_string()
-            } else {
-                format!(
-                    "{}:{}",
-                    variant.name(),
-                    registry::resolve_tile(variant, tile)?
-                )
-            };
             Ok(Report {
                 variant: label,
                 entry: launch.name().to_string(),
@@ -417,7 +341,7 @@ fn execute_typed<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
+    use kernels_gpu::registry::Shape;
 
     #[test]
     fn tflops_arithmetic() {
@@ -435,79 +359,22 @@ mod tests {
     }
 
     #[test]
-    fn problem_sizes_from_the_command_line() {
-        let cli = Cli::parse_from([
-            "host",
-            "--variant",
-            "v1",
-            "--size",
-            "100",
-            "--k",
-            "7",
-            "--ldc",
-            "128",
-        ]);
-        let p = problem_from_cli(&cli, 4096, 1).unwrap();
-        assert_eq!(
-            p.shape,
-            Shape {
-                m: 100,
-                n: 100,
-                k: 7,
-                lda: 100,
-                ldb: 7,
-                ldc: 128
-            }
-        );
-        let cli = Cli::parse_from(["host", "--variant", "v1"]);
-        assert_eq!(problem_from_cli(&cli, 64, 1).unwrap().shape.m, 64);
-        let cli = Cli::parse_from(["host", "--variant", "v1", "--m", "10", "--lda", "5"]);
-        assert!(problem_from_cli(&cli, 64, 1)
-            .unwrap_err()
-            .to_string()
-            .contains("lda"));
-    }
-
-    #[test]
-    fn pitch_options_choose_the_layouts() {
-        let layouts_of = |args: &str| {
-            let cli = Cli::parse_from(
-                ["host", "--variant", "v4"]
-                    .into_iter()
-                    .chain(args.split_whitespace()),
-            );
-            layouts(&cli)
-        };
-        assert_eq!(layouts_of(""), [None]);
-        assert_eq!(layouts_of("--pitch"), [Some(512)]);
-        assert_eq!(layouts_of("--pitch 64"), [Some(64)]);
-        assert_eq!(layouts_of("--pitch-compare"), [None, Some(512)]);
-        assert_eq!(layouts_of("--pitch-compare --pitch 128"), [None, Some(128)]);
-        let cli = Cli::parse_from(["host", "--variant", "v4", "--m", "100", "--k", "3"]);
-        let p = problem_from_cli(&cli, 64, 1).unwrap();
-        assert_eq!(with_layout(p, None).unwrap(), p);
-        let pitched = with_layout(p, Some(512)).unwrap().shape;
-        assert_eq!((pitched.lda, pitched.ldb, pitched.ldc), (128, 128, 128));
-    }
-
-    #[test]
     fn emulator_runs_and_checks_a_variant() {
-        let cli = Cli::parse_from([
-            "host",
-            "--variant",
-            "v4",
-            "--m",
-            "33",
-            "--n",
-            "17",
-            "--k",
-            "65",
-            "--lda",
-            "40",
-            "--beta",
-            "0.5",
-        ]);
-        let p = problem_from_cli(&cli, 64, 3).unwrap();
+        let p = Problem {
+            shape: Shape {
+                m: 33,
+                n: 17,
+                k: 65,
+                lda: 40,
+                ldb: 65,
+                ldc: 33,
+            },
+            dtype: Dtype::F32,
+            alpha: 1.0,
+            beta: 0.5,
+            init: crate::problem::Init::Random,
+            seed: 3,
+        };
         let v = registry::find("v4").unwrap();
         let r = execute(
             &Backend::Emulator,

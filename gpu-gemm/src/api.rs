@@ -1,0 +1,658 @@
+//! The library's call: `C = α·op(A)·op(B) + β·C` on buffers the caller owns, by any of the
+//! course's kernels, on the GPU or the CPU emulator.
+//!
+//! ```
+//! use gpu_gemm::{Algorithm, Gemm, GemmConfig, Math};
+//!
+//! // Without a GPU (as here, in the doctest), the emulator runs the same kernels on the CPU.
+//! let gemm = Gemm::new().unwrap_or_else(|_| Gemm::emulator());
+//! let (m, n, k) = (48, 40, 33);
+//! let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 - 3.0).collect();
+//! let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 * 0.5).collect();
+//! let (a_buf, b_buf) = (gemm.upload(&a)?, gemm.upload(&b)?);
+//! let mut c_buf = gemm.zeros::<f32>(m * n)?;
+//! let config = GemmConfig::new(m as u32, n as u32, k as u32);
+//! let choice = gemm.run(&config, &Algorithm::Auto(Math::Strict), &a_buf, &b_buf, &mut c_buf)?;
+//! let c = gemm.download(&c_buf)?;
+//! // Column-major: C(i, j) is c[i + j·m]. Small integers and halves: the sums are exact.
+//! let expected: f32 = (0..k).map(|l| a[3 + l * m] * b[l + 5 * k]).sum();
+//! assert_eq!(c[3 + 5 * m], expected);
+//! println!("{choice}");
+//! # Ok::<(), gpu_gemm::GemmError>(())
+//! ```
+//!
+//! What the call checks before it launches anything, each refusal a [`GemmError`]: the sizes
+//! and leading dimensions, the transposes (only `op = N` exists today), the algorithm and its
+//! constraints on the shape, the device's architecture (the `wgmma` kernels need sm_90a), where
+//! each buffer lives, its length and its alignment.
+use crate::auto;
+use crate::emulator;
+use crate::gpu::Gpu;
+use crate::launch::Launch;
+use crate::problem::{Init, Problem};
+use crate::registry::{self, CublasMath, Math, Variant};
+use crate::run::{self, Backend};
+use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use cust::stream::Stream;
+use kernels_gpu::gemm::Arithmetic;
+use kernels_gpu::registry::{Shape, Target};
+use std::fmt;
+
+/// An element type of the kernels: `f32`, `f64`, [`half::bf16`] and [`half::f16`]. The 16-bit
+/// types accumulate in f32 and take α and β as f32.
+pub use crate::problem::Scalar as Element;
+
+/// Why a call was refused or failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GemmError {
+    /// No CUDA driver, no device, or no context to run on.
+    #[error("no GPU to run on: {0} (`Gemm::emulator()` runs the same kernels on the CPU)")]
+    NoGpu(String),
+    /// Sizes or leading dimensions that describe no matrix.
+    #[error("invalid GEMM: {0}")]
+    InvalidConfig(String),
+    /// No algorithm of that name.
+    #[error("{0}")]
+    UnknownAlgorithm(String),
+    /// The algorithm exists but cannot compute this GEMM: a type it has no version for, a
+    /// transpose, a shape or leading dimension outside its constraints.
+    #[error("`{algorithm}` cannot run this GEMM: {reason}")]
+    Unsupported { algorithm: String, reason: String },
+    /// The kernel is built for an architecture the device is not.
+    #[error("`{kernel}` needs {needs} (Hopper's wgmma: H100, H200); this device is {device}")]
+    NeedsArch {
+        kernel: String,
+        needs: &'static str,
+        device: String,
+    },
+    /// A buffer shorter than its matrix.
+    #[error("{operand} holds {len} elements; a {rows}×{cols} matrix with leading dimension {ld} needs {needed}")]
+    BufferTooSmall {
+        operand: char,
+        len: usize,
+        needed: usize,
+        rows: u32,
+        cols: u32,
+        ld: u32,
+    },
+    /// A buffer whose address the kernels' vector loads and the TMA engine cannot use.
+    #[error("{operand} starts at {address:#x}, not a multiple of {align} bytes, which the kernels' vector loads and TMA need (cudaMalloc and Rust's allocator give at least that)")]
+    Misaligned {
+        operand: char,
+        address: u64,
+        align: u64,
+    },
+    /// Host memory given to the GPU, or device memory to the emulator.
+    #[error("{operand} is in {found} memory, but this handle runs on {backend}, which needs {needs} memory")]
+    WrongMemory {
+        operand: char,
+        found: &'static str,
+        needs: &'static str,
+        backend: String,
+    },
+    /// The driver, a launch, or the emulator failed (the emulator names the faulting thread).
+    #[error("{0}")]
+    Launch(String),
+}
+
+type Result<T> = std::result::Result<T, GemmError>;
+
+/// BLAS's `op(X)`: the matrix as stored, or its transpose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transpose {
+    /// `op(X) = X` (BLAS's `N`).
+    #[default]
+    No,
+    /// `op(X) = Xᵀ` (BLAS's `T`): not implemented by any kernel yet; refused.
+    Yes,
+}
+
+/// One GEMM, as BLAS describes it: column-major, `C (m×n) = α·op(A) (m×k) · op(B) (k×n) + β·C`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GemmConfig {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub alpha: f64,
+    pub beta: f64,
+    pub lda: u32,
+    pub ldb: u32,
+    pub ldc: u32,
+    pub transa: Transpose,
+    pub transb: Transpose,
+}
+
+impl GemmConfig {
+    /// `C = A·B`: α = 1, β = 0, packed columns (lda = m, ldb = k, ldc = m), no transposes.
+    pub fn new(m: u32, n: u32, k: u32) -> Self {
+        GemmConfig {
+            m,
+            n,
+            k,
+            alpha: 1.0,
+            beta: 0.0,
+            lda: m,
+            ldb: k,
+            ldc: m,
+            transa: Transpose::No,
+            transb: Transpose::No,
+        }
+    }
+
+    /// With α and β.
+    pub fn scale(self, alpha: f64, beta: f64) -> Self {
+        GemmConfig {
+            alpha,
+            beta,
+            ..self
+        }
+    }
+
+    /// With leading dimensions (the distance, in elements, between a column's start and the
+    /// next's).
+    pub fn leading_dimensions(self, lda: u32, ldb: u32, ldc: u32) -> Self {
+        GemmConfig {
+            lda,
+            ldb,
+            ldc,
+            ..self
+        }
+    }
+
+    /// With transposes (refused today: see [`Transpose::Yes`]).
+    pub fn transposes(self, transa: Transpose, transb: Transpose) -> Self {
+        GemmConfig {
+            transa,
+            transb,
+            ..self
+        }
+    }
+
+    fn shape(&self) -> Shape {
+        Shape {
+            m: self.m,
+            n: self.n,
+            k: self.k,
+            lda: self.lda,
+            ldb: self.ldb,
+            ldc: self.ldc,
+        }
+    }
+
+    /// (name, rows, columns, leading dimension) of A, B and C.
+    fn operands(&self) -> [(char, u32, u32, u32); 3] {
+        [
+            ('A', self.m, self.k, self.lda),
+            ('B', self.k, self.n, self.ldb),
+            ('C', self.m, self.n, self.ldc),
+        ]
+    }
+}
+
+/// Which kernel computes the GEMM.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    /// The fastest kernel measured for the shape, type and device that keeps the contract.
+    Auto(Math),
+    /// A kernel of the course by name (`host --list`), with its tile parameter or the default.
+    Kernel { name: String, tile: Option<u32> },
+    /// cuBLAS on the same buffers (GPU only; `cublasGemmEx` with f32 accumulation in 16 bits):
+    /// the yardstick.
+    Cublas,
+}
+
+impl Algorithm {
+    /// A kernel by name, at its default tile.
+    pub fn kernel(name: &str) -> Self {
+        Algorithm::Kernel {
+            name: name.to_string(),
+            tile: None,
+        }
+    }
+
+    /// A kernel by name and tile.
+    pub fn kernel_tile(name: &str, tile: u32) -> Self {
+        Algorithm::Kernel {
+            name: name.to_string(),
+            tile: Some(tile),
+        }
+    }
+
+    fn label(&self) -> String {
+        match self {
+            Algorithm::Auto(math) => format!("auto ({})", math.name()),
+            Algorithm::Kernel { name, tile: None } => name.clone(),
+            Algorithm::Kernel {
+                name,
+                tile: Some(t),
+            } => format!("{name}:{t}"),
+            Algorithm::Cublas => "cublas".into(),
+        }
+    }
+}
+
+/// What a call ran, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// The kernel and tile, as `host` names them (`wgmma-3xtf32:2`), or `cublas`.
+    pub variant: String,
+    /// Its entry point in the PTX.
+    pub entry: String,
+    /// How it computes: the element type's own fused multiply-add, TF32 or 3xTF32.
+    pub arithmetic: Arithmetic,
+    /// Why this one: the algorithm named it, or `Auto`'s table row or fallback.
+    pub reason: String,
+    /// Where it ran: the GPU's name and architecture, or the emulator.
+    pub device: String,
+}
+
+impl fmt::Display for Choice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}, {} arithmetic) on {}: {}",
+            self.variant,
+            self.entry,
+            self.arithmetic.name(),
+            self.device,
+            self.reason
+        )
+    }
+}
+
+/// Where an operand lives, as the call sees it.
+pub enum Memory<'a, T> {
+    Device { address: u64, len: usize },
+    Host(&'a [T]),
+}
+
+/// Where the output lives.
+pub enum MemoryMut<'a, T> {
+    Device { address: u64, len: usize },
+    Host(&'a mut [T]),
+}
+
+/// A matrix the call reads: device memory (`cust`'s [`DeviceBuffer`] or [`DeviceSlice`], of
+/// the element's bits: `u16` for bf16 and f16) on the GPU, host memory (`[T]`, `Vec<T>`) on the
+/// emulator, or a [`Buffer`] made by the handle.
+pub trait Operand<T> {
+    fn memory(&self) -> Memory<'_, T>;
+}
+
+/// The matrix the call writes (C).
+pub trait OperandMut<T>: Operand<T> {
+    fn memory_mut(&mut self) -> MemoryMut<'_, T>;
+}
+
+impl<T: Element> Operand<T> for [T] {
+    fn memory(&self) -> Memory<'_, T> {
+        Memory::Host(self)
+    }
+}
+
+impl<T: Element> OperandMut<T> for [T] {
+    fn memory_mut(&mut self) -> MemoryMut<'_, T> {
+        MemoryMut::Host(self)
+    }
+}
+
+impl<T: Element> Operand<T> for Vec<T> {
+    fn memory(&self) -> Memory<'_, T> {
+        Memory::Host(self)
+    }
+}
+
+impl<T: Element> OperandMut<T> for Vec<T> {
+    fn memory_mut(&mut self) -> MemoryMut<'_, T> {
+        MemoryMut::Host(self)
+    }
+}
+
+/// Device memory of each element type: its own bits for f32 and f64, `u16` for bf16 and f16.
+macro_rules! device_operand {
+    ($t:ty, $bits:ty) => {
+        impl Operand<$t> for DeviceSlice<$bits> {
+            fn memory(&self) -> Memory<'_, $t> {
+                Memory::Device {
+                    address: self.as_device_ptr().as_raw(),
+                    len: self.len(),
+                }
+            }
+        }
+        impl OperandMut<$t> for DeviceSlice<$bits> {
+            fn memory_mut(&mut self) -> MemoryMut<'_, $t> {
+                MemoryMut::Device {
+                    address: self.as_device_ptr().as_raw(),
+                    len: self.len(),
+                }
+            }
+        }
+        impl Operand<$t> for DeviceBuffer<$bits> {
+            fn memory(&self) -> Memory<'_, $t> {
+                Operand::<$t>::memory(&**self)
+            }
+        }
+        impl OperandMut<$t> for DeviceBuffer<$bits> {
+            fn memory_mut(&mut self) -> MemoryMut<'_, $t> {
+                OperandMut::<$t>::memory_mut(&mut **self)
+            }
+        }
+    };
+}
+device_operand!(f32, f32);
+device_operand!(f64, f64);
+device_operand!(half::bf16, u16);
+device_operand!(half::f16, u16);
+
+/// A matrix in the memory the handle runs on: the device's, or the host's for the emulator.
+/// Made by [`Gemm::upload`] and [`Gemm::zeros`], read back by [`Gemm::download`], so that the
+/// same program runs on both.
+pub enum Buffer<T: Element> {
+    Device(DeviceBuffer<T::Bits>),
+    Host(Vec<T>),
+}
+
+impl<T: Element> Operand<T> for Buffer<T> {
+    fn memory(&self) -> Memory<'_, T> {
+        match self {
+            Buffer::Device(d) => Memory::Device {
+                address: d.as_device_ptr().as_raw(),
+                len: d.len(),
+            },
+            Buffer::Host(h) => Memory::Host(h),
+        }
+    }
+}
+
+impl<T: Element> OperandMut<T> for Buffer<T> {
+    fn memory_mut(&mut self) -> MemoryMut<'_, T> {
+        match self {
+            Buffer::Device(d) => MemoryMut::Device {
+                address: d.as_device_ptr().as_raw(),
+                len: d.len(),
+            },
+            Buffer::Host(h) => MemoryMut::Host(h),
+        }
+    }
+}
+
+/// The kernels' vector loads (16 bytes) and the TMA engine need operands at 16-byte addresses.
+const OPERAND_ALIGN: u64 = 16;
+
+/// A handle on the GPU (a context and a stream) or on the CPU emulator. The kernels' PTX
+/// modules are compiled by the driver on first use, so the first call of a module is slow; the
+/// driver caches the result for later processes.
+pub struct Gemm {
+    backend: Backend,
+}
+
+impl Gemm {
+    /// On device 0: initialises the driver, makes a context and a non-blocking stream.
+    pub fn new() -> Result<Self> {
+        let gpu = Gpu::open(None).map_err(|e| GemmError::NoGpu(format!("{e:#}")))?;
+        Ok(Gemm {
+            backend: Backend::Gpu(Box::new(gpu.quiet())),
+        })
+    }
+
+    /// On the caller's current `cust` context, launching on `stream` (or a new non-blocking
+    /// stream): calls are ordered after the work the caller queued there before.
+    pub fn on_current_context(stream: Option<Stream>) -> Result<Self> {
+        let gpu =
+            Gpu::on_current_context(stream).map_err(|e| GemmError::NoGpu(format!("{e:#}")))?;
+        Ok(Gemm {
+            backend: Backend::Gpu(Box::new(gpu.quiet())),
+        })
+    }
+
+    /// On the CPU emulator: the same kernels over host memory, every access checked. Slow
+    /// (seconds for a 256³ product), for programs and tests without a GPU.
+    pub fn emulator() -> Self {
+        Gemm {
+            backend: Backend::Emulator,
+        }
+    }
+
+    /// Whether calls run on a GPU.
+    pub fn is_gpu(&self) -> bool {
+        self.backend.is_gpu()
+    }
+
+    /// The GPU's name, architecture and PTX, or "the CPU emulator".
+    pub fn device(&self) -> String {
+        self.backend.describe()
+    }
+
+    /// The stream calls are launched on (`None` on the emulator).
+    pub fn stream(&self) -> Option<&Stream> {
+        match &self.backend {
+            Backend::Gpu(g) => Some(g.stream()),
+            Backend::Emulator => None,
+        }
+    }
+
+    /// `data` in the handle's memory.
+    pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
+        match &self.backend {
+            Backend::Gpu(_) => DeviceBuffer::from_slice(T::as_bits(data))
+                .map(Buffer::Device)
+                .map_err(|e| {
+                    GemmError::Launch(format!("cannot upload {} elements: {e}", data.len()))
+                }),
+            Backend::Emulator => Ok(Buffer::Host(data.to_vec())),
+        }
+    }
+
+    /// `len` zeros in the handle's memory.
+    pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
+        self.upload(&vec![T::from_f64(0.0); len])
+    }
+
+    /// A buffer's elements, copied to the host (after the calls before it finished).
+    pub fn download<T: Element>(&self, buffer: &Buffer<T>) -> Result<Vec<T>> {
+        match buffer {
+            Buffer::Device(d) => {
+                let mut out = vec![T::from_f64(0.0); d.len()];
+                d.copy_to(T::as_bits_mut(&mut out))
+                    .map_err(|e| GemmError::Launch(format!("cannot download: {e}")))?;
+                Ok(out)
+            }
+            Buffer::Host(h) => Ok(h.clone()),
+        }
+    }
+
+    /// What a call with this configuration and algorithm would run on this handle, and why,
+    /// or why it would be refused; nothing is launched.
+    pub fn choose<T: Element>(&self, config: &GemmConfig, algorithm: &Algorithm) -> Result<Choice> {
+        self.resolve::<T>(config, algorithm)
+            .map(|(choice, _, _)| choice)
+    }
+
+    /// Runs `C = α·op(A)·op(B) + β·C` and returns when C is written (on the GPU: after the
+    /// stream's work up to it finished). Returns what ran and why.
+    pub fn run<T: Element>(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        c: &mut (impl OperandMut<T> + ?Sized),
+    ) -> Result<Choice> {
+        let (choice, launch, problem) = self.resolve::<T>(config, algorithm)?;
+        let needs = if self.is_gpu() { "device" } else { "host" };
+        let [ao, bo, co] = config.operands();
+        let (a, b) = (a.memory(), b.memory());
+        let c = c.memory_mut();
+        let views = [
+            (ao, location(&a)),
+            (bo, location(&b)),
+            (co, location_mut(&c)),
+        ];
+        for ((operand, rows, cols, ld), (found, address, len, element)) in views {
+            if found != needs {
+                return Err(GemmError::WrongMemory {
+                    operand,
+                    found,
+                    needs,
+                    backend: self.device(),
+                });
+            }
+            let needed = ld as usize * (cols as usize - 1) + rows as usize;
+            if len < needed {
+                return Err(GemmError::BufferTooSmall {
+                    operand,
+                    len,
+                    needed,
+                    rows,
+                    cols,
+                    ld,
+                });
+            }
+            // cuBLAS needs only the element's alignment, which any typed buffer has.
+            let align = if matches!(launch, Launch::Cublas(_)) {
+                element
+            } else {
+                OPERAND_ALIGN
+            };
+            if address % align != 0 {
+                return Err(GemmError::Misaligned {
+                    operand,
+                    address,
+                    align,
+                });
+            }
+        }
+        let failed = |e: anyhow::Error| GemmError::Launch(format!("{e:#}"));
+        match (&self.backend, a, b, c) {
+            (
+                Backend::Gpu(gpu),
+                Memory::Device { address: a, .. },
+                Memory::Device { address: b, .. },
+                MemoryMut::Device { address: c, .. },
+            ) => {
+                gpu.prepare(&launch, &problem, (a, b, c))
+                    .and_then(|prepared| prepared.enqueue::<T>())
+                    .map_err(failed)?;
+                gpu.stream().synchronize().map_err(|e| {
+                    GemmError::Launch(format!("{} failed on the device: {e}", choice.entry))
+                })?;
+            }
+            (Backend::Emulator, Memory::Host(a), Memory::Host(b), MemoryMut::Host(c)) => {
+                emulator::launch_on(&launch, &problem, (a, b), c, None).map_err(failed)?;
+            }
+            _ => unreachable!("every operand's memory was checked against the backend"),
+        }
+        Ok(choice)
+    }
+
+    /// The checks that need no buffer, and what to launch.
+    fn resolve<T: Element>(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+    ) -> Result<(Choice, Launch, Problem)> {
+        let dtype = T::DTYPE;
+        let problem = Problem {
+            shape: config.shape(),
+            dtype,
+            alpha: config.alpha,
+            beta: config.beta,
+            init: Init::Random,
+            seed: 0,
+        };
+        problem
+            .validate()
+            .map_err(|e| GemmError::InvalidConfig(format!("{e:#}")))?;
+        let unsupported = |reason: String| GemmError::Unsupported {
+            algorithm: algorithm.label(),
+            reason,
+        };
+        if (config.transa, config.transb) != (Transpose::No, Transpose::No) {
+            return Err(unsupported(
+                "the course's kernels read A and B as stored (op = N, column-major); transposed \
+                 operands are not implemented yet"
+                    .into(),
+            ));
+        }
+        let arch = self.backend.arch();
+        let (variant, tile, reason) = match algorithm {
+            Algorithm::Auto(math) => {
+                let choice = auto::choose(&problem.shape, dtype, *math, arch)
+                    .map_err(|e| GemmError::Launch(format!("{e:#}")))?;
+                let reason = choice.reason(dtype);
+                (choice.variant, choice.tile, reason)
+            }
+            Algorithm::Kernel { name, tile } => match registry::find(name) {
+                Ok(v @ Variant::Kernel(_)) => (v, *tile, "named by the caller".to_string()),
+                Ok(_) => {
+                    return Err(GemmError::UnknownAlgorithm(format!(
+                        "`{name}` is not a GPU kernel (the CPU variants and `auto` run through \
+                         `host`; here, `Algorithm::Auto` and `Algorithm::Cublas`)"
+                    )))
+                }
+                Err(e) => return Err(GemmError::UnknownAlgorithm(format!("{e:#}"))),
+            },
+            Algorithm::Cublas => (
+                Variant::Cublas(CublasMath::Default),
+                None,
+                "named by the caller".to_string(),
+            ),
+        };
+        let launch =
+            run::plan(variant, tile, &problem, arch).map_err(|e| unsupported(format!("{e:#}")))?;
+        match (&launch, &self.backend) {
+            (
+                Launch::Kernel {
+                    target: Target::Sm90a,
+                    entry,
+                    ..
+                },
+                Backend::Gpu(gpu),
+            ) if gpu.arch_number() != 90 => {
+                return Err(GemmError::NeedsArch {
+                    kernel: entry.clone(),
+                    needs: "sm_90a",
+                    device: format!("{} ({})", gpu.device_name, gpu.arch),
+                })
+            }
+            (Launch::Cublas(_), Backend::Emulator) => {
+                return Err(unsupported("cuBLAS runs on a GPU only".into()))
+            }
+            _ => {}
+        }
+        let label = match tile.or_else(|| {
+            registry::resolve_tile(variant, None)
+                .ok()
+                .filter(|&t| t != 0)
+        }) {
+            Some(t) if !variant.tiles().is_empty() => format!("{}:{t}", variant.name()),
+            _ => variant.name().to_string(),
+        };
+        let choice = Choice {
+            variant: label,
+            entry: launch.name().to_string(),
+            arithmetic: variant.arithmetic(),
+            reason,
+            device: self.device(),
+        };
+        Ok((choice, launch, problem))
+    }
+}
+
+/// (memory kind, address, length, the element's alignment) of an operand.
+fn location<T>(m: &Memory<'_, T>) -> (&'static str, u64, usize, u64) {
+    let element = std::mem::align_of::<T>() as u64;
+    match m {
+        Memory::Device { address, len } => ("device", *address, *len, element),
+        Memory::Host(h) => ("host", h.as_ptr() as u64, h.len(), element),
+    }
+}
+
+fn location_mut<T>(m: &MemoryMut<'_, T>) -> (&'static str, u64, usize, u64) {
+    let element = std::mem::align_of::<T>() as u64;
+    match m {
+        MemoryMut::Device { address, len } => ("device", *address, *len, element),
+        MemoryMut::Host(h) => ("host", h.as_ptr() as u64, h.len(), element),
+    }
+}

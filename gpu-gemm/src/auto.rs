@@ -1,0 +1,450 @@
+//! `--variant auto`: the fastest kernel for a shape and dtype that keeps a precision contract
+//! ([`Math`]), from a table measured on a GPU.
+//!
+//! The rule, in full:
+//! 1. The candidates are the kernels whose arithmetic the contract admits ([`Math::admits`]).
+//!    `strict` (the default) admits the element type's own fused multiply-add only
+//!    (`Arithmetic::Native`): in f32 the CUDA-core kernels; in f64 also the FP64 tensor cores,
+//!    whose DMMA is IEEE FP64 fused multiply-add; in bf16 and f16 the 16-bit tensor-core
+//!    kernels (exact products, f32 accumulation, C rounded once). `fp32-accurate` adds, in f32,
+//!    3xTF32, whose measured error is below SGEMM's (experiment 002, the tensor-core chapters);
+//!    `tf32` adds TF32. A contract never takes away: a strict kernel keeps every contract.
+//! 2. [`TABLE`] holds, per dtype, contract and measured shape, the fastest candidate (median,
+//!    checks passing). `host experiment auto` measures it; `gpu-gemm/src/auto-table.csv` is its
+//!    output, copied here from the results folder (the README's "Regenerate `auto`'s table").
+//! 3. A problem takes the choice of the table row of its dtype and contract whose shape is
+//!    nearest in log₂ m + log₂ n + log₂ k distance (ties: the first row), provided the kernel
+//!    supports the shape and runs on the device; otherwise, or with no row, the first of the
+//!    contract's [`fallbacks`] that does: `best:1` in f32 and f64; `wgmma-16bit:1` in bf16 and
+//!    f16 (on a GPU other than an H100/H200 the backend says that it needs sm_90a); for
+//!    `fp32-accurate` and `tf32` in f32, Hopper's `wgmma` kernel, then Ampere's `mma.sync` one,
+//!    then `best:1`. The table is measured on an H100: on another GPU its choices are the H100's
+//!    (the report names them), not that GPU's fastest.
+pub use crate::registry::Math;
+use crate::registry::{self, Variant};
+use anyhow::{anyhow, bail, Context as _, Result};
+use kernels_gpu::gemm::Dtype;
+use kernels_gpu::registry::{Shape, Target};
+
+/// The measured table (see the module documentation).
+pub const TABLE: &str = include_str!("auto-table.csv");
+
+/// What `auto` runs when the table has nothing for a problem, in order of preference: the first
+/// that supports the shape and runs on the device.
+pub fn fallbacks(dtype: Dtype, math: Math) -> &'static [(&'static str, u32)] {
+    match (dtype, math) {
+        (Dtype::Bf16 | Dtype::F16, _) => &[("wgmma-16bit", 1)],
+        (Dtype::F32, Math::Fp32Accurate) => &[("wgmma-3xtf32", 1), ("tc-3xtf32", 1), ("best", 1)],
+        (Dtype::F32, Math::Tf32) => &[("wgmma-tf32", 1), ("tc-tf32", 1), ("best", 1)],
+        _ => &[("best", 1)],
+    }
+}
+
+/// One measured row: the shape and contract, and the fastest candidate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub dtype: Dtype,
+    pub math: Math,
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub variant: String,
+    /// `--tile`, `-` in the CSV for a kernel without one.
+    pub tile: Option<u32>,
+}
+
+/// The CSV header `host experiment auto` writes and [`parse`] reads.
+pub const HEADER: &str = "dtype,math,m,n,k,variant,tile,median_ms,tflops,cublas_ratio,device";
+
+/// Parses the table: [`HEADER`], then one row per line (`#` lines are comments).
+pub fn parse(text: &str) -> Result<Vec<Row>> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+    match lines.next() {
+        Some((_, header)) if header.trim() == HEADER => {}
+        other => bail!("auto table: expected the header `{HEADER}`, found {other:?}"),
+    }
+    lines
+        .map(|(i, line)| {
+            let f: Vec<&str> = line.split(',').map(str::trim).collect();
+            let row = (|| -> Result<Row> {
+                if f.len() != HEADER.split(',').count() {
+                    bail!("{} fields", f.len());
+                }
+                let dtype = match f[0] {
+                    "f32" => Dtype::F32,
+                    "f64" => Dtype::F64,
+                    "bf16" => Dtype::Bf16,
+                    "f16" => Dtype::F16,
+                    d => bail!("unknown dtype `{d}`"),
+                };
+                let math =
+                    Math::parse(f[1]).ok_or_else(|| anyhow!("unknown contract `{}`", f[1]))?;
+                Ok(Row {
+                    dtype,
+                    math,
+                    m: f[2].parse()?,
+                    n: f[3].parse()?,
+                    k: f[4].parse()?,
+                    variant: f[5].to_string(),
+                    tile: match f[6] {
+                        "-" => None,
+                        t => Some(t.parse()?),
+                    },
+                })
+            })();
+            row.with_context(|| format!("auto table, line {}: `{line}`", i + 1))
+        })
+        .collect()
+}
+
+/// Whether `auto` may choose a variant in `dtype` under `math`: a GPU kernel whose arithmetic
+/// the contract admits.
+pub fn is_candidate(v: &Variant, dtype: Dtype, math: Math) -> bool {
+    matches!(v, Variant::Kernel(k) if math.admits(k.arithmetic, dtype))
+}
+
+/// Whether a kernel runs on a device of compute capability `arch` (`sm_XY` as XY); `None` is
+/// the emulator, which runs every build. The sm_90a build loads on 9.0 only, the portable one
+/// from 8.0 (the oldest embedded PTX).
+pub fn runs_on(v: &Variant, arch: Option<u32>) -> bool {
+    match (v, arch) {
+        (_, None) => true,
+        (Variant::Kernel(k), Some(arch)) => match k.target {
+            Target::Sm90a => arch == 90,
+            Target::Portable => arch >= 80,
+        },
+        (_, Some(_)) => true,
+    }
+}
+
+/// log₂ distance between two shapes.
+fn distance(row: &Row, s: &Shape) -> f64 {
+    let d = |a: u32, b: u32| ((a.max(1) as f64).log2() - (b.max(1) as f64).log2()).abs();
+    d(row.m, s.m) + d(row.n, s.n) + d(row.k, s.k)
+}
+
+/// The row of `rows` that decides for (`shape`, `dtype`, `math`), if any. The contracts relax
+/// f32 only, so the other types take strict's rows whatever the contract.
+pub fn nearest<'a>(rows: &'a [Row], shape: &Shape, dtype: Dtype, math: Math) -> Option<&'a Row> {
+    let math = if dtype == Dtype::F32 {
+        math
+    } else {
+        Math::Strict
+    };
+    rows.iter()
+        .filter(|r| r.dtype == dtype && r.math == math)
+        .fold(None, |best: Option<&Row>, r| match best {
+            Some(b) if distance(b, shape) <= distance(r, shape) => Some(b),
+            _ => Some(r),
+        })
+}
+
+/// What `auto` runs for a problem.
+#[derive(Clone)]
+pub struct Choice {
+    pub variant: Variant,
+    pub tile: Option<u32>,
+    pub math: Math,
+    /// The table row that decided it; `None` for a fallback.
+    pub row: Option<Row>,
+}
+
+impl Choice {
+    /// `best:1`, `gemm128`: as tables show a variant and tile.
+    pub fn label(&self) -> String {
+        match self.tile {
+            Some(t) => format!("{}:{t}", self.variant.name()),
+            None => self.variant.name().to_string(),
+        }
+    }
+
+    /// Why it was chosen, in a sentence.
+    pub fn reason(&self, dtype: Dtype) -> String {
+        let contract = match self.math {
+            Math::Strict => format!("{}'s own arithmetic", dtype.name()),
+            m => format!("the {} contract", m.name()),
+        };
+        match &self.row {
+            Some(r) => format!(
+                "the fastest kernel in {contract} measured at {}×{}×{} (the table's nearest shape)",
+                r.m, r.n, r.k
+            ),
+            None => format!(
+                "no measured row fits this shape and device: the first fallback in {contract} that supports them"
+            ),
+        }
+    }
+}
+
+/// What `auto` runs for a problem on a device (`None`: the emulator), see the module
+/// documentation for the rule.
+pub fn choose(shape: &Shape, dtype: Dtype, math: Math, arch: Option<u32>) -> Result<Choice> {
+    choose_from(&parse(TABLE)?, shape, dtype, math, arch)
+}
+
+/// [`choose`] by the rows of a given table.
+// ANCHOR: core_loop
+pub fn choose_from(
+    rows: &[Row],
+    shape: &Shape,
+    dtype: Dtype,
+    math: Math,
+    arch: Option<u32>,
+) -> Result<Choice> {
+    let fits = |v: &Variant| match v {
+        Variant::Kernel(k) => {
+            (k.supports)(shape, dtype).is_ok()
+                && k.dtypes.contains(&dtype)
+                && is_candidate(v, dtype, math)
+                && runs_on(v, arch)
+        }
+        _ => false,
+    };
+    if let Some(row) = nearest(rows, shape, dtype, math) {
+        let v = registry::find(&row.variant)
+            .map_err(|e| anyhow!("auto table names `{}`: {e}", row.variant))?;
+        if fits(&v) {
+            return Ok(Choice {
+                variant: v,
+                tile: row.tile,
+                math,
+                row: Some(row.clone()),
+            });
+        }
+    }
+    let chain = fallbacks(dtype, math);
+    let found = chain
+        .iter()
+        .map(|&(name, tile)| registry::find(name).map(|v| (v, tile)))
+        .collect::<Result<Vec<_>>>()?;
+    // The last fallback stands when none fits: `plan` then names its constraint, or the
+    // backend the build it needs.
+    let (variant, tile) = found
+        .iter()
+        .copied()
+        .find(|(v, _)| fits(v))
+        .unwrap_or(*found.last().expect("every chain has a fallback"));
+    Ok(Choice {
+        variant,
+        tile: Some(tile),
+        math,
+        row: None,
+    })
+}
+// ANCHOR_END: core_loop
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(m: u32, n: u32, k: u32) -> Shape {
+        Shape {
+            m,
+            n,
+            k,
+            lda: m,
+            ldb: k,
+            ldc: m,
+        }
+    }
+
+    #[test]
+    fn the_table_parses_and_names_candidates_that_run_its_shapes() {
+        let rows = parse(TABLE).unwrap();
+        assert!(!rows.is_empty());
+        for r in &rows {
+            let v = registry::find(&r.variant).unwrap();
+            assert!(
+                is_candidate(&v, r.dtype, r.math),
+                "{r:?}: not a GPU kernel the row's contract admits"
+            );
+            registry::resolve_tile(v, r.tile).unwrap();
+            let Variant::Kernel(k) = v else {
+                unreachable!()
+            };
+            assert!(k.dtypes.contains(&r.dtype), "{r:?}");
+            // Each row chooses for its own shape.
+            let c = choose(&shape(r.m, r.n, r.k), r.dtype, r.math, Some(90)).unwrap();
+            assert_eq!((c.variant.name(), c.tile), (r.variant.as_str(), r.tile));
+            assert_eq!(c.row.as_ref(), Some(r));
+        }
+    }
+
+    #[test]
+    fn nearest_shape_in_log_distance_decides() {
+        let text = format!(
+            "{HEADER}\n# a comment\nf32,strict,1024,1024,8192,split-k,4,0,0,0,x\nf32,strict,4096,4096,4096,big-tile,1,0,0,0,x\nf64,strict,4096,4096,4096,tc-f64,2,0,0,0,x\n"
+        );
+        let rows = parse(&text).unwrap();
+        let pick = |m, n, k, d| {
+            nearest(&rows, &shape(m, n, k), d, Math::Strict).map(|r| r.variant.as_str())
+        };
+        assert_eq!(pick(1000, 1000, 9000, Dtype::F32), Some("split-k"));
+        assert_eq!(pick(3000, 5000, 4000, Dtype::F32), Some("big-tile"));
+        assert_eq!(pick(16384, 16384, 16384, Dtype::F32), Some("big-tile"));
+        assert_eq!(pick(64, 64, 64, Dtype::F64), Some("tc-f64"));
+    }
+
+    #[test]
+    fn a_malformed_table_is_refused_with_its_line() {
+        assert!(parse("dtype,m\nf32,1").is_err());
+        let e = parse(&format!("{HEADER}\nf8,strict,1,1,1,v1,0,0,0,0,x")).unwrap_err();
+        assert!(format!("{e:#}").contains("line 2"), "{e:#}");
+        assert!(format!("{e:#}").contains("unknown dtype"), "{e:#}");
+    }
+
+    #[test]
+    fn no_row_for_the_dtype_falls_back() {
+        let rows = parse(&format!("{HEADER}\nf32,strict,64,64,64,v1,0,0,0,0,x")).unwrap();
+        assert!(nearest(&rows, &shape(8, 8, 8), Dtype::F64, Math::Strict).is_none());
+        let e = parse(&format!("{HEADER}\nf32,fast,64,64,64,v1,0,0,0,0,x")).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("unknown contract `fast`"),
+            "{e:#}"
+        );
+    }
+
+    #[test]
+    fn the_16_bit_types_fall_back_to_the_16_bit_kernel() {
+        // A table of f32 rows only: the 16-bit problems have no row and fall back.
+        let f32_only = parse(&format!("{HEADER}\nf32,strict,64,64,64,gemm128,-,0,0,0,x")).unwrap();
+        let problem = |shape, dtype| crate::problem::Problem {
+            shape,
+            dtype,
+            alpha: 1.0,
+            beta: 0.0,
+            init: crate::problem::Init::Random,
+            seed: 1,
+        };
+        for dtype in [Dtype::Bf16, Dtype::F16] {
+            for s in [shape(64, 64, 64), shape(4096, 4096, 4096), shape(8, 1, 8)] {
+                let c = choose_from(&f32_only, &s, dtype, Math::Strict, Some(90)).unwrap();
+                assert_eq!(c.label(), "wgmma-16bit:1", "{dtype:?}");
+                assert!(c.row.is_none() && c.variant.dtypes().contains(&dtype));
+                assert!(is_candidate(&c.variant, dtype, Math::Strict));
+                // And through the real table, what `--variant auto` runs: a 16-bit kernel.
+                let auto = Variant::Auto(Math::Strict);
+                let launch = crate::run::plan(auto, None, &problem(s, dtype), Some(90)).unwrap();
+                let name = launch.name();
+                assert!(
+                    name.starts_with("gemm_wgmma_") && name.ends_with(dtype.name()),
+                    "{name}"
+                );
+            }
+            // lda = 3 is not a 16-byte row for the TMA: the fallback's constraint is the error.
+            let s = Shape {
+                lda: 3,
+                ..shape(3, 8, 8)
+            };
+            let auto = Variant::Auto(Math::Strict);
+            let e = crate::run::plan(auto, None, &problem(s, dtype), Some(90)).unwrap_err();
+            assert!(format!("{e:#}").contains("lda = 3"), "{e:#}");
+        }
+        // f32 and f64 keep theirs.
+        let c = choose_from(
+            &f32_only,
+            &shape(64, 64, 64),
+            Dtype::F64,
+            Math::Strict,
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.label(), "best:1");
+    }
+
+    #[test]
+    fn rows_of_a_16_bit_type_choose_for_that_type_only() {
+        let text = format!(
+            "{HEADER}\nbf16,strict,4096,4096,4096,wgmma-16bit,1,0,0,0,x\nf32,strict,4096,4096,4096,gemm128,-,0,0,0,x\n"
+        );
+        let rows = parse(&text).unwrap();
+        let pick = |d| {
+            nearest(&rows, &shape(2048, 2048, 2048), d, Math::Strict).map(|r| r.variant.as_str())
+        };
+        assert_eq!(pick(Dtype::Bf16), Some("wgmma-16bit"));
+        assert_eq!(pick(Dtype::F32), Some("gemm128"));
+        assert_eq!(pick(Dtype::F16), None, "bf16's rows do not decide for f16");
+        assert_eq!(rows[0].dtype, Dtype::Bf16);
+        assert_eq!(rows[0].tile, Some(1));
+    }
+
+    #[test]
+    fn a_contract_admits_only_what_it_promises() {
+        use kernels_gpu::gemm::Arithmetic::{Native, Tf32, Tf32x3};
+        for dtype in registry::ALL_DTYPES.iter().copied() {
+            for math in Math::ALL {
+                assert!(math.admits(Native, dtype), "{math:?} {dtype:?}");
+            }
+            assert!(!Math::Strict.admits(Tf32x3, dtype) && !Math::Strict.admits(Tf32, dtype));
+        }
+        assert!(Math::Fp32Accurate.admits(Tf32x3, Dtype::F32));
+        assert!(
+            !Math::Fp32Accurate.admits(Tf32, Dtype::F32),
+            "TF32 is not FP32-accurate"
+        );
+        assert!(Math::Tf32.admits(Tf32, Dtype::F32) && Math::Tf32.admits(Tf32x3, Dtype::F32));
+        assert!(
+            !Math::Tf32.admits(Tf32, Dtype::F64),
+            "the contract relaxes f32 only"
+        );
+        for m in Math::ALL {
+            assert_eq!(Math::parse(m.name()), Some(m));
+        }
+    }
+
+    #[test]
+    fn every_choice_keeps_its_contract_and_runs_on_its_device() {
+        let rows = parse(TABLE).unwrap();
+        let shapes = [
+            shape(64, 64, 64),
+            shape(1000, 1000, 1000),
+            shape(4096, 4096, 4096),
+            shape(8192, 8192, 8192),
+            shape(8192, 256, 8192),
+            shape(1024, 1024, 8192),
+        ];
+        for dtype in [Dtype::F32, Dtype::F64] {
+            for math in Math::ALL {
+                for arch in [Some(90), Some(80), Some(89), None] {
+                    for s in &shapes {
+                        let c = choose_from(&rows, s, dtype, math, arch).unwrap();
+                        let what = format!("{dtype:?} {math:?} {arch:?} {s:?}: {}", c.label());
+                        assert!(is_candidate(&c.variant, dtype, math), "{what}");
+                        assert!(runs_on(&c.variant, arch), "{what}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fp32_accurate_takes_3xtf32_on_hopper_and_ampere_and_strict_never_does() {
+        let rows = parse(TABLE).unwrap();
+        let big = shape(4096, 4096, 4096);
+        let pick = |math, arch| choose_from(&rows, &big, Dtype::F32, math, arch).unwrap();
+        assert_eq!(
+            pick(Math::Fp32Accurate, Some(90)).variant.name(),
+            "wgmma-3xtf32"
+        );
+        assert_eq!(
+            pick(Math::Fp32Accurate, Some(80)).variant.name(),
+            "tc-3xtf32"
+        );
+        assert_eq!(pick(Math::Tf32, Some(80)).variant.name(), "tc-tf32");
+        let strict = pick(Math::Strict, Some(90));
+        assert_eq!(
+            strict.variant.arithmetic(),
+            kernels_gpu::gemm::Arithmetic::Native
+        );
+        // f64 has no relaxed rows: every contract runs strict's choice.
+        let f64_choice = |math| {
+            choose_from(&rows, &big, Dtype::F64, math, Some(90))
+                .unwrap()
+                .label()
+        };
+        assert_eq!(f64_choice(Math::Tf32), f64_choice(Math::Strict));
+    }
+}

@@ -1,0 +1,68 @@
+//! What the backends launch: the [`Launch`] that [`crate::run::plan`] resolves for a variant
+//! (an entry point with its grid, cuBLAS, or a CPU variant). Below the pipeline, so that the GPU
+//! backend and the emulator depend on it and not on the pipeline that drives them.
+use crate::cpu::CpuVariant;
+use crate::registry::{CublasMath, Variant};
+use kernels_gpu::gemm::{Dtype, Geometry};
+use kernels_gpu::registry::{Target, TmaOperands};
+
+/// What a backend launches: a kernel entry point with its grid, block and shared memory, or
+/// cuBLAS on the same buffers; or a CPU variant, which runs on the host whatever the backend.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Launch {
+    Kernel {
+        entry: String,
+        geometry: Geometry,
+        /// Split-k's second launch, which adds the first's partial products into C.
+        reduce: Option<Reduce>,
+        /// The PTX build that holds the entry point (sm_90a: Hopper only).
+        target: Target,
+        /// Tensor maps for A and B (TMA kernels), and whether the grid is persistent.
+        tma: Option<TmaOperands>,
+    },
+    Cublas(CublasMath),
+    /// `tile` is the resolved `--tile` (`blockL`), 0 for a variant without one.
+    Cpu {
+        entry: String,
+        variant: &'static CpuVariant,
+        tile: u32,
+    },
+}
+
+/// The second launch of a split-k variant (`kernels_gpu::variants::split_k`): the first writes
+/// `splits` partial products, m×n each with leading dimension m, into a workspace; this one
+/// reads them as its A (`k = splits`, `lda = m`) and writes `C = α·Σ + β·C`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reduce {
+    pub entry: String,
+    pub geometry: Geometry,
+    pub splits: u32,
+}
+
+impl Reduce {
+    /// Elements of the workspace for an m×n C.
+    pub fn workspace_len(&self, m: u32, n: u32) -> usize {
+        self.splits as usize * m as usize * n as usize
+    }
+
+    /// Bytes of the workspace for an m×n C: in the element type, or in f32 for the 16-bit types,
+    /// whose kernels accumulate (and write their partial products) in f32.
+    pub fn workspace_bytes(&self, m: u32, n: u32, dtype: Dtype) -> usize {
+        let element = if dtype.is_16bit() {
+            4
+        } else {
+            dtype.bytes() as usize
+        };
+        self.workspace_len(m, n) * element
+    }
+}
+
+impl Launch {
+    /// The kernel's or CPU variant's entry point, or "cublas" / "cublas-tf32".
+    pub fn name(&self) -> &str {
+        match self {
+            Launch::Kernel { entry, .. } | Launch::Cpu { entry, .. } => entry,
+            Launch::Cublas(math) => Variant::Cublas(*math).name(),
+        }
+    }
+}

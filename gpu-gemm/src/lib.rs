@@ -1,0 +1,41 @@
+//! The course's GEMM kernels as a library, and the pipeline that checks and times them.
+//!
+//! **For a program that wants a GEMM**: [`Gemm`] runs `C = α·A·B + β·C` on buffers the caller
+//! owns, on the GPU (through `cust`) or on the CPU emulator, with an [`Algorithm`]: `Auto` under
+//! a precision contract ([`Math`]), or a named kernel and tile. Errors are [`GemmError`]s; nothing
+//! is printed.
+//!
+//! **For the course**: the pipeline reads top to bottom in [`run`]: a plain description of a run
+//! ([`problem`], [`registry`]) → what to launch ([`run::plan`], [`auto`], [`launch`]) → upload
+//! and launch ([`gpu`] or [`emulator`]), or compute on the host ([`cpu`]) → verify ([`verify`])
+//! → report. The `host` command line and its experiments are a layer on it.
+//!
+//! The modules form layers, each importing only those below it (a test in `tests/` checks
+//! that no import circle comes back): `problem`, `progress`, `cuda_driver`, `timing` → `verify`,
+//! `cpu` → `registry` → `auto`, `launch` → `gpu`, `emulator` → `run` → `api`.
+pub mod api;
+pub mod auto;
+pub mod cpu;
+pub mod cuda_driver;
+pub mod emulator;
+pub mod gpu;
+pub mod launch;
+pub mod problem;
+pub mod progress;
+pub mod registry;
+pub mod run;
+pub mod timing;
+pub mod verify;
+
+pub use api::{
+    Algorithm, Buffer, Choice, Element, Gemm, GemmConfig, GemmError, Operand, OperandMut, Transpose,
+};
+pub use registry::Math;
+
+/// The 16-bit element types, `half::bf16` and `half::f16`, for callers that name them.
+pub use half;
+
+/// The PTX modules built by `build.rs` for each embedded architecture.
+pub mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_ptx.rs"));
+}

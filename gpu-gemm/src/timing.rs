@@ -1,0 +1,29 @@
+//! How a backend times a run ([`Timing`]) and what it brings back ([`Measured`]): the protocol
+//! every backend follows (warm-ups, timed runs within a budget, then one checked run on a fresh
+//! C), below the backends and the CPU variants that share it.
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timing {
+    pub warmup: usize,
+    pub iters: usize,
+    /// Stop timing early once this many milliseconds were timed (after at least 3 runs), so that
+    /// the slow variants of a table do not take minutes.
+    pub budget_ms: f64,
+    pub check: bool,
+}
+
+impl Timing {
+    /// Whether another timed run is wanted after `done` runs took `spent_ms`.
+    pub fn wants_more(&self, done: usize, spent_ms: f64) -> bool {
+        done < self.iters && (done < 3 || spent_ms < self.budget_ms)
+    }
+}
+
+/// What a backend brings back from a run.
+pub struct Measured<T> {
+    pub times_ms: Vec<f64>,
+    /// C as uploaded for the checked run (NaN when beta = 0).
+    pub uploaded_c: Vec<T>,
+    /// C after the checked run.
+    pub result: Vec<T>,
+}
