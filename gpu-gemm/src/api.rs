@@ -601,26 +601,17 @@ impl Gemm {
         };
         let launch =
             run::plan(variant, tile, &problem, arch).map_err(|e| unsupported(format!("{e:#}")))?;
-        match (&launch, &self.backend) {
-            (
-                Launch::Kernel {
-                    target: Target::Sm90a,
-                    entry,
-                    ..
-                },
-                Backend::Gpu(gpu),
-            ) if gpu.arch_number() != 90 => {
-                return Err(GemmError::NeedsArch {
-                    kernel: entry.clone(),
-                    needs: "sm_90a",
-                    device: format!("{} ({})", gpu.device_name, gpu.arch),
-                })
-            }
-            (Launch::Cublas(_), Backend::Emulator) => {
-                return Err(unsupported("cuBLAS runs on a GPU only".into()))
-            }
-            _ => {}
-        }
+        let device = match &self.backend {
+            Backend::Gpu(gpu) => Some((
+                gpu.arch_number(),
+                format!("{} ({})", gpu.device_name, gpu.arch),
+            )),
+            Backend::Emulator => None,
+        };
+        check_device(&launch, device).map_err(|e| match e {
+            GemmError::Unsupported { reason, .. } => unsupported(reason),
+            e => e,
+        })?;
         let label = match tile.or_else(|| {
             registry::resolve_tile(variant, None)
                 .ok()
@@ -640,6 +631,30 @@ impl Gemm {
     }
 }
 
+/// Whether the device (compute capability and name; `None`: the emulator, which runs every
+/// build) can run the launch: the sm_90a build loads on 9.0 only, cuBLAS needs a GPU.
+fn check_device(launch: &Launch, device: Option<(u32, String)>) -> Result<()> {
+    match (launch, device) {
+        (
+            Launch::Kernel {
+                target: Target::Sm90a,
+                entry,
+                ..
+            },
+            Some((arch, device)),
+        ) if arch != 90 => Err(GemmError::NeedsArch {
+            kernel: entry.clone(),
+            needs: "sm_90a",
+            device,
+        }),
+        (Launch::Cublas(_), None) => Err(GemmError::Unsupported {
+            algorithm: "cublas".into(),
+            reason: "cuBLAS runs on a GPU only".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// (memory kind, address, length, the element's alignment) of an operand.
 fn location<T>(m: &Memory<'_, T>) -> (&'static str, u64, usize, u64) {
     let element = std::mem::align_of::<T>() as u64;
@@ -654,5 +669,49 @@ fn location_mut<T>(m: &MemoryMut<'_, T>) -> (&'static str, u64, usize, u64) {
     match m {
         MemoryMut::Device { address, len } => ("device", *address, *len, element),
         MemoryMut::Host(h) => ("host", h.as_ptr() as u64, h.len(), element),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernels_gpu::gemm::Dtype;
+
+    #[test]
+    fn a_hopper_kernel_on_another_gpu_is_refused_with_both_architectures() {
+        let p = Problem {
+            shape: GemmConfig::new(256, 256, 256).shape(),
+            dtype: Dtype::Bf16,
+            alpha: 1.0,
+            beta: 0.0,
+            init: Init::Random,
+            seed: 0,
+        };
+        let v = registry::find("wgmma-16bit").unwrap();
+        let launch = run::plan(v, None, &p, Some(80)).unwrap();
+        let a100 = Some((80, "NVIDIA A100-SXM4-80GB (sm_80)".to_string()));
+        let e = check_device(&launch, a100).unwrap_err();
+        assert!(matches!(e, GemmError::NeedsArch { .. }), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            "`gemm_wgmma_16bit_c1_bf16` needs sm_90a (Hopper's wgmma: H100, H200); this device is NVIDIA A100-SXM4-80GB (sm_80)"
+        );
+        let h100 = Some((90, "NVIDIA H100 80GB HBM3 (sm_90)".to_string()));
+        assert!(check_device(&launch, h100).is_ok());
+        assert!(
+            check_device(&launch, None).is_ok(),
+            "the emulator runs every build"
+        );
+        let portable = run::plan(
+            registry::find("best").unwrap(),
+            None,
+            &Problem {
+                dtype: Dtype::F32,
+                ..p
+            },
+            Some(80),
+        )
+        .unwrap();
+        assert!(check_device(&portable, Some((80, "A100".into()))).is_ok());
     }
 }

@@ -216,27 +216,18 @@ pub fn embedded_sm90a(device_arch: u32) -> Option<&'static str> {
 
 impl Gpu {
     /// Loads and initialises the CUDA driver. The error says what is missing, a driver or a
-    /// device, and that the emulator needs neither.
+    /// device.
     pub fn init_driver() -> Result<()> {
-        crate::cuda_driver::load().map_err(|e| {
-            anyhow!(
-                "cannot load the CUDA driver ({e}); install the NVIDIA driver, or run the kernels \
-                 on the CPU emulator (`--backend emu`)"
-            )
-        })?;
+        crate::cuda_driver::load()
+            .map_err(|e| anyhow!("cannot load the CUDA driver ({e}); install the NVIDIA driver"))?;
         cust::init(cust::CudaFlags::empty()).map_err(|e| match e {
             // Debug, not Display: cust's Display asks the driver for the message, and a missing
             // driver (or the build's link stub) cannot answer.
             CudaError::NoDevice => anyhow!("no CUDA device found (cuInit: {e:?})"),
-            _ => anyhow!(
-                "no usable CUDA driver (cuInit failed: {e:?}); install the NVIDIA driver, or run \
-                 the kernels on the CPU emulator (`--backend emu`)"
-            ),
+            _ => anyhow!("no usable CUDA driver (cuInit failed: {e:?}); install the NVIDIA driver"),
         })?;
         if Device::num_devices()? == 0 {
-            bail!(
-                "the CUDA driver reports no device; the CPU emulator (`--backend emu`) needs none"
-            );
+            bail!("the CUDA driver reports no device");
         }
         Ok(())
     }

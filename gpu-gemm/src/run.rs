@@ -66,7 +66,10 @@ impl Backend {
     ) -> Result<(Self, Option<String>)> {
         match choice {
             Some(BackendChoice::Emu) => Ok((Backend::Emulator, None)),
-            Some(BackendChoice::Gpu) => Ok((Backend::Gpu(Box::new(Gpu::open(ptx)?)), None)),
+            Some(BackendChoice::Gpu) => match Gpu::open(ptx) {
+                Ok(gpu) => Ok((Backend::Gpu(Box::new(gpu)), None)),
+                Err(e) => bail!("{e:#}; `--backend emu` runs the kernels on the CPU emulator"),
+            },
             None => match Gpu::open(ptx) {
                 Ok(gpu) => Ok((Backend::Gpu(Box::new(gpu)), None)),
                 Err(e) if ptx.is_none() => Ok((

@@ -1,0 +1,345 @@
+//! The library's call on the CPU emulator: every way a call is refused, each with its message,
+//! and results against an f64 product for each type and contract. (The GPU's side of the same
+//! call is in `tests/tests/gpu.rs`.)
+use gpu_gemm::api::{Memory, Operand};
+use gpu_gemm::half::{bf16, f16};
+use gpu_gemm::{Algorithm, Element, Gemm, GemmConfig, GemmError, Math, Transpose};
+
+/// Column-major inputs in [-1, 1) from a small generator, rounded to the type.
+fn matrix<T: Element>(rows: usize, cols: usize, seed: u64) -> Vec<T> {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..rows * cols)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            T::from_f64(((state >> 40) as f64 / (1u64 << 24) as f64) * 2.0 - 1.0)
+        })
+        .collect()
+}
+
+/// `α·A·B + β·C` in f64, column-major with the config's leading dimensions.
+fn reference<T: Element>(c: &GemmConfig, a: &[T], b: &[T], c0: &[T]) -> Vec<f64> {
+    let mut out: Vec<f64> = c0.iter().map(|x| x.to_f64()).collect();
+    for j in 0..c.n as usize {
+        for i in 0..c.m as usize {
+            let dot: f64 = (0..c.k as usize)
+                .map(|l| a[i + l * c.lda as usize].to_f64() * b[l + j * c.ldb as usize].to_f64())
+                .sum();
+            let at = i + j * c.ldc as usize;
+            out[at] = c.alpha * dot + c.beta * out[at];
+        }
+    }
+    out
+}
+
+/// The largest error over C relative to the largest |C|.
+fn relative_error<T: Element>(got: &[T], want: &[f64]) -> f64 {
+    let scale = want.iter().fold(0f64, |m, x| m.max(x.abs()));
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| (g.to_f64() - w).abs())
+        .fold(0f64, f64::max)
+        / scale
+}
+
+/// Runs a call on the emulator and returns its relative error and what ran.
+fn run_on_emulator<T: Element>(config: GemmConfig, algorithm: Algorithm) -> (f64, String) {
+    let gemm = Gemm::emulator();
+    let a = matrix::<T>(config.lda as usize, config.k as usize, 1);
+    let b = matrix::<T>(config.ldb as usize, config.n as usize, 2);
+    let c0 = matrix::<T>(config.ldc as usize, config.n as usize, 3);
+    let mut c = c0.clone();
+    let choice = gemm.run(&config, &algorithm, &a, &b, &mut c).unwrap();
+    let want = reference(&config, &a, &b, &c0);
+    (relative_error(&c, &want), choice.variant)
+}
+
+#[test]
+fn every_type_and_contract_computes_the_product() {
+    let config = GemmConfig::new(130, 72, 96)
+        .scale(0.5, -1.25)
+        .leading_dimensions(136, 96, 132);
+    // (type, contract, bound on the error relative to max |C|, what must have run)
+    let (e, v) = run_on_emulator::<f32>(config, Algorithm::Auto(Math::Strict));
+    assert!(e < 1e-5, "f32 strict {v}: {e:e}");
+    let (e, v) = run_on_emulator::<f32>(config, Algorithm::Auto(Math::Fp32Accurate));
+    assert!(v.starts_with("wgmma-3xtf32"), "{v}");
+    assert!(e < 1e-5, "f32 fp32-accurate {v}: {e:e}");
+    let (e, v) = run_on_emulator::<f32>(config, Algorithm::Auto(Math::Tf32));
+    assert!(v.starts_with("wgmma-tf32"), "{v}");
+    assert!(e < 1e-2 && e > 1e-6, "TF32 is not f32: {v}: {e:e}");
+    let (e, v) = run_on_emulator::<f64>(config, Algorithm::Auto(Math::Fp32Accurate));
+    assert!(
+        e < 1e-13,
+        "f64 runs its own arithmetic whatever the contract: {v}: {e:e}"
+    );
+    // The 16-bit kernels read rows through the TMA, whose strides are multiples of 16 bytes.
+    let half_config = config.leading_dimensions(136, 96, 136);
+    let (e, v) = run_on_emulator::<bf16>(half_config, Algorithm::Auto(Math::Strict));
+    assert!(e < 2e-2, "bf16 {v}: {e:e}");
+    // The TMA store writes C's columns in 16-byte pieces: m a multiple of 8.
+    let stored = GemmConfig::new(136, 72, 96).scale(0.5, -1.25);
+    let (e, v) = run_on_emulator::<f16>(stored, Algorithm::kernel_tile("wgmma-tma-store", 2));
+    assert_eq!(v, "wgmma-tma-store:2");
+    assert!(e < 2e-3, "f16 {v}: {e:e}");
+}
+
+#[test]
+fn buffers_made_by_the_handle_run_and_come_back() {
+    let gemm = Gemm::emulator();
+    assert!(!gemm.is_gpu() && gemm.stream().is_none());
+    assert_eq!(gemm.device(), "the CPU emulator");
+    let config = GemmConfig::new(64, 64, 64);
+    let a = matrix::<f32>(64, 64, 7);
+    let (ab, bb) = (gemm.upload(&a).unwrap(), gemm.upload(&a).unwrap());
+    let mut cb = gemm.zeros::<f32>(64 * 64).unwrap();
+    let algorithm = Algorithm::kernel("v4");
+    let choice = gemm.run(&config, &algorithm, &ab, &bb, &mut cb).unwrap();
+    assert_eq!(choice.entry, "gemm_v4_f32");
+    assert_eq!(
+        gemm.choose::<f32>(&config, &algorithm).unwrap(),
+        choice,
+        "choose says what run runs"
+    );
+    let c = gemm.download(&cb).unwrap();
+    let want = reference(&config, &a, &a, &vec![0f32; 64 * 64]);
+    assert!(relative_error(&c, &want) < 1e-5);
+    assert!(choice.to_string().contains("gemm_v4_f32"), "{choice}");
+}
+
+/// A call refused: its error, whose message must contain `says`.
+#[track_caller]
+fn refused<T: Element>(
+    config: GemmConfig,
+    algorithm: Algorithm,
+    (a, b, c): (&[T], &[T], &mut [T]),
+    says: &str,
+) -> GemmError {
+    let e = Gemm::emulator()
+        .run(&config, &algorithm, a, b, c)
+        .expect_err("the call must be refused");
+    assert!(e.to_string().contains(says), "`{e}` does not say `{says}`");
+    e
+}
+
+fn buffers(config: &GemmConfig) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    (
+        matrix(config.lda as usize, config.k as usize, 1),
+        matrix(config.ldb as usize, config.n as usize, 2),
+        vec![0.0; config.ldc as usize * config.n as usize],
+    )
+}
+
+#[test]
+fn sizes_and_leading_dimensions_that_describe_no_matrix_are_refused() {
+    let good = GemmConfig::new(8, 8, 8);
+    let (a, b, mut c) = buffers(&good);
+    let auto = Algorithm::Auto(Math::Strict);
+    let e = refused(
+        GemmConfig::new(0, 8, 8),
+        auto.clone(),
+        (&a, &b, &mut c),
+        "m, n and k must be at least 1",
+    );
+    assert!(matches!(e, GemmError::InvalidConfig(_)));
+    let e = refused(
+        good.leading_dimensions(4, 8, 8),
+        auto,
+        (&a, &b, &mut c),
+        "lda = 4 is smaller than the number of rows (8)",
+    );
+    assert!(matches!(e, GemmError::InvalidConfig(_)));
+}
+
+#[test]
+fn unknown_and_unsupported_algorithms_are_refused_with_the_reason() {
+    let config = GemmConfig::new(8, 8, 8);
+    let (a, b, mut c) = buffers(&config);
+    let e = refused(
+        config,
+        Algorithm::kernel("v99"),
+        (&a, &b, &mut c),
+        "unknown variant `v99`",
+    );
+    assert!(matches!(e, GemmError::UnknownAlgorithm(_)));
+    let e = refused(
+        config,
+        Algorithm::kernel("cpu-naive"),
+        (&a, &b, &mut c),
+        "not a GPU kernel",
+    );
+    assert!(matches!(e, GemmError::UnknownAlgorithm(_)));
+    // A type the kernel has no version of.
+    let e = refused(
+        config,
+        Algorithm::kernel("tc-f64"),
+        (&a, &b, &mut c),
+        "has no f32 version",
+    );
+    assert!(matches!(e, GemmError::Unsupported { .. }));
+    // A tile it does not take.
+    let e = refused(
+        config,
+        Algorithm::kernel_tile("v4", 3),
+        (&a, &b, &mut c),
+        "has no tile parameter",
+    );
+    assert!(matches!(e, GemmError::Unsupported { .. }));
+    // Transposes: no kernel reads op(X) = Xᵀ yet.
+    let transposed = config.transposes(Transpose::Yes, Transpose::No);
+    let e = refused(
+        transposed,
+        Algorithm::Auto(Math::Strict),
+        (&a, &b, &mut c),
+        "transposed operands are not implemented",
+    );
+    assert!(matches!(e, GemmError::Unsupported { .. }));
+    // cuBLAS needs a GPU.
+    let e = refused(
+        config,
+        Algorithm::Cublas,
+        (&a, &b, &mut c),
+        "cuBLAS runs on a GPU only",
+    );
+    assert!(matches!(e, GemmError::Unsupported { .. }));
+}
+
+#[test]
+fn a_shape_outside_a_kernels_constraints_is_refused_with_the_constraint() {
+    // The 16-bit kernels load rows through the TMA, whose rows are multiples of 16 bytes: an
+    // odd lda in bf16 is 2 bytes short of one.
+    let config = GemmConfig::new(7, 8, 8).leading_dimensions(7, 8, 8);
+    let a = vec![bf16::ZERO; 7 * 8];
+    let b = vec![bf16::ZERO; 8 * 8];
+    let mut c = vec![bf16::ZERO; 7 * 8];
+    let e = refused(
+        config,
+        Algorithm::kernel("wgmma-16bit"),
+        (&a, &b, &mut c),
+        "lda = 7",
+    );
+    assert!(matches!(e, GemmError::Unsupported { .. }), "{e:?}");
+}
+
+#[test]
+fn buffers_too_small_for_their_leading_dimensions_are_refused() {
+    let config = GemmConfig::new(8, 8, 8).leading_dimensions(8, 8, 10);
+    let (a, b, _) = buffers(&config);
+    // C needs ldc·(n - 1) + m = 10·7 + 8 = 78 elements.
+    let mut c = vec![0f32; 77];
+    let e = refused(
+        config,
+        Algorithm::kernel("v4"),
+        (&a, &b, &mut c),
+        "C holds 77 elements; a 8×8 matrix with leading dimension 10 needs 78",
+    );
+    assert!(matches!(
+        e,
+        GemmError::BufferTooSmall {
+            operand: 'C',
+            len: 77,
+            needed: 78,
+            ..
+        }
+    ));
+    let mut c = vec![0f32; 78];
+    let e = refused(
+        config,
+        Algorithm::kernel("v4"),
+        (&a[..63], &b, &mut c),
+        "A holds 63 elements",
+    );
+    assert!(matches!(e, GemmError::BufferTooSmall { operand: 'A', .. }));
+}
+
+#[test]
+fn an_operand_off_a_16_byte_boundary_is_refused() {
+    let config = GemmConfig::new(8, 8, 8);
+    let (a, _, mut c) = buffers(&config);
+    let storage = vec![0f32; 8 * 8 + 4];
+    // An offset of 1 to 3 elements that leaves the 16-byte grid, whatever the allocator gave.
+    let offset = (1..4)
+        .find(|o| (storage.as_ptr() as usize + 4 * o) % 16 != 0)
+        .unwrap();
+    let shifted = &storage[offset..offset + 64];
+    let e = refused(
+        config,
+        Algorithm::kernel("v4"),
+        (&a, shifted, &mut c),
+        "not a multiple of 16 bytes",
+    );
+    assert!(matches!(
+        e,
+        GemmError::Misaligned {
+            operand: 'B',
+            align: 16,
+            ..
+        }
+    ));
+}
+
+/// Device memory as a program could describe it: the emulator cannot read it.
+struct ForeignDeviceMemory;
+
+impl Operand<f32> for ForeignDeviceMemory {
+    fn memory(&self) -> Memory<'_, f32> {
+        Memory::Device {
+            address: 0x7f00_0000_0000,
+            len: 64,
+        }
+    }
+}
+
+#[test]
+fn device_memory_given_to_the_emulator_is_refused() {
+    let config = GemmConfig::new(8, 8, 8);
+    let (a, _, mut c) = buffers(&config);
+    let e = Gemm::emulator()
+        .run(
+            &config,
+            &Algorithm::kernel("v4"),
+            &a,
+            &ForeignDeviceMemory,
+            &mut c,
+        )
+        .unwrap_err();
+    assert!(matches!(
+        e,
+        GemmError::WrongMemory {
+            operand: 'B',
+            found: "device",
+            needs: "host",
+            ..
+        }
+    ));
+    assert_eq!(
+        e.to_string(),
+        "B is in device memory, but this handle runs on the CPU emulator, which needs host memory"
+    );
+}
+
+#[test]
+fn without_a_driver_the_gpu_handle_says_so_and_names_the_emulator() {
+    match Gemm::new() {
+        Ok(gemm) => {
+            // A machine with a GPU: the handle runs there (tests/tests/gpu.rs checks results).
+            assert!(gemm.is_gpu());
+            eprintln!(
+                "a GPU is present ({}): the missing-driver error cannot be triggered here",
+                gemm.device()
+            );
+        }
+        Err(e) => {
+            assert!(matches!(e, GemmError::NoGpu(_)), "{e:?}");
+            let text = e.to_string();
+            assert!(text.starts_with("no GPU to run on: "), "{text}");
+            assert!(
+                text.contains("`Gemm::emulator()` runs the same kernels on the CPU"),
+                "{text}"
+            );
+        }
+    }
+}
