@@ -363,3 +363,78 @@ fn differing<H: gpu_gemm::problem::Scalar>(
         .filter(|(g, e)| g != e)
         .count()
 }
+
+/// The library's call as a program makes it: on device buffers it allocated itself, `Auto`
+/// under the strict and FP32-accurate contracts, against the f64 product; and host memory
+/// refused by the GPU handle.
+#[test]
+fn the_library_runs_on_device_buffers_the_caller_owns() {
+    use cust::memory::{CopyDestination, DeviceBuffer};
+    use gpu_gemm::{Algorithm, Gemm, GemmConfig, GemmError, Math};
+    let gemm = match Gemm::new() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+    };
+    // Edges in m, n and k for every tile; leading dimensions multiples of 4 for the TMA.
+    let config = GemmConfig::new(1000, 1020, 996)
+        .scale(1.5, -0.5)
+        .leading_dimensions(1004, 996, 1000);
+    let p = Problem {
+        shape: Shape {
+            m: config.m,
+            n: config.n,
+            k: config.k,
+            lda: config.lda,
+            ldb: config.ldb,
+            ldc: config.ldc,
+        },
+        dtype: Dtype::F32,
+        alpha: config.alpha,
+        beta: config.beta,
+        init: Init::Random,
+        seed: 11,
+    };
+    let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
+    let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);
+    let a = DeviceBuffer::from_slice(&inputs.a.data).unwrap();
+    let b = DeviceBuffer::from_slice(&inputs.b.data).unwrap();
+    for math in [Math::Strict, Math::Fp32Accurate] {
+        let mut c = DeviceBuffer::from_slice(&inputs.c.data).unwrap();
+        let choice = gemm
+            .run(&config, &Algorithm::Auto(math), &a, &b, &mut c)
+            .unwrap();
+        let mut result = inputs.c.data.clone();
+        c.copy_to(&mut result[..]).unwrap();
+        let check = gpu_gemm::verify::check_against(
+            &p,
+            choice.arithmetic,
+            &reference,
+            &inputs.c.data,
+            &result,
+        );
+        assert!(check.passed(), "{math:?} {choice}: {}", check.summary());
+        if math == Math::Fp32Accurate && gemm.device().contains("sm_90") {
+            assert!(choice.variant.starts_with("wgmma-3xtf32"), "{choice}");
+        }
+        eprintln!("{math:?}: {choice}; {}", check.summary());
+    }
+    let host_c = &mut inputs.c.data.clone();
+    let e = gemm
+        .run(&config, &Algorithm::Auto(Math::Strict), &a, &b, host_c)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            GemmError::WrongMemory {
+                operand: 'C',
+                found: "host",
+                needs: "device",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}

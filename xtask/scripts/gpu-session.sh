@@ -175,6 +175,22 @@ for step in "$@"; do
       start=$SECONDS
       $host experiment auto --dtype bf16,f16 --out "$OUT/results/auto-16bit" 2>&1 | tee "$OUT/auto16.log" | grep -v '^  '
       echo "auto16: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" ;;
+    auto-math)
+      # auto's rows for the relaxed contracts (f32): 3xTF32 and TF32 against strict's choice.
+      start=$SECONDS
+      $host experiment auto --dtype f32 --math fp32-accurate,tf32 --out "$OUT/results/auto-math" 2>&1 | tee "$OUT/auto-math.log" | grep -v '^  '
+      echo "auto-math: $((SECONDS - start)) s, exit ${PIPESTATUS[0]}" ;;
+    library)
+      # The library from a program (examples/quickstart.rs), then the CLI's contracts beside
+      # cuBLAS SGEMM in one process: FP32-accurate at the bar's squares, strict at auto's shapes.
+      "$bundle/quickstart" 2>&1 | tee "$OUT/quickstart.log"
+      for s in 4096 8192; do
+        $host --variant auto --math fp32-accurate --size $s --compare cublas --seed 1 2>&1 | tee -a "$OUT/library-fp32-accurate.log" | grep -E '^\||check'
+      done
+      for mnk in 1024x1024x1024 2048x2048x2048 4096x4096x4096 8192x8192x8192 8192x8192x1024 1024x1024x8192 8192x256x8192; do
+        IFS=x read -r m n k <<< "$mnk"
+        $host --variant auto --math strict --m $m --n $n --k $k --compare cublas --seed 1 2>&1 | tee -a "$OUT/library-strict.log" | grep -E '^\| auto'
+      done ;;
     ncu)
       # Hardware counters of one launch each (clocks not locked: as the timings run).
       for v in ${NCU_VARIANTS:-gemm128 best cublas}; do

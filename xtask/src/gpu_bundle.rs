@@ -6,6 +6,7 @@
 //! - `host`: the release binary, with the PTX of `EMBEDDED_ARCHS` embedded; it loads the driver
 //!   at run time and needs no CUDA toolkit (cuBLAS, for `--compare cublas`, is loaded when used);
 //! - `tests-<name>`: the release test binaries of the GPU tests ([`GPU_TESTS`]);
+//! - `quickstart`: the library's example (`gpu-gemm/examples/quickstart.rs`), in release;
 //! - `ptx/<arch>/kernels_gpu.ptx`: the embedded PTX as files, for `host --ptx` and ncu's source
 //!   view;
 //! - `gpu-session.sh`, and `BUNDLE.md`: what was built, from which commit, and how to run it;
@@ -54,6 +55,21 @@ pub fn run(root: &Path, out: &Path, dev_host: bool) -> Result<()> {
         bail!("building the release host failed (see above)");
     }
     let host = root.join("target/release/host");
+    println!("building the library's quickstart example (release)…");
+    let status = cargo(root)
+        .args([
+            "build",
+            "--release",
+            "--package",
+            "gpu-gemm",
+            "--example",
+            "quickstart",
+        ])
+        .status()
+        .context("cannot run cargo")?;
+    if !status.success() {
+        bail!("building the quickstart example failed (see above)");
+    }
     if dev_host {
         println!("building the dev-profile host (`cargo run -p host` without --release)…");
         let status = cargo(root)
@@ -114,6 +130,11 @@ pub fn run(root: &Path, out: &Path, dev_host: bool) -> Result<()> {
         Ok(())
     };
     copy(&host, "host", "release host, PTX embedded")?;
+    copy(
+        &root.join("target/release/examples/quickstart"),
+        "quickstart",
+        "the library's quickstart example, release",
+    )?;
     if dev_host {
         let dev = root.join("target/debug/host");
         copy(
