@@ -9,10 +9,12 @@
 //! the shape, re-measured in the same process, rather than every native kernel again. The
 //! page's tables are the full measurements, so that the choice can be checked against its
 //! runners-up.
+use super::context::{
+    all_passed, check_cell, describe, label, time_cell, valid_time, Common, Context,
+};
 use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
-use super::{all_passed, check_cell, describe, label, time_cell, valid_time, Common, Context};
 use crate::args::DtypeArg;
 use anyhow::Result;
 use gpu_gemm::auto::HEADER;
@@ -387,7 +389,7 @@ fn page(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::testing::{gpu_context, report};
+    use crate::experiments::context::testing::{gpu_context, report};
     use gpu_gemm::problem::Init;
     use kernels_gpu::registry::Shape;
 

@@ -5,10 +5,10 @@
 //! 2×2 register tile per thread with the write staged through shared memory (22%). This runs
 //! `cg-shuffle`, `cg-regs` and `cg-tile2x2` against cuBLAS and quotes the notes beside them.
 use super::chart::{BarChart, Chart};
+use super::context::{all_passed, check_cell, time_cell, valid_time, variant, Common, Context};
 use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
-use super::{all_passed, check_cell, time_cell, valid_time, variant, Common, Context};
 use anyhow::Result;
 use gpu_gemm::problem::Init;
 use gpu_gemm::registry::{CublasMath, Variant};
@@ -184,7 +184,7 @@ fn page(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::testing::{gpu_context, report};
+    use crate::experiments::context::testing::{gpu_context, report};
 
     #[test]
     fn percentages_of_cublas_and_the_quoted_figures() {

@@ -8,10 +8,10 @@
 //! ratios per ladder, and which step is fastest where. All runs of one shape and element type
 //! share their inputs and f64 reference ([`Context::measure`]).
 use super::chart::{BarChart, Chart};
+use super::context::{all_passed, describe, valid_time, Common, Context};
 use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
-use super::{all_passed, describe, valid_time, Common, Context};
 use anyhow::Result;
 use gpu_gemm::problem::Problem;
 use gpu_gemm::registry::{self, CublasMath, Variant};
@@ -361,7 +361,7 @@ fn page(
         {
             (None, _) => Cell::missing("not run"),
             (Some(_), Some(v)) => Cell::fixed(v, digits),
-            (Some(Err(e)), None) => super::error_cell(e),
+            (Some(Err(e)), None) => super::context::error_cell(e),
             (Some(Ok(r)), None) if !r.passed() => Cell::missing("FAIL"),
             (Some(Ok(_)), None) if !ctx.gpu => Cell::missing("n/a (emulator)"),
             (Some(Ok(_)), None) => Cell::missing("-"),
@@ -552,7 +552,7 @@ fn ladder_finding(name: &str, best: &[(String, f64)]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::testing::{gpu_context, report};
+    use crate::experiments::context::testing::{gpu_context, report};
     use gpu_gemm::problem::Init;
     use kernels_gpu::registry::Shape;
 

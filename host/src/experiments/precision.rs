@@ -6,10 +6,10 @@
 //! each variant's C against the f64 reference over a range of sizes, and reports for each
 //! variant the first size where the relative Frobenius error exceeds 1e-6.
 use super::chart::{Chart, Corner, LineChart, Series};
+use super::context::{all_passed, error_cell, variant, Common, Context};
 use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{Cell, Table};
-use super::{all_passed, error_cell, variant, Common, Context};
 use crate::args::ExperimentDtypeArg;
 use anyhow::Result;
 use gpu_gemm::problem::Init;

@@ -6,10 +6,10 @@
 //! 001, plus every kernel that comes from none of the documents (this project's own, newer
 //! kernels show up here without a change), and cuBLAS on the same buffers.
 use super::chart::{BarChart, Chart};
+use super::context::{all_passed, check_cell, label, time_cell, valid_time, Common, Context};
 use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
-use super::{all_passed, check_cell, label, time_cell, valid_time, Common, Context};
 use crate::args::ExperimentDtypeArg;
 use anyhow::Result;
 use gpu_gemm::problem::Init;
@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn the_finding_compares_the_fastest_kernel_with_cublas_and_the_report() {
-        use crate::experiments::testing::{gpu_context, report};
+        use crate::experiments::context::testing::{gpu_context, report};
         let ctx = gpu_context();
         let p = ctx.square(4096, Dtype::F32, Init::Random);
         let names = ["v0", "v4", "gemm128", "cublas"];

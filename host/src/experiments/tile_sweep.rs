@@ -6,10 +6,10 @@
 //! best execution configuration. This runs the `tiled` variant (the same algorithm) at the same
 //! widths on the same inputs ([`Init::Seed`]) and quotes the report's V100 times beside ours.
 use super::chart::{Chart, Corner, LineChart, Series};
+use super::context::{all_passed, check_cell, time_cell, valid_time, variant, Common, Context};
 use super::page::{Page, Section};
 use super::progress::Progress;
 use super::table::{index_of_min, Cell, Table};
-use super::{all_passed, check_cell, time_cell, valid_time, variant, Common, Context};
 use anyhow::Result;
 use gpu_gemm::problem::{Init, Problem};
 use gpu_gemm::run::{self, Launch, Report, Timing};
@@ -190,7 +190,7 @@ fn finding(ctx: &Context, table: &Table, best: Option<usize>, tile1_ms: Option<f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::testing::{gpu_context, report};
+    use crate::experiments::context::testing::{gpu_context, report};
 
     #[test]
     fn best_width_is_the_fastest_that_passed_and_the_finding_says_so() {

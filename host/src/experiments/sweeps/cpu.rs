@@ -1,14 +1,13 @@
 //! The CPU sizes table (the report's 1.3.1): every CPU variant over sizes, under the time
 //! limit. It also fills the cache of CPU results, so that the scaling table reuses a run rather
 //! than repeat it, and names the fastest variant, the one the scaling table puts against the GPU.
-use super::checks_cell;
-use super::cpu_limit::{cpu_timing, CpuLimiter, CpuPlan, Outcome};
+use super::cpu_limit::{checks_cell, cpu_timing, CpuLimiter, CpuPlan, Outcome};
 use super::report_figures::{quote3, REPORT_CPU_SIZES};
 use crate::experiments::chart::{compact, Chart, Corner, LineChart, Series};
+use crate::experiments::context::{variant, Context};
 use crate::experiments::page::Section;
 use crate::experiments::progress::Progress;
 use crate::experiments::table::{index_of_min, Cell, Table};
-use crate::experiments::{variant, Context};
 use anyhow::Result;
 use gpu_gemm::problem::Init;
 use gpu_gemm::registry::Variant;

@@ -5,8 +5,8 @@
 //! `--cpu-time-limit`. `Outcome` carries either result into the tables, and `cpu_timing` says
 //! how a CPU run is timed: once, as the report did.
 use crate::experiments::chart::compact;
+use crate::experiments::context::{time_cell, valid_time};
 use crate::experiments::table::Cell;
-use crate::experiments::{time_cell, valid_time};
 use anyhow::Result;
 use gpu_gemm::run::{Report, Timing};
 use std::collections::HashMap;
@@ -111,6 +111,15 @@ pub(super) fn cpu_timing() -> Timing {
         budget_ms: f64::INFINITY,
         check: true,
     }
+}
+
+/// The checks of a row that holds several runs: `pass`, or which failed.
+pub(super) fn checks_cell(failures: &[String]) -> Cell {
+    Cell::text(if failures.is_empty() {
+        "pass".to_string()
+    } else {
+        format!("FAIL: {}", failures.join(", "))
+    })
 }
 
 #[cfg(test)]

@@ -25,10 +25,9 @@ mod sweep;
 
 pub use cpu_limit::{estimate_ms, CpuLimiter, CpuPlan};
 
+use super::context::{Common, Context};
 use super::page::Page;
 use super::progress::Progress;
-use super::table::Cell;
-use super::{Common, Context};
 use anyhow::Result;
 use clap::ValueEnum;
 use cpu::cpu_sizes_section;
@@ -102,15 +101,6 @@ const CPU_VARIANTS: [&str; 5] = [
 ];
 /// The scaling table's CPU variant when the CPU table did not run.
 const DEFAULT_SCALING_CPU: &str = "cpu-parallel";
-
-/// The checks of a row that holds several runs: `pass`, or which failed.
-fn checks_cell(failures: &[String]) -> Cell {
-    Cell::text(if failures.is_empty() {
-        "pass".to_string()
-    } else {
-        format!("FAIL: {}", failures.join(", "))
-    })
-}
 
 fn powers_of_two(lo: u32, hi: u32) -> Vec<u32> {
     (lo..=hi).map(|e| 1u32 << e).collect()

@@ -3,14 +3,13 @@
 //! comes from the CPU sizes table's cache where that ran, and is otherwise run here under the
 //! same time limit. `scaling_finding` writes the table's finding, which, this being the last part,
 //! heads the page whenever it has one.
-use super::checks_cell;
-use super::cpu_limit::{cpu_timing, CpuLimiter, CpuPlan, Outcome};
+use super::cpu_limit::{checks_cell, cpu_timing, CpuLimiter, CpuPlan, Outcome};
 use super::report_figures::{quote3, REPORT_SCALING};
 use crate::experiments::chart::{Chart, Corner, LineChart, Series};
+use crate::experiments::context::{label, time_cell, valid_time, variant, Context};
 use crate::experiments::page::Section;
 use crate::experiments::progress::Progress;
 use crate::experiments::table::{Cell, Table};
-use crate::experiments::{label, time_cell, valid_time, variant, Context};
 use gpu_gemm::problem::Init;
 use gpu_gemm::registry::{CublasMath, Variant};
 use kernels_gpu::gemm::Dtype;

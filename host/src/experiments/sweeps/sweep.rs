@@ -3,10 +3,12 @@
 //! Written once, so that the three tables read alike: the same columns, the same speed-up
 //! against the first value, the same quote of the report's figure for each value.
 use crate::experiments::chart::{Chart, Corner, LineChart, Series};
+use crate::experiments::context::{
+    all_passed, check_cell, time_cell, valid_time, variant, Context,
+};
 use crate::experiments::page::Section;
 use crate::experiments::progress::Progress;
 use crate::experiments::table::{index_of_min, Cell, Table};
-use crate::experiments::{all_passed, check_cell, time_cell, valid_time, variant, Context};
 use anyhow::Result;
 use gpu_gemm::problem::Init;
 use gpu_gemm::registry::Variant;
