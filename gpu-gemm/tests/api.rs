@@ -262,7 +262,7 @@ fn an_operand_off_a_16_byte_boundary_is_refused() {
     let storage = vec![0f32; 8 * 8 + 4];
     // An offset of 1 to 3 elements that leaves the 16-byte grid, whatever the allocator gave.
     let offset = (1..4)
-        .find(|o| (storage.as_ptr() as usize + 4 * o) % 16 != 0)
+        .find(|o| !(storage.as_ptr() as usize + 4 * o).is_multiple_of(16))
         .unwrap();
     let shifted = &storage[offset..offset + 64];
     let e = refused(

@@ -1,7 +1,7 @@
 //! `host experiment NAME`: the experiments of the five source documents, regenerated.
 //!
-//! Each experiment runs variants through the ordinary pipeline ([`run::plan`],
-//! [`run::execute_many`]: same inputs, launch, timing and f64 check as `host --variant`) and
+//! Each experiment runs variants through the ordinary pipeline ([`gpu_gemm::run::plan`],
+//! [`gpu_gemm::run::execute_many`]: same inputs, launch, timing and f64 check as `host --variant`) and
 //! turns the reports into a [`page::Page`]: markdown tables on the terminal, and in the results
 //! folder a `README.md` page with the tables, SVG charts, the run's metadata and a headline
 //! finding computed from the data, plus one CSV per table and `results.json`.
