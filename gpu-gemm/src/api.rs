@@ -58,37 +58,58 @@ pub enum GemmError {
     /// The algorithm exists but cannot compute this GEMM: a type it has no version for, a
     /// transpose, a shape or leading dimension outside its constraints.
     #[error("`{algorithm}` cannot run this GEMM: {reason}")]
-    Unsupported { algorithm: String, reason: String },
+    Unsupported {
+        /// The algorithm as asked for (`auto (strict)`, `wgmma-16bit:1`, `cublas`).
+        algorithm: String,
+        /// The constraint it breaks, in the words of the kernel's registry entry.
+        reason: String,
+    },
     /// The kernel is built for an architecture the device is not.
     #[error("`{kernel}` needs {needs} (Hopper's wgmma: H100, H200); this device is {device}")]
     NeedsArch {
+        /// The kernel's entry point.
         kernel: String,
+        /// The PTX target it is built for (`sm_90a`).
         needs: &'static str,
+        /// The device's name and compute capability.
         device: String,
     },
     /// A buffer shorter than its matrix.
     #[error("{operand} holds {len} elements; a {rows}×{cols} matrix with leading dimension {ld} needs {needed}")]
     BufferTooSmall {
+        /// `A`, `B` or `C`.
         operand: char,
+        /// Elements in the buffer.
         len: usize,
+        /// Elements the matrix spans: `ld·(cols − 1) + rows`.
         needed: usize,
+        /// The matrix's rows.
         rows: u32,
+        /// The matrix's columns.
         cols: u32,
+        /// Its leading dimension.
         ld: u32,
     },
     /// A buffer whose address the kernels' vector loads and the TMA engine cannot use.
     #[error("{operand} starts at {address:#x}, not a multiple of {align} bytes, which the kernels' vector loads and TMA need (cudaMalloc and Rust's allocator give at least that)")]
     Misaligned {
+        /// `A`, `B` or `C`.
         operand: char,
+        /// The buffer's first element.
         address: u64,
+        /// The alignment needed, in bytes.
         align: u64,
     },
     /// Host memory given to the GPU, or device memory to the emulator.
     #[error("{operand} is in {found} memory, but this handle runs on {backend}, which needs {needs} memory")]
     WrongMemory {
+        /// `A`, `B` or `C`.
         operand: char,
+        /// `device` or `host`: where the buffer is.
         found: &'static str,
+        /// Where the handle needs it.
         needs: &'static str,
+        /// What the handle runs on ([`Gemm::device`]).
         backend: String,
     },
     /// The driver, a launch, or the emulator failed (the emulator names the faulting thread).
@@ -111,15 +132,25 @@ pub enum Transpose {
 /// One GEMM, as BLAS describes it: column-major, `C (m×n) = α·op(A) (m×k) · op(B) (k×n) + β·C`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GemmConfig {
+    /// Rows of op(A) and C.
     pub m: u32,
+    /// Columns of op(B) and C.
     pub n: u32,
+    /// Columns of op(A), rows of op(B).
     pub k: u32,
+    /// The product's factor (the kernels take it as f32, or as f64 in f64).
     pub alpha: f64,
+    /// C's factor; 0 ignores C's contents (NaNs included), as BLAS does.
     pub beta: f64,
+    /// Elements from one column of A to the next, at least its rows.
     pub lda: u32,
+    /// Elements from one column of B to the next, at least its rows.
     pub ldb: u32,
+    /// Elements from one column of C to the next, at least m.
     pub ldc: u32,
+    /// op(A).
     pub transa: Transpose,
+    /// op(B).
     pub transb: Transpose,
 }
 
@@ -196,7 +227,12 @@ pub enum Algorithm {
     /// The fastest kernel measured for the shape, type and device that keeps the contract.
     Auto(Math),
     /// A kernel of the course by name (`host --list`), with its tile parameter or the default.
-    Kernel { name: String, tile: Option<u32> },
+    Kernel {
+        /// Its name (`wgmma-3xtf32`).
+        name: String,
+        /// Its tile parameter (`--tile`), or `None` for its default.
+        tile: Option<u32>,
+    },
     /// cuBLAS on the same buffers (GPU only; `cublasGemmEx` with f32 accumulation in 16 bits):
     /// the yardstick.
     Cublas,
@@ -263,13 +299,27 @@ impl fmt::Display for Choice {
 
 /// Where an operand lives, as the call sees it.
 pub enum Memory<'a, T> {
-    Device { address: u64, len: usize },
+    /// Device memory of the handle's context.
+    Device {
+        /// The first element's device address.
+        address: u64,
+        /// Elements.
+        len: usize,
+    },
+    /// Host memory, for the emulator.
     Host(&'a [T]),
 }
 
 /// Where the output lives.
 pub enum MemoryMut<'a, T> {
-    Device { address: u64, len: usize },
+    /// Device memory of the handle's context.
+    Device {
+        /// The first element's device address.
+        address: u64,
+        /// Elements.
+        len: usize,
+    },
+    /// Host memory, for the emulator.
     Host(&'a mut [T]),
 }
 
@@ -277,11 +327,13 @@ pub enum MemoryMut<'a, T> {
 /// the element's bits: `u16` for bf16 and f16) on the GPU, host memory (`[T]`, `Vec<T>`) on the
 /// emulator, or a [`Buffer`] made by the handle.
 pub trait Operand<T> {
+    /// Where the elements are.
     fn memory(&self) -> Memory<'_, T>;
 }
 
 /// The matrix the call writes (C).
 pub trait OperandMut<T>: Operand<T> {
+    /// Where the elements are, to be written.
     fn memory_mut(&mut self) -> MemoryMut<'_, T>;
 }
 
@@ -349,7 +401,9 @@ device_operand!(half::f16, u16);
 /// Made by [`Gemm::upload`] and [`Gemm::zeros`], read back by [`Gemm::download`], so that the
 /// same program runs on both.
 pub enum Buffer<T: Element> {
+    /// On the GPU, as the element's bits (`u16` for bf16 and f16).
     Device(DeviceBuffer<T::Bits>),
+    /// On the host, for the emulator.
     Host(Vec<T>),
 }
 
