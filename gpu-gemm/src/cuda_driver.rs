@@ -5,7 +5,7 @@
 //! `cust` calls the driver's C functions (`cuInit`, `cuMemAlloc_v2`, …) by name, and
 //! `cust_raw`'s build script links `libcuda` for them, which makes the dynamic loader refuse to
 //! start the program where the driver is missing. Instead, on x86-64 Linux `build.rs` generates
-//! a trampoline for each of those functions (`host/cuda-stub/symbols.txt`, every `cu*` function
+//! a trampoline for each of those functions (`gpu-gemm/cuda-stub/symbols.txt`, every `cu*` function
 //! of `cust_raw`'s bindings): a jump through a table of slots, defined in this binary, so the
 //! link needs nothing from `libcuda` (it gets an empty `libcuda.a`, and an undefined driver
 //! function would be a link error). The jump passes the arguments on untouched, so the

@@ -4,7 +4,7 @@
 //! not asked for `libcuda`, and `--backend gpu` on a machine without the driver fails with a
 //! message that names it.
 //!
-//! The trampolines that make this so exist on x86-64 Linux only (`host/src/cuda_driver.rs`).
+//! The trampolines that make this so exist on x86-64 Linux only (`gpu-gemm/src/cuda_driver.rs`).
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 use std::process::{Command, Output};
 

@@ -355,7 +355,7 @@ pub const fn blocks_for(a: u32, b: u32) -> u32 {
 }
 
 /// How a kernel multiplies and adds: what its result's error is made of, and so the tolerance
-/// the host's check holds it to (`host/src/verify.rs` derives one from each).
+/// the host's check holds it to (`gpu-gemm/src/verify.rs` derives one from each).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Arithmetic {
     /// Fused multiply-adds in the element type (CUDA cores; the FP64 tensor cores' DMMA is IEEE

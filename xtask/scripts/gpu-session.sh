@@ -70,7 +70,7 @@ for step in "$@"; do
       done ;;
     auto-table)
       # `auto`'s table: every candidate at each shape beside cuBLAS; copy
-      # $OUT/results/auto-table/auto-table.csv to host/src/auto-table.csv.
+      # $OUT/results/auto-table/auto-table.csv to gpu-gemm/src/auto-table.csv.
       $host experiment auto --out "$OUT/results/auto-table" 2>&1 | tee "$OUT/auto-table.log" | grep -v '^  ' | tail -60 ;;
     tensor-cores)
       # Tensor cores, chapter 1: each variant beside its yardstick, in one process per size.

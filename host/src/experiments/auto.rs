@@ -25,7 +25,7 @@ use kernels_gpu::gemm::Dtype;
 
 pub const ID: &str = "auto-table";
 
-/// The file the experiment writes into its results folder; `host/src/auto-table.csv` is a copy.
+/// The file the experiment writes into its results folder; `gpu-gemm/src/auto-table.csv` is a copy.
 pub const TABLE_FILE: &str = "auto-table.csv";
 
 #[derive(clap::Args, Debug, Clone, Default)]

@@ -239,7 +239,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         format!(
             "The reference R is the f64 product (ndarray). Above 2^37 multiply-adds (here n = {}) \
              it is computed for a seeded sample of 64 rows and 64 columns of C, as every check of \
-             this project does (`host/src/verify.rs`); the errors there are over that sample.",
+             this project does (`gpu-gemm/src/verify.rs`); the errors there are over that sample.",
             sampled.join(", ")
         )
     };

@@ -6,7 +6,7 @@
 //! epilogue computes `alpha·acc + beta·C` in f32 and rounds the result once, to nearest even,
 //! two elements at a time (`cvt.rn.bf16x2.f32`, `cvt.rn.f16x2.f32`: [`Half::pack`]). That is
 //! what `cublasGemmEx` with `CUBLAS_COMPUTE_32F` does, and what the host's check assumes
-//! (`host/src/verify.rs`: f32 accumulation plus one rounding of the output).
+//! (`gpu-gemm/src/verify.rs`: f32 accumulation plus one rounding of the output).
 //!
 //! On the CPU the emulator converts with the `half` crate, whose `from_f32` rounds to nearest
 //! even as `cvt.rn` does; the GPU tests compare the two on the H100.

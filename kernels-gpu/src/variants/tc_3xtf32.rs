@@ -28,7 +28,7 @@
 //!   The idea is Ootomo and Yokota's ("Recovering single precision accuracy from Tensor Cores
 //!   while surpassing the FP32 theoretical peak performance", 2022).
 //!
-//! The check holds it to the FP32 tolerance's neighbour (`host/src/verify.rs`: input term
+//! The check holds it to the FP32 tolerance's neighbour (`gpu-gemm/src/verify.rs`: input term
 //! 2⁻²⁰), and the precision experiment (002) measures its error beside cuBLAS SGEMM's.
 //!
 //! What the SASS shows (`cargo xtask sass --variant tc-3xtf32`): see `docs/perf-notes.md` for

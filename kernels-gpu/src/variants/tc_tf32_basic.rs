@@ -6,7 +6,7 @@
 //! only fp16 inputs; since Ampere they take TF32 (f32's range, 10 mantissa bits), so an f32
 //! GEMM can use them if its result may carry TF32's input rounding (relative error about 3·10⁻⁴
 //! instead of 10⁻⁶: `host` checks these variants against the TF32 tolerance, see
-//! `host/src/verify.rs`).
+//! `gpu-gemm/src/verify.rs`).
 //!
 //! What changes from the CUDA-core kernels: no thread owns an output any more. A warp owns a
 //! 16×8 tile of C per `mma`, and each of its lanes holds four of the tile's elements, two
