@@ -13,6 +13,7 @@ fn main() -> Result<(), GemmError> {
     let data: Vec<f32> = (0..n * n)
         .map(|i| ((i * 7919) % 2001) as f32 / 1000.0 - 1.0)
         .collect();
+    // ANCHOR: core_loop
     let (a, b) = (gemm.upload(&data)?, gemm.upload(&data)?);
     let mut c = gemm.zeros::<f32>(n * n)?;
     let config = GemmConfig::new(n as u32, n as u32, n as u32);
@@ -23,6 +24,7 @@ fn main() -> Result<(), GemmError> {
     for _ in 0..runs {
         gemm.run(&config, &fp32_accurate, &a, &b, &mut c)?;
     }
+    // ANCHOR_END: core_loop
     let ms = start.elapsed().as_secs_f64() * 1e3 / runs as f64;
     let speed = 2.0 * (n as f64).powi(3) / (ms * 1e-3) / 1e12;
     println!("{n}³ f32 on {}\n  ran {choice}", gemm.device());

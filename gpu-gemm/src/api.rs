@@ -2,23 +2,25 @@
 //! course's kernels, on the GPU or the CPU emulator.
 //!
 //! ```
-//! use gpu_gemm::{Algorithm, Gemm, GemmConfig, Math};
+//! use gpu_gemm::{Algorithm, Gemm, GemmConfig, GemmError, Math};
 //!
-//! // Without a GPU (as here, in the doctest), the emulator runs the same kernels on the CPU.
-//! let gemm = Gemm::new().unwrap_or_else(|_| Gemm::emulator());
-//! let (m, n, k) = (48, 40, 33);
-//! let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 - 3.0).collect();
-//! let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 * 0.5).collect();
-//! let (a_buf, b_buf) = (gemm.upload(&a)?, gemm.upload(&b)?);
-//! let mut c_buf = gemm.zeros::<f32>(m * n)?;
-//! let config = GemmConfig::new(m as u32, n as u32, k as u32);
-//! let choice = gemm.run(&config, &Algorithm::Auto(Math::Strict), &a_buf, &b_buf, &mut c_buf)?;
-//! let c = gemm.download(&c_buf)?;
-//! // Column-major: C(i, j) is c[i + j·m]. Small integers and halves: the sums are exact.
-//! let expected: f32 = (0..k).map(|l| a[3 + l * m] * b[l + 5 * k]).sum();
-//! assert_eq!(c[3 + 5 * m], expected);
-//! println!("{choice}");
-//! # Ok::<(), gpu_gemm::GemmError>(())
+//! fn main() -> Result<(), GemmError> {
+//!     // Without a GPU (as here, in the doctest), the emulator runs the same kernels on the CPU.
+//!     let gemm = Gemm::new().unwrap_or_else(|_| Gemm::emulator());
+//!     let (m, n, k) = (48, 40, 33);
+//!     let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32 - 3.0).collect();
+//!     let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32 * 0.5).collect();
+//!     let (a_buf, b_buf) = (gemm.upload(&a)?, gemm.upload(&b)?);
+//!     let mut c_buf = gemm.zeros::<f32>(m * n)?;
+//!     let config = GemmConfig::new(m as u32, n as u32, k as u32);
+//!     let choice = gemm.run(&config, &Algorithm::Auto(Math::Strict), &a_buf, &b_buf, &mut c_buf)?;
+//!     let c = gemm.download(&c_buf)?;
+//!     // Column-major: C(i, j) is c[i + j·m]. Small integers and halves: the sums are exact.
+//!     let expected: f32 = (0..k).map(|l| a[3 + l * m] * b[l + 5 * k]).sum();
+//!     assert_eq!(c[3 + 5 * m], expected);
+//!     println!("{choice}");
+//!     Ok(())
+//! }
 //! ```
 //!
 //! What the call checks before it launches anything, each refusal a [`GemmError`]: the sizes
