@@ -43,11 +43,17 @@ pub fn fallbacks(dtype: Dtype, math: Math) -> &'static [(&'static str, u32)] {
 /// One measured row: the shape and contract, and the fastest candidate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
+    /// Element type the row was measured in.
     pub dtype: Dtype,
+    /// The contract the candidates kept (relaxed rows exist in f32 only).
     pub math: Math,
+    /// Rows of A and C of the measured problem.
     pub m: u32,
+    /// Columns of B and C of the measured problem.
     pub n: u32,
+    /// The inner dimension of the measured problem: the length of each dot product.
     pub k: u32,
+    /// The fastest candidate, as `--variant` names it.
     pub variant: String,
     /// `--tile`, `-` in the CSV for a kernel without one.
     pub tile: Option<u32>,
@@ -145,8 +151,11 @@ pub fn nearest<'a>(rows: &'a [Row], shape: &Shape, dtype: Dtype, math: Math) -> 
 /// What `auto` runs for a problem.
 #[derive(Clone)]
 pub struct Choice {
+    /// The kernel to run.
     pub variant: Variant,
+    /// Its `--tile`; `None` for a kernel without a tile parameter.
     pub tile: Option<u32>,
+    /// The contract asked for (f64, bf16 and f16 are chosen from strict's rows whatever it is).
     pub math: Math,
     /// The table row that decided it; `None` for a fallback.
     pub row: Option<Row>,

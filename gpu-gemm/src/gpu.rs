@@ -17,7 +17,10 @@ use kernels_gpu::device::tma::{Swizzle, TensorMap};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::{Target, TmaOperands};
 
+/// The GPU backend: one device's context (made by [`Gpu::open`] or the caller's), its PTX
+/// modules, one stream for every launch, and cuBLAS handles made on first use.
 pub struct Gpu {
+    /// The device's name as the driver gives it (`NVIDIA H100 80GB HBM3`).
     pub device_name: String,
     /// Compute capability as `sm_XY`.
     pub arch: String,

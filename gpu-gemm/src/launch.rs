@@ -10,8 +10,13 @@ use kernels_gpu::registry::{Target, TmaOperands};
 /// cuBLAS on the same buffers; or a CPU variant, which runs on the host whatever the backend.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Launch {
+    /// A `kernels_gpu` kernel, on the GPU or the emulator.
     Kernel {
+        /// The PTX entry point: the registry's entry with `{tile}` filled in and the dtype's
+        /// suffix (`gemm_tiled_w16_f32`).
         entry: String,
+        /// Grid, block and dynamic shared memory in bytes (for a persistent grid, one block per
+        /// tile: the GPU backend caps it).
         geometry: Geometry,
         /// Split-k's second launch, which adds the first's partial products into C.
         reduce: Option<Reduce>,
@@ -20,11 +25,16 @@ pub enum Launch {
         /// Tensor maps for A and B (TMA kernels), and whether the grid is persistent.
         tma: Option<TmaOperands>,
     },
+    /// cuBLAS in this math mode, on the same buffers (GPU only).
     Cublas(CublasMath),
     /// `tile` is the resolved `--tile` (`blockL`), 0 for a variant without one.
     Cpu {
+        /// The name reports show, with this CPU's SIMD path and the dtype
+        /// (`cpu_blocked_avx2_fma_f32`).
         entry: String,
+        /// The registry row, which names the function that runs.
         variant: &'static CpuVariant,
+        /// `blockL`, as resolved by [`crate::registry::resolve_tile`].
         tile: u32,
     },
 }
@@ -34,8 +44,11 @@ pub enum Launch {
 /// reads them as its A (`k = splits`, `lda = m`) and writes `C = α·Σ + β·C`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reduce {
+    /// The reduction's entry point, with the dtype's suffix.
     pub entry: String,
+    /// Its launch: one thread per element of C.
     pub geometry: Geometry,
+    /// Partial products in the workspace: the first launch's `grid.1`, one per slice of k.
     pub splits: u32,
 }
 

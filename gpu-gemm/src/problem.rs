@@ -25,11 +25,19 @@ pub enum Init {
 /// Everything that defines one GEMM, as the user asked for it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Problem {
+    /// m, n, k and the leading dimensions, in elements (column-major).
     pub shape: Shape,
+    /// Element type of A, B and C.
     pub dtype: Dtype,
+    /// α as given; the kernels take it rounded to [`Scalar::Factor`] (f32 except in f64).
     pub alpha: f64,
+    /// β as given, rounded like α; at 0 C is not read, and the checked run NaN-poisons it to
+    /// prove it.
     pub beta: f64,
+    /// How A, B and C are filled.
     pub init: Init,
+    /// Seeds [`Init::Random`]'s generator (ChaCha8) and the check's sample of rows and columns;
+    /// [`Init::Seed`]'s inputs do not depend on it.
     pub seed: u64,
 }
 
@@ -114,17 +122,24 @@ pub fn pitched_ld(rows: u32, element_bytes: u32, align_bytes: u32) -> Result<u32
 /// A column-major matrix with a leading dimension; rows past `rows` are padding.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Matrix<T> {
+    /// Rows of the matrix proper; rows `rows..ld` of each column are padding.
     pub rows: u32,
+    /// Columns.
     pub cols: u32,
+    /// Elements from the start of one column to the next (at least `rows`).
     pub ld: u32,
+    /// `ld × cols` elements, column after column, padding included.
     pub data: Vec<T>,
 }
 
 impl<T: Copy> Matrix<T> {
+    /// Element (`row`, `col`): `data[row + col·ld]`.
     pub fn at(&self, row: u32, col: u32) -> T {
         self.data[(row + col * self.ld) as usize]
     }
 
+    /// A `rows × cols` matrix with element (row, col) `f(row, col)` and `padding` in the rows past
+    /// `rows`. `f` is called column by column, so a random generator draws in storage order.
     pub fn from_fn(
         rows: u32,
         cols: u32,
@@ -152,6 +167,7 @@ impl<T: Copy> Matrix<T> {
 /// `HalfGemmArgs<F16>`, whose bodies all read A and B through tensor maps).
 #[derive(Clone, Copy)]
 pub enum EmulatedBody<A> {
+    /// Takes the argument struct alone.
     Plain(unsafe fn(A)),
     /// Also takes the address of A's and B's tensor maps.
     TensorMaps(unsafe fn(A, *const TensorMap)),
@@ -167,6 +183,7 @@ pub enum EmulatedBody<A> {
 /// of it: the 16-bit types have none on the host (their kernels accumulate in f32), and the CPU
 /// variants, which do compute on the host, ask for it on top ([`crate::cpu::CpuScalar`]).
 pub trait Scalar: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+    /// The element type a [`Problem`] names for this type.
     const DTYPE: Dtype;
     /// alpha and beta as the kernels and cuBLAS take them: the element type for f32 and f64;
     /// f32 for the 16-bit types, which accumulate in f32 and round C once at the end
@@ -186,6 +203,7 @@ pub trait Scalar: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     fn factor(v: f64) -> Self::Factor;
     /// The elements as the device buffer's type (the same bits).
     fn as_bits(data: &[Self]) -> &[Self::Bits];
+    /// The elements as the device buffer's type, writable: what a download fills.
     fn as_bits_mut(data: &mut [Self]) -> &mut [Self::Bits];
     /// This type's kernel body in an entry-point table row, if the row is of this type.
     fn kernel_body(body: KernelBody) -> Option<EmulatedBody<Self::Args>>;
@@ -412,12 +430,17 @@ pub fn seed_b(i: u32, j: u32) -> f64 {
 /// rounded values, so that the check measures the kernel's arithmetic, not the rounding of its
 /// inputs (which a bf16 input, 2⁻⁸ relative, would otherwise dominate).
 pub struct Inputs<T> {
+    /// A: m×k, leading dimension `lda`.
     pub a: Matrix<T>,
+    /// B: k×n, leading dimension `ldb`.
     pub b: Matrix<T>,
+    /// C before the GEMM (C0): m×n, leading dimension `ldc`; read only when β ≠ 0.
     pub c: Matrix<T>,
 }
 
 impl<T: Scalar> Inputs<T> {
+    /// A, B and C0 for `p`, padding NaN. [`Init::Random`] draws A, then B, then C0 from one
+    /// generator seeded with `p.seed`, so that the seed reproduces the inputs.
     pub fn generate(p: &Problem) -> Self {
         let s = &p.shape;
         let nan = T::from_f64(f64::NAN);

@@ -28,6 +28,7 @@ pub struct Step {
 }
 
 impl Step {
+    /// Starts the step: a bar of `len` `unit`s on a terminal, else the line `what…` on stderr.
     pub fn start(what: String, len: u64, unit: &str) -> Self {
         let bar = bars().add(ProgressBar::new(len));
         bar.set_style(

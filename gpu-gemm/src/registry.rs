@@ -41,6 +41,7 @@ pub enum Math {
 }
 
 impl Math {
+    /// Every contract, strictest first.
     pub const ALL: [Math; 3] = [Math::Strict, Math::Fp32Accurate, Math::Tf32];
 
     /// As the command line and the auto table spell it.
@@ -72,6 +73,7 @@ impl Math {
 /// What runs under a name.
 #[derive(Clone, Copy)]
 pub enum Variant {
+    /// A GPU kernel of `kernels_gpu::registry`, on the backend (GPU or emulator).
     Kernel(&'static KernelVariant),
     /// Runs on the host CPU whatever the backend (`crate::cpu`).
     Cpu(&'static CpuVariant),
@@ -84,6 +86,7 @@ pub enum Variant {
 }
 
 impl Variant {
+    /// The name `--variant` takes.
     pub fn name(&self) -> &'static str {
         match self {
             Variant::Kernel(k) => k.name,
@@ -94,6 +97,7 @@ impl Variant {
         }
     }
 
+    /// One line for `--list`.
     pub fn summary(&self) -> &'static str {
         match self {
             Variant::Kernel(k) => k.summary,

@@ -50,9 +50,12 @@ pub enum BackendChoice {
     Emu,
 }
 
+/// What runs the kernels and cuBLAS: the GPU, or the CPU emulator. The CPU variants run on the
+/// host whatever it is.
 pub enum Backend {
     /// Boxed: the GPU backend holds its modules' PTX, the emulator nothing.
     Gpu(Box<Gpu>),
+    /// The CPU emulator: no GPU, no cuBLAS, and times that are emulation times.
     Emulator,
 }
 
@@ -84,6 +87,8 @@ impl Backend {
         }
     }
 
+    /// For reports: the device, its compute capability and the PTX's origin, or "the CPU
+    /// emulator".
     pub fn describe(&self) -> String {
         match self {
             Backend::Gpu(g) => format!("{} ({}, PTX {})", g.device_name, g.arch, g.ptx_origin),
@@ -91,6 +96,7 @@ impl Backend {
         }
     }
 
+    /// Whether it is a GPU.
     pub fn is_gpu(&self) -> bool {
         matches!(self, Backend::Gpu(_))
     }
@@ -112,21 +118,33 @@ fn first_clause(s: &str) -> &str {
 /// The outcome of one run.
 #[derive(Clone, Debug)]
 pub struct Report {
+    /// The variant as reports label it: its name, `name:tile` for a variant with a tile parameter,
+    /// `auto→choice` (`auto[contract]→choice` under a relaxed contract).
     pub variant: String,
+    /// What ran: the kernel's or CPU variant's entry point with its dtype suffix, or `cublas` /
+    /// `cublas-tf32`.
     pub entry: String,
+    /// What ran it, which says whether the times measure performance.
     pub engine: Engine,
+    /// The problem it solved.
     pub problem: Problem,
+    /// Median of the timed runs, in milliseconds; NaN when none was timed.
     pub median_ms: f64,
+    /// Fastest timed run, in milliseconds; +∞ when none was timed.
     pub min_ms: f64,
+    /// How many runs were timed (warm-ups excluded).
     pub runs: usize,
+    /// The comparison with the f64 reference; `None` when [`Timing::check`] was off.
     pub check: Option<Check>,
 }
 
 impl Report {
+    /// TFLOP/s at the median time, counting 2·m·n·k flops; NaN when no run was timed.
     pub fn tflops(&self) -> f64 {
         tflops(self.problem.flops(), self.median_ms)
     }
 
+    /// Whether the check passed; `true` when there was none.
     pub fn passed(&self) -> bool {
         self.check.as_ref().is_none_or(Check::passed)
     }

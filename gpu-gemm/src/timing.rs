@@ -2,13 +2,20 @@
 //! every backend follows (warm-ups, timed runs within a budget, then one checked run on a fresh
 //! C), below the backends and the CPU variants that share it.
 
+/// How a backend runs a variant: warm-ups, timed runs until `iters` or the budget, then with
+/// `check` one more run on a fresh C whose result is downloaded for the check.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Timing {
+    /// Untimed runs first, so that cold caches and idle clocks do not count.
     pub warmup: usize,
+    /// At most this many timed runs: fewer once `budget_ms` is spent, never fewer than
+    /// `min(iters, 3)`.
     pub iters: usize,
     /// Stop timing early once this many milliseconds were timed (after at least 3 runs), so that
     /// the slow variants of a table do not take minutes.
     pub budget_ms: f64,
+    /// Whether C is checked against the f64 reference (`false`: times only, no reference
+    /// computed). The CPU variants check their first run instead of running once more.
     pub check: bool,
 }
 
@@ -21,6 +28,8 @@ impl Timing {
 
 /// What a backend brings back from a run.
 pub struct Measured<T> {
+    /// Milliseconds of each timed run, warm-ups excluded: CUDA events around the launches on the
+    /// GPU (both of split-k's), wall time on the emulator and the CPU.
     pub times_ms: Vec<f64>,
     /// C as uploaded for the checked run (NaN when beta = 0).
     pub uploaded_c: Vec<T>,

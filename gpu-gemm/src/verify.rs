@@ -28,9 +28,13 @@ use rand_chacha::ChaCha8Rng;
 pub const FULL_REFERENCE_FLOPS: f64 = (1u64 << 37) as f64;
 const SAMPLED_LINES: usize = 64;
 
+/// The outcome of [`check`]: the errors, the bounds they are held to, and the sanity counts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
+    /// `‖C − R‖ / ‖R‖` over the checked elements, ‖R‖ floored as the module documentation says;
+    /// +∞ when one of them is not finite.
     pub relative_frobenius: f64,
+    /// `max|C − R|` over the checked elements; +∞ when one of them is not finite.
     pub max_element_error: f64,
     /// `tolerance · max(max|R|, |alpha|·√k·max|A|·max|B| + |beta|·max|C0|)`: the largest element
     /// error that passes. The second term is the typical size of a sum of k products of random
@@ -39,16 +43,21 @@ pub struct Check {
     pub max_element_bound: f64,
     /// The largest |R| over the checked elements of the reference.
     pub max_reference: f64,
+    /// The bound on `relative_frobenius`: [`tolerance`] of the arithmetic, the type and k.
     pub tolerance: f64,
     /// What the tolerance was derived from: the arithmetic, the type and k, and its terms.
     pub terms: ToleranceTerms,
+    /// Elements of C (all m×n, also when the reference is sampled) that are NaN or infinite:
+    /// never written, or computed from NaN padding.
     pub non_finite: usize,
+    /// Padding elements of C (rows `m..ldc`) whose bits differ from those uploaded.
     pub padding_changed: usize,
     /// "full" or "sample of 64 rows + 64 columns".
     pub coverage: String,
 }
 
 impl Check {
+    /// Whether C is finite, its padding untouched, and both errors within their bounds.
     pub fn passed(&self) -> bool {
         self.non_finite == 0
             && self.padding_changed == 0
@@ -66,6 +75,8 @@ impl Check {
         }
     }
 
+    /// One line for the report: the errors, their bounds and how the tolerance was derived, the
+    /// coverage, PASS or FAIL, and the non-finite and padding counts when not zero.
     pub fn summary(&self) -> String {
         let verdict = if self.passed() { "PASS" } else { "FAIL" };
         let mut s = format!(
@@ -192,8 +203,11 @@ pub fn tolerance(dtype: Dtype, arithmetic: Arithmetic, k: u32) -> f64 {
 /// What a [`tolerance`] is made of, as the check reports it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ToleranceTerms {
+    /// Element type of C: it sets `u_out` and `u_acc`.
     pub dtype: Dtype,
+    /// How the kernel multiplies: it sets `v`.
     pub arithmetic: Arithmetic,
+    /// Length of each sum: the `√k` term.
     pub k: u32,
     /// `v`: [`input_rounding`] of the arithmetic.
     pub input: f64,
@@ -204,6 +218,7 @@ pub struct ToleranceTerms {
 }
 
 impl ToleranceTerms {
+    /// The terms for a type, an arithmetic and k.
     pub fn new(dtype: Dtype, arithmetic: Arithmetic, k: u32) -> Self {
         Self {
             dtype,
@@ -330,6 +345,9 @@ pub struct Reference {
 }
 
 impl Reference {
+    /// The reference for `p`: all of C while m·n·k ≤ [`FULL_REFERENCE_FLOPS`], else up to 64
+    /// rows and 64 columns drawn with a generator seeded from `p.seed`; shows its progress from
+    /// [`SHOW_PROGRESS_FROM`].
     pub fn compute<T: Scalar>(p: &Problem, inputs: &Inputs<T>) -> Self {
         let (m, n) = (p.shape.m as usize, p.shape.n as usize);
         let full = p.flops() / 2.0 <= FULL_REFERENCE_FLOPS;

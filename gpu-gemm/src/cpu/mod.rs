@@ -37,14 +37,23 @@ impl<T: Scalar + Real + simd::SimdScalar + ndarray::LinalgScalar> CpuScalar for 
 /// `(c: &mut [T], ldc)`, because the parallel variant splits it between threads.
 #[derive(Clone, Copy, Debug)]
 pub struct Operands<'a, T> {
+    /// Rows of A and C.
     pub m: usize,
+    /// Columns of B and C.
     pub n: usize,
+    /// Columns of A and rows of B: the length of each dot product.
     pub k: usize,
+    /// α, rounded to the element type.
     pub alpha: T,
+    /// A's storage: `lda × k` elements, column p from `a[p·lda]`, rows past m padding.
     pub a: &'a [T],
+    /// Elements from the start of one column of A to the next (at least m).
     pub lda: usize,
+    /// B's storage: `ldb × n` elements, column j from `b[j·ldb]`, rows past k padding.
     pub b: &'a [T],
+    /// Elements from the start of one column of B to the next (at least k).
     pub ldb: usize,
+    /// β, rounded to the element type; at 0, C is written without being read (BLAS).
     pub beta: T,
 }
 

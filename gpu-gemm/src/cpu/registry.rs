@@ -10,10 +10,16 @@ use kernels_gpu::gemm::Dtype;
 /// Which function of [`crate::cpu`] a variant runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {
+    /// [`naive::gemm`]: the j-i-p triple loop.
     Naive,
+    /// [`simd::gemm`]: the j-p-i row-broadcast axpy nest.
     Simd,
+    /// [`blocked::gemm`]: the SIMD nest in `blockL × blockL` blocks.
     Blocked,
+    /// [`parallel::gemm`]: the blocked kernel on panels of `blockL` columns of C, one rayon task
+    /// each.
     Parallel,
+    /// [`ndarray_gemm::gemm`]: `ndarray`'s `general_mat_mul` on strided views of the buffers.
     Ndarray,
 }
 
@@ -31,6 +37,7 @@ pub struct CpuVariant {
     pub entry: &'static str,
     /// The `blockL` values `--tile` accepts, the default first; empty when there is none.
     pub tiles: &'static [u32],
+    /// Which function runs it.
     pub algorithm: Algorithm,
 }
 
