@@ -13,6 +13,7 @@
 //! The modules form layers, each importing only those below it (a test in `tests/` checks
 //! that no import circle comes back): `problem`, `progress`, `cuda_driver`, `timing` → `verify`,
 //! `cpu` → `registry` → `auto`, `launch` → `gpu`, `emulator` → `run` → `api`.
+#![deny(missing_docs)]
 pub mod api;
 pub mod auto;
 pub mod cpu;
