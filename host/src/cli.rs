@@ -13,7 +13,7 @@ use std::path::PathBuf;
 #[command(
     name = "host",
     about = "Run one GEMM variant (C = alpha*A*B + beta*C, column-major) on the GPU, the CPU emulator or (the cpu-* variants) the host CPU, verify it against an f64 reference and time it",
-    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants\n  host --variant v4,gemm128 --size 1000 --pitch-compare   # leading dimensions as given and pitched to 512 B\n  host --variant wgmma-16bit --dtype bf16 --compare cublas   # bf16, f32 accumulation (H100/H200)\n  host experiment 000                     # the 000 tile sweep: tables, CSV, JSON, chart, page\n  host experiment all --out results       # every experiment (`host experiment --help`)",
+    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants\n  host --variant v4,gemm128 --size 1000 --pitch-compare   # leading dimensions as given and pitched to 512 B\n  host --variant wgmma-16bit --dtype bf16 --compare cublas   # bf16, f32 accumulation (H100/H200)\n  host --variant auto --math fp32-accurate --compare cublas   # auto may choose 3xTF32 (FP32 accuracy)\n  host experiment 000                     # the 000 tile sweep: tables, CSV, JSON, chart, page\n  host experiment all --out results       # every experiment (`host experiment --help`)",
     // `host experiment …` has its own options; the run options apply without it.
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
@@ -312,6 +312,22 @@ mod tests {
             assert!(parse(&format!("--variant v4 {bad}")).is_err(), "{bad}");
         }
         assert!(parse("--variant v4 --pitch-compare --ldc 99").is_err());
+    }
+
+    #[test]
+    fn math_takes_the_three_contracts() {
+        for (name, math) in [
+            ("strict", Math::Strict),
+            ("fp32-accurate", Math::Fp32Accurate),
+            ("tf32", Math::Tf32),
+        ] {
+            let c = parse(&format!("--variant auto --math {name}")).unwrap();
+            assert_eq!(c.math, Some(math));
+            assert_eq!(math.name(), name);
+        }
+        assert_eq!(parse("--variant auto").unwrap().math, None);
+        assert!(parse("--variant auto --math fast").is_err());
+        assert!(parse("experiment auto --math strict,fp32-accurate,tf32").is_ok());
     }
 
     #[test]

@@ -68,6 +68,23 @@ fn help_list_and_the_emulator_run_with_no_library_path() {
         "1",
     ]);
     assert!(run.contains("check: ") && run.contains("PASS"), "{run}");
+    // --math is auto's contract: with a named kernel it is refused, not ignored.
+    let out = host(&[
+        "--variant",
+        "v4",
+        "--math",
+        "tf32",
+        "--backend",
+        "emu",
+        "--size",
+        "8",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--math tf32 is the contract of `--variant auto`"),
+        "{}",
+        text(&out.stderr)
+    );
     // Only CPU variants: no backend is opened at all.
     assert!(succeeds(&["--variant", "cpu-naive", "--size", "8"]).contains("PASS"));
 }
