@@ -1,0 +1,439 @@
+//! The course's table of contents: [`CHAPTERS`] in reading order, each with the variants it
+//! teaches, the files its lesson and code come from and the results it quotes.
+//!
+//! It is data, kept apart from the code that renders it, because it is what changes when the
+//! course grows: a new variant is a new row here (and its notes in `docs/book/chapters/`), never
+//! an edit to the generator.
+use std::collections::BTreeSet;
+
+/// The part of the book a chapter belongs to, in reading order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    Progression,
+    OtherDocuments,
+    BeyondTheDocuments,
+    TensorCores1,
+    TensorCores2,
+    TensorCores3,
+}
+
+impl Part {
+    pub const ALL: [Part; 6] = [
+        Part::Progression,
+        Part::OtherDocuments,
+        Part::BeyondTheDocuments,
+        Part::TensorCores1,
+        Part::TensorCores2,
+        Part::TensorCores3,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Part::Progression => "The documents' progression: from 1% of cuBLAS to 93%",
+            Part::OtherDocuments => "The other documents: precision, CPU sweeps, warp shuffles",
+            Part::BeyondTheDocuments => "Beyond the documents, on the CUDA cores",
+            Part::TensorCores1 => "Tensor cores, chapter 1: mma.sync",
+            Part::TensorCores2 => "Tensor cores, chapter 2: Hopper's TMA and wgmma",
+            Part::TensorCores3 => "Tensor cores, chapter 3: 16-bit types on Hopper",
+        }
+    }
+}
+
+/// How a chapter uses a results page of `docs/results/` (a folder `host experiment` wrote).
+#[derive(Clone, Copy, Debug)]
+pub enum Measured {
+    /// Only the table rows of the chapter's variants (and the cuBLAS yardsticks beside them),
+    /// with the chart of each table that has one of them.
+    Rows(&'static str),
+    /// Every table and chart of the page: the experiment is the chapter's subject.
+    Page(&'static str),
+}
+
+/// Where a chapter's code comes from: a source file and the name of its anchor.
+#[derive(Clone, Copy, Debug)]
+pub struct Code {
+    pub file: &'static str,
+    pub anchor: &'static str,
+}
+
+const fn code(file: &'static str) -> Code {
+    Code {
+        file,
+        anchor: "core_loop",
+    }
+}
+
+/// One step of the course.
+#[derive(Clone, Copy, Debug)]
+pub struct Chapter {
+    /// The page's file name (without `.md`), and the name of its notes in `docs/book/chapters/`.
+    pub slug: &'static str,
+    pub title: &'static str,
+    pub part: Part,
+    /// The `--variant` names it teaches (registry names).
+    pub variants: &'static [&'static str],
+    /// The files whose `//!` doc header is the lesson.
+    pub lessons: &'static [&'static str],
+    pub code: &'static [Code],
+    pub measured: &'static [Measured],
+}
+
+macro_rules! variant {
+    ($file:literal) => {
+        concat!("kernels-gpu/src/variants/", $file)
+    };
+}
+
+/// The course in reading order.
+pub const CHAPTERS: &[Chapter] = &[
+    Chapter {
+        slug: "v0",
+        title: "v0: one thread per element",
+        part: Part::Progression,
+        variants: &["v0"],
+        lessons: &[variant!("v0_uncoalesced.rs")],
+        code: &[code(variant!("v0_uncoalesced.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "v1",
+        title: "v1: coalesced loads",
+        part: Part::Progression,
+        variants: &["v1"],
+        lessons: &[variant!("v1_coalesced.rs")],
+        code: &[code(variant!("v1_coalesced.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "v2",
+        title: "v2: indices in locals",
+        part: Part::Progression,
+        variants: &["v2"],
+        lessons: &[variant!("v2_local_indices.rs")],
+        code: &[code(variant!("v2_local_indices.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "v3",
+        title: "v3: shared-memory tiles",
+        part: Part::Progression,
+        variants: &["v3"],
+        lessons: &[variant!("v3_shared_tiles.rs"), variant!("tiled.rs")],
+        code: &[code(variant!("tiled.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "v4",
+        title: "v4: padded tiles, no bank conflicts",
+        part: Part::Progression,
+        variants: &["v4"],
+        lessons: &[variant!("v4_padded_tiles.rs")],
+        code: &[code(variant!("tiled.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "tiled",
+        title: "tiled: 000's tile-width sweep",
+        part: Part::Progression,
+        variants: &["tiled"],
+        lessons: &[variant!("tiled.rs")],
+        code: &[code(variant!("tiled.rs"))],
+        measured: &[Measured::Page("000-tile-sweep")],
+    },
+    Chapter {
+        slug: "v5",
+        title: "v5: four outputs per thread, float4, prefetch",
+        part: Part::Progression,
+        variants: &["v5"],
+        lessons: &[variant!("v5_float4.rs")],
+        code: &[code(variant!("v5_float4.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "gemm64",
+        title: "gemm64: 64×64 tiles, 4×4 per thread",
+        part: Part::Progression,
+        variants: &["gemm64"],
+        lessons: &[variant!("gemm64.rs")],
+        code: &[code(variant!("gemm64.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "gemm128",
+        title: "gemm128: 128×128 tiles, 8×8 per thread, double buffer",
+        part: Part::Progression,
+        variants: &["gemm128"],
+        lessons: &[variant!("gemm128.rs")],
+        code: &[code(variant!("gemm128.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "fynv",
+        title: "fynv: the same design, written by another hand",
+        part: Part::Progression,
+        variants: &["fynv"],
+        lessons: &[variant!("fynv.rs")],
+        code: &[code(variant!("fynv.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "alc",
+        title: "alc1, alc2, alc3: a tutorial's three kernels",
+        part: Part::Progression,
+        variants: &["alc1", "alc2", "alc3"],
+        lessons: &[
+            variant!("alcanderian.rs"),
+            variant!("alc1.rs"),
+            variant!("alc2.rs"),
+            variant!("alc3.rs"),
+        ],
+        code: &[code(variant!("alcanderian.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "precision",
+        title: "002: naive, Kahan, row-shared, blocked Kahan (precision)",
+        part: Part::OtherDocuments,
+        variants: &["naive", "kahan", "row-shared", "blocked-kahan"],
+        lessons: &[
+            variant!("naive.rs"),
+            variant!("kahan.rs"),
+            variant!("row_shared.rs"),
+            variant!("blocked_kahan.rs"),
+        ],
+        code: &[
+            code(variant!("kahan.rs")),
+            code(variant!("row_shared.rs")),
+            code(variant!("blocked_kahan.rs")),
+        ],
+        measured: &[Measured::Rows("002-precision")],
+    },
+    Chapter {
+        slug: "sweeps",
+        title: "003: the CPU against the GPU (basic, blocked, cpu-*)",
+        part: Part::OtherDocuments,
+        variants: &[
+            "basic",
+            "blocked",
+            "cpu-naive",
+            "cpu-simd",
+            "cpu-blocked",
+            "cpu-parallel",
+            "cpu-ndarray",
+        ],
+        lessons: &[
+            "gpu-gemm/src/cpu/mod.rs",
+            "gpu-gemm/src/cpu/naive.rs",
+            "gpu-gemm/src/cpu/simd.rs",
+            "gpu-gemm/src/cpu/blocked.rs",
+            "gpu-gemm/src/cpu/parallel.rs",
+            "gpu-gemm/src/cpu/ndarray_gemm.rs",
+        ],
+        code: &[
+            code("gpu-gemm/src/cpu/blocked.rs"),
+            code(variant!("naive.rs")),
+        ],
+        measured: &[Measured::Page("003-sweeps")],
+    },
+    Chapter {
+        slug: "shuffles",
+        title: "004: warp shuffles and register tiles (cg-*)",
+        part: Part::OtherDocuments,
+        variants: &["cg-shuffle", "cg-regs", "cg-tile2x2"],
+        lessons: &[
+            variant!("cg_shuffle.rs"),
+            variant!("cg_regs.rs"),
+            variant!("cg_tile2x2.rs"),
+        ],
+        code: &[
+            code(variant!("cg_shuffle.rs")),
+            code(variant!("cg_regs.rs")),
+            code(variant!("cg_tile2x2.rs")),
+        ],
+        measured: &[Measured::Page("004-cg")],
+    },
+    Chapter {
+        slug: "best",
+        title: "best: warp tiles and a cp.async pipeline",
+        part: Part::BeyondTheDocuments,
+        variants: &["best"],
+        lessons: &[variant!("best.rs")],
+        code: &[code(variant!("best.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "big-tile",
+        title: "big-tile: cuBLAS's SIMT design, read from its profile",
+        part: Part::BeyondTheDocuments,
+        variants: &["big-tile"],
+        lessons: &[variant!("big_tile.rs")],
+        code: &[code(variant!("big_tile.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "split-k",
+        title: "split-k: more blocks for shapes with few tiles",
+        part: Part::BeyondTheDocuments,
+        variants: &["split-k"],
+        lessons: &[variant!("split_k.rs")],
+        code: &[code(variant!("split_k.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "auto",
+        title: "auto: the fastest kernel per shape, from a measured table",
+        part: Part::BeyondTheDocuments,
+        variants: &["auto"],
+        lessons: &["gpu-gemm/src/auto.rs"],
+        code: &[code("gpu-gemm/src/auto.rs")],
+        measured: &[],
+    },
+    Chapter {
+        slug: "library",
+        title: "The library: the kernels from your own Rust code",
+        part: Part::BeyondTheDocuments,
+        variants: &[],
+        lessons: &["gpu-gemm/src/api.rs"],
+        code: &[code("gpu-gemm/examples/quickstart.rs")],
+        measured: &[],
+    },
+    Chapter {
+        slug: "tc-tf32-basic",
+        title: "tc-tf32-basic: one mma.sync, its fragments by the ISA's table",
+        part: Part::TensorCores1,
+        variants: &["tc-tf32-basic"],
+        lessons: &[variant!("tc_tf32_basic.rs")],
+        code: &[code(variant!("tc_tf32_basic.rs"))],
+        measured: &[
+            Measured::Rows("001-progression"),
+            Measured::Rows("002-precision"),
+        ],
+    },
+    Chapter {
+        slug: "tc-tf32",
+        title: "tc-tf32: a pipelined tensor-core kernel",
+        part: Part::TensorCores1,
+        variants: &["tc-tf32"],
+        lessons: &[variant!("tc_tf32.rs")],
+        code: &[code(variant!("tc_tf32.rs"))],
+        measured: &[
+            Measured::Rows("001-progression"),
+            Measured::Rows("002-precision"),
+        ],
+    },
+    Chapter {
+        slug: "tc-3xtf32",
+        title: "tc-3xtf32: FP32 accuracy from TF32 tensor cores",
+        part: Part::TensorCores1,
+        variants: &["tc-3xtf32"],
+        lessons: &[variant!("tc_3xtf32.rs")],
+        code: &[code(variant!("tc_3xtf32.rs"))],
+        measured: &[
+            Measured::Rows("001-progression"),
+            Measured::Rows("002-precision"),
+        ],
+    },
+    Chapter {
+        slug: "tc-f64",
+        title: "tc-f64: the FP64 tensor cores (DMMA)",
+        part: Part::TensorCores1,
+        variants: &["tc-f64"],
+        lessons: &[variant!("tc_f64.rs")],
+        code: &[code(variant!("tc_f64.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "wgmma-tf32-basic",
+        title: "wgmma-tf32-basic: one warpgroup, matrix descriptors",
+        part: Part::TensorCores2,
+        variants: &["wgmma-tf32-basic"],
+        lessons: &[variant!("wgmma_tf32_basic.rs")],
+        code: &[code(variant!("wgmma_tf32_basic.rs"))],
+        measured: &[Measured::Rows("001-progression")],
+    },
+    Chapter {
+        slug: "wgmma-tf32",
+        title: "wgmma-tf32 and wgmma-3xtf32: TMA, mbarriers, producer and consumers",
+        part: Part::TensorCores2,
+        variants: &["wgmma-tf32", "wgmma-3xtf32"],
+        lessons: &[variant!("wgmma_tf32.rs")],
+        code: &[
+            code(variant!("wgmma_tf32.rs")),
+            Code {
+                file: variant!("wgmma_tf32.rs"),
+                anchor: "split_b",
+            },
+        ],
+        measured: &[
+            Measured::Rows("001-progression"),
+            Measured::Rows("002-precision"),
+        ],
+    },
+    Chapter {
+        slug: "pipeline",
+        title: "The Hopper skeleton: one pipeline for every chapter-3 kernel",
+        part: Part::TensorCores3,
+        variants: &[],
+        lessons: &[
+            "kernels-gpu/src/pipeline/mod.rs",
+            "kernels-gpu/src/pipeline/ring.rs",
+            "kernels-gpu/src/pipeline/schedule.rs",
+            "kernels-gpu/src/pipeline/epilogue.rs",
+        ],
+        code: &[code("kernels-gpu/src/pipeline/mod.rs")],
+        measured: &[],
+    },
+    Chapter {
+        slug: "wgmma-16bit",
+        title: "wgmma-16bit: BF16 and FP16 end to end",
+        part: Part::TensorCores3,
+        variants: &["wgmma-16bit"],
+        lessons: &[variant!("wgmma_16bit.rs")],
+        code: &[code(variant!("wgmma_16bit.rs"))],
+        measured: &[Measured::Rows("005-hopper")],
+    },
+    Chapter {
+        slug: "wgmma-cluster",
+        title: "wgmma-cluster: clusters and TMA multicast",
+        part: Part::TensorCores3,
+        variants: &["wgmma-cluster"],
+        lessons: &[variant!("wgmma_cluster.rs")],
+        code: &[code(variant!("wgmma_cluster.rs"))],
+        measured: &[Measured::Rows("005-hopper")],
+    },
+    Chapter {
+        slug: "wgmma-tma-store",
+        title: "wgmma-tma-store: the epilogue through stmatrix and the TMA engine",
+        part: Part::TensorCores3,
+        variants: &["wgmma-tma-store"],
+        lessons: &[variant!("wgmma_tma_store.rs")],
+        code: &[code(variant!("wgmma_tma_store.rs"))],
+        measured: &[Measured::Rows("005-hopper")],
+    },
+    Chapter {
+        slug: "wgmma-pingpong",
+        title: "wgmma-pingpong: two consumers taking turns",
+        part: Part::TensorCores3,
+        variants: &["wgmma-pingpong"],
+        lessons: &[variant!("wgmma_pingpong.rs")],
+        code: &[code(variant!("wgmma_pingpong.rs"))],
+        measured: &[Measured::Rows("005-hopper")],
+    },
+    Chapter {
+        slug: "wgmma-split-k",
+        title: "wgmma-split-k: split-k on the tensor cores",
+        part: Part::TensorCores3,
+        variants: &["wgmma-split-k"],
+        lessons: &[variant!("wgmma_split_k.rs")],
+        code: &[code(variant!("wgmma_split_k.rs"))],
+        measured: &[Measured::Rows("005-hopper")],
+    },
+];
+
+/// The variant names the book's chapters teach.
+pub fn taught_variants() -> BTreeSet<&'static str> {
+    CHAPTERS
+        .iter()
+        .flat_map(|c| c.variants.iter().copied())
+        .collect()
+}
