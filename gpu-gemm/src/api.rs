@@ -325,6 +325,19 @@ pub enum MemoryMut<'a, T> {
     Host(&'a mut [T]),
 }
 
+impl<T> MemoryMut<'_, T> {
+    /// The same place, read-only.
+    fn as_memory(&self) -> Memory<'_, T> {
+        match self {
+            MemoryMut::Device { address, len } => Memory::Device {
+                address: *address,
+                len: *len,
+            },
+            MemoryMut::Host(h) => Memory::Host(h),
+        }
+    }
+}
+
 /// A matrix the call reads: device memory (`cust`'s [`DeviceBuffer`] or [`DeviceSlice`], of
 /// the element's bits: `u16` for bf16 and f16) on the GPU, host memory (`[T]`, `Vec<T>`) on the
 /// emulator, or a [`Buffer`] made by the handle.
@@ -543,7 +556,7 @@ impl Gemm {
         let views = [
             (ao, location(&a)),
             (bo, location(&b)),
-            (co, location_mut(&c)),
+            (co, location(&c.as_memory())),
         ];
         for ((operand, rows, cols, ld), (found, address, len, element)) in views {
             if found != needs {
@@ -664,18 +677,11 @@ impl Gemm {
             )),
             Backend::Emulator => None,
         };
-        check_device(&launch, device).map_err(|e| match e {
+        check_device(&variant, &launch, device).map_err(|e| match e {
             GemmError::Unsupported { reason, .. } => unsupported(reason),
             e => e,
         })?;
-        let label = match tile.or_else(|| {
-            registry::resolve_tile(variant, None)
-                .ok()
-                .filter(|&t| t != 0)
-        }) {
-            Some(t) if !variant.tiles().is_empty() => format!("{}:{t}", variant.name()),
-            _ => variant.name().to_string(),
-        };
+        let label = registry::label(variant, tile).map_err(|e| unsupported(format!("{e:#}")))?;
         let choice = Choice {
             variant: label,
             entry: launch.name().to_string(),
@@ -688,25 +694,25 @@ impl Gemm {
 }
 
 /// Whether the device (compute capability and name; `None`: the emulator, which runs every
-/// build) can run the launch: the sm_90a build loads on 9.0 only, cuBLAS needs a GPU.
-fn check_device(launch: &Launch, device: Option<(u32, String)>) -> Result<()> {
+/// build) can run the launch, by `auto`'s rule ([`auto::runs_on`]); cuBLAS needs a GPU.
+fn check_device(variant: &Variant, launch: &Launch, device: Option<(u32, String)>) -> Result<()> {
     match (launch, device) {
-        (
-            Launch::Kernel {
-                target: Target::Sm90a,
-                entry,
-                ..
-            },
-            Some((arch, device)),
-        ) if arch != 90 => Err(GemmError::NeedsArch {
-            kernel: entry.clone(),
-            needs: "sm_90a",
-            device,
-        }),
         (Launch::Cublas(_), None) => Err(GemmError::Unsupported {
             algorithm: "cublas".into(),
             reason: "cuBLAS runs on a GPU only".into(),
         }),
+        (Launch::Kernel { target, entry, .. }, Some((arch, device)))
+            if !auto::runs_on(variant, Some(arch)) =>
+        {
+            Err(GemmError::NeedsArch {
+                kernel: entry.clone(),
+                needs: match target {
+                    Target::Sm90a => "sm_90a",
+                    Target::Portable => "sm_80 or newer",
+                },
+                device,
+            })
+        }
         _ => Ok(()),
     }
 }
@@ -717,14 +723,6 @@ fn location<T>(m: &Memory<'_, T>) -> (&'static str, u64, usize, u64) {
     match m {
         Memory::Device { address, len } => ("device", *address, *len, element),
         Memory::Host(h) => ("host", h.as_ptr() as u64, h.len(), element),
-    }
-}
-
-fn location_mut<T>(m: &MemoryMut<'_, T>) -> (&'static str, u64, usize, u64) {
-    let element = std::mem::align_of::<T>() as u64;
-    match m {
-        MemoryMut::Device { address, len } => ("device", *address, *len, element),
-        MemoryMut::Host(h) => ("host", h.as_ptr() as u64, h.len(), element),
     }
 }
 
@@ -746,20 +744,21 @@ mod tests {
         let v = registry::find("wgmma-16bit").unwrap();
         let launch = run::plan(v, None, &p, Some(80)).unwrap();
         let a100 = Some((80, "NVIDIA A100-SXM4-80GB (sm_80)".to_string()));
-        let e = check_device(&launch, a100).unwrap_err();
+        let e = check_device(&v, &launch, a100).unwrap_err();
         assert!(matches!(e, GemmError::NeedsArch { .. }), "{e:?}");
         assert_eq!(
             e.to_string(),
             "`gemm_wgmma_16bit_c1_bf16` needs sm_90a (Hopper's wgmma: H100, H200); this device is NVIDIA A100-SXM4-80GB (sm_80)"
         );
         let h100 = Some((90, "NVIDIA H100 80GB HBM3 (sm_90)".to_string()));
-        assert!(check_device(&launch, h100).is_ok());
+        assert!(check_device(&v, &launch, h100).is_ok());
         assert!(
-            check_device(&launch, None).is_ok(),
+            check_device(&v, &launch, None).is_ok(),
             "the emulator runs every build"
         );
+        let best = registry::find("best").unwrap();
         let portable = run::plan(
-            registry::find("best").unwrap(),
+            best,
             None,
             &Problem {
                 dtype: Dtype::F32,
@@ -768,6 +767,6 @@ mod tests {
             Some(80),
         )
         .unwrap();
-        assert!(check_device(&portable, Some((80, "A100".into()))).is_ok());
+        assert!(check_device(&best, &portable, Some((80, "A100".into()))).is_ok());
     }
 }

@@ -189,9 +189,15 @@ impl Choice {
 }
 
 /// What `auto` runs for a problem on a device (`None`: the emulator), see the module
-/// documentation for the rule.
+/// documentation for the rule. The table is parsed once per process: the library asks on
+/// every call.
 pub fn choose(shape: &Shape, dtype: Dtype, math: Math, arch: Option<u32>) -> Result<Choice> {
-    choose_from(&parse(TABLE)?, shape, dtype, math, arch)
+    static ROWS: std::sync::OnceLock<Result<Vec<Row>, String>> = std::sync::OnceLock::new();
+    let rows = ROWS
+        .get_or_init(|| parse(TABLE).map_err(|e| format!("{e:#}")))
+        .as_ref()
+        .map_err(|e| anyhow!("{e}"))?;
+    choose_from(rows, shape, dtype, math, arch)
 }
 
 /// [`choose`] by the rows of a given table.

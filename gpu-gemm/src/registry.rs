@@ -212,6 +212,16 @@ pub fn resolve_tile(v: Variant, tile: Option<u32>) -> Result<u32> {
     }
 }
 
+/// A variant as reports name it: `best:1` with its resolved tile, or the bare name for one
+/// without a tile parameter (`gemm128`, `cublas`).
+pub fn label(v: Variant, tile: Option<u32>) -> Result<String> {
+    Ok(if v.tiles().is_empty() {
+        v.name().to_string()
+    } else {
+        format!("{}:{}", v.name(), resolve_tile(v, tile)?)
+    })
+}
+
 fn join(tiles: &[u32], separator: &str) -> String {
     tiles
         .iter()

@@ -299,17 +299,7 @@ fn execute_typed<T: Scalar>(
                         format!("auto{contract}→{}", choice.label()),
                     )
                 }
-                _ if variant.tiles().is_empty() => {
-                    (variant.arithmetic(), variant.name().to_string())
-                }
-                _ => (
-                    variant.arithmetic(),
-                    format!(
-                        "{}:{}",
-                        variant.name(),
-                        registry::resolve_tile(variant, tile)?
-                    ),
-                ),
+                _ => (variant.arithmetic(), registry::label(variant, tile)?),
             };
             let (measured, engine) = match (&launch, backend) {
                 (&Launch::Cpu { variant, tile, .. }, _) => match cpu_run {
