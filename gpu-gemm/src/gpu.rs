@@ -153,6 +153,10 @@ unsafe fn cublas_gemm(
                 c as *mut f64,
                 ldc,
             ),
+            // FP8 has no `cublasGemmEx`: its yardstick is cuBLASLt (`fp8::cublaslt`).
+            Dtype::E4m3 => Err(cudarc::cublas::result::CublasError(
+                cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED,
+            )),
             Dtype::Bf16 | Dtype::F16 => {
                 let data_type = match dtype {
                     Dtype::Bf16 => cudaDataType::CUDA_R_16BF,
@@ -437,6 +441,8 @@ impl Gpu {
                 Dtype::F64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
                 Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
                 Dtype::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                // The engine has no FP8 type: it moves bytes, and zero bytes are +0.0 in e4m3.
+                Dtype::E4m3 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
             };
             let (strides, element_strides) = ([spec.row_stride_bytes], [1u32; 2]);
             // SAFETY: every array has the rank's length (strides: rank - 1), and `map` is a

@@ -291,7 +291,14 @@ full_precision_scalar!(
     Dtype::F32,
     F32,
     [F32TensorMaps],
-    [F64, Bf16TensorMaps, F16TensorMaps, Bf16Reduce, F16Reduce]
+    [
+        F64,
+        Bf16TensorMaps,
+        F16TensorMaps,
+        Bf16Reduce,
+        F16Reduce,
+        E4m3TensorMaps
+    ]
 );
 full_precision_scalar!(
     f64,
@@ -304,7 +311,8 @@ full_precision_scalar!(
         Bf16TensorMaps,
         F16TensorMaps,
         Bf16Reduce,
-        F16Reduce
+        F16Reduce,
+        E4m3TensorMaps
     ]
 );
 
@@ -383,7 +391,8 @@ half_scalar!(
         F32TensorMaps,
         F16TensorMaps,
         Bf16Reduce,
-        F16Reduce
+        F16Reduce,
+        E4m3TensorMaps
     ]
 );
 half_scalar!(
@@ -397,7 +406,8 @@ half_scalar!(
         F32TensorMaps,
         Bf16TensorMaps,
         Bf16Reduce,
-        F16Reduce
+        F16Reduce,
+        E4m3TensorMaps
     ]
 );
 

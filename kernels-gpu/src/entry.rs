@@ -5,6 +5,8 @@
 //! the same way. On the host the same table gives the emulator each kernel's body by name, so
 //! the two backends cannot disagree about which names exist.
 #![allow(clippy::too_many_arguments)]
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+use crate::device::fp8::E4m3;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 use crate::device::half::{Bf16, F16};
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
@@ -15,7 +17,7 @@ use crate::device::tma::TensorMap;
 use crate::device::{Global, GlobalMut};
 use crate::gemm::GemmArgs;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-use crate::gemm::{HalfGemmArgs, HalfReduceArgs};
+use crate::gemm::{Fp8GemmArgs, HalfGemmArgs, HalfReduceArgs};
 use crate::variants::*;
 
 /// A kernel body the emulator can run, by element type and parameters.
@@ -33,6 +35,8 @@ pub enum KernelBody {
     /// The 16-bit split-k reduction: f32 partial products into 16-bit C.
     Bf16Reduce(unsafe fn(HalfReduceArgs<Bf16>)),
     F16Reduce(unsafe fn(HalfReduceArgs<F16>)),
+    /// The FP8 kernels: e4m3 A and B (TN), bf16 C, f32 alpha, beta and scales; fed by TMA.
+    E4m3TensorMaps(unsafe fn(Fp8GemmArgs, *const TensorMap)),
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -57,6 +61,9 @@ macro_rules! body {
     };
     (f16 + reduce, $body:expr) => {
         KernelBody::F16Reduce($body)
+    };
+    (e4m3 + maps, $body:expr) => {
+        KernelBody::E4m3TensorMaps($body)
     };
 }
 
@@ -105,6 +112,22 @@ macro_rules! gemm_kernels {
     };
     (@entry $name:ident, f16, $body:expr, maps) => {
         gemm_kernels!(@half $name, F16, $body);
+    };
+    (@entry $name:ident, e4m3, $body:expr, maps) => {
+        // cuBLASLt's order too, with the two scale pointers after the tensor maps.
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            m: u32, n: u32, k: u32, alpha: f32, a: *const E4m3, lda: u32, b: *const E4m3,
+            ldb: u32, beta: f32, c: *mut Bf16, ldc: u32, maps: *const TensorMap,
+            scale_a: *const f32, scale_b: *const f32,
+        ) {
+            let args = Fp8GemmArgs {
+                m, n, k, alpha, a, lda, b, ldb, beta, c: GlobalHalfMut::new(c), ldc,
+                scale_a: Global::new(scale_a), scale_b: Global::new(scale_b),
+            };
+            unsafe { $body(args, maps) }
+        }
     };
     (@entry $name:ident, bf16, $body:expr, reduce) => {
         gemm_kernels!(@reduce $name, Bf16, $body);
@@ -304,6 +327,11 @@ mod hopper {
         gemm_wgmma_split_k_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_split_k::SplitK<wgmma_16bit::Plain<4>>>, launch_bounds(384, 1);
         gemm_wgmma_split_k_reduce_bf16: bf16 + reduce = wgmma_split_k::reduce::<Bf16>;
         gemm_wgmma_split_k_reduce_f16: f16 + reduce = wgmma_split_k::reduce::<F16>;
+        // -- chapter 4: FP8 --
+        gemm_wgmma_fp8_c1_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>>, launch_bounds(384, 1), cluster(2);
+        gemm_wgmma_fp8_c2_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>>, launch_bounds(384, 1);
+        gemm_wgmma_fp8_block_c1_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5>, launch_bounds(384, 1);
+        gemm_wgmma_fp8_block_c2_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<6>, launch_bounds(384, 1);
     }
 }
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

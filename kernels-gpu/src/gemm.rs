@@ -272,6 +272,55 @@ impl<H: Half> HalfGemmArgs<H> {
     }
 }
 
+/// The arguments of the FP8 kernels, in cuBLASLt's order and layout on Hopper ("TN"): `D =
+/// alpha·op(A)·op(B) + beta·C` with A stored k×m (`lda ≥ k`, op(A) = Aᵀ) and B stored k×n
+/// (`ldb ≥ k`), both e4m3 and so both K-major, which is all an 8-bit `wgmma` reads; C, m×n
+/// bf16, written in place; alpha, beta and the scales f32.
+///
+/// The scales say what the codes stand for: element (i, κ) of op(A) is `scale_a(i, κ)·A[κ, i]`.
+/// Per tensor, `scale_a` and `scale_b` point at one f32 each. Per block (DeepSeek-V3's scheme,
+/// DeepGEMM's layout), A has one scale per row of op(A) and 128 of k, `scale_a[i + (κ/128)·m]`,
+/// and B one per 128 × 128 block, `scale_b[(j/128)·⌈k/128⌉ + κ/128]`.
+#[derive(Clone, Copy)]
+pub struct Fp8GemmArgs {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub alpha: f32,
+    /// Read by the TMA engine only (the host encodes the tensor maps from them).
+    pub a: *const crate::device::fp8::E4m3,
+    pub lda: u32,
+    pub b: *const crate::device::fp8::E4m3,
+    pub ldb: u32,
+    pub beta: f32,
+    pub c: GlobalHalfMut<crate::device::half::Bf16>,
+    pub ldc: u32,
+    pub scale_a: Global<f32>,
+    pub scale_b: Global<f32>,
+}
+
+impl Fp8GemmArgs {
+    /// The bf16 problem the epilogue writes, with `alpha` as given (the per-tensor kernel
+    /// passes `alpha·scale_a·scale_b`, the block-scaled one `alpha`: its accumulators are
+    /// already scaled). Its A and B are never read.
+    #[inline(always)]
+    pub fn output(&self, alpha: f32) -> HalfGemmArgs<crate::device::half::Bf16> {
+        HalfGemmArgs {
+            m: self.m,
+            n: self.n,
+            k: self.k,
+            alpha,
+            a: GlobalHalf::new(self.a.cast()),
+            lda: self.lda,
+            b: GlobalHalf::new(self.b.cast()),
+            ldb: self.ldb,
+            beta: self.beta,
+            c: self.c,
+            ldc: self.ldc,
+        }
+    }
+}
+
 /// The arguments of the 16-bit split-k reduction ([`crate::variants::wgmma_split_k::reduce`]):
 /// `splits` f32 partial products of m×n, leading dimension `ldw`, in one workspace, and the
 /// caller's alpha, beta and 16-bit C. On the GPU they arrive in the GEMM argument order, the
@@ -390,6 +439,9 @@ pub enum Dtype {
     Bf16,
     /// IEEE binary16: 5 bits of exponent, 10 explicit bits of mantissa.
     F16,
+    /// OCP FP8 E4M3 for A and B (4 bits of exponent, 3 of mantissa, [`crate::device::fp8`]),
+    /// with f32 scales; C is bf16 ([`Fp8GemmArgs`]).
+    E4m3,
 }
 
 impl Dtype {
@@ -399,6 +451,7 @@ impl Dtype {
             Dtype::F64 => "f64",
             Dtype::Bf16 => "bf16",
             Dtype::F16 => "f16",
+            Dtype::E4m3 => "e4m3",
         }
     }
 
@@ -407,6 +460,16 @@ impl Dtype {
             Dtype::F32 => 4,
             Dtype::F64 => 8,
             Dtype::Bf16 | Dtype::F16 => 2,
+            Dtype::E4m3 => 1,
+        }
+    }
+
+    /// The type of C: bf16 for FP8 (as cuBLASLt's FP8 GEMMs in training), the type itself
+    /// otherwise.
+    pub const fn output(self) -> Dtype {
+        match self {
+            Dtype::E4m3 => Dtype::Bf16,
+            d => d,
         }
     }
 

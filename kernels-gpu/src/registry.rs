@@ -74,8 +74,10 @@ impl Target {
 /// these boxes and swizzle, and passes their address as the kernel's last parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TmaOperands {
-    /// A's box: rows (m) × columns (k).
+    /// A's box: rows (m) × columns (k); with `a_transposed`, rows (k) × columns (m).
     pub a_box: [u32; 2],
+    /// A is stored k × m (op(A) = Aᵀ, `lda ≥ k`): the FP8 kernels' K-major A.
+    pub a_transposed: bool,
     /// B's box: rows (k) × columns (n).
     pub b_box: [u32; 2],
     pub swizzle: crate::device::tma::Swizzle,
@@ -91,8 +93,9 @@ pub struct TmaOperands {
 }
 
 impl TmaOperands {
-    /// The tensor maps of a problem's A (m × k, leading dimension `lda`) and B (k × n, `ldb`)
-    /// at `a` and `b`, elements of `element_bytes` bytes, column-major.
+    /// The tensor maps of a problem's A (m × k, leading dimension `lda`, or k × m with
+    /// `a_transposed`) and B (k × n, `ldb`) at `a` and `b`, elements of `element_bytes` bytes,
+    /// column-major.
     pub fn specs(
         &self,
         shape: &Shape,
@@ -110,7 +113,11 @@ impl TmaOperands {
                 swizzle: self.swizzle,
             };
         [
-            spec(a, shape.m, shape.k, shape.lda, self.a_box),
+            if self.a_transposed {
+                spec(a, shape.k, shape.m, shape.lda, self.a_box)
+            } else {
+                spec(a, shape.m, shape.k, shape.lda, self.a_box)
+            },
             spec(b, shape.k, shape.n, shape.ldb, self.b_box),
         ]
     }
@@ -343,6 +350,7 @@ const fn wgmma_operands(bn: u32) -> TmaOperands {
         persistent: true,
         cluster: 1,
         c_box: None,
+        a_transposed: false,
     }
 }
 
@@ -355,6 +363,7 @@ fn wgmma_16bit_operands(_tile: u32) -> TmaOperands {
         persistent: true,
         cluster: 1,
         c_box: None,
+        a_transposed: false,
     }
 }
 
@@ -429,6 +438,55 @@ fn wgmma_pingpong_operands(tile: u32) -> TmaOperands {
 /// `wgmma-split-k`'s partial launch, `parts` parts of k.
 fn wgmma_split_k_geometry(m: u32, n: u32, k: u32, bytes: u32, parts: u32) -> Geometry {
     wgmma_split_k::geometry::<wgmma_16bit::Plain<4>>(m, n, k, bytes, parts)
+}
+
+/// The FP8 kernels' tensor maps: A stored k × m in boxes of 128 k × 64 m, B k × n in boxes of
+/// 128 k × 128 n (one 128-byte swizzled row of k each), C's bf16 boxes of 64 m × 64 n; `--tile
+/// 1` of `wgmma-fp8` in clusters of two along n sharing A.
+fn wgmma_fp8_operands(tile: u32) -> TmaOperands {
+    TmaOperands {
+        a_box: [wgmma_fp8::BK, 64],
+        b_box: [wgmma_fp8::BK, wgmma_fp8::BN],
+        a_transposed: true,
+        cluster: if tile == 1 { 2 } else { 1 },
+        c_box: Some([64, 64]),
+        ..wgmma_16bit_operands(tile)
+    }
+}
+
+fn wgmma_fp8_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    use wgmma_tma_store::TmaStore;
+    match tile {
+        1 => wgmma_fp8::geometry::<TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>>(
+            m, n, k, bytes,
+        ),
+        2 => wgmma_fp8::geometry::<TmaStore<wgmma_16bit::Plain<4>, false, true>>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+fn wgmma_fp8_block_operands(_tile: u32) -> TmaOperands {
+    TmaOperands {
+        cluster: 1,
+        ..wgmma_fp8_operands(0)
+    }
+}
+
+fn wgmma_fp8_block_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        1 => wgmma_fp8_block::geometry::<5>(m, n, k, bytes),
+        2 => wgmma_fp8_block::geometry::<6>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+/// What the TMA engine asks of an FP8 problem: A's and B's rows (k, one byte each) strided by
+/// multiples of 16 bytes, C's (bf16) by multiples of 16 bytes, and m a multiple of 8 (C's
+/// columns are stored in 16-byte pieces).
+fn fp8_supports(shape: &Shape, _dtype: Dtype) -> Result<(), String> {
+    TmaOperands::check(shape, 1)?;
+    // (A's and B's strides, multiples of 16 bytes, are multiples of 8 two-byte elements too.)
+    TmaOperands::check_with_c(shape, 2)
 }
 
 /// bf16 and f16: the 16-bit kernels.
@@ -986,6 +1044,34 @@ pub const ALL: &[Variant] = &[
         reduce: Some("gemm_wgmma_split_k_reduce"),
         target: Target::Sm90a,
         tma: Some(wgmma_16bit_operands),
+    },
+    Variant {
+        name: "wgmma-fp8",
+        summary: "e4m3 A and B (TN: A stored k x m, both K-major), one f32 scale per tensor applied with alpha in the epilogue, bf16 C: wgmma-tma-store:4/:5's pipeline with two wgmma.m64n128k32.e4m3 per consumer and k-step, 128-deep slices; --tile: 1 clusters of two sharing A (default), 2 no cluster",
+        source: "beyond the documents (tensor cores, chapter 4)",
+        entry: "gemm_wgmma_fp8_c{tile}",
+        tiles: &[1, 2],
+        geometry: wgmma_fp8_geometry,
+        supports: fp8_supports,
+        dtypes: &[Dtype::E4m3],
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_fp8_operands),
+    },
+    Variant {
+        name: "wgmma-fp8-block",
+        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register) while the other consumer's wgmmas run; 128x128 tiles; --tile: 1 five stages (default), 2 six",
+        source: "beyond the documents (tensor cores, chapter 4)",
+        entry: "gemm_wgmma_fp8_block_c{tile}",
+        tiles: &[1, 2],
+        geometry: wgmma_fp8_block_geometry,
+        supports: fp8_supports,
+        dtypes: &[Dtype::E4m3],
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_fp8_block_operands),
     },
 ];
 

@@ -33,6 +33,7 @@ mod nvptx;
 #[cfg(target_arch = "nvptx64")]
 use nvptx as backend;
 
+pub mod fp8;
 pub mod half;
 pub mod mma;
 

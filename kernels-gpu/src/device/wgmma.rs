@@ -138,6 +138,17 @@ impl<const R: usize> Accumulator<R> {
         }
     }
 
+    /// An accumulator holding `registers`: a value computed by the threads (the block-scaled
+    /// kernel's promoted sum on its way to the epilogue; a probe's chosen starting value).
+    #[inline(always)]
+    pub fn from_registers(registers: [f32; R]) -> Self {
+        Accumulator {
+            registers,
+            #[cfg(not(target_arch = "nvptx64"))]
+            group: u32::MAX,
+        }
+    }
+
     /// The registers, once the `wgmma` that wrote them is retired (the emulator checks it).
     #[inline(always)]
     pub fn get(&self) -> &[f32; R] {
@@ -321,6 +332,52 @@ half_wgmma!(Bf16, 128, 256, wgmma_m64n256k16_bf16_ss);
 half_wgmma!(F16, 32, 64, wgmma_m64n64k16_f16_ss);
 half_wgmma!(F16, 64, 128, wgmma_m64n128k16_f16_ss);
 half_wgmma!(F16, 128, 256, wgmma_m64n256k16_f16_ss);
+
+/// `wgmma.mma_async.sync.aligned.m64n{N}k32.f32.e4m3.e4m3` for the accumulator of one N: A
+/// (64×32) and B (32×N) e4m3 in shared memory, **both K-major** (the PTX ISA gives 8-bit
+/// operands no transpose bits), accumulated in f32 registers.
+///
+/// A K-major row of 32 e4m3 is 32 bytes, two 16-byte chunks, as a row of 16 bf16 or 8 TF32:
+/// the descriptors are built as for those ([`Descriptor::k_major`]), and a k-step of 32 moves
+/// the start 32 bytes along a 128-byte swizzled row (128 values of k).
+///
+/// How the tensor cores add the 32 products into the accumulator is not the f32 addition of
+/// the other types (DeepSeek-V3's report: "about 14 bits" are kept): measured on the H100, it
+/// is in `docs/hopper-isa-notes.md`, and the emulator does the same.
+pub trait Fp8Wgmma: Registers {
+    /// The accumulator's columns.
+    const N: u32;
+
+    /// `D = A·B (+ D)`; with `accumulate` false the old accumulator is ignored.
+    fn mma(&mut self, a: Descriptor, b: Descriptor, accumulate: bool);
+}
+
+macro_rules! fp8_wgmma {
+    ($r:literal, $n:literal, $ss:ident) => {
+        impl Fp8Wgmma for Accumulator<$r> {
+            const N: u32 = $n;
+
+            #[inline(always)]
+            fn mma(&mut self, a: Descriptor, b: Descriptor, accumulate: bool) {
+                #[cfg(target_arch = "nvptx64")]
+                backend::$ss(&mut self.registers, a.bits(), b.bits(), accumulate);
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    let op = concat!("wgmma.m64n", $n, "k32.e4m3");
+                    let a = backend::OperandA::Shared(a.bits());
+                    let kind = backend::OperandKind::E4m3;
+                    let group =
+                        backend::wgmma(op, &mut self.registers, a, b.bits(), accumulate, kind);
+                    self.issued(group);
+                }
+            }
+        }
+    };
+}
+
+fp8_wgmma!(32, 64, wgmma_m64n64k32_e4m3_ss);
+fp8_wgmma!(64, 128, wgmma_m64n128k32_e4m3_ss);
+fp8_wgmma!(128, 256, wgmma_m64n256k32_e4m3_ss);
 
 /// `wgmma.fence.sync.aligned`: orders the warps' register accesses before the next `wgmma`.
 #[inline(always)]

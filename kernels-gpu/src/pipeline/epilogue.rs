@@ -263,6 +263,35 @@ pub unsafe fn store_direct_through_tma<H: Half>(
     }
 }
 
+/// As [`store_direct_through_tma`] for one accumulator of 64 rows × 128 columns (two boxes):
+/// a warpgroup that takes 64 rows of the tile (the block-scaled FP8 kernel).
+///
+/// # Safety
+/// As [`store_through_tma`].
+#[inline(always)]
+pub unsafe fn store_direct_64_through_tma<H: Half>(
+    args: &HalfGemmArgs<H>,
+    acc: &Accumulator<64>,
+    c_map: *const TensorMap,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+    staging: Staging,
+) {
+    let at = Subtile {
+        c_map,
+        row0,
+        col0,
+        thread,
+        staging,
+        direct: true,
+    };
+    unsafe {
+        store_direct_subtile::<H, 0>(args, acc, at);
+        store_direct_subtile::<H, 1>(args, acc, at);
+    }
+}
+
 /// Subtile `S`: rows `64·(S / 2)` (accumulator `acc`), columns `64·(S % 2)`.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]

@@ -68,6 +68,13 @@ impl<T: crate::device::Real> Problem for crate::gemm::GemmArgs<T> {
     }
 }
 
+impl Problem for crate::gemm::Fp8GemmArgs {
+    #[inline(always)]
+    fn mnk(&self) -> (u32, u32, u32) {
+        (self.m, self.n, self.k)
+    }
+}
+
 impl<H: crate::device::half::Half> Problem for crate::gemm::HalfGemmArgs<H> {
     #[inline(always)]
     fn mnk(&self) -> (u32, u32, u32) {
@@ -198,6 +205,32 @@ impl Consumer {
                 empty.arrive_cluster(lane);
             }
         }
+    }
+
+    /// The mainloop's handshakes with one `wgmma` group in flight (CUTLASS's `K_PIPE_MMAS =
+    /// 1`), for a kernel whose slice is one group: for each of `slices` slices, wait for its
+    /// stage, `issue(stage, slice)` its `wgmma`s (at the stage's shared address) between the
+    /// fence and the commit, then wait for the *previous* slice's group and give its stage
+    /// back while the tensor cores run this one. Returns once every group has retired and
+    /// every stage is released: the caller fences its accumulators and reads them.
+    #[inline(always)]
+    pub fn mainloop(&mut self, slices: u32, mut issue: impl FnMut(u32, u32)) {
+        let mut previous = self.ring.stage;
+        for slice in 0..slices {
+            self.wait_full();
+            let stage = crate::device::pool_address(self.stages.stage(self.ring.stage));
+            wgmma::fence();
+            issue(stage, slice);
+            wgmma::commit_group();
+            wgmma::wait_group::<1>();
+            if slice > 0 {
+                self.release(previous);
+            }
+            previous = self.ring.stage;
+            self.ring.advance();
+        }
+        wgmma::wait_group::<0>();
+        self.release(previous);
     }
 
     /// The ordering barrier of ping-pong consumer warpgroup `w`.

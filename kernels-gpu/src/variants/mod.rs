@@ -48,3 +48,8 @@ pub mod wgmma_pingpong;
 pub mod wgmma_split_k;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_tma_store;
+// -- tensor cores, chapter 4: FP8 on the same skeleton --
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_fp8;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_fp8_block;

@@ -470,6 +470,9 @@ pub enum OperandKind {
         a_mn_major: bool,
         b_mn_major: bool,
     },
+    /// e4m3 operands, k = 32 per instruction, both K-major (8-bit operands have no transpose
+    /// bits: an operand stored MN-major is read as if it were K-major, and the product is wrong).
+    E4m3,
 }
 
 impl OperandKind {
@@ -477,6 +480,7 @@ impl OperandKind {
         match self {
             OperandKind::Tf32 => 4,
             OperandKind::Half { .. } => 2,
+            OperandKind::E4m3 => 1,
         }
     }
 
@@ -484,12 +488,13 @@ impl OperandKind {
         match self {
             OperandKind::Tf32 => 8,
             OperandKind::Half { .. } => 16,
+            OperandKind::E4m3 => 32,
         }
     }
 
     fn mn_major(self) -> (bool, bool) {
         match self {
-            OperandKind::Tf32 => (false, false),
+            OperandKind::Tf32 | OperandKind::E4m3 => (false, false),
             OperandKind::Half {
                 a_mn_major,
                 b_mn_major,
@@ -506,6 +511,7 @@ impl OperandKind {
                 dtype: Dtype::Bf16, ..
             } => f32::from_bits(bits << 16) as f64,
             OperandKind::Half { .. } => half::f16::from_bits(bits as u16).to_f64(),
+            OperandKind::E4m3 => crate::device::fp8::E4m3(bits as u8).to_f32() as f64,
         }
     }
 }
@@ -519,7 +525,13 @@ pub enum OperandA {
     Registers { bits: [u32; 4], held_at: usize },
 }
 
-/// `wgmma.mma_async…m64n{N}k{8,16}.f32.{tf32,bf16,f16}` for the calling lane: `d` holds its N/2
+/// How an FP8 `wgmma` adds its 32 products to an accumulator `c`. The PTX ISA leaves it
+/// unspecified; what the H100 does is in `docs/hopper-isa-notes.md`, with the probe that found it.
+fn fp8_accumulate(c: f32, products: impl Iterator<Item = f64>) -> f32 {
+    (c as f64 + products.sum::<f64>()) as f32
+}
+
+/// `wgmma.mma_async…m64n{N}k{8,16,32}.f32.{tf32,bf16,f16,e4m3}` for the calling lane: `d` holds its N/2
 /// accumulators; returns the group the operation belongs to.
 pub fn wgmma(
     op: &'static str,
@@ -604,7 +616,7 @@ pub fn wgmma(
         word[..bytes as usize].copy_from_slice(&pool[at as usize..(at + bytes) as usize]);
         kind.value(u32::from_le_bytes(word))
     };
-    let mut rows = [[0f64; 16]; 2];
+    let mut rows = [[0f64; 32]; 2];
     for (h, row) in rows.iter_mut().enumerate() {
         let r = g + 8 * h;
         for (kk, value) in row.iter_mut().enumerate().take(k) {
@@ -622,11 +634,12 @@ pub fn wgmma(
         let i = i as u32;
         let row = &rows[((i >> 1) & 1) as usize];
         let col = 8 * (i >> 2) + 2 * t as u32 + (i & 1);
-        let dot: f64 = (0..k)
-            .map(|q| row[q] * read(b_address(col, q as u32)))
-            .sum();
-        let c = if scale_d { *value as f64 } else { 0.0 };
-        *value = (c + dot) as f32;
+        let products = (0..k).map(|q| row[q] * read(b_address(col, q as u32)));
+        let c = if scale_d { *value } else { 0.0 };
+        *value = match kind {
+            OperandKind::E4m3 => fp8_accumulate(c, products),
+            _ => (c as f64 + products.sum::<f64>()) as f32,
+        };
     }
     ctx.wgmma_group()
 }

@@ -265,20 +265,48 @@ macro_rules! wgmma_half {
     };
 }
 
+/// The FP8 `wgmma` of one shape: `m64n{N}k32.f32.e4m3.e4m3`, A and B from shared memory, both
+/// K-major (8-bit operands have no transpose bits). N/2 accumulator registers.
+macro_rules! wgmma_fp8 {
+    ($n:literal, $ty:literal, $ss:ident, [$first:literal $(, $i:literal)* $(,)?]) => {
+        /// `wgmma.mma_async.sync.aligned.m64nNk32.f32.T.T d, a-desc, b-desc, p, 1, 1`.
+        #[inline(always)]
+        pub fn $ss(d: &mut [f32; $n / 2], a: u64, b: u64, scale_d: bool) {
+            unsafe {
+                asm!(
+                    "{{",
+                    ".reg .pred p;",
+                    "setp.ne.b32 p, {scale}, 0;",
+                    concat!(
+                        "wgmma.mma_async.sync.aligned.m64n", $n, "k32.f32.", $ty, ".", $ty, " {{{", $first, "}"
+                        $(, ", {", $i, "}")*, "}}, {a}, {b}, p, 1, 1;"
+                    ),
+                    "}}",
+                    inout(reg32) d[$first] $(, inout(reg32) d[$i])*,
+                    a = in(reg64) a, b = in(reg64) b, scale = in(reg32) scale_d as u32,
+                    options(nostack)
+                )
+            }
+        }
+    };
+}
+
+/// One `wgmma` macro (`wgmma_half`, `wgmma_fp8`) at N = 64, 128 and 256: the register lists
+/// are written once.
 #[rustfmt::skip]
-macro_rules! wgmma_half_shapes {
-    ($ty:literal, $n64:ident, $n128:ident, $n256:ident) => {
-        wgmma_half!(64, $ty, $n64, [
+macro_rules! wgmma_shapes {
+    ($wgmma:ident, $ty:literal, $n64:ident, $n128:ident, $n256:ident) => {
+        $wgmma!(64, $ty, $n64, [
             0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
             16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
         ]);
-        wgmma_half!(128, $ty, $n128, [
+        $wgmma!(128, $ty, $n128, [
             0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
             16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
             32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
             48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63,
         ]);
-        wgmma_half!(256, $ty, $n256, [
+        $wgmma!(256, $ty, $n256, [
             0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
             16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
             32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47,
@@ -291,17 +319,26 @@ macro_rules! wgmma_half_shapes {
     };
 }
 
-wgmma_half_shapes!(
+wgmma_shapes!(
+    wgmma_half,
     "bf16",
     wgmma_m64n64k16_bf16_ss,
     wgmma_m64n128k16_bf16_ss,
     wgmma_m64n256k16_bf16_ss
 );
-wgmma_half_shapes!(
+wgmma_shapes!(
+    wgmma_half,
     "f16",
     wgmma_m64n64k16_f16_ss,
     wgmma_m64n128k16_f16_ss,
     wgmma_m64n256k16_f16_ss
+);
+wgmma_shapes!(
+    wgmma_fp8,
+    "e4m3",
+    wgmma_m64n64k32_e4m3_ss,
+    wgmma_m64n128k32_e4m3_ss,
+    wgmma_m64n256k32_e4m3_ss
 );
 
 // -- clusters --

@@ -1,0 +1,160 @@
+//! `wgmma-fp8`: e4m3 A and B, one scale per tensor, f32 accumulation, bf16 C: the GEMM of FP8
+//! training and serving, at twice the 16-bit tensor-core rate.
+//!
+//! Source: none of the documents (cuBLASLt's FP8 matmul on Hopper; DeepSeek-V3's report and
+//! DeepGEMM for the block-scaled step after this one). Changed from chapter 3's
+//! `wgmma-tma-store:4`/`:5` ([`super::wgmma_tma_store`], the orientation `C = A·B`):
+//!
+//! - **The layout is "TN".** An 8-bit `wgmma` has no transpose bits: both operands must be
+//!   K-major in shared memory ([`Fp8Wgmma`]). So A is stored k×m (op(A) = Aᵀ, `lda ≥ k`) and
+//!   B k×n, as cuBLASLt requires of FP8 on Hopper; the host's `--transa t` says so. Each TMA box
+//!   of A is now 64 rows of m × 128 bytes of k, K-major like B's 128 n × 128 k: a 128-byte
+//!   swizzled row holds 128 values of k, so a slice is 128 deep, and a stage (A's 256 × 128 and
+//!   B's 128 × 128, 48 KiB) is exactly the 16-bit kernel's: four stages, 192 KiB.
+//! - **`wgmma.m64n128k32.f32.e4m3.e4m3`**: each consumer warpgroup takes 128 rows of the
+//!   tile, two `wgmma`s per 32 of k, four k-steps per slice, eight `wgmma`s in a group. Both
+//!   descriptors are K-major with the 128-byte swizzle (8 rows 128 bytes apart, the next 8 at
+//!   SBO = 1024) and a k-step moves both 32 bytes along the row: the arithmetic of the bf16
+//!   B operand, now for A as well.
+//! - **The scales go into alpha.** With one scale per tensor, `Σ (sa·a)(sb·b) = sa·sb·Σ a·b`:
+//!   the epilogue multiplies by `alpha·sa·sb` (read from device memory, where a training step
+//!   computes them, as cuBLASLt's `A_SCALE_POINTER`) and rounds `alpha'·acc + beta·C` to bf16
+//!   once, through chapter 3's TMA-store epilogue, unchanged.
+//! - **The accumulation is not f32's.** The tensor cores add each `wgmma`'s 32 products into the
+//!   accumulator with fewer bits than an f32 addition (`docs/hopper-isa-notes.md`, measured);
+//!   at large k the error grows, which is what the block-scaled kernel's promotion addresses.
+//!
+//! The handshakes of the mainloop are the skeleton's ([`Consumer::mainloop`]); the roles,
+//! the ring, the tile order and the epilogue are chapter 3's.
+use super::wgmma_16bit::{Config, A_BOX_M};
+use crate::device::cluster;
+use crate::device::pool_address;
+use crate::device::tma::{self, Swizzle, TensorMap};
+use crate::device::wgmma::{Accumulator, Descriptor, Fp8Wgmma, Registers};
+use crate::gemm::{Fp8GemmArgs, Geometry};
+use crate::pipeline::{self, Consumer, Kernel, Stages, Work};
+use core::marker::PhantomData;
+
+/// Rows of m per tile: two consumer warpgroups of 128.
+pub const BM: u32 = 256;
+/// Columns of n per tile: the `wgmma`'s N.
+pub const BN: u32 = 128;
+/// k per slice: 128 one-byte values, one 128-byte swizzled row.
+pub const BK: u32 = 128;
+/// Bytes of one TMA box of A: 64 rows of m × 128 of k.
+pub const A_BOX_BYTES: u32 = A_BOX_M * BK;
+const A_BYTES: u32 = BM * BK;
+/// The `wgmma`'s k.
+const K_STEP: u32 = 32;
+
+/// The kernel for configuration `C` of chapter 3 (its stages, its cluster along n, its
+/// epilogue: a `TmaStore<…, false, true>`).
+#[derive(Clone, Copy, Default)]
+pub struct WgmmaFp8<C>(PhantomData<C>);
+
+/// The launch geometry: one block per tile, in whole clusters (the host caps the grid at one
+/// block per multiprocessor).
+pub fn geometry<C: Config>(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geometry {
+    let units = m.div_ceil(BM) * n.div_ceil(BN * C::CLUSTER_N);
+    Geometry {
+        grid: (units * C::CLUSTER_N, 1),
+        block: (WgmmaFp8::<C>::THREADS, 1),
+        shared_bytes: WgmmaFp8::<C>::POOL_BYTES,
+    }
+}
+
+impl<C: Config> Kernel for WgmmaFp8<C> {
+    type Args = Fp8GemmArgs;
+    const BM: u32 = BM;
+    const BN: u32 = BN;
+    const BK: u32 = BK;
+    const STAGES: u32 = C::STAGES;
+    const STAGE_BYTES: u32 = (BM + BN) * BK;
+    const LOADED_BYTES: u32 = Self::STAGE_BYTES;
+    const RASTER_GROUP: u32 = C::RASTER;
+    const CLUSTER: (u32, u32) = (1, C::CLUSTER_N);
+    const EXTRA_BYTES: u32 = C::EXTRA_BYTES;
+
+    /// A's four boxes of 64 rows (in a cluster, this block's share of them, multicast to every
+    /// block: they share the tile's rows), then B's one box. A's tensor map is k × m: the first
+    /// coordinate is k.
+    #[inline(always)]
+    unsafe fn load(
+        self,
+        maps: *const TensorMap,
+        stages: Stages,
+        s: u32,
+        tile: (u32, u32),
+        slice: u32,
+    ) {
+        let (a_map, b_map) = (maps, maps.wrapping_add(1));
+        let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
+        let k0 = (slice * BK) as i32;
+        let share = BM / A_BOX_M / C::CLUSTER_N;
+        let first = cluster::rank() * share;
+        for j in first..first + share {
+            let (at, m) = (stage + j * A_BOX_BYTES, (tile.0 * BM + j * A_BOX_M) as i32);
+            unsafe {
+                if C::CLUSTER_N == 1 {
+                    tma::load_box(a_map, at, k0, m, full)
+                } else {
+                    let everyone = ((1u32 << C::CLUSTER_N) - 1) as u16;
+                    tma::load_box_multicast(a_map, at, k0, m, full, everyone)
+                }
+            };
+        }
+        unsafe { tma::load_box(b_map, stage + A_BYTES, k0, (tile.1 * BN) as i32, full) };
+    }
+
+    // ANCHOR: core_loop
+    #[inline(always)]
+    unsafe fn consume(
+        self,
+        args: Fp8GemmArgs,
+        maps: *const TensorMap,
+        c: &mut Consumer,
+        work: Work,
+    ) {
+        let mut upper = Accumulator::<64>::zero();
+        let mut lower = Accumulator::<64>::zero();
+        let rows = 128 * c.warpgroup;
+        c.mainloop(work.slices, |stage, slice| {
+            // This warpgroup's 128 rows of A, 64 per `wgmma`; B's 128 columns. All K-major.
+            let a_upper = Descriptor::k_major(stage + rows * BK, Swizzle::B128, 16, 1024);
+            let a_lower = a_upper.advanced(64 * BK);
+            let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
+            for step in 0..BK / K_STEP {
+                let accumulate = !(slice == 0 && step == 0);
+                let (a_upper, a_lower) = (a_upper.advanced(32 * step), a_lower.advanced(32 * step));
+                let b = b.advanced(32 * step);
+                Fp8Wgmma::mma(&mut upper, a_upper, b, accumulate);
+                Fp8Wgmma::mma(&mut lower, a_lower, b, accumulate);
+            }
+        });
+        upper.fence_registers();
+        lower.fence_registers();
+        // One scale per tensor: Σ (sa·a)(sb·b) = sa·sb·Σ a·b.
+        let scale = unsafe { args.scale_a.load(0) * args.scale_b.load(0) };
+        let output = args.output(args.alpha * scale);
+        let at = (work.tile.0 * BM + rows, work.tile.1 * BN, work.split);
+        unsafe { C::store_direct(&output, maps, [&upper, &lower], at, c) };
+    }
+    // ANCHOR_END: core_loop
+
+    #[inline(always)]
+    fn drain(self, consumer: &Consumer) {
+        C::drain(consumer)
+    }
+}
+
+/// The entry point's body.
+///
+/// # Safety
+/// As [`pipeline::run`]: `maps` points to A's, B's and C's tensor maps (A k × m in boxes of
+/// 128 k × 64 m, B k × n in boxes of 128 k × 128 n, both e4m3 with the 128-byte swizzle; C's
+/// bf16 boxes of 64 m × 64 n), the launch has [`geometry`]'s block and pool and at most one
+/// block per multiprocessor.
+#[inline(always)]
+pub unsafe fn gemm<C: Config>(args: Fp8GemmArgs, maps: *const TensorMap) {
+    unsafe { pipeline::run(WgmmaFp8::<C>(PhantomData), args, maps) }
+}

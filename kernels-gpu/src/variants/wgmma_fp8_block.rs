@@ -1,0 +1,177 @@
+//! `wgmma-fp8-block`: e4m3 with one scale per 1×128 of A and per 128×128 of B, and the
+//! tensor cores' partial sums promoted into f32 every 128 of k — DeepSeek-V3's FP8 GEMM.
+//!
+//! Source: none of the documents (DeepSeek-V3's technical report, §3.3 "fine-grained
+//! quantization" and "increasing accumulation precision"; DeepGEMM). Changed from
+//! [`super::wgmma_fp8`]:
+//!
+//! - **Why block scales.** One scale per tensor is set by the tensor's largest value: a few
+//!   rows 1000× larger than the rest (activations have such outliers) push every other value
+//!   down towards e4m3's subnormals, where 3 bits of mantissa become 2, 1, 0. With a scale per
+//!   128 values of a row of A and per 128 × 128 block of B, each block uses e4m3's whole range.
+//! - **Why promotion.** The scales change every 128 of k, so they cannot wait for the
+//!   epilogue: each slice (128 of k, one scale block) is a fresh `wgmma` sum (`accumulate` false
+//!   on its first k-step), and the consumer adds it into f32 registers scaled by its two
+//!   scales, `total += (sa_row · sb) · partial` (one FMA per register). The same step fixes
+//!   the second weakness of per-tensor FP8: the tensor cores' FP8 accumulation keeps fewer bits
+//!   than f32 (`docs/hopper-isa-notes.md`), and it now runs over 128 values of k, not all of k.
+//! - **The tile is 128 × 128.** A warpgroup holds a partial sum and a total, `m64n128`: 64 + 64
+//!   registers per thread (two `m64n256` accumulators would be 256, more than a thread may have).
+//!   Each consumer warpgroup takes 64 rows; a stage is A's 128 × 128 and B's 128 × 128, 32 KiB.
+//! - **The overlap.** After its slice's `wgmma`s are issued a warpgroup loads the slice's
+//!   scales (they arrive while the tensor cores work), waits for its group, releases the stage
+//!   and promotes. While it promotes, the other consumer warpgroup's `wgmma`s keep the tensor
+//!   cores busy: the two warpgroups drift half a slice apart (DeepGEMM's schedule).
+//!
+//! Scales past m read as zero (the rows the TMA engine zero-filled); k need not be a multiple of
+//! 128: the last block's missing values are zeros in both operands.
+use super::wgmma_16bit::A_BOX_M;
+use super::wgmma_fp8::A_BOX_BYTES;
+use crate::device::pool_address;
+use crate::device::store;
+use crate::device::tma::{self, Swizzle, TensorMap};
+use crate::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
+use crate::device::Real;
+use crate::gemm::{Fp8GemmArgs, Geometry};
+use crate::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
+use crate::pipeline::{self, Consumer, Kernel, Stages, Work};
+
+/// Rows of m per tile: two consumer warpgroups of 64.
+pub const BM: u32 = 128;
+/// Columns of n per tile: one block of B's scales.
+pub const BN: u32 = 128;
+/// k per slice: one block of scales, one 128-byte swizzled row.
+pub const BK: u32 = 128;
+const A_BYTES: u32 = BM * BK;
+/// The `wgmma`'s k.
+const K_STEP: u32 = 32;
+/// Staging buffers per consumer warpgroup (the TMA-store epilogue of chapter 3).
+const BUFFERS: u32 = 2;
+
+/// The kernel, with `STAGES` stages.
+#[derive(Clone, Copy, Default)]
+pub struct WgmmaFp8Block<const STAGES: u32>;
+
+/// The launch geometry: one block per tile (the host caps the grid at one block per
+/// multiprocessor).
+pub fn geometry<const STAGES: u32>(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geometry {
+    Geometry {
+        grid: (m.div_ceil(BM) * n.div_ceil(BN), 1),
+        block: (WgmmaFp8Block::<STAGES>::THREADS, 1),
+        shared_bytes: WgmmaFp8Block::<STAGES>::POOL_BYTES,
+    }
+}
+
+impl<const STAGES: u32> Kernel for WgmmaFp8Block<STAGES> {
+    type Args = Fp8GemmArgs;
+    const BM: u32 = BM;
+    const BN: u32 = BN;
+    const BK: u32 = BK;
+    const STAGES: u32 = STAGES;
+    const STAGE_BYTES: u32 = (BM + BN) * BK;
+    const LOADED_BYTES: u32 = Self::STAGE_BYTES;
+    const EXTRA_BYTES: u32 = 2 * BUFFERS * STAGING_BOX_BYTES;
+
+    #[inline(always)]
+    unsafe fn load(
+        self,
+        maps: *const TensorMap,
+        stages: Stages,
+        s: u32,
+        tile: (u32, u32),
+        slice: u32,
+    ) {
+        let (a_map, b_map) = (maps, maps.wrapping_add(1));
+        let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
+        let k0 = (slice * BK) as i32;
+        for j in 0..BM / A_BOX_M {
+            let m = (tile.0 * BM + j * A_BOX_M) as i32;
+            unsafe { tma::load_box(a_map, stage + j * A_BOX_BYTES, k0, m, full) };
+        }
+        unsafe { tma::load_box(b_map, stage + A_BYTES, k0, (tile.1 * BN) as i32, full) };
+    }
+
+    // ANCHOR: core_loop
+    // The promotion indexes the registers with its counter: unrolled, each index is a constant.
+    #[allow(clippy::needless_range_loop)]
+    #[inline(always)]
+    unsafe fn consume(
+        self,
+        args: Fp8GemmArgs,
+        maps: *const TensorMap,
+        c: &mut Consumer,
+        work: Work,
+    ) {
+        let rows = 64 * c.warpgroup;
+        // This thread's two rows of op(A) (accumulator rows g and g + 8 of its warp's 16).
+        let (warp, lane) = (c.thread / 32, c.thread % 32);
+        let top = work.tile.0 * BM + rows + 16 * warp + lane / 4;
+        let k_blocks = args.k.div_ceil(BK);
+        let scale_a = |row: u32, block: u32| {
+            if row < args.m {
+                unsafe { args.scale_a.load((row + block * args.m) as usize) }
+            } else {
+                0.0
+            }
+        };
+        let mut total = [0f32; 64];
+        for slice in 0..work.slices {
+            c.wait_full();
+            let stage = pool_address(c.stages.stage(c.ring.stage));
+            let a = Descriptor::k_major(stage + rows * BK, Swizzle::B128, 16, 1024);
+            let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
+            let mut partial = Accumulator::<64>::zero();
+            wgmma::fence();
+            for step in 0..BK / K_STEP {
+                let (a, b) = (a.advanced(32 * step), b.advanced(32 * step));
+                Fp8Wgmma::mma(&mut partial, a, b, step != 0);
+            }
+            wgmma::commit_group();
+            // The slice's scales, on their way while the tensor cores work.
+            let sb = unsafe { args.scale_b.load((work.tile.1 * k_blocks + slice) as usize) };
+            let scales = [scale_a(top, slice) * sb, scale_a(top + 8, slice) * sb];
+            wgmma::wait_group::<0>();
+            partial.fence_registers();
+            c.release(c.ring.stage);
+            c.ring.advance();
+            let partial = partial.get();
+            for i in 0..64 {
+                total[i] = partial[i].fma(scales[(i >> 1) & 1], total[i]);
+            }
+        }
+        let staging = Staging {
+            first: pool_address(c.stages.extra()) + c.warpgroup * BUFFERS * STAGING_BOX_BYTES,
+            buffers: BUFFERS,
+            barrier: 1 + c.warpgroup,
+        };
+        let (row0, col0) = (work.tile.0 * BM + rows, work.tile.1 * BN);
+        let (output, total) = (args.output(args.alpha), Accumulator::from_registers(total));
+        let c_map = maps.wrapping_add(2);
+        unsafe {
+            epilogue::store_direct_64_through_tma(
+                &output, &total, c_map, row0, col0, c.thread, staging,
+            )
+        };
+    }
+    // ANCHOR_END: core_loop
+
+    /// The last stores must have read their buffers before the block leaves.
+    #[inline(always)]
+    fn drain(self, consumer: &Consumer) {
+        if consumer.thread == 0 {
+            store::wait_read::<0>();
+        }
+    }
+}
+
+/// The entry point's body.
+///
+/// # Safety
+/// As [`pipeline::run`]: `maps` points to A's, B's and C's tensor maps (A k × m in boxes of
+/// 128 k × 64 m, B k × n in boxes of 128 k × 128 n, e4m3 with the 128-byte swizzle; C's bf16
+/// boxes of 64 m × 64 n), `args`' scales are laid out as [`Fp8GemmArgs`] says, and the launch
+/// has [`geometry`]'s block and pool and at most one block per multiprocessor.
+#[inline(always)]
+pub unsafe fn gemm<const STAGES: u32>(args: Fp8GemmArgs, maps: *const TensorMap) {
+    unsafe { pipeline::run(WgmmaFp8Block::<STAGES>, args, maps) }
+}
