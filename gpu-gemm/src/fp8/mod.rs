@@ -12,3 +12,4 @@
 //! The modules: [`e4m3`], the conversion; [`quantize`], the operands, their scales and
 //! their dequantised values; [`reference`], the f64 reference and the check.
 pub mod e4m3;
+pub mod quantize;
