@@ -13,3 +13,4 @@
 //! their dequantised values; [`reference`], the f64 reference and the check.
 pub mod e4m3;
 pub mod quantize;
+pub mod reference;
