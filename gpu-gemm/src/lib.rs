@@ -19,6 +19,7 @@ pub mod auto;
 pub mod cpu;
 pub mod cuda_driver;
 pub mod emulator;
+pub mod fp8;
 pub mod gpu;
 pub mod launch;
 pub mod problem;
