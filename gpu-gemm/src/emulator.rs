@@ -1,7 +1,7 @@
 //! The emulator backend: the same entry point, grid, block and shared size as the GPU, run by
 //! `kernels_gpu::emu` on the CPU over host buffers. Times are wall-clock CPU time: they say
 //! how long the emulation took, nothing about GPU performance.
-use crate::launch::Launch;
+use crate::launch::{Fp8Operands, Launch};
 use crate::problem::{EmulatedBody, Inputs, Problem, Scalar};
 use crate::progress::{dims, Step};
 use crate::timing::{Measured, Timing};
@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail, Result};
 use kernels_gpu::device::tma::TensorMap;
 use kernels_gpu::emu::{self, Buffer, LaunchShape};
 use kernels_gpu::gemm::Geometry;
-use kernels_gpu::registry::TmaOperands;
+use kernels_gpu::registry::{Shape, TmaOperands};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -61,7 +61,7 @@ pub fn launch_on<T: Scalar>(
     }
     let cluster = tma.map_or(1, |t| t.cluster);
     let maps = match tma {
-        Some(t) => Some(tensor_maps(t, p, a, b, c)?),
+        Some(t) => Some(tensor_maps(t, &p.shape, (a, b, c))?),
         None => None,
     };
     match reduce {
@@ -187,16 +187,14 @@ pub const EMULATED_MULTIPROCESSORS: u32 = 3;
 
 /// A's and B's tensor maps for the emulator, then C's for a kernel that stores C with the TMA
 /// engine (`c_box`), in one buffer (the kernel reads them from "global memory", as on the GPU).
-fn tensor_maps<T>(
+fn tensor_maps<T, C>(
     tma: &TmaOperands,
-    p: &Problem,
-    a: &[T],
-    b: &[T],
-    c: &[T],
+    shape: &Shape,
+    (a, b, c): (&[T], &[T], &[C]),
 ) -> Result<Vec<TensorMap>> {
     let bytes = size_of::<T>() as u32;
-    let [a_spec, b_spec] = tma.specs(&p.shape, bytes, a.as_ptr() as u64, b.as_ptr() as u64);
-    let c_spec = tma.c_spec(&p.shape, bytes, c.as_ptr() as u64);
+    let [a_spec, b_spec] = tma.specs(shape, bytes, a.as_ptr() as u64, b.as_ptr() as u64);
+    let c_spec = tma.c_spec(shape, size_of::<C>() as u32, c.as_ptr() as u64);
     [Some(a_spec), Some(b_spec), c_spec]
         .into_iter()
         .zip(["A", "B", "C"])
@@ -292,6 +290,100 @@ fn emulate<T: Scalar>(
     };
     emu::launch(entry, shape, &buffers, &kernel)?;
     Ok(())
+}
+
+/// One launch of an FP8 kernel over `ops` into `c` (C on entry, D on return).
+pub fn launch_fp8(
+    launch: &Launch,
+    shape: &Shape,
+    (alpha, beta): (f32, f32),
+    ops: &Fp8Operands<'_>,
+    c: &mut [half::bf16],
+) -> Result<()> {
+    use kernels_gpu::device::half::{Bf16, GlobalHalfMut};
+    use kernels_gpu::device::Global;
+    use kernels_gpu::entry::KernelBody;
+    use kernels_gpu::gemm::Fp8GemmArgs;
+    let Launch::Kernel {
+        entry,
+        geometry,
+        tma: Some(tma),
+        ..
+    } = launch
+    else {
+        bail!("{} is not an FP8 kernel (cuBLASLt runs only on a GPU)", launch.name());
+    };
+    let Some(KernelBody::E4m3TensorMaps(body)) = kernels_gpu::entry::find(entry) else {
+        bail!("entry point `{entry}` is not an FP8 kernel of the kernel table");
+    };
+    let maps = tensor_maps(tma, shape, (ops.a, ops.b, &c[..]))?;
+    let buffers = [
+        buffer("A", ops.a),
+        buffer("B", ops.b),
+        buffer("A's scales", ops.scale_a),
+        buffer("B's scales", ops.scale_b),
+        buffer("C", c),
+        buffer("tensor maps", &maps),
+    ];
+    let args = Fp8GemmArgs {
+        m: shape.m,
+        n: shape.n,
+        k: shape.k,
+        alpha,
+        a: ops.a.as_ptr().cast(),
+        lda: shape.lda,
+        b: ops.b.as_ptr().cast(),
+        ldb: shape.ldb,
+        beta,
+        c: GlobalHalfMut::new(c.as_mut_ptr().cast::<Bf16>()),
+        ldc: shape.ldc,
+        scale_a: Global::new(ops.scale_a.as_ptr()),
+        scale_b: Global::new(ops.scale_b.as_ptr()),
+    };
+    // The kernel runs on several worker threads; the arguments travel as addresses.
+    let (args_at, maps_at) = (&args as *const Fp8GemmArgs as usize, maps.as_ptr() as usize);
+    let mut g = *geometry;
+    g.grid = tma.grid(g, EMULATED_MULTIPROCESSORS);
+    let shape = LaunchShape {
+        grid: g.grid,
+        block: g.block,
+        shared_bytes: g.shared_bytes,
+        cluster: (tma.cluster, 1),
+    };
+    emu::launch(entry, shape, &buffers, &move || unsafe {
+        body(*(args_at as *const Fp8GemmArgs), maps_at as *const TensorMap)
+    })?;
+    Ok(())
+}
+
+/// The timing protocol of [`run`] for an FP8 kernel: timed launches, then one on `ops.c`.
+pub fn run_fp8(
+    launch: &Launch,
+    shape: &Shape,
+    scalars: (f32, f32),
+    ops: &Fp8Operands<'_>,
+    timing: Timing,
+) -> Result<Measured<half::bf16>> {
+    let mut c = ops.c.to_vec();
+    let mut times_ms = Vec::with_capacity(timing.iters);
+    for _ in 0..timing.warmup {
+        launch_fp8(launch, shape, scalars, ops, &mut c)?;
+    }
+    while timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
+        let start = Instant::now();
+        launch_fp8(launch, shape, scalars, ops, &mut c)?;
+        times_ms.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    let uploaded_c = ops.c.to_vec();
+    let mut result = uploaded_c.clone();
+    if timing.check {
+        launch_fp8(launch, shape, scalars, ops, &mut result)?;
+    }
+    Ok(Measured {
+        times_ms,
+        uploaded_c,
+        result,
+    })
 }
 
 /// m·n·k times launches from which [`run`] shows its progress: 2²⁶ is 512³ once, or 256³ four

@@ -1,5 +1,5 @@
 //! The GPU backend: `cust` on device 0 (its primary context), the embedded PTX, CUDA events.
-use crate::launch::{Launch, Reduce};
+use crate::launch::{Fp8Operands, Fp8Pointers, Launch, Reduce};
 use crate::problem::{Inputs, Problem, Scalar};
 use crate::registry::CublasMath;
 use crate::timing::{Measured, Timing};
@@ -15,7 +15,7 @@ use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
 use kernels_gpu::gemm::Dtype;
-use kernels_gpu::registry::{Target, TmaOperands};
+use kernels_gpu::registry::{Shape, Target, TmaOperands};
 
 /// The GPU backend: one device's context (made by [`Gpu::open`] or the caller's), its PTX
 /// modules, one stream for every launch, and cuBLAS handles made on first use.
@@ -405,11 +405,13 @@ impl Gpu {
     }
 
     /// A's and B's tensor maps for a TMA kernel, then C's for one that stores C with the TMA
-    /// engine (`c_box`), encoded by the driver, in a device buffer.
+    /// engine (`c_box`), encoded by the driver, in a device buffer. A and B hold `dtype`, C
+    /// its [`Dtype::output`] (bf16 for FP8).
     fn tensor_maps(
         &self,
         tma: &TmaOperands,
-        p: &Problem,
+        shape: &Shape,
+        dtype: Dtype,
         (a, b, c): (u64, u64, u64),
     ) -> Result<DeviceBuffer<u64>> {
         use cudarc::driver::sys::{
@@ -417,15 +419,16 @@ impl Gpu {
             CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
             CUtensorMapSwizzle,
         };
-        let bytes = p.dtype.bytes();
-        let [a_spec, b_spec] = tma.specs(&p.shape, bytes, a, b);
-        let specs: Vec<_> = [Some(a_spec), Some(b_spec), tma.c_spec(&p.shape, bytes, c)]
+        let [a_spec, b_spec] = tma.specs(shape, dtype.bytes(), a, b);
+        let c_spec = tma.c_spec(shape, dtype.output().bytes(), c);
+        let specs: Vec<_> = [Some(a_spec), Some(b_spec), c_spec]
             .into_iter()
+            .zip([dtype, dtype, dtype.output()])
             .zip(["A", "B", "C"])
-            .filter_map(|(spec, name)| spec.map(|s| (s, name)))
+            .filter_map(|((spec, dtype), name)| spec.map(|s| (s, dtype, name)))
             .collect();
         let mut maps = vec![TensorMap { opaque: [0; 16] }; specs.len()];
-        for (map, (spec, name)) in maps.iter_mut().zip(&specs) {
+        for (map, (spec, dtype, name)) in maps.iter_mut().zip(&specs) {
             spec.validate()
                 .map_err(|e| anyhow!("{name}'s tensor map: {e}"))?;
             let swizzle = match spec.swizzle {
@@ -436,7 +439,7 @@ impl Gpu {
             };
             // By the dtype, not the element size: bf16 and f16 are both 2 bytes, and the TMA
             // engine needs the type (for the out-of-bounds fill, and its checks).
-            let data_type = match p.dtype {
+            let data_type = match dtype {
                 Dtype::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
                 Dtype::F64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
                 Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
@@ -548,7 +551,7 @@ impl Gpu {
             _ => None,
         };
         let maps = match &tma {
-            Some(t) => Some(self.tensor_maps(t, p, (a, b, c))?),
+            Some(t) => Some(self.tensor_maps(t, &p.shape, p.dtype, (a, b, c))?),
             None => None,
         };
         // A persistent grid has one block per multiprocessor, or with clusters as many as can
@@ -601,24 +604,7 @@ impl Gpu {
         let prepared = self.prepare(launch, p, operands)?;
         let stream = &self.stream;
         let name = launch.name();
-        let (start, stop) = (
-            Event::new(EventFlags::DEFAULT)?,
-            Event::new(EventFlags::DEFAULT)?,
-        );
-        let mut times_ms: Vec<f64> = Vec::with_capacity(timing.iters);
-        let mut warmups = 0;
-        while warmups < timing.warmup || timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
-            start.record(stream)?;
-            prepared.enqueue::<T>()?;
-            stop.record(stream)?;
-            stop.synchronize()
-                .with_context(|| format!("{name} failed on the device"))?;
-            if warmups < timing.warmup {
-                warmups += 1;
-            } else {
-                times_ms.push(stop.elapsed_time_f32(&start)? as f64);
-            }
-        }
+        let times_ms = self.time(name, timing, &|| prepared.enqueue::<T>())?;
         let uploaded_c = inputs.c_for_checked_run(p.beta);
         let mut result = uploaded_c.clone();
         if timing.check {
@@ -633,6 +619,134 @@ impl Gpu {
             times_ms,
             uploaded_c,
             result,
+        })
+    }
+}
+
+impl Gpu {
+    /// The timing protocol's launches: `timing.warmup` untimed, then timed ones (CUDA events
+    /// around each `enqueue`) while [`Timing::wants_more`].
+    fn time(&self, name: &str, timing: Timing, enqueue: &dyn Fn() -> Result<()>) -> Result<Vec<f64>> {
+        let stream = &self.stream;
+        let (start, stop) = (
+            Event::new(EventFlags::DEFAULT)?,
+            Event::new(EventFlags::DEFAULT)?,
+        );
+        let mut times_ms: Vec<f64> = Vec::with_capacity(timing.iters);
+        let mut warmups = 0;
+        while warmups < timing.warmup || timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
+            start.record(stream)?;
+            enqueue()?;
+            stop.record(stream)?;
+            stop.synchronize()
+                .with_context(|| format!("{name} failed on the device"))?;
+            if warmups < timing.warmup {
+                warmups += 1;
+            } else {
+                times_ms.push(stop.elapsed_time_f32(&start)? as f64);
+            }
+        }
+        Ok(times_ms)
+    }
+
+    /// An FP8 GEMM (`shape` in the "TN" layout of [`Fp8Operands`]) on device copies of `ops`:
+    /// `enqueue`, given where they lie, is timed as [`Gpu::run`] times a kernel, then run once
+    /// more on `ops.c` for the check. The kernels' enqueue is [`Gpu::fp8_kernel`]'s; cuBLASLt's
+    /// is the yardstick's.
+    pub fn run_fp8(
+        &self,
+        name: &str,
+        shape: &Shape,
+        ops: &Fp8Operands<'_>,
+        timing: Timing,
+        enqueue: &dyn Fn(&Fp8Pointers) -> Result<()>,
+    ) -> Result<Measured<half::bf16>> {
+        let upload_error = |what: &str, e: CudaError| {
+            anyhow!(
+                "cannot allocate {what} of {}×{}×{} e4m3 on the device: {e}",
+                shape.m,
+                shape.n,
+                shape.k
+            )
+        };
+        let a = DeviceBuffer::from_slice(ops.a).map_err(|e| upload_error("A", e))?;
+        let b = DeviceBuffer::from_slice(ops.b).map_err(|e| upload_error("B", e))?;
+        let scale_a = DeviceBuffer::from_slice(ops.scale_a).map_err(|e| upload_error("A's scales", e))?;
+        let scale_b = DeviceBuffer::from_slice(ops.scale_b).map_err(|e| upload_error("B's scales", e))?;
+        let mut c = DeviceBuffer::from_slice(half::bf16::as_bits(ops.c))
+            .map_err(|e| upload_error("C", e))?;
+        let pointers = Fp8Pointers {
+            a: a.as_device_ptr().as_raw(),
+            b: b.as_device_ptr().as_raw(),
+            scale_a: scale_a.as_device_ptr().as_raw(),
+            scale_b: scale_b.as_device_ptr().as_raw(),
+            c: c.as_device_ptr().as_raw(),
+        };
+        let times_ms = self.time(name, timing, &|| enqueue(&pointers))?;
+        let uploaded_c = ops.c.to_vec();
+        let mut result = uploaded_c.clone();
+        if timing.check {
+            c.copy_from(half::bf16::as_bits(ops.c))?;
+            enqueue(&pointers)?;
+            self.stream
+                .synchronize()
+                .with_context(|| format!("{name} failed on the device"))?;
+            c.copy_to(half::bf16::as_bits_mut(&mut result))?;
+        }
+        Ok(Measured {
+            times_ms,
+            uploaded_c,
+            result,
+        })
+    }
+
+    /// An FP8 kernel's launch, ready to enqueue on any operands of `shape` with alpha and beta:
+    /// its entry point loaded and allowed its shared memory, its persistent grid sized. The
+    /// tensor maps depend on the operands' addresses, so they are encoded on each enqueue's
+    /// first use of an address (the timed runs reuse one set).
+    pub fn fp8_kernel<'g>(
+        &'g self,
+        launch: &'g Launch,
+        shape: Shape,
+        (alpha, beta): (f32, f32),
+    ) -> Result<impl Fn(&Fp8Pointers) -> Result<()> + 'g> {
+        let Launch::Kernel {
+            entry,
+            geometry: g,
+            target,
+            tma: Some(tma),
+            ..
+        } = launch
+        else {
+            bail!("{} is not an FP8 kernel", launch.name());
+        };
+        let function = self.function(entry, *target)?;
+        allow_dynamic_shared(&function, g.shared_bytes)
+            .with_context(|| format!("preparing {entry}"))?;
+        let resident = if tma.cluster > 1 {
+            resident_cluster_blocks(&function, g, tma.cluster, &self.stream)?
+        } else {
+            self.multiprocessors
+        };
+        let grid = tma.grid(*g, resident);
+        let maps: std::cell::RefCell<Option<((u64, u64, u64), DeviceBuffer<u64>)>> =
+            std::cell::RefCell::new(None);
+        Ok(move |p: &Fp8Pointers| -> Result<()> {
+            let operands = (p.a, p.b, p.c);
+            let mut cached = maps.borrow_mut();
+            if cached.as_ref().is_none_or(|(at, _)| *at != operands) {
+                let encoded = self.tensor_maps(tma, &shape, Dtype::E4m3, operands)?;
+                *cached = Some((operands, encoded));
+            }
+            let maps = cached.as_ref().map(|(_, m)| m.as_device_ptr()).unwrap();
+            let (s, stream) = (shape, &self.stream);
+            unsafe {
+                launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                    s.m, s.n, s.k, alpha, p.a, s.lda, p.b, s.ldb, beta, p.c, s.ldc, maps,
+                    p.scale_a, p.scale_b
+                ))
+            }
+            .with_context(|| format!("launching {entry} failed"))
         })
     }
 }

@@ -70,6 +70,38 @@ impl Reduce {
     }
 }
 
+/// An FP8 GEMM's operands on the host, as the kernels and cuBLASLt take them ("TN",
+/// `kernels_gpu::gemm::Fp8GemmArgs`): A's and B's e4m3 codes (k × m and k × n, column-major),
+/// their scales in the layout the launched kernel reads (one each, or per block), and C.
+#[derive(Clone, Copy)]
+pub struct Fp8Operands<'a> {
+    /// A's codes, stored k × m (`lda`).
+    pub a: &'a [u8],
+    /// B's codes, stored k × n (`ldb`).
+    pub b: &'a [u8],
+    /// A's scales.
+    pub scale_a: &'a [f32],
+    /// B's scales.
+    pub scale_b: &'a [f32],
+    /// C as the checked run starts from it (bf16, m × n, `ldc`).
+    pub c: &'a [half::bf16],
+}
+
+/// Where an FP8 GEMM's operands lie on the device: what a kernel's or cuBLASLt's enqueue takes.
+#[derive(Clone, Copy, Debug)]
+pub struct Fp8Pointers {
+    /// A's codes.
+    pub a: u64,
+    /// B's codes.
+    pub b: u64,
+    /// A's scales.
+    pub scale_a: u64,
+    /// B's scales.
+    pub scale_b: u64,
+    /// C, written in place.
+    pub c: u64,
+}
+
 impl Launch {
     /// The kernel's or CPU variant's entry point, or "cublas" / "cublas-tf32".
     pub fn name(&self) -> &str {
