@@ -73,10 +73,10 @@ pub fn check_shape(s: &Shape, scaling: Scaling) -> Result<()> {
     if s.lda < s.k || s.ldb < s.k || s.ldc < s.m {
         bail!("FP8 TN needs lda >= k, ldb >= k, ldc >= m (got {s:?})");
     }
-    if s.lda % 16 != 0 || s.ldb % 16 != 0 || s.ldc % 8 != 0 {
+    if !s.lda.is_multiple_of(16) || !s.ldb.is_multiple_of(16) || !s.ldc.is_multiple_of(8) {
         bail!("cuBLASLt's FP8 needs 16-byte leading dimensions: lda and ldb multiples of 16, ldc of 8 (got {}, {}, {})", s.lda, s.ldb, s.ldc);
     }
-    if scaling == Scaling::Block && (s.m % 4 != 0 || s.n % 4 != 0) {
+    if scaling == Scaling::Block && (!s.m.is_multiple_of(4) || !s.n.is_multiple_of(4)) {
         bail!(
             "cuBLASLt's block scaling needs m and n multiples of 4 (got m={}, n={})",
             s.m,
