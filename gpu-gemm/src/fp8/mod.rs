@@ -10,7 +10,9 @@
 //!   per tensor or per block ([`quantize`]).
 //!
 //! The modules: [`e4m3`], the conversion; [`quantize`], the operands, their scales and
-//! their dequantised values; [`reference`], the f64 reference and the check.
+//! their dequantised values; [`reference`](mod@reference), the f64 reference and the check; [`cublaslt`],
+//! cuBLASLt's FP8 GEMM, the yardstick.
+pub mod cublaslt;
 pub mod e4m3;
 pub mod quantize;
 pub mod reference;

@@ -1,0 +1,307 @@
+//! cuBLASLt's FP8 GEMM, the yardstick of the FP8 kernels (cuBLAS's classic API has none).
+//!
+//! TN e4m3 × e4m3 → bf16 with f32 compute and scales, the module's layout ([`super`]). Block
+//! scaling uses cuBLASLt's Hopper-only modes (cuBLAS 12.9 on; cudarc's cuda-13000 bindings
+//! have them): `VEC128_32F` for A and `BLK128x128_32F` for B. Their layouts, from the cuBLAS
+//! documentation ("128-element 1D and 128x128 2D block scaling for FP8 data types"):
+//! - `VEC128_32F` for A: M-major, M×⌈K/128⌉: `sa[i + kb·m]`, ours exactly.
+//! - `BLK128x128_32F` for B: K-major, `L₄×⌈N/128⌉` with `L₄` = ⌈K/128⌉ rounded up to a
+//!   multiple of 4: `sb[kb + nb·L₄]`. Ours is `sb[nb·⌈K/128⌉ + kb]`: the same when ⌈K/128⌉
+//!   is a multiple of 4, else [`blk128_scales`] pads each column of blocks.
+//! - M and N must be multiples of 4, the scale arrays 16-byte aligned.
+use super::quantize::Scaling;
+use anyhow::{anyhow, bail, Result};
+// TRANSA/TRANSB take cuBLAS's own operation enum (4 bytes), which cudarc binds in `cublas`.
+use cudarc::cublas::sys::cublasOperation_t;
+use cudarc::cublaslt::result;
+use cudarc::cublaslt::sys::{
+    self, cublasComputeType_t, cublasLtMatmulDescAttributes_t as Attr,
+    cublasLtMatmulMatrixScale_t as ScaleMode, cudaDataType,
+};
+use cust::memory::DeviceBuffer;
+use kernels_gpu::registry::Shape;
+use std::ffi::c_void;
+
+/// The workspace cuBLASLt may use: 32 MiB, what NVIDIA's samples give Hopper.
+pub const WORKSPACE_BYTES: usize = 32 << 20;
+
+/// One matrix layout as `cublasLtMatrixLayoutCreate` takes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayoutSpec {
+    /// Element type.
+    pub data_type: cudaDataType,
+    /// Rows as stored.
+    pub rows: u64,
+    /// Columns as stored.
+    pub cols: u64,
+    /// Leading dimension, in elements.
+    pub ld: i64,
+}
+
+/// The layouts of A (e4m3 k×m, lda), B (e4m3 k×n, ldb) and C = D (bf16 m×n, ldc).
+pub fn layouts(s: &Shape) -> [LayoutSpec; 3] {
+    let spec = |data_type, rows: u32, cols: u32, ld: u32| LayoutSpec {
+        data_type,
+        rows: rows as u64,
+        cols: cols as u64,
+        ld: ld as i64,
+    };
+    [
+        spec(cudaDataType::CUDA_R_8F_E4M3, s.k, s.m, s.lda),
+        spec(cudaDataType::CUDA_R_8F_E4M3, s.k, s.n, s.ldb),
+        spec(cudaDataType::CUDA_R_16BF, s.m, s.n, s.ldc),
+    ]
+}
+
+/// The scale modes of A and B: scalars per tensor, VEC128 and BLK128x128 per block.
+pub fn scale_modes(scaling: Scaling) -> (ScaleMode, ScaleMode) {
+    match scaling {
+        Scaling::PerTensor => (
+            ScaleMode::CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
+            ScaleMode::CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F,
+        ),
+        Scaling::Block => (
+            ScaleMode::CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F,
+            ScaleMode::CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F,
+        ),
+    }
+}
+
+/// The layout rules cuBLASLt states for FP8, checked before it is asked, so that the error
+/// names the rule: leading dimensions of 16 bytes, and for block scaling M, N multiples of 4.
+pub fn check_shape(s: &Shape, scaling: Scaling) -> Result<()> {
+    if s.lda < s.k || s.ldb < s.k || s.ldc < s.m {
+        bail!("FP8 TN needs lda >= k, ldb >= k, ldc >= m (got {s:?})");
+    }
+    if !s.lda.is_multiple_of(16) || !s.ldb.is_multiple_of(16) || !s.ldc.is_multiple_of(8) {
+        bail!("cuBLASLt's FP8 needs 16-byte leading dimensions: lda and ldb multiples of 16, ldc of 8 (got {}, {}, {})", s.lda, s.ldb, s.ldc);
+    }
+    if scaling == Scaling::Block && (!s.m.is_multiple_of(4) || !s.n.is_multiple_of(4)) {
+        bail!(
+            "cuBLASLt's block scaling needs m and n multiples of 4 (got m={}, n={})",
+            s.m,
+            s.n
+        );
+    }
+    Ok(())
+}
+
+/// Our B block scales (`sb[nb·⌈k/128⌉ + kb]`) in cuBLASLt's `BLK128x128_32F` layout
+/// (`kb + nb·L₄`, L₄ = ⌈k/128⌉ rounded up to 4), padding 0.
+pub fn blk128_scales(sb: &[f32], k: u32, n: u32) -> Vec<f32> {
+    let l = k.div_ceil(128) as usize;
+    let l4 = l.next_multiple_of(4);
+    let nblocks = n.div_ceil(128) as usize;
+    assert_eq!(sb.len(), l * nblocks, "B has ⌈k/128⌉·⌈n/128⌉ block scales");
+    let mut out = vec![0f32; l4 * nblocks];
+    for nb in 0..nblocks {
+        out[nb * l4..nb * l4 + l].copy_from_slice(&sb[nb * l..(nb + 1) * l]);
+    }
+    out
+}
+
+fn lt_error(call: &str) -> impl Fn(result::CublasError) -> anyhow::Error + '_ {
+    move |e| anyhow!("{call} failed: {:?}", e.0)
+}
+
+/// A planned cuBLASLt FP8 GEMM for one shape and scaling: handle, descriptors, workspace;
+/// the algorithm is chosen on the first [`CublasLtFp8::enqueue`], once the scale pointers
+/// are set (the heuristic refuses a block scale mode without them).
+pub struct CublasLtFp8 {
+    handle: sys::cublasLtHandle_t,
+    desc: sys::cublasLtMatmulDesc_t,
+    layouts: [sys::cublasLtMatrixLayout_t; 3],
+    pref: sys::cublasLtMatmulPreference_t,
+    algo: std::cell::OnceCell<sys::cublasLtMatmulAlgo_t>,
+    workspace: DeviceBuffer<u8>,
+    alpha: f32,
+    beta: f32,
+}
+
+impl CublasLtFp8 {
+    /// Plans `D = alpha·op(A)·op(B) + beta·C` for `shape` on the current context.
+    pub fn new(shape: &Shape, scaling: Scaling, alpha: f32, beta: f32) -> Result<Self> {
+        check_shape(shape, scaling)?;
+        let handle = std::panic::catch_unwind(result::create_handle)
+            .map_err(|_| anyhow!("cannot load cuBLASLt (libcublasLt.so.13): is the CUDA 13 toolkit or its cuBLAS installed?"))?
+            .map_err(lt_error("cublasLtCreate"))?;
+        let workspace = unsafe { DeviceBuffer::uninitialized(WORKSPACE_BYTES) }
+            .map_err(|e| anyhow!("cannot allocate cuBLASLt's workspace: {e:?}"))?;
+        let desc = result::create_matmul_desc(
+            cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            cudaDataType::CUDA_R_32F,
+        )
+        .map_err(lt_error("cublasLtMatmulDescCreate"))?;
+        let mut plan = Self {
+            handle,
+            desc,
+            layouts: [std::ptr::null_mut(); 3],
+            pref: std::ptr::null_mut(),
+            algo: Default::default(),
+            workspace,
+            alpha,
+            beta,
+        };
+        let (mode_a, mode_b) = scale_modes(scaling);
+        plan.set(
+            Attr::CUBLASLT_MATMUL_DESC_TRANSA,
+            &cublasOperation_t::CUBLAS_OP_T,
+        )?;
+        plan.set(
+            Attr::CUBLASLT_MATMUL_DESC_TRANSB,
+            &cublasOperation_t::CUBLAS_OP_N,
+        )?;
+        plan.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a)?;
+        plan.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b)?;
+        for (slot, l) in plan.layouts.iter_mut().zip(layouts(shape)) {
+            *slot = result::create_matrix_layout(l.data_type, l.rows, l.cols, l.ld)
+                .map_err(lt_error("cublasLtMatrixLayoutCreate"))?;
+        }
+        plan.pref =
+            result::create_matmul_pref().map_err(lt_error("cublasLtMatmulPreferenceCreate"))?;
+        let bytes = WORKSPACE_BYTES as u64;
+        unsafe {
+            result::set_matmul_pref_attribute(
+                plan.pref,
+                sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                (&bytes as *const u64).cast(),
+                size_of::<u64>(),
+            )
+        }
+        .map_err(lt_error("cublasLtMatmulPreferenceSetAttribute"))?;
+        Ok(plan)
+    }
+
+    fn set<T>(&self, attr: Attr, value: &T) -> Result<()> {
+        unsafe {
+            result::set_matmul_desc_attribute(
+                self.desc,
+                attr,
+                (value as *const T).cast::<c_void>(),
+                size_of::<T>(),
+            )
+        }
+        .map_err(|e| anyhow!("cublasLtMatmulDescSetAttribute({attr:?}) failed: {:?}", e.0))
+    }
+
+    /// Enqueues the GEMM on `stream`: `a`, `b` e4m3, `c` bf16 (read, and written as D),
+    /// `scale_a`, `scale_b` f32 on the device in cuBLASLt's layouts (module documentation).
+    ///
+    /// # Safety
+    /// Device pointers valid for the planned shape, on the context the plan was made on.
+    pub unsafe fn enqueue(
+        &self,
+        stream: cust::sys::CUstream,
+        a: u64,
+        b: u64,
+        c: u64,
+        scale_a: u64,
+        scale_b: u64,
+    ) -> Result<()> {
+        self.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a)?;
+        self.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b)?;
+        let [la, lb, lc] = self.layouts;
+        let algo = match self.algo.get() {
+            Some(algo) => algo,
+            None => {
+                let h = unsafe {
+                    result::get_matmul_algo_heuristic(
+                        self.handle,
+                        self.desc,
+                        la,
+                        lb,
+                        lc,
+                        lc,
+                        self.pref,
+                    )
+                }
+                .map_err(|e| {
+                    anyhow!(
+                        "cublasLtMatmulAlgoGetHeuristic found no algorithm: {:?}",
+                        e.0
+                    )
+                })?;
+                self.algo.get_or_init(|| h.algo)
+            }
+        };
+        unsafe {
+            result::matmul(
+                self.handle,
+                self.desc,
+                (&self.alpha as *const f32).cast(),
+                (&self.beta as *const f32).cast(),
+                a as *const c_void,
+                la,
+                b as *const c_void,
+                lb,
+                c as *const c_void,
+                lc,
+                c as *mut c_void,
+                lc,
+                algo,
+                self.workspace.as_device_ptr().as_raw() as *mut c_void,
+                WORKSPACE_BYTES,
+                stream as sys::cudaStream_t,
+            )
+        }
+        .map_err(lt_error("cublasLtMatmul"))
+    }
+}
+
+impl Drop for CublasLtFp8 {
+    fn drop(&mut self) {
+        unsafe {
+            if !self.pref.is_null() {
+                let _ = result::destroy_matmul_pref(self.pref);
+            }
+            for l in self.layouts.into_iter().filter(|l| !l.is_null()) {
+                let _ = result::destroy_matrix_layout(l);
+            }
+            let _ = result::destroy_matmul_desc(self.desc);
+            let _ = result::destroy_handle(self.handle);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_are_tn_e4m3_and_bf16() {
+        let s = Shape {
+            m: 256,
+            n: 512,
+            k: 1024,
+            lda: 1040,
+            ldb: 1024,
+            ldc: 264,
+        };
+        let [a, b, c] = layouts(&s);
+        assert_eq!((a.rows, a.cols, a.ld), (1024, 256, 1040));
+        assert_eq!((b.rows, b.cols, b.ld), (1024, 512, 1024));
+        assert_eq!(
+            (c.data_type, c.rows, c.cols, c.ld),
+            (cudaDataType::CUDA_R_16BF, 256, 512, 264)
+        );
+        assert!(check_shape(&s, Scaling::Block).is_ok());
+        let e = check_shape(&Shape { m: 6, ..s }, Scaling::Block)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("multiples of 4"), "{e}");
+        assert!(check_shape(&Shape { lda: 1030, ..s }, Scaling::PerTensor).is_err());
+    }
+
+    #[test]
+    fn b_block_scales_pad_the_k_blocks_to_four() {
+        // k = 300: 3 k-blocks, padded to 4; n = 200: 2 n-blocks.
+        let ours: Vec<f32> = (0..6).map(|x| x as f32 + 1.0).collect();
+        assert_eq!(
+            blk128_scales(&ours, 300, 200),
+            vec![1.0, 2.0, 3.0, 0.0, 4.0, 5.0, 6.0, 0.0]
+        );
+        // 4 k-blocks: unchanged.
+        let ours: Vec<f32> = (0..8).map(|x| x as f32).collect();
+        assert_eq!(blk128_scales(&ours, 512, 256), ours);
+    }
+}
