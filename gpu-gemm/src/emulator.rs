@@ -311,7 +311,10 @@ pub fn launch_fp8(
         ..
     } = launch
     else {
-        bail!("{} is not an FP8 kernel (cuBLASLt runs only on a GPU)", launch.name());
+        bail!(
+            "{} is not an FP8 kernel (cuBLASLt runs only on a GPU)",
+            launch.name()
+        );
     };
     let Some(KernelBody::E4m3TensorMaps(body)) = kernels_gpu::entry::find(entry) else {
         bail!("entry point `{entry}` is not an FP8 kernel of the kernel table");
@@ -351,7 +354,10 @@ pub fn launch_fp8(
         cluster: (tma.cluster, 1),
     };
     emu::launch(entry, shape, &buffers, &move || unsafe {
-        body(*(args_at as *const Fp8GemmArgs), maps_at as *const TensorMap)
+        body(
+            *(args_at as *const Fp8GemmArgs),
+            maps_at as *const TensorMap,
+        )
     })?;
     Ok(())
 }

@@ -626,7 +626,12 @@ impl Gpu {
 impl Gpu {
     /// The timing protocol's launches: `timing.warmup` untimed, then timed ones (CUDA events
     /// around each `enqueue`) while [`Timing::wants_more`].
-    fn time(&self, name: &str, timing: Timing, enqueue: &dyn Fn() -> Result<()>) -> Result<Vec<f64>> {
+    fn time(
+        &self,
+        name: &str,
+        timing: Timing,
+        enqueue: &dyn Fn() -> Result<()>,
+    ) -> Result<Vec<f64>> {
         let stream = &self.stream;
         let (start, stop) = (
             Event::new(EventFlags::DEFAULT)?,
@@ -671,8 +676,10 @@ impl Gpu {
         };
         let a = DeviceBuffer::from_slice(ops.a).map_err(|e| upload_error("A", e))?;
         let b = DeviceBuffer::from_slice(ops.b).map_err(|e| upload_error("B", e))?;
-        let scale_a = DeviceBuffer::from_slice(ops.scale_a).map_err(|e| upload_error("A's scales", e))?;
-        let scale_b = DeviceBuffer::from_slice(ops.scale_b).map_err(|e| upload_error("B's scales", e))?;
+        let scale_a =
+            DeviceBuffer::from_slice(ops.scale_a).map_err(|e| upload_error("A's scales", e))?;
+        let scale_b =
+            DeviceBuffer::from_slice(ops.scale_b).map_err(|e| upload_error("B's scales", e))?;
         let mut c = DeviceBuffer::from_slice(half::bf16::as_bits(ops.c))
             .map_err(|e| upload_error("C", e))?;
         let pointers = Fp8Pointers {

@@ -264,10 +264,12 @@ pub fn execute_many(
         // from `Variant::dtypes`), so the 16-bit types need no host arithmetic.
         Dtype::Bf16 => execute_typed::<half::bf16>(b, v, p, t, None, progress),
         Dtype::F16 => execute_typed::<half::f16>(b, v, p, t, None, progress),
-        Dtype::E4m3 => v
-            .iter()
-            .map(|_| Err(anyhow::anyhow!("the FP8 pipeline is not connected yet")))
-            .collect(),
+        // One scale per tensor, no outliers: what a plain e4m3 problem is (`crate::fp8` has the
+        // block-scaled and outlier problems).
+        Dtype::E4m3 => {
+            let p = crate::fp8::quantize::Fp8Problem::per_tensor(p);
+            crate::fp8::run::execute_many(b, v, &p, t, progress)
+        }
     }
 }
 

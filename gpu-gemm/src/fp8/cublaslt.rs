@@ -119,8 +119,16 @@ pub struct CublasLtFp8 {
 }
 
 impl CublasLtFp8 {
-    /// Plans `D = alpha·op(A)·op(B) + beta·C` for `shape` on the current context.
-    pub fn new(shape: &Shape, scaling: Scaling, alpha: f32, beta: f32) -> Result<Self> {
+    /// Plans `D = alpha·op(A)·op(B) + beta·C` for `shape` on the current context; with
+    /// `fast_accum` (`CUBLASLT_MATMUL_DESC_FAST_ACCUM`) the tensor cores' FP8 partial sums are
+    /// never promoted to f32 registers (faster, less accurate at large k), as `wgmma-fp8`.
+    pub fn new(
+        shape: &Shape,
+        scaling: Scaling,
+        alpha: f32,
+        beta: f32,
+        fast_accum: bool,
+    ) -> Result<Self> {
         check_shape(shape, scaling)?;
         let handle = std::panic::catch_unwind(result::create_handle)
             .map_err(|_| anyhow!("cannot load cuBLASLt (libcublasLt.so.13): is the CUDA 13 toolkit or its cuBLAS installed?"))?
@@ -151,6 +159,7 @@ impl CublasLtFp8 {
             Attr::CUBLASLT_MATMUL_DESC_TRANSB,
             &cublasOperation_t::CUBLAS_OP_N,
         )?;
+        plan.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &(fast_accum as i8))?;
         plan.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a)?;
         plan.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b)?;
         for (slot, l) in plan.layouts.iter_mut().zip(layouts(shape)) {

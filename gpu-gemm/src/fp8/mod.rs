@@ -16,3 +16,4 @@ pub mod cublaslt;
 pub mod e4m3;
 pub mod quantize;
 pub mod reference;
+pub mod run;

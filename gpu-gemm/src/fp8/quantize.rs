@@ -165,6 +165,22 @@ pub struct Fp8Problem {
     pub outliers: bool,
 }
 
+impl Fp8Problem {
+    /// The FP8 problem of a plain [`crate::problem::Problem`] in e4m3: one scale per tensor,
+    /// no outliers (its shape is already in the FP8 layout: `lda ≥ k`).
+    pub fn per_tensor(p: &crate::problem::Problem) -> Self {
+        Fp8Problem {
+            shape: p.shape,
+            alpha: p.alpha as f32,
+            beta: p.beta as f32,
+            scaling: Scaling::PerTensor,
+            init: p.init,
+            seed: p.seed,
+            outliers: false,
+        }
+    }
+}
+
 /// The rows of op(A) that the `outliers` option makes 1000× larger.
 pub const OUTLIER_EVERY: u32 = 97;
 /// How much larger those rows are.

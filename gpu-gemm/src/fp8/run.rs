@@ -1,0 +1,221 @@
+//! The FP8 pipeline of one run, top to bottom, as [`crate::run`]'s for the other types: resolve
+//! what to launch ([`plan`]), quantise the inputs, launch and time on the backend, check against
+//! the f64 reference of the dequantised operands, report.
+//!
+//! It is a pipeline of its own because an FP8 problem is not one element type: A and B are e4m3
+//! codes with scales (per tensor or per block, [`Scaling`]), C is bf16, and the yardstick is
+//! cuBLASLt, not cuBLAS.
+use super::cublaslt::{blk128_scales, CublasLtFp8};
+use super::quantize::{scale_count, Fp8Inputs, Fp8Problem, Operand, Scaling};
+use super::reference::{check, reference};
+use crate::launch::{Fp8Operands, Launch};
+use crate::problem::Problem;
+use crate::registry::{self, CublasMath, Variant};
+use crate::run::{median, Backend, Engine, Report, Timing};
+use anyhow::{bail, Result};
+use kernels_gpu::gemm::Dtype;
+
+/// The scaling an FP8 kernel reads: `wgmma-fp8` one scale per tensor, `wgmma-fp8-block` one
+/// per block. A block-scaled kernel also runs a per-tensor problem (its scales broadcast).
+pub fn kernel_scaling(name: &str) -> Option<Scaling> {
+    match name {
+        "wgmma-fp8" => Some(Scaling::PerTensor),
+        "wgmma-fp8-block" => Some(Scaling::Block),
+        _ => None,
+    }
+}
+
+/// `auto` in e4m3: per tensor, `wgmma-fp8` (`:1`, clusters of two sharing A, on every shape
+/// measured); per block, `wgmma-fp8-block:1`.
+pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
+    let name = match p.scaling {
+        Scaling::PerTensor => "wgmma-fp8",
+        Scaling::Block => "wgmma-fp8-block",
+    };
+    (
+        registry::find(name).expect("the FP8 kernels are registered"),
+        Some(1),
+    )
+}
+
+/// What runs a variant on an FP8 problem.
+enum Fp8Launch {
+    Kernel(Launch),
+    /// cuBLASLt's FP8 matmul; `fast_accum`: `CUBLASLT_MATMUL_DESC_FAST_ACCUM`, the tensor
+    /// cores' FP8 sums never promoted.
+    CublasLt {
+        fast_accum: bool,
+    },
+}
+
+/// Resolves what to launch for a variant and tile, or says why it cannot run.
+fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launch, String)> {
+    match variant {
+        Variant::Kernel(k) => {
+            let Some(scaling) = kernel_scaling(k.name) else {
+                bail!(
+                    "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8 and wgmma-fp8-block)",
+                    k.name
+                );
+            };
+            if scaling == Scaling::PerTensor && p.scaling == Scaling::Block {
+                bail!("`{}` takes one scale per tensor; this problem has block scales (`--scaling block`): use wgmma-fp8-block", k.name);
+            }
+            let tile = registry::resolve_tile(variant, tile)?;
+            if let Err(constraint) = (k.supports)(&p.shape, Dtype::E4m3) {
+                bail!(
+                    "variant `{}` does not support this shape: {constraint}",
+                    k.name
+                );
+            }
+            let s = p.shape;
+            let launch = Launch::Kernel {
+                entry: k.entry_name(Dtype::E4m3, tile),
+                geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
+                reduce: None,
+                target: k.target,
+                tma: k.tma.map(|operands| operands(tile)),
+            };
+            Ok((Fp8Launch::Kernel(launch), registry::label(variant, Some(tile))?))
+        }
+        Variant::Cublas(CublasMath::Default) if tile.is_none() => Ok((
+            Fp8Launch::CublasLt { fast_accum: false },
+            "cublaslt".to_string(),
+        )),
+        Variant::Auto(_) if tile.is_none() => {
+            let (choice, tile) = auto_choice(p);
+            let (launch, label) = plan(choice, tile, p)?;
+            Ok((launch, format!("auto→{label}")))
+        }
+        _ => bail!(
+            "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8 and wgmma-fp8-block, the yardstick `cublas` is cuBLASLt)",
+            variant.name()
+        ),
+    }
+}
+
+/// The scales in the layout `launch` reads: per tensor one each; per block ours
+/// ([`super::quantize`]), a per-tensor problem's broadcast to it; for cuBLASLt's block modes
+/// B's in its layout ([`blk128_scales`]).
+fn scales_for(launch: &Fp8Launch, p: &Fp8Problem, x: &Fp8Inputs) -> (Vec<f32>, Vec<f32>) {
+    let s = p.shape;
+    let wants_blocks = match launch {
+        Fp8Launch::Kernel(Launch::Kernel { entry, .. }) => entry.contains("fp8_block"),
+        _ => p.scaling == Scaling::Block,
+    };
+    let (mut a, mut b) = (x.a.scales.clone(), x.b.scales.clone());
+    if wants_blocks && p.scaling == Scaling::PerTensor {
+        a = vec![a[0]; scale_count(Operand::A, Scaling::Block, s.k, s.m)];
+        b = vec![b[0]; scale_count(Operand::B, Scaling::Block, s.k, s.n)];
+    }
+    if matches!(launch, Fp8Launch::CublasLt { .. }) && p.scaling == Scaling::Block {
+        b = blk128_scales(&b, s.k, s.n);
+    }
+    (a, b)
+}
+
+/// The problem as the common [`Report`] states it (e4m3; its scaling is in the label).
+fn as_problem(p: &Fp8Problem) -> Problem {
+    Problem {
+        shape: p.shape,
+        dtype: Dtype::E4m3,
+        alpha: p.alpha as f64,
+        beta: p.beta as f64,
+        init: p.init,
+        seed: p.seed,
+    }
+}
+
+/// Runs several variants on one FP8 problem: the inputs are quantised and the f64 reference
+/// computed once; `progress` sees each report as it comes. `cublaslt-fast-accum` among the
+/// variants' labels is added by [`execute_with_yardsticks`].
+pub fn execute_many(
+    backend: &Backend,
+    variants: &[(Variant, Option<u32>)],
+    p: &Fp8Problem,
+    timing: Timing,
+    progress: impl FnMut(&Result<Report>),
+) -> Vec<Result<Report>> {
+    execute_with_yardsticks(backend, variants, false, p, timing, progress)
+}
+
+/// [`execute_many`], and with `fast_accum_yardstick` cuBLASLt in fast-accumulation mode too
+/// (labelled `cublaslt-fast-accum`), the fair yardstick of a kernel that never promotes.
+pub fn execute_with_yardsticks(
+    backend: &Backend,
+    variants: &[(Variant, Option<u32>)],
+    fast_accum_yardstick: bool,
+    p: &Fp8Problem,
+    timing: Timing,
+    mut progress: impl FnMut(&Result<Report>),
+) -> Vec<Result<Report>> {
+    let inputs = Fp8Inputs::generate(p);
+    let mut expected = None;
+    let mut planned: Vec<Result<(Fp8Launch, String)>> =
+        variants.iter().map(|&(v, t)| plan(v, t, p)).collect();
+    if fast_accum_yardstick {
+        planned.push(Ok((
+            Fp8Launch::CublasLt { fast_accum: true },
+            "cublaslt-fast-accum".to_string(),
+        )));
+    }
+    let mut reports = Vec::new();
+    for planned in planned {
+        let report = planned.and_then(|(launch, label)| {
+            let (scale_a, scale_b) = scales_for(&launch, p, &inputs);
+            let ops = Fp8Operands {
+                a: &inputs.a.codes.data,
+                b: &inputs.b.codes.data,
+                scale_a: &scale_a,
+                scale_b: &scale_b,
+                c: &inputs.c.data,
+            };
+            let scalars = (p.alpha, p.beta);
+            let (measured, engine, entry) = match (&launch, backend) {
+                (Fp8Launch::Kernel(l), Backend::Gpu(gpu)) => {
+                    let enqueue = gpu.fp8_kernel(l, p.shape, scalars)?;
+                    let m = gpu.run_fp8(l.name(), &p.shape, &ops, timing, &enqueue)?;
+                    (m, Engine::Gpu, l.name().to_string())
+                }
+                (Fp8Launch::Kernel(l), Backend::Emulator) => {
+                    let m = crate::emulator::run_fp8(l, &p.shape, scalars, &ops, timing)?;
+                    (m, Engine::Emulator, l.name().to_string())
+                }
+                (Fp8Launch::CublasLt { fast_accum }, Backend::Gpu(gpu)) => {
+                    let lt = CublasLtFp8::new(&p.shape, p.scaling, p.alpha, p.beta, *fast_accum)?;
+                    let stream = gpu.stream().as_inner();
+                    let enqueue = |q: &crate::launch::Fp8Pointers| unsafe {
+                        lt.enqueue(stream, q.a, q.b, q.c, q.scale_a, q.scale_b)
+                    };
+                    let m = gpu.run_fp8(&label, &p.shape, &ops, timing, &enqueue)?;
+                    (m, Engine::Gpu, label.clone())
+                }
+                (Fp8Launch::CublasLt { .. }, Backend::Emulator) => {
+                    bail!("cuBLASLt runs only on a GPU (use --backend gpu)")
+                }
+            };
+            let fp8_check = timing.check.then(|| {
+                let r = expected.get_or_insert_with(|| reference(p, &inputs));
+                check(p, r, &measured.uploaded_c, &measured.result)
+            });
+            let times = &measured.times_ms;
+            Ok(Report {
+                variant: label,
+                entry,
+                engine,
+                problem: as_problem(p),
+                median_ms: if times.is_empty() {
+                    f64::NAN
+                } else {
+                    median(times)
+                },
+                min_ms: times.iter().copied().fold(f64::INFINITY, f64::min),
+                runs: times.len(),
+                check: fp8_check.map(|c| c.check),
+            })
+        });
+        progress(&report);
+        reports.push(report);
+    }
+    reports
+}

@@ -1,0 +1,78 @@
+//! The FP8 kernels (tensor cores, chapter 4) on the emulator: both against the f64 reference of
+//! their dequantised operands at shapes that cross every tile edge, in both scalings; and the
+//! planted bugs the chapter names, each caught by the check.
+use gpu_gemm::fp8::quantize::{Fp8Problem, Scaling};
+use gpu_gemm::fp8::run::execute_many;
+use gpu_gemm::problem::Init;
+use gpu_gemm::registry;
+use gpu_gemm::run::{Backend, Report, Timing};
+use kernels_gpu::registry::Shape;
+
+const ONCE: Timing = Timing {
+    warmup: 0,
+    iters: 0,
+    budget_ms: 0.0,
+    check: true,
+};
+
+/// m = 264 and n = 136 leave partial tiles of both kernels (256 × 128 and 128 × 128) in m and n,
+/// k = 200 a partial slice and a partial block of scales; lda and ldb are padded (16-byte rows).
+fn problem(scaling: Scaling, outliers: bool) -> Fp8Problem {
+    Fp8Problem {
+        shape: Shape {
+            m: 264,
+            n: 136,
+            k: 200,
+            lda: 208,
+            ldb: 224,
+            ldc: 272,
+        },
+        alpha: 1.5,
+        beta: -0.5,
+        scaling,
+        init: Init::Random,
+        seed: 5,
+        outliers,
+    }
+}
+
+fn run(name: &str, tile: Option<u32>, p: &Fp8Problem) -> Report {
+    let variant = registry::find(name).unwrap();
+    execute_many(&Backend::Emulator, &[(variant, tile)], p, ONCE, |_| {})
+        .pop()
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{name}: {e:#}"))
+}
+
+#[test]
+fn both_fp8_kernels_match_the_reference_in_every_configuration() {
+    for (name, scaling, tiles) in [
+        ("wgmma-fp8", Scaling::PerTensor, [1, 2]),
+        ("wgmma-fp8-block", Scaling::Block, [1, 2]),
+        ("wgmma-fp8-block", Scaling::PerTensor, [1, 1]),
+    ] {
+        for tile in tiles {
+            let report = run(name, Some(tile), &problem(scaling, true));
+            let check = report.check.as_ref().unwrap();
+            println!(
+                "{} {scaling:?}: relative error {:.2e}",
+                report.variant, check.relative_frobenius
+            );
+            assert!(report.passed(), "{} {scaling:?}: {check:?}", report.variant);
+        }
+    }
+}
+
+#[test]
+fn a_per_tensor_kernel_refuses_block_scales() {
+    let variant = registry::find("wgmma-fp8").unwrap();
+    let p = problem(Scaling::Block, false);
+    let error = execute_many(&Backend::Emulator, &[(variant, None)], &p, ONCE, |_| {})
+        .pop()
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("use wgmma-fp8-block"),
+        "{error:#}"
+    );
+}
