@@ -438,3 +438,169 @@ fn the_library_runs_on_device_buffers_the_caller_owns() {
         "{e}"
     );
 }
+
+/// Both FP8 kernels and cuBLASLt on the GPU against the f64 reference of the dequantised
+/// operands, per tensor and per block, with outlier rows, at shapes that cross every tile edge
+/// (m, n, k not multiples of the tiles, padded leading dimensions) and one with more tiles than
+/// multiprocessors.
+#[test]
+fn the_fp8_kernels_match_the_reference_on_the_gpu() {
+    use gpu_gemm::fp8::quantize::{Fp8Problem, Scaling};
+    let backend = match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
+        Ok((backend, _)) => backend,
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU here ({e:#}); tests/emulator_fp8.rs runs the FP8 kernels");
+            return;
+        }
+    };
+    if backend.arch() != Some(90) {
+        eprintln!("SKIPPED: the FP8 kernels need sm_90a (H100, H200)");
+        return;
+    }
+    let timing = Timing {
+        warmup: 0,
+        iters: 1,
+        budget_ms: f64::INFINITY,
+        check: true,
+    };
+    let shapes = [
+        (1000, 1020, 1000, 1008, 1024, 1000),
+        (264, 136, 200, 208, 224, 272),
+        (4096, 2048, 1024, 1024, 1024, 4096),
+    ];
+    let mut failures = Vec::new();
+    for (m, n, k, lda, ldb, ldc) in shapes {
+        for scaling in [Scaling::PerTensor, Scaling::Block] {
+            let p = Fp8Problem {
+                shape: Shape {
+                    m,
+                    n,
+                    k,
+                    lda,
+                    ldb,
+                    ldc,
+                },
+                alpha: 1.5,
+                beta: -0.5,
+                scaling,
+                init: Init::Random,
+                seed: 17,
+                outliers: true,
+            };
+            let mut variants = vec![(registry::find("wgmma-fp8-block").unwrap(), Some(1))];
+            variants.push((registry::find("wgmma-fp8-block").unwrap(), Some(2)));
+            if scaling == Scaling::PerTensor {
+                variants.push((registry::find("wgmma-fp8").unwrap(), Some(1)));
+                variants.push((registry::find("wgmma-fp8").unwrap(), Some(2)));
+            }
+            variants.push((registry::find("cublas").unwrap(), None));
+            let reports = gpu_gemm::fp8::run::execute_many(&backend, &variants, &p, timing, |_| {});
+            for report in reports {
+                match report {
+                    Ok(r) => {
+                        let c = r.check.as_ref().unwrap();
+                        println!(
+                            "{m}x{n}x{k} {scaling:?} {}: relative error {:.2e} (tolerance {:.1e})",
+                            r.variant, c.relative_frobenius, c.tolerance
+                        );
+                        if !r.passed() {
+                            failures.push(format!("{m}x{n}x{k} {scaling:?} {}: {c:?}", r.variant));
+                        }
+                    }
+                    // cuBLASLt's block modes need m and n multiples of 4: refused by name.
+                    Err(e) => failures.push(format!("{m}x{n}x{k} {scaling:?}: {e:#}")),
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The probe of `gpu_gemm::fp8::probe`: how the FP8 `wgmma` adds into its accumulator. Prints
+/// every case's result per column, and which candidate behaviours predict all of them; then
+/// the emulator must agree with the GPU bit for bit.
+#[test]
+fn fp8_wgmma_accumulates_as_the_emulator_does() {
+    use gpu_gemm::fp8::probe::{self, Model};
+    use gpu_gemm::launch::Fp8Operands;
+    let gpu = match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
+        Ok((Backend::Gpu(gpu), _)) if gpu.arch_number() == 90 => gpu,
+        Ok(_) => {
+            eprintln!("SKIPPED: the FP8 wgmma needs sm_90a (H100, H200)");
+            return;
+        }
+        Err(e) => {
+            eprintln!(
+                "SKIPPED: no GPU here ({e:#}); tests/emulator_fp8.rs has the emulator's side"
+            );
+            return;
+        }
+    };
+    let cases = probe::cases();
+    let (a, b, c) = probe::operands(&cases);
+    let ops = Fp8Operands {
+        a: &a,
+        b: &b,
+        scale_a: &[1.0],
+        scale_b: &[1.0],
+        c: &c,
+    };
+    let (launch, shape) = (probe::launch(), probe::shape());
+    let timing = Timing {
+        warmup: 0,
+        iters: 0,
+        budget_ms: 0.0,
+        check: true,
+    };
+    let enqueue = gpu.fp8_kernel(&launch, shape, (1.0, -1.0)).unwrap();
+    let on_gpu = gpu
+        .run_fp8("probe", &shape, &ops, timing, &enqueue)
+        .unwrap()
+        .result;
+    let emulated = gpu_gemm::emulator::run_fp8(&launch, &shape, (1.0, -1.0), &ops, timing)
+        .unwrap()
+        .result;
+    let at =
+        |d: &[gpu_gemm::half::bf16], i: usize, j: u32| d[i + j as usize * cases.len()].to_f64();
+    println!("case | small part that survived, columns j = 0..8 (small·2^-j)");
+    for (i, case) in cases.iter().enumerate() {
+        let e = case
+            .a
+            .iter()
+            .skip(1)
+            .find(|v| **v != 0.0)
+            .copied()
+            .unwrap_or(0.0);
+        let row: Vec<String> = (0..probe::COLUMNS)
+            .map(|j| format!("{:e}", at(&on_gpu, i, j)))
+            .collect();
+        println!(
+            "{i:3} {} (first small {e:e}): {}",
+            case.family,
+            row.join(" ")
+        );
+    }
+    for model in Model::candidates() {
+        let wrong = (0..cases.len())
+            .flat_map(|i| (0..probe::COLUMNS).map(move |j| (i, j)))
+            .filter(|&(i, j)| model.predict(&cases[i], j) != at(&on_gpu, i, j))
+            .count();
+        println!(
+            "model {model:?}: {wrong} of {} elements mispredicted",
+            cases.len() * 8
+        );
+    }
+    let differing = on_gpu
+        .iter()
+        .zip(&emulated)
+        .filter(|(g, e)| g.to_bits() != e.to_bits())
+        .count();
+    println!(
+        "{differing} of {} elements differ between the GPU and the emulator",
+        on_gpu.len()
+    );
+    assert_eq!(
+        differing, 0,
+        "the emulator's FP8 accumulation is not the H100's"
+    );
+}

@@ -14,6 +14,7 @@
 //! cuBLASLt's FP8 GEMM, the yardstick.
 pub mod cublaslt;
 pub mod e4m3;
+pub mod probe;
 pub mod quantize;
 pub mod reference;
 pub mod run;
