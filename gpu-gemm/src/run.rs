@@ -191,6 +191,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 .join(", ")
         );
     }
+    variant.check_transposes(p.transposes)?;
     match variant {
         Variant::Kernel(k) => {
             let tile = registry::resolve_tile(variant, tile)?;
@@ -228,7 +229,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
             if tile.is_some() {
                 bail!("auto chooses its own configuration (got a tile)");
             }
-            let choice = crate::auto::choose(&p.shape, p.dtype, math, arch)?;
+            let choice = crate::auto::choose(p, math, arch)?;
             plan(choice.variant, choice.tile, p, arch)
         }
     }
@@ -289,7 +290,7 @@ fn execute_typed<T: Scalar>(
             // `auto` is checked as the kernel it chose computes.
             let (arithmetic, label) = match variant {
                 Variant::Auto(math) => {
-                    let choice = crate::auto::choose(&p.shape, p.dtype, math, arch)?;
+                    let choice = crate::auto::choose(p, math, arch)?;
                     let contract = match math {
                         Math::Strict => String::new(),
                         m => format!("[{}]", m.name()),
@@ -352,6 +353,7 @@ fn execute_typed<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::problem::Transposes;
     use kernels_gpu::registry::Shape;
 
     #[test]
@@ -380,6 +382,7 @@ mod tests {
                 ldb: 65,
                 ldc: 33,
             },
+            transposes: Transposes::NN,
             dtype: Dtype::F32,
             alpha: 1.0,
             beta: 0.5,

@@ -1,4 +1,5 @@
-//! The check: the kernel's C against `alpha·A·B + beta·C0` computed in f64 with `ndarray`.
+//! The check: the kernel's C against `alpha·op(A)·op(B) + beta·C0` computed in f64 with
+//! `ndarray`.
 //!
 //! - Every element of C (m×n) must be finite: a NaN means an element was never written (C is
 //!   NaN-poisoned when beta = 0) or the kernel read padding/garbage. The padding rows of C
@@ -16,7 +17,7 @@
 //! - Up to [`FULL_REFERENCE_FLOPS`] the whole product is checked (ndarray's multithreaded
 //!   matrixmultiply); above it, a random sample of 64 full rows and 64 full columns of C
 //!   (seeded, so a failure reproduces). The report says which.
-use crate::problem::{Inputs, Matrix, Problem, Scalar};
+use crate::problem::{Inputs, Matrix, Problem, Scalar, Transpose};
 use crate::progress::{dims, Step};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 use ndarray::{Array2, ArrayView2, ShapeBuilder};
@@ -280,7 +281,7 @@ fn view<T: Scalar>(m: &Matrix<T>) -> Array2<f64> {
 /// takes about 0.7 s on 2 cores optimised (and took 26 s unoptimised).
 pub const SHOW_PROGRESS_FROM: f64 = (1u64 << 33) as f64;
 
-/// `alpha·A·B + beta·C0` in f64, restricted to the given rows and columns of C. The rows are
+/// `alpha·op(A)·op(B) + beta·C0` in f64, restricted to the given rows and columns of C. The rows are
 /// computed in panels of columns, so that a large reference can show its progress.
 fn reference_lines<T: Scalar>(
     p: &Problem,
@@ -288,8 +289,13 @@ fn reference_lines<T: Scalar>(
     rows: &[usize],
     cols: &[usize],
 ) -> (Array2<f64>, Array2<f64>) {
-    let a = view(&inputs.a);
-    let b = view(&inputs.b);
+    // op(A) and op(B): the stored matrices, transposed where the problem says so.
+    let op = |x: &Matrix<T>, t| match t {
+        Transpose::No => view(x),
+        Transpose::Yes => view(x).reversed_axes(),
+    };
+    let a = op(&inputs.a, p.transposes.transa);
+    let b = op(&inputs.b, p.transposes.transb);
     let c0 = view(&inputs.c);
     let c0 = if p.beta == 0.0 {
         Array2::zeros(c0.raw_dim())
@@ -474,7 +480,7 @@ pub fn check_against<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::Init;
+    use crate::problem::{Init, Transposes};
     use kernels_gpu::registry::Shape;
 
     fn problem(m: u32, n: u32, k: u32, beta: f64) -> Problem {
@@ -487,6 +493,7 @@ mod tests {
                 ldb: k,
                 ldc: m + 2,
             },
+            transposes: Transposes::NN,
             dtype: Dtype::F64,
             alpha: 2.0,
             beta,

@@ -152,7 +152,7 @@ pub fn run<T: CpuScalar>(
 mod tests {
     use super::*;
     use crate::launch::Launch;
-    use crate::problem::Init;
+    use crate::problem::{Init, Transposes};
     use crate::registry::Variant;
     use crate::run::{execute, plan, Backend, Engine};
     use crate::verify;
@@ -185,6 +185,7 @@ mod tests {
                 ldb: k + pad_b,
                 ldc: m + pad_c,
             },
+            transposes: Transposes::NN,
             dtype,
             alpha,
             beta,
