@@ -631,8 +631,8 @@ impl Gemm {
         let arch = self.backend.arch();
         let (variant, tile, reason) = match algorithm {
             Algorithm::Auto(math) => {
-                let choice =
-                    auto::choose(&problem, *math, arch).map_err(|e| unsupported(format!("{e:#}")))?;
+                let choice = auto::choose(&problem, *math, arch)
+                    .map_err(|e| unsupported(format!("{e:#}")))?;
                 let reason = choice.reason(dtype);
                 (choice.variant, choice.tile, reason)
             }

@@ -164,12 +164,24 @@ impl Problem {
         for (name, rows, cols, ld) in self.stored() {
             if ld < rows {
                 let stored = match (name, self.transposes) {
-                    ('A', Transposes { transa: Transpose::Yes, .. }) => ", stored k×m since op(A) = Aᵀ",
-                    ('B', Transposes { transb: Transpose::Yes, .. }) => ", stored n×k since op(B) = Bᵀ",
+                    (
+                        'A',
+                        Transposes {
+                            transa: Transpose::Yes,
+                            ..
+                        },
+                    ) => ", stored k×m since op(A) = Aᵀ",
+                    (
+                        'B',
+                        Transposes {
+                            transb: Transpose::Yes,
+                            ..
+                        },
+                    ) => ", stored n×k since op(B) = Bᵀ",
                     _ => "",
                 };
                 let ld_name = format!("ld{}", name.to_ascii_lowercase());
-                bail!("{ld_name} = {ld} is smaller than the number of rows of {name} ({rows}{stored}); column-major storage needs {ld_name} >= rows");
+                bail!("{ld_name} = {ld} is smaller than the number of rows ({rows}) of {name}{stored}; column-major storage needs {ld_name} >= rows");
             }
             if ld as u64 * cols as u64 >= 1 << 32 {
                 bail!("{name} has {} elements (ld × columns); the kernels index with 32 bits, so it must stay under 2^32", ld as u64 * cols as u64);
@@ -724,6 +736,78 @@ mod tests {
         assert!(e.contains("lda = 9") && e.contains(">= rows"), "{e}");
         let e = problem(70000, 70000, 4).validate().unwrap_err().to_string();
         assert!(e.contains("2^32"), "{e}");
+    }
+
+    #[test]
+    fn a_transposed_operand_is_stored_with_rows_and_columns_swapped() {
+        let mut p = problem(200, 6, 4);
+        p.transposes = Transposes::new(Transpose::Yes, Transpose::No);
+        // A is stored k×m = 4×200: lda = 4 is enough, 3 too small.
+        assert_eq!((p.stored_a(), p.stored_b()), ((4, 200), (4, 6)));
+        p.shape.lda = 4;
+        assert!(p.validate().is_ok());
+        p.shape.lda = 3;
+        let e = p.validate().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "lda = 3 is smaller than the number of rows (4) of A, stored k×m since op(A) = Aᵀ; column-major storage needs lda >= rows"
+        );
+        // B stored n×k = 6×4: ldb = k = 4 is too small.
+        p.transposes = Transposes::new(Transpose::No, Transpose::Yes);
+        p.shape.lda = 200;
+        assert_eq!(p.stored_b(), (6, 4));
+        let e = p.validate().unwrap_err().to_string();
+        assert!(
+            e.starts_with("ldb = 4 is smaller than the number of rows (6) of B, stored n×k"),
+            "{e}"
+        );
+        p.shape.ldb = 6;
+        assert_eq!(p.device_bytes(), (200 * 4 + 6 * 4 + 200 * 6) * 4);
+        // Pitched, each leading dimension follows its stored rows: 200 f32 pad to 256, 4 or 6
+        // to 128.
+        let pitched = p.pitched(512).unwrap().shape;
+        assert_eq!((pitched.lda, pitched.ldb, pitched.ldc), (256, 128, 256));
+        p.transposes = Transposes::new(Transpose::Yes, Transpose::No);
+        assert_eq!(p.pitched(512).unwrap().shape.lda, 128);
+    }
+
+    #[test]
+    fn seed_inputs_give_the_same_op_a_and_op_b_whatever_the_storage() {
+        let mut p = problem(3, 2, 4);
+        p.init = Init::Seed;
+        let plain = Inputs::<f64>::generate(&p);
+        for t in Transposes::ALL {
+            p.transposes = t;
+            p.shape.lda = p.stored_a().0;
+            p.shape.ldb = p.stored_b().0;
+            let x = Inputs::<f64>::generate(&p);
+            assert_eq!((x.a.rows, x.a.cols), p.stored_a());
+            assert_eq!((x.b.rows, x.b.cols), p.stored_b());
+            for (i, q) in [(0, 0), (2, 3), (1, 2)] {
+                let a = match t.transa {
+                    Transpose::No => x.a.at(i, q),
+                    Transpose::Yes => x.a.at(q, i),
+                };
+                assert_eq!(a, plain.a.at(i, q), "{t:?}");
+            }
+            for (q, j) in [(0, 0), (3, 1), (2, 0)] {
+                let b = match t.transb {
+                    Transpose::No => x.b.at(q, j),
+                    Transpose::Yes => x.b.at(j, q),
+                };
+                assert_eq!(b, plain.b.at(q, j), "{t:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn transposes_are_named_as_blas_spells_them() {
+        let tn = Transposes::new(Transpose::Yes, Transpose::No);
+        assert_eq!((tn.name(), tn.letters()), ("TN".into(), "T,N".into()));
+        assert_eq!(tn.formula(), "op(A)=Aᵀ, op(B)=B");
+        assert_eq!(Transposes::NN.formula(), "op(A)=A, op(B)=B");
+        let names: Vec<String> = Transposes::ALL.iter().map(|t| t.name()).collect();
+        assert_eq!(names, ["NN", "TN", "NT", "TT"]);
     }
 
     #[test]

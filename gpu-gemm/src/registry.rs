@@ -347,12 +347,32 @@ mod tests {
     }
 
     #[test]
+    fn every_kernel_with_transposes_exists_and_computes_n_n_or_says_so() {
+        for (name, transposes) in KERNEL_TRANSPOSES {
+            assert!(
+                matches!(find(name), Ok(Variant::Kernel(_))),
+                "`{name}` is not a GPU kernel"
+            );
+            assert!(!transposes.is_empty(), "{name}");
+        }
+        assert_eq!(find("v4").unwrap().transposes(), [Transposes::NN]);
+        assert_eq!(find("cublas").unwrap().transposes(), Transposes::ALL);
+        assert!(find("cpu-simd")
+            .unwrap()
+            .check_transposes(Transposes::ALL[3])
+            .unwrap_err()
+            .to_string()
+            .contains("cpu-simd computes op(A)=A, op(B)=B only (N,N); asked for T,T"));
+    }
+
+    #[test]
     fn listing_has_every_variant() {
         let text = listing();
         for v in all() {
             assert!(text.contains(v.name()));
         }
         assert!(text.contains("--tile 16|1|2|4|8|32"), "{text}");
+        assert!(text.contains("[--transa/--transb NN|TN|NT|TT]"), "{text}");
         assert!(
             text.contains("[--tile 64|8|16|32|128|256|512|1024|2048]"),
             "{text}"

@@ -372,6 +372,68 @@ mod tests {
     }
 
     #[test]
+    fn a_variant_asked_for_transposes_it_does_not_compute_is_refused_before_launch() {
+        use crate::problem::Transpose::{No, Yes};
+        let p = Problem {
+            shape: Shape {
+                m: 64,
+                n: 64,
+                k: 64,
+                lda: 64,
+                ldb: 64,
+                ldc: 64,
+            },
+            transposes: Transposes::new(Yes, No),
+            dtype: Dtype::Bf16,
+            alpha: 1.0,
+            beta: 0.0,
+            init: crate::problem::Init::Random,
+            seed: 1,
+        };
+        let e = plan(registry::find("wgmma-16bit").unwrap(), None, &p, Some(90)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "wgmma-16bit computes op(A)=A, op(B)=B only (N,N); asked for T,N (op(A)=Aᵀ, op(B)=B)"
+        );
+        let f32_nt = Problem {
+            dtype: Dtype::F32,
+            transposes: Transposes::new(No, Yes),
+            ..p
+        };
+        let e = plan(registry::find("cpu-naive").unwrap(), None, &f32_nt, None).unwrap_err();
+        assert!(e.to_string().contains("asked for N,T"), "{e}");
+        // cuBLAS computes all four.
+        for t in Transposes::ALL {
+            let p = Problem { transposes: t, ..p };
+            assert!(plan(registry::find("cublas").unwrap(), None, &p, Some(90)).is_ok());
+        }
+        // auto runs the course's kernels only: none computes T,N yet.
+        let e = plan(Variant::Auto(Math::Strict), None, &f32_nt, Some(90)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "auto: no kernel of the course computes op(A)=A, op(B)=Bᵀ (N,T) in f32 under the strict contract for this shape and device (cuBLAS does)"
+        );
+        let e = execute(
+            &Backend::Emulator,
+            registry::find("v4").unwrap(),
+            None,
+            &f32_nt,
+            Timing {
+                warmup: 0,
+                iters: 1,
+                budget_ms: f64::INFINITY,
+                check: true,
+            },
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("v4 computes op(A)=A, op(B)=B only"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn emulator_runs_and_checks_a_variant() {
         let p = Problem {
             shape: Shape {

@@ -530,6 +530,77 @@ mod tests {
     }
 
     #[test]
+    fn the_reference_multiplies_op_a_by_op_b() {
+        for transposes in Transposes::ALL {
+            // 3×2×4 with padded leading dimensions of A and B as stored.
+            let mut p = Problem {
+                transposes,
+                ..problem(3, 2, 4, 0.5)
+            };
+            p.shape.lda = p.stored_a().0 + 1;
+            p.shape.ldb = p.stored_b().0 + 2;
+            let x = Inputs::<f64>::generate(&p);
+            // The definition, read from the stored matrices: op(A)(i, q) is A(q, i) when
+            // transposed.
+            let op_a = |i, q| match transposes.transa {
+                Transpose::No => x.a.at(i, q),
+                Transpose::Yes => x.a.at(q, i),
+            };
+            let op_b = |q, j| match transposes.transb {
+                Transpose::No => x.b.at(q, j),
+                Transpose::Yes => x.b.at(j, q),
+            };
+            let mut want = x.c_for_checked_run(p.beta);
+            for j in 0..2 {
+                for i in 0..3 {
+                    let dot: f64 = (0..4).map(|q| op_a(i, q) * op_b(q, j)).sum();
+                    want[(i + j * p.shape.ldc) as usize] = p.alpha * dot + p.beta * x.c.at(i, j);
+                }
+            }
+            let uploaded = x.c_for_checked_run(p.beta);
+            let c = check(&p, Arithmetic::Native, &x, &uploaded, &want);
+            assert!(
+                c.passed() && c.relative_frobenius < 1e-15,
+                "{transposes:?}: {}",
+                c.summary()
+            );
+        }
+    }
+
+    #[test]
+    fn the_reference_of_each_transpose_matches_a_product_by_hand() {
+        // A stored [1 3; 2 4], B stored [5 7; 6 8] (column-major: 1, 2, 3, 4 and 5, 6, 7, 8).
+        // A·B = [23 31; 34 46], Aᵀ·B = [17 23; 39 53], A·Bᵀ = [26 30; 38 44],
+        // Aᵀ·Bᵀ = [19 22; 43 50]; C column-major.
+        let (n, t) = (Transpose::No, Transpose::Yes);
+        for (transposes, c) in [
+            (Transposes::new(n, n), [23.0, 34.0, 31.0, 46.0]),
+            (Transposes::new(t, n), [17.0, 39.0, 23.0, 53.0]),
+            (Transposes::new(n, t), [26.0, 38.0, 30.0, 44.0]),
+            (Transposes::new(t, t), [19.0, 43.0, 22.0, 50.0]),
+        ] {
+            let mut p = Problem {
+                transposes,
+                alpha: 1.0,
+                ..problem(2, 2, 2, 0.0)
+            };
+            (p.shape.lda, p.shape.ldc) = (2, 2);
+            let mut x = Inputs::<f64>::generate(&p);
+            x.a.data = vec![1.0, 2.0, 3.0, 4.0];
+            x.b.data = vec![5.0, 6.0, 7.0, 8.0];
+            let uploaded = x.c_for_checked_run(p.beta);
+            let check = check(&p, Arithmetic::Native, &x, &uploaded, &c);
+            assert_eq!(
+                check.relative_frobenius,
+                0.0,
+                "{transposes:?}: {}",
+                check.summary()
+            );
+            assert!(check.passed());
+        }
+    }
+
+    #[test]
     fn a_result_that_cancels_to_nothing_is_judged_by_the_size_of_its_terms() {
         // 1×1×1 with beta·c = -alpha·a·b: R is 0 up to rounding, and f32's rounding of the two
         // terms is all that remains of C. Relative to ‖R‖ that would be a huge error.

@@ -48,10 +48,10 @@ pub struct Cli {
     #[arg(long, value_parser = positive_size)]
     pub k: Option<u32>,
     /// op(A) in C = alpha*op(A)*op(B) + beta*C: n, A (stored m×k), or t, Aᵀ (A stored k×m); cublas computes every combination, the kernels n,n unless --list says more
-    #[arg(long, value_enum, default_value_t = Transpose::No, hide_possible_values = true)]
+    #[arg(long, value_enum, default_value_t = Transpose::No, ignore_case = true, hide_possible_values = true)]
     pub transa: Transpose,
     /// op(B): n, B (stored k×n), or t, Bᵀ (B stored n×k)
-    #[arg(long, value_enum, default_value_t = Transpose::No, hide_possible_values = true)]
+    #[arg(long, value_enum, default_value_t = Transpose::No, ignore_case = true, hide_possible_values = true)]
     pub transb: Transpose,
     /// Leading dimension of A [default: its rows as stored: m, or k with --transa t]
     #[arg(long)]
@@ -385,6 +385,37 @@ mod tests {
         assert_eq!(cli.problem(64, 1).unwrap().shape.m, 64);
         let cli = Cli::parse_from(["host", "--variant", "v1", "--m", "10", "--lda", "5"]);
         assert!(cli.problem(64, 1).unwrap_err().to_string().contains("lda"));
+    }
+
+    #[test]
+    fn transposes_are_n_by_default_and_set_the_stored_leading_dimensions() {
+        let c = parse("--variant cublas").unwrap();
+        assert_eq!((c.transa, c.transb), (Transpose::No, Transpose::No));
+        let c = parse("--variant cublas --transa t --transb n --m 100 --n 30 --k 7").unwrap();
+        assert_eq!((c.transa, c.transb), (Transpose::Yes, Transpose::No));
+        let p = c.problem(64, 1).unwrap();
+        assert_eq!(p.transposes.name(), "TN");
+        // A stored k×m, B k×n: packed, lda = k and ldb = k.
+        assert_eq!((p.shape.lda, p.shape.ldb, p.shape.ldc), (7, 7, 100));
+        let p = parse("--variant cublas --transb t --m 100 --n 30 --k 7")
+            .unwrap()
+            .problem(64, 1)
+            .unwrap();
+        assert_eq!((p.shape.lda, p.shape.ldb), (100, 30), "B stored n×k");
+        let e = parse("--variant cublas --transa t --m 100 --k 7 --lda 6")
+            .unwrap()
+            .problem(64, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lda = 6") && e.contains("stored k×m"), "{e}");
+        // BLAS's capitals too.
+        assert_eq!(
+            parse("--variant cublas --transb T").unwrap().transb,
+            Transpose::Yes
+        );
+        for bad in ["--transa x", "--transb yes", "--transa"] {
+            assert!(parse(&format!("--variant cublas {bad}")).is_err(), "{bad}");
+        }
     }
 
     #[test]
