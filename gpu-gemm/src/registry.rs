@@ -142,8 +142,8 @@ impl Variant {
         }
     }
 
-    /// The (op(A), op(B)) it computes: N,N for the course's kernels unless
-    /// [`KERNEL_TRANSPOSES`] says more, and for the CPU variants; all four for cuBLAS and for
+    /// The (op(A), op(B)) it computes: N,N for the course's kernels unless this module's
+    /// `KERNEL_TRANSPOSES` says more, and for the CPU variants; all four for cuBLAS and for
     /// `auto`, which refuses a combination when no kernel of the course computes it.
     pub fn transposes(&self) -> &'static [Transposes] {
         match self {
