@@ -24,14 +24,16 @@
 //! ```
 //!
 //! What the call checks before it launches anything, each refusal a [`GemmError`]: the sizes
-//! and leading dimensions, the transposes (only `op = N` exists today), the algorithm and its
-//! constraints on the shape, the device's architecture (the `wgmma` kernels need sm_90a), where
-//! each buffer lives, its length and its alignment.
+//! and leading dimensions (of A and B as stored: k×m for a transposed A, n×k for a transposed
+//! B), whether the algorithm computes the transposes asked for (cuBLAS all four, the course's
+//! kernels N,N: `host --list` and `Variant::transposes` say which), its constraints on the
+//! shape, the device's architecture (the `wgmma` kernels need sm_90a), where each buffer lives,
+//! its length and its alignment.
 use crate::auto;
 use crate::emulator;
 use crate::gpu::Gpu;
 use crate::launch::Launch;
-use crate::problem::{Init, Problem};
+use crate::problem::{Init, Problem, Transposes};
 use crate::registry::{self, CublasMath, Math, Variant};
 use crate::run::{self, Backend};
 use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
@@ -121,15 +123,7 @@ pub enum GemmError {
 
 type Result<T> = std::result::Result<T, GemmError>;
 
-/// BLAS's `op(X)`: the matrix as stored, or its transpose.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Transpose {
-    /// `op(X) = X` (BLAS's `N`).
-    #[default]
-    No,
-    /// `op(X) = Xᵀ` (BLAS's `T`): not implemented by any kernel yet; refused.
-    Yes,
-}
+pub use crate::problem::Transpose;
 
 /// One GEMM, as BLAS describes it: column-major, `C (m×n) = α·op(A) (m×k) · op(B) (k×n) + β·C`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -144,9 +138,11 @@ pub struct GemmConfig {
     pub alpha: f64,
     /// C's factor; 0 ignores C's contents (NaNs included), as BLAS does.
     pub beta: f64,
-    /// Elements from one column of A to the next, at least its rows.
+    /// Elements from one column of A to the next, at least its rows as stored: m, or k when
+    /// op(A) = Aᵀ (A is then stored k×m).
     pub lda: u32,
-    /// Elements from one column of B to the next, at least its rows.
+    /// Elements from one column of B to the next, at least its rows as stored: k, or n when
+    /// op(B) = Bᵀ (B is then stored n×k).
     pub ldb: u32,
     /// Elements from one column of C to the next, at least m.
     pub ldc: u32,
@@ -193,7 +189,10 @@ impl GemmConfig {
         }
     }
 
-    /// With transposes (refused today: see [`Transpose::Yes`]).
+    /// With transposes. The leading dimensions are those of A and B as stored, which
+    /// [`GemmConfig::new`] set for op = N: give them again with
+    /// [`GemmConfig::leading_dimensions`] after transposing. Which algorithms compute which
+    /// combination: [`GemmError::Unsupported`] names them.
     pub fn transposes(self, transa: Transpose, transb: Transpose) -> Self {
         GemmConfig {
             transa,
@@ -211,15 +210,6 @@ impl GemmConfig {
             ldb: self.ldb,
             ldc: self.ldc,
         }
-    }
-
-    /// (name, rows, columns, leading dimension) of A, B and C.
-    fn operands(&self) -> [(char, u32, u32, u32); 3] {
-        [
-            ('A', self.m, self.k, self.lda),
-            ('B', self.k, self.n, self.ldb),
-            ('C', self.m, self.n, self.ldc),
-        ]
     }
 }
 
@@ -550,7 +540,7 @@ impl Gemm {
     ) -> Result<Choice> {
         let (choice, launch, problem) = self.resolve::<T>(config, algorithm)?;
         let needs = if self.is_gpu() { "device" } else { "host" };
-        let [ao, bo, co] = config.operands();
+        let [ao, bo, co] = problem.stored();
         let (a, b) = (a.memory(), b.memory());
         let c = c.memory_mut();
         let views = [
@@ -624,6 +614,7 @@ impl Gemm {
         let dtype = T::DTYPE;
         let problem = Problem {
             shape: config.shape(),
+            transposes: Transposes::new(config.transa, config.transb),
             dtype,
             alpha: config.alpha,
             beta: config.beta,
@@ -637,18 +628,11 @@ impl Gemm {
             algorithm: algorithm.label(),
             reason,
         };
-        if (config.transa, config.transb) != (Transpose::No, Transpose::No) {
-            return Err(unsupported(
-                "the course's kernels read A and B as stored (op = N, column-major); transposed \
-                 operands are not implemented yet"
-                    .into(),
-            ));
-        }
         let arch = self.backend.arch();
         let (variant, tile, reason) = match algorithm {
             Algorithm::Auto(math) => {
-                let choice = auto::choose(&problem.shape, dtype, *math, arch)
-                    .map_err(|e| GemmError::Launch(format!("{e:#}")))?;
+                let choice = auto::choose(&problem, *math, arch)
+                    .map_err(|e| unsupported(format!("{e:#}")))?;
                 let reason = choice.reason(dtype);
                 (choice.variant, choice.tile, reason)
             }
@@ -735,6 +719,7 @@ mod tests {
     fn a_hopper_kernel_on_another_gpu_is_refused_with_both_architectures() {
         let p = Problem {
             shape: GemmConfig::new(256, 256, 256).shape(),
+            transposes: Transposes::NN,
             dtype: Dtype::Bf16,
             alpha: 1.0,
             beta: 0.0,

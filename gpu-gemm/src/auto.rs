@@ -20,6 +20,12 @@
 //!    `fp32-accurate` and `tf32` in f32, Hopper's `wgmma` kernel, then Ampere's `mma.sync` one,
 //!    then `best:1`. The table is measured on an H100: on another GPU its choices are the H100's
 //!    (the report names them), not that GPU's fastest.
+//! 4. The table and the fallbacks are measured and chosen for op(A)·op(B) with op = N. For
+//!    transposed operands every candidate must also compute the problem's combination
+//!    ([`Variant::transposes`]); when neither the nearest row nor a fallback does, the first
+//!    kernel of the course (in course order) that does and fits runs, and when none does,
+//!    `auto` refuses: it runs the course's kernels only, never cuBLAS.
+use crate::problem::{Problem, Transposes};
 pub use crate::registry::Math;
 use crate::registry::{self, Variant};
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -182,7 +188,7 @@ impl Choice {
                 r.m, r.n, r.k
             ),
             None => format!(
-                "no measured row fits this shape and device: the first fallback in {contract} that supports them"
+                "no measured row fits this shape, transposes and device: the first fallback in {contract} (then the first kernel of the course) that supports them"
             ),
         }
     }
@@ -191,28 +197,24 @@ impl Choice {
 /// What `auto` runs for a problem on a device (`None`: the emulator), see the module
 /// documentation for the rule. The table is parsed once per process: the library asks on
 /// every call.
-pub fn choose(shape: &Shape, dtype: Dtype, math: Math, arch: Option<u32>) -> Result<Choice> {
+pub fn choose(p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
     static ROWS: std::sync::OnceLock<Result<Vec<Row>, String>> = std::sync::OnceLock::new();
     let rows = ROWS
         .get_or_init(|| parse(TABLE).map_err(|e| format!("{e:#}")))
         .as_ref()
         .map_err(|e| anyhow!("{e}"))?;
-    choose_from(rows, shape, dtype, math, arch)
+    choose_from(rows, p, math, arch)
 }
 
 /// [`choose`] by the rows of a given table.
 // ANCHOR: core_loop
-pub fn choose_from(
-    rows: &[Row],
-    shape: &Shape,
-    dtype: Dtype,
-    math: Math,
-    arch: Option<u32>,
-) -> Result<Choice> {
+pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
+    let (shape, dtype) = (&p.shape, p.dtype);
     let fits = |v: &Variant| match v {
         Variant::Kernel(k) => {
             (k.supports)(shape, dtype).is_ok()
                 && k.dtypes.contains(&dtype)
+                && v.transposes().contains(&p.transposes)
                 && is_candidate(v, dtype, math)
                 && runs_on(v, arch)
         }
@@ -235,25 +237,59 @@ pub fn choose_from(
         .iter()
         .map(|&(name, tile)| registry::find(name).map(|v| (v, tile)))
         .collect::<Result<Vec<_>>>()?;
-    // The last fallback stands when none fits: `plan` then names its constraint, or the
-    // backend the build it needs.
-    let (variant, tile) = found
-        .iter()
-        .copied()
-        .find(|(v, _)| fits(v))
-        .unwrap_or(*found.last().expect("every chain has a fallback"));
-    Ok(Choice {
-        variant,
-        tile: Some(tile),
-        math,
-        row: None,
-    })
+    if let Some(&(variant, tile)) = found.iter().find(|(v, _)| fits(v)) {
+        return Ok(Choice {
+            variant,
+            tile: Some(tile),
+            math,
+            row: None,
+        });
+    }
+    if p.transposes == Transposes::NN {
+        // The last fallback stands: `plan` then names its constraint, or the backend the
+        // build it needs.
+        let &(variant, tile) = found.last().expect("every chain has a fallback");
+        return Ok(Choice {
+            variant,
+            tile: Some(tile),
+            math,
+            row: None,
+        });
+    }
+    match registry::all().into_iter().find(|v| fits(v)) {
+        Some(variant) => Ok(Choice {
+            variant,
+            tile: variant.tiles().first().copied(),
+            math,
+            row: None,
+        }),
+        None => bail!(
+            "auto: no kernel of the course computes {} ({}) in {} under the {} contract for this shape and device (cuBLAS does)",
+            p.transposes.formula(),
+            p.transposes.letters(),
+            dtype.name(),
+            math.name()
+        ),
+    }
 }
 // ANCHOR_END: core_loop
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A problem of `shape` and `dtype` with op = N.
+    fn problem(shape: Shape, dtype: Dtype) -> Problem {
+        Problem {
+            shape,
+            transposes: Transposes::NN,
+            dtype,
+            alpha: 1.0,
+            beta: 0.0,
+            init: crate::problem::Init::Random,
+            seed: 1,
+        }
+    }
 
     fn shape(m: u32, n: u32, k: u32) -> Shape {
         Shape {
@@ -282,7 +318,7 @@ mod tests {
             };
             assert!(k.dtypes.contains(&r.dtype), "{r:?}");
             // Each row chooses for its own shape.
-            let c = choose(&shape(r.m, r.n, r.k), r.dtype, r.math, Some(90)).unwrap();
+            let c = choose(&problem(shape(r.m, r.n, r.k), r.dtype), r.math, Some(90)).unwrap();
             assert_eq!((c.variant.name(), c.tile), (r.variant.as_str(), r.tile));
             assert_eq!(c.row.as_ref(), Some(r));
         }
@@ -326,17 +362,9 @@ mod tests {
     fn the_16_bit_types_fall_back_to_the_16_bit_kernel() {
         // A table of f32 rows only: the 16-bit problems have no row and fall back.
         let f32_only = parse(&format!("{HEADER}\nf32,strict,64,64,64,gemm128,-,0,0,0,x")).unwrap();
-        let problem = |shape, dtype| crate::problem::Problem {
-            shape,
-            dtype,
-            alpha: 1.0,
-            beta: 0.0,
-            init: crate::problem::Init::Random,
-            seed: 1,
-        };
         for dtype in [Dtype::Bf16, Dtype::F16] {
             for s in [shape(64, 64, 64), shape(4096, 4096, 4096), shape(8, 1, 8)] {
-                let c = choose_from(&f32_only, &s, dtype, Math::Strict, Some(90)).unwrap();
+                let c = choose_from(&f32_only, &problem(s, dtype), Math::Strict, Some(90)).unwrap();
                 assert_eq!(c.label(), "wgmma-16bit:1", "{dtype:?}");
                 assert!(c.row.is_none() && c.variant.dtypes().contains(&dtype));
                 assert!(is_candidate(&c.variant, dtype, Math::Strict));
@@ -361,8 +389,7 @@ mod tests {
         // f32 and f64 keep theirs.
         let c = choose_from(
             &f32_only,
-            &shape(64, 64, 64),
-            Dtype::F64,
+            &problem(shape(64, 64, 64), Dtype::F64),
             Math::Strict,
             None,
         )
@@ -425,7 +452,7 @@ mod tests {
             for math in Math::ALL {
                 for arch in [Some(90), Some(80), Some(89), None] {
                     for s in &shapes {
-                        let c = choose_from(&rows, s, dtype, math, arch).unwrap();
+                        let c = choose_from(&rows, &problem(*s, dtype), math, arch).unwrap();
                         let what = format!("{dtype:?} {math:?} {arch:?} {s:?}: {}", c.label());
                         assert!(is_candidate(&c.variant, dtype, math), "{what}");
                         assert!(runs_on(&c.variant, arch), "{what}");
@@ -439,7 +466,7 @@ mod tests {
     fn fp32_accurate_takes_3xtf32_on_hopper_and_ampere_and_strict_never_does() {
         let rows = parse(TABLE).unwrap();
         let big = shape(4096, 4096, 4096);
-        let pick = |math, arch| choose_from(&rows, &big, Dtype::F32, math, arch).unwrap();
+        let pick = |math, arch| choose_from(&rows, &problem(big, Dtype::F32), math, arch).unwrap();
         assert_eq!(
             pick(Math::Fp32Accurate, Some(90)).variant.name(),
             "wgmma-3xtf32"
@@ -456,7 +483,7 @@ mod tests {
         );
         // f64 has no relaxed rows: every contract runs strict's choice.
         let f64_choice = |math| {
-            choose_from(&rows, &big, Dtype::F64, math, Some(90))
+            choose_from(&rows, &problem(big, Dtype::F64), math, Some(90))
                 .unwrap()
                 .label()
         };

@@ -1,6 +1,6 @@
 //! The GPU backend: `cust` on device 0 (its primary context), the embedded PTX, CUDA events.
 use crate::launch::{Fp8Operands, Fp8Pointers, Launch, Reduce};
-use crate::problem::{Inputs, Problem, Scalar};
+use crate::problem::{Inputs, Problem, Scalar, Transpose, Transposes};
 use crate::registry::CublasMath;
 use crate::timing::{Measured, Timing};
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -93,8 +93,8 @@ impl Drop for CublasHandle {
     }
 }
 
-/// cuBLAS's GEMM for a dtype, column-major, no transposes (as every kernel), on device buffers
-/// of that dtype: `cublasSgemm` and `cublasDgemm` for f32 and f64; for bf16 and f16
+/// cuBLAS's GEMM for a dtype, column-major, with op(A) and op(B), on device buffers of that
+/// dtype: `cublasSgemm` and `cublasDgemm` for f32 and f64; for bf16 and f16
 /// `cublasGemmEx` with A, B and C in the 16-bit type, `CUBLAS_COMPUTE_32F` (f32 accumulation
 /// and f32 alpha, beta: what the course's 16-bit kernels do, so the ratio compares like with
 /// like) and the default algorithm choice.
@@ -105,6 +105,7 @@ impl Drop for CublasHandle {
 unsafe fn cublas_gemm(
     handle: cudarc::cublas::sys::cublasHandle_t,
     dtype: Dtype,
+    transposes: Transposes,
     (m, n, k): (i32, i32, i32),
     alpha: f64,
     (a, lda): (u64, i32),
@@ -113,8 +114,13 @@ unsafe fn cublas_gemm(
     (c, ldc): (u64, i32),
 ) -> Result<(), cudarc::cublas::result::CublasError> {
     use cudarc::cublas::result;
-    use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+    use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
     use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType};
+    let op = |t| match t {
+        Transpose::No => CUBLAS_OP_N,
+        Transpose::Yes => CUBLAS_OP_T,
+    };
+    let (transa, transb) = (op(transposes.transa), op(transposes.transb));
     use std::ffi::c_void;
     unsafe {
         match dtype {
@@ -122,8 +128,8 @@ unsafe fn cublas_gemm(
                 let (alpha, beta) = (alpha as f32, beta as f32);
                 result::sgemm(
                     handle,
-                    CUBLAS_OP_N,
-                    CUBLAS_OP_N,
+                    transa,
+                    transb,
                     m,
                     n,
                     k,
@@ -139,8 +145,8 @@ unsafe fn cublas_gemm(
             }
             Dtype::F64 => result::dgemm(
                 handle,
-                CUBLAS_OP_N,
-                CUBLAS_OP_N,
+                transa,
+                transb,
                 m,
                 n,
                 k,
@@ -166,8 +172,8 @@ unsafe fn cublas_gemm(
                 let (alpha, beta) = (alpha as f32, beta as f32);
                 result::gemm_ex(
                     handle,
-                    CUBLAS_OP_N,
-                    CUBLAS_OP_N,
+                    transa,
+                    transb,
                     m,
                     n,
                     k,
@@ -828,6 +834,7 @@ impl Prepared<'_> {
                 cublas_gemm(
                     handle,
                     p.dtype,
+                    p.transposes,
                     (s.m as i32, s.n as i32, s.k as i32),
                     p.alpha,
                     (a_ptr, s.lda as i32),

@@ -1,6 +1,6 @@
 //! The course's GEMM kernels as a library, and the pipeline that checks and times them.
 //!
-//! **For a program that wants a GEMM**: [`Gemm`] runs `C = α·A·B + β·C` on buffers the caller
+//! **For a program that wants a GEMM**: [`Gemm`] runs `C = α·op(A)·op(B) + β·C` on buffers the caller
 //! owns, on the GPU (through `cust`) or on the CPU emulator, with an [`Algorithm`]: `Auto` under
 //! a precision contract ([`Math`]), or a named kernel and tile. Errors are [`GemmError`]s; nothing
 //! is printed.

@@ -22,11 +22,85 @@ pub enum Init {
     Seed,
 }
 
+/// BLAS's `op(X)`: the matrix as stored, or its transpose. A transposed operand is stored with
+/// its rows and columns swapped (cuBLAS's `CUBLAS_OP_T`): the kernel reads Xᵀ's columns as
+/// rows, which changes which accesses are contiguous, so a kernel supports it or not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Transpose {
+    /// op(X) = X (BLAS's `N`)
+    #[default]
+    #[cfg_attr(feature = "clap", value(name = "n"))]
+    No,
+    /// op(X) = Xᵀ (BLAS's `T`): X is stored with op(X)'s rows as its columns
+    #[cfg_attr(feature = "clap", value(name = "t"))]
+    Yes,
+}
+
+impl Transpose {
+    /// `N` or `T`, as BLAS spells it.
+    pub const fn letter(self) -> char {
+        match self {
+            Transpose::No => 'N',
+            Transpose::Yes => 'T',
+        }
+    }
+}
+
+/// BLAS's `transa` and `transb`: the pair a kernel supports or not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Transposes {
+    /// op(A).
+    pub transa: Transpose,
+    /// op(B).
+    pub transb: Transpose,
+}
+
+impl Transposes {
+    /// `C = α·A·B + β·C`: what every kernel of the course computes.
+    pub const NN: Transposes = Transposes::new(Transpose::No, Transpose::No);
+    /// The four combinations, N,N first.
+    pub const ALL: [Transposes; 4] = [
+        Transposes::NN,
+        Transposes::new(Transpose::Yes, Transpose::No),
+        Transposes::new(Transpose::No, Transpose::Yes),
+        Transposes::new(Transpose::Yes, Transpose::Yes),
+    ];
+
+    /// op(A) and op(B).
+    pub const fn new(transa: Transpose, transb: Transpose) -> Self {
+        Transposes { transa, transb }
+    }
+
+    /// `TN`: how reports name the layout (cuBLAS's and CUTLASS's spelling).
+    pub fn name(self) -> String {
+        format!("{}{}", self.transa.letter(), self.transb.letter())
+    }
+
+    /// `T,N`: as the refusals spell a combination, beside [`Transposes::formula`].
+    pub fn letters(self) -> String {
+        format!("{},{}", self.transa.letter(), self.transb.letter())
+    }
+
+    /// `op(A)=Aᵀ, op(B)=B`.
+    pub fn formula(self) -> String {
+        let op = |x: &str, t: Transpose| match t {
+            Transpose::No => format!("op({x})={x}"),
+            Transpose::Yes => format!("op({x})={x}ᵀ"),
+        };
+        format!("{}, {}", op("A", self.transa), op("B", self.transb))
+    }
+}
+
 /// Everything that defines one GEMM, as the user asked for it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Problem {
-    /// m, n, k and the leading dimensions, in elements (column-major).
+    /// m, n, k of `op(A)·op(B)` and the leading dimensions of A, B and C as stored, in
+    /// elements (column-major).
     pub shape: Shape,
+    /// op(A) and op(B): `C = α·op(A)·op(B) + β·C`, the stored shape of A and B as
+    /// [`Problem::stored_a`] and [`Problem::stored_b`] say.
+    pub transposes: Transposes,
     /// Element type of A, B and C.
     pub dtype: Dtype,
     /// α as given; the kernels take it rounded to [`Scalar::Factor`] (f32 except in f64).
@@ -47,6 +121,35 @@ impl Problem {
         2.0 * self.shape.m as f64 * self.shape.n as f64 * self.shape.k as f64
     }
 
+    /// (rows, columns) of A as stored: m×k, or k×m when op(A) = Aᵀ (cuBLAS's convention).
+    pub fn stored_a(&self) -> (u32, u32) {
+        let s = &self.shape;
+        match self.transposes.transa {
+            Transpose::No => (s.m, s.k),
+            Transpose::Yes => (s.k, s.m),
+        }
+    }
+
+    /// (rows, columns) of B as stored: k×n, or n×k when op(B) = Bᵀ.
+    pub fn stored_b(&self) -> (u32, u32) {
+        let s = &self.shape;
+        match self.transposes.transb {
+            Transpose::No => (s.k, s.n),
+            Transpose::Yes => (s.n, s.k),
+        }
+    }
+
+    /// (name, rows, columns, leading dimension) of A, B and C as stored.
+    pub fn stored(&self) -> [(char, u32, u32, u32); 3] {
+        let s = &self.shape;
+        let ((ar, ac), (br, bc)) = (self.stored_a(), self.stored_b());
+        [
+            ('A', ar, ac, s.lda),
+            ('B', br, bc, s.ldb),
+            ('C', s.m, s.n, s.ldc),
+        ]
+    }
+
     /// Checks sizes and leading dimensions; the message names the constraint.
     pub fn validate(&self) -> Result<()> {
         let s = &self.shape;
@@ -58,16 +161,28 @@ impl Problem {
                 s.k
             );
         }
-        for (name, ld, rows) in [
-            ("lda", s.lda, s.m),
-            ("ldb", s.ldb, s.k),
-            ("ldc", s.ldc, s.m),
-        ] {
+        for (name, rows, cols, ld) in self.stored() {
             if ld < rows {
-                bail!("{name} = {ld} is smaller than the number of rows ({rows}); column-major storage needs {name} >= rows");
+                let stored = match (name, self.transposes) {
+                    (
+                        'A',
+                        Transposes {
+                            transa: Transpose::Yes,
+                            ..
+                        },
+                    ) => ", stored k×m since op(A) = Aᵀ",
+                    (
+                        'B',
+                        Transposes {
+                            transb: Transpose::Yes,
+                            ..
+                        },
+                    ) => ", stored n×k since op(B) = Bᵀ",
+                    _ => "",
+                };
+                let ld_name = format!("ld{}", name.to_ascii_lowercase());
+                bail!("{ld_name} = {ld} is smaller than the number of rows ({rows}) of {name}{stored}; column-major storage needs {ld_name} >= rows");
             }
-        }
-        for (name, ld, cols) in [("A", s.lda, s.k), ("B", s.ldb, s.n), ("C", s.ldc, s.n)] {
             if ld as u64 * cols as u64 >= 1 << 32 {
                 bail!("{name} has {} elements (ld × columns); the kernels index with 32 bits, so it must stay under 2^32", ld as u64 * cols as u64);
             }
@@ -83,8 +198,8 @@ impl Problem {
         let ld = |rows| pitched_ld(rows, bytes, align_bytes);
         let p = Problem {
             shape: Shape {
-                lda: ld(s.m)?,
-                ldb: ld(s.k)?,
+                lda: ld(self.stored_a().0)?,
+                ldb: ld(self.stored_b().0)?,
                 ldc: ld(s.m)?,
                 ..s
             },
@@ -96,9 +211,12 @@ impl Problem {
 
     /// Bytes of device memory the three matrices need.
     pub fn device_bytes(&self) -> u64 {
-        let s = &self.shape;
-        (s.lda as u64 * s.k as u64 + s.ldb as u64 * s.n as u64 + s.ldc as u64 * s.n as u64)
-            * self.dtype.bytes() as u64
+        let elements: u64 = self
+            .stored()
+            .iter()
+            .map(|&(_, _, cols, ld)| ld as u64 * cols as u64)
+            .sum();
+        elements * self.dtype.bytes() as u64
     }
 }
 
@@ -440,35 +558,50 @@ pub fn seed_b(i: u32, j: u32) -> f64 {
 /// rounded values, so that the check measures the kernel's arithmetic, not the rounding of its
 /// inputs (which a bf16 input, 2⁻⁸ relative, would otherwise dominate).
 pub struct Inputs<T> {
-    /// A: m×k, leading dimension `lda`.
+    /// A as stored ([`Problem::stored_a`]: m×k, or k×m when transposed), leading dimension `lda`.
     pub a: Matrix<T>,
-    /// B: k×n, leading dimension `ldb`.
+    /// B as stored ([`Problem::stored_b`]: k×n, or n×k when transposed), leading dimension `ldb`.
     pub b: Matrix<T>,
     /// C before the GEMM (C0): m×n, leading dimension `ldc`; read only when β ≠ 0.
     pub c: Matrix<T>,
 }
 
 impl<T: Scalar> Inputs<T> {
-    /// A, B and C0 for `p`, padding NaN. [`Init::Random`] draws A, then B, then C0 from one
-    /// generator seeded with `p.seed`, so that the seed reproduces the inputs.
+    /// A, B and C0 for `p`, as stored, padding NaN. [`Init::Random`] draws A, then B, then C0
+    /// in storage order from one generator seeded with `p.seed`, so that the seed reproduces
+    /// the inputs. [`Init::Seed`]'s formulas give op(A) and op(B), so that a transposed
+    /// problem multiplies the same matrices as the untransposed one.
     pub fn generate(p: &Problem) -> Self {
         let s = &p.shape;
         let nan = T::from_f64(f64::NAN);
+        let ((ar, ac), (br, bc)) = (p.stored_a(), p.stored_b());
         match p.init {
             Init::Random => {
                 let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
                 let mut uniform = move |_, _| T::from_f64(rng.random_range(-1.0..1.0));
                 Self {
-                    a: Matrix::from_fn(s.m, s.k, s.lda, nan, &mut uniform),
-                    b: Matrix::from_fn(s.k, s.n, s.ldb, nan, &mut uniform),
+                    a: Matrix::from_fn(ar, ac, s.lda, nan, &mut uniform),
+                    b: Matrix::from_fn(br, bc, s.ldb, nan, &mut uniform),
                     c: Matrix::from_fn(s.m, s.n, s.ldc, nan, &mut uniform),
                 }
             }
-            Init::Seed => Self {
-                a: Matrix::from_fn(s.m, s.k, s.lda, nan, |i, j| T::from_f64(seed_a(i, j))),
-                b: Matrix::from_fn(s.k, s.n, s.ldb, nan, |i, j| T::from_f64(seed_b(i, j))),
-                c: Matrix::from_fn(s.m, s.n, s.ldc, nan, |_, _| T::from_f64(0.0)),
-            },
+            Init::Seed => {
+                // Stored (row, col) of X is op(X)'s (col, row) when op(X) = Xᵀ.
+                let op = |t, f: fn(u32, u32) -> f64| {
+                    move |i, j| {
+                        T::from_f64(match t {
+                            Transpose::No => f(i, j),
+                            Transpose::Yes => f(j, i),
+                        })
+                    }
+                };
+                let t = p.transposes;
+                Self {
+                    a: Matrix::from_fn(ar, ac, s.lda, nan, op(t.transa, seed_a)),
+                    b: Matrix::from_fn(br, bc, s.ldb, nan, op(t.transb, seed_b)),
+                    c: Matrix::from_fn(s.m, s.n, s.ldc, nan, |_, _| T::from_f64(0.0)),
+                }
+            }
         }
     }
 
@@ -497,6 +630,7 @@ mod tests {
                 ldb: k,
                 ldc: m,
             },
+            transposes: Transposes::NN,
             dtype: Dtype::F32,
             alpha: 1.0,
             beta: 0.0,
@@ -612,6 +746,78 @@ mod tests {
         assert!(e.contains("lda = 9") && e.contains(">= rows"), "{e}");
         let e = problem(70000, 70000, 4).validate().unwrap_err().to_string();
         assert!(e.contains("2^32"), "{e}");
+    }
+
+    #[test]
+    fn a_transposed_operand_is_stored_with_rows_and_columns_swapped() {
+        let mut p = problem(200, 6, 4);
+        p.transposes = Transposes::new(Transpose::Yes, Transpose::No);
+        // A is stored k×m = 4×200: lda = 4 is enough, 3 too small.
+        assert_eq!((p.stored_a(), p.stored_b()), ((4, 200), (4, 6)));
+        p.shape.lda = 4;
+        assert!(p.validate().is_ok());
+        p.shape.lda = 3;
+        let e = p.validate().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "lda = 3 is smaller than the number of rows (4) of A, stored k×m since op(A) = Aᵀ; column-major storage needs lda >= rows"
+        );
+        // B stored n×k = 6×4: ldb = k = 4 is too small.
+        p.transposes = Transposes::new(Transpose::No, Transpose::Yes);
+        p.shape.lda = 200;
+        assert_eq!(p.stored_b(), (6, 4));
+        let e = p.validate().unwrap_err().to_string();
+        assert!(
+            e.starts_with("ldb = 4 is smaller than the number of rows (6) of B, stored n×k"),
+            "{e}"
+        );
+        p.shape.ldb = 6;
+        assert_eq!(p.device_bytes(), (200 * 4 + 6 * 4 + 200 * 6) * 4);
+        // Pitched, each leading dimension follows its stored rows: 200 f32 pad to 256, 4 or 6
+        // to 128.
+        let pitched = p.pitched(512).unwrap().shape;
+        assert_eq!((pitched.lda, pitched.ldb, pitched.ldc), (256, 128, 256));
+        p.transposes = Transposes::new(Transpose::Yes, Transpose::No);
+        assert_eq!(p.pitched(512).unwrap().shape.lda, 128);
+    }
+
+    #[test]
+    fn seed_inputs_give_the_same_op_a_and_op_b_whatever_the_storage() {
+        let mut p = problem(3, 2, 4);
+        p.init = Init::Seed;
+        let plain = Inputs::<f64>::generate(&p);
+        for t in Transposes::ALL {
+            p.transposes = t;
+            p.shape.lda = p.stored_a().0;
+            p.shape.ldb = p.stored_b().0;
+            let x = Inputs::<f64>::generate(&p);
+            assert_eq!((x.a.rows, x.a.cols), p.stored_a());
+            assert_eq!((x.b.rows, x.b.cols), p.stored_b());
+            for (i, q) in [(0, 0), (2, 3), (1, 2)] {
+                let a = match t.transa {
+                    Transpose::No => x.a.at(i, q),
+                    Transpose::Yes => x.a.at(q, i),
+                };
+                assert_eq!(a, plain.a.at(i, q), "{t:?}");
+            }
+            for (q, j) in [(0, 0), (3, 1), (2, 0)] {
+                let b = match t.transb {
+                    Transpose::No => x.b.at(q, j),
+                    Transpose::Yes => x.b.at(j, q),
+                };
+                assert_eq!(b, plain.b.at(q, j), "{t:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn transposes_are_named_as_blas_spells_them() {
+        let tn = Transposes::new(Transpose::Yes, Transpose::No);
+        assert_eq!((tn.name(), tn.letters()), ("TN".into(), "T,N".into()));
+        assert_eq!(tn.formula(), "op(A)=Aᵀ, op(B)=B");
+        assert_eq!(Transposes::NN.formula(), "op(A)=A, op(B)=B");
+        let names: Vec<String> = Transposes::ALL.iter().map(|t| t.name()).collect();
+        assert_eq!(names, ["NN", "TN", "NT", "TT"]);
     }
 
     #[test]

@@ -2,12 +2,23 @@
 //! variants of [`crate::cpu::registry`], cuBLAS as the yardstick, and `auto` under a precision
 //! contract ([`Math`]).
 use crate::cpu::CpuVariant;
+use crate::problem::Transposes;
 use anyhow::{bail, Result};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 pub use kernels_gpu::registry::{Shape, Variant as KernelVariant};
 
 /// Every element type: what cuBLAS's default math and `auto` run.
 pub const ALL_DTYPES: &[Dtype] = &[Dtype::F32, Dtype::F64, Dtype::Bf16, Dtype::F16];
+
+/// The GPU kernels that compute more than `op(A)·op(B)` with op = N (a kernel reads A and B in
+/// the order its tiles and loads were designed for), each with every combination it supports.
+/// A kernel not listed computes N,N only. `auto` considers a kernel for a transposed problem
+/// from this list alone (`crate::auto::choose`).
+const KERNEL_TRANSPOSES: &[(&str, &[Transposes])] = &[];
+
+/// N,N alone: the kernels not in [`KERNEL_TRANSPOSES`], and the CPU variants, whose loops walk
+/// A's columns contiguously.
+const NN_ONLY: &[Transposes] = &[Transposes::NN];
 
 /// cuBLAS's math mode: the two yardsticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,6 +142,45 @@ impl Variant {
         }
     }
 
+    /// The (op(A), op(B)) it computes: N,N for the course's kernels unless this module's
+    /// `KERNEL_TRANSPOSES` says more, and for the CPU variants; all four for cuBLAS and for
+    /// `auto`, which refuses a combination when no kernel of the course computes it.
+    pub fn transposes(&self) -> &'static [Transposes] {
+        match self {
+            Variant::Kernel(k) => KERNEL_TRANSPOSES
+                .iter()
+                .find(|(name, _)| *name == k.name)
+                .map_or(NN_ONLY, |&(_, t)| t),
+            Variant::Cpu(_) => NN_ONLY,
+            Variant::Cublas(_) | Variant::Auto(_) => &Transposes::ALL,
+        }
+    }
+
+    /// `Err` with the sentence that names the variant, the combination asked for and the ones
+    /// it computes, when it does not compute `t`.
+    pub fn check_transposes(&self, t: Transposes) -> Result<()> {
+        let supported = self.transposes();
+        if supported.contains(&t) {
+            return Ok(());
+        }
+        let computes = match supported {
+            [one] => format!("{} only ({})", one.formula(), one.letters()),
+            many => format!(
+                "only {}",
+                many.iter()
+                    .map(|t| t.letters())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        };
+        bail!(
+            "{} computes {computes}; asked for {} ({})",
+            self.name(),
+            t.letters(),
+            t.formula()
+        )
+    }
+
     /// Whether it is a cuBLAS yardstick.
     pub fn is_cublas(&self) -> bool {
         matches!(self, Variant::Cublas(_))
@@ -183,6 +233,12 @@ pub fn listing() -> String {
             let mut extra = String::new();
             if !v.tiles().is_empty() {
                 extra += &format!(" [--tile {}]", join(v.tiles(), "|"));
+            }
+            // N,N goes without saying; any other combination a variant computes is named
+            // (`auto`'s are its kernels').
+            if v.transposes() != NN_ONLY && !matches!(v, Variant::Auto(_)) {
+                let names: Vec<String> = v.transposes().iter().map(|t| t.name()).collect();
+                extra += &format!(" [--transa/--transb {}]", names.join("|"));
             }
             // Which SIMD path this CPU takes, as the reports' entry names will say.
             if let Variant::Cpu(c) = v {
@@ -291,12 +347,32 @@ mod tests {
     }
 
     #[test]
+    fn every_kernel_with_transposes_exists_and_computes_n_n_or_says_so() {
+        for (name, transposes) in KERNEL_TRANSPOSES {
+            assert!(
+                matches!(find(name), Ok(Variant::Kernel(_))),
+                "`{name}` is not a GPU kernel"
+            );
+            assert!(!transposes.is_empty(), "{name}");
+        }
+        assert_eq!(find("v4").unwrap().transposes(), [Transposes::NN]);
+        assert_eq!(find("cublas").unwrap().transposes(), Transposes::ALL);
+        assert!(find("cpu-simd")
+            .unwrap()
+            .check_transposes(Transposes::ALL[3])
+            .unwrap_err()
+            .to_string()
+            .contains("cpu-simd computes op(A)=A, op(B)=B only (N,N); asked for T,T"));
+    }
+
+    #[test]
     fn listing_has_every_variant() {
         let text = listing();
         for v in all() {
             assert!(text.contains(v.name()));
         }
         assert!(text.contains("--tile 16|1|2|4|8|32"), "{text}");
+        assert!(text.contains("[--transa/--transb NN|TN|NT|TT]"), "{text}");
         assert!(
             text.contains("[--tile 64|8|16|32|128|256|512|1024|2048]"),
             "{text}"

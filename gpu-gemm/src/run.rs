@@ -191,6 +191,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 .join(", ")
         );
     }
+    variant.check_transposes(p.transposes)?;
     match variant {
         Variant::Kernel(k) => {
             let tile = registry::resolve_tile(variant, tile)?;
@@ -228,7 +229,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
             if tile.is_some() {
                 bail!("auto chooses its own configuration (got a tile)");
             }
-            let choice = crate::auto::choose(&p.shape, p.dtype, math, arch)?;
+            let choice = crate::auto::choose(p, math, arch)?;
             plan(choice.variant, choice.tile, p, arch)
         }
     }
@@ -295,7 +296,7 @@ fn execute_typed<T: Scalar>(
             // `auto` is checked as the kernel it chose computes.
             let (arithmetic, label) = match variant {
                 Variant::Auto(math) => {
-                    let choice = crate::auto::choose(&p.shape, p.dtype, math, arch)?;
+                    let choice = crate::auto::choose(p, math, arch)?;
                     let contract = match math {
                         Math::Strict => String::new(),
                         m => format!("[{}]", m.name()),
@@ -358,6 +359,7 @@ fn execute_typed<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::problem::Transposes;
     use kernels_gpu::registry::Shape;
 
     #[test]
@@ -376,6 +378,68 @@ mod tests {
     }
 
     #[test]
+    fn a_variant_asked_for_transposes_it_does_not_compute_is_refused_before_launch() {
+        use crate::problem::Transpose::{No, Yes};
+        let p = Problem {
+            shape: Shape {
+                m: 64,
+                n: 64,
+                k: 64,
+                lda: 64,
+                ldb: 64,
+                ldc: 64,
+            },
+            transposes: Transposes::new(Yes, No),
+            dtype: Dtype::Bf16,
+            alpha: 1.0,
+            beta: 0.0,
+            init: crate::problem::Init::Random,
+            seed: 1,
+        };
+        let e = plan(registry::find("wgmma-16bit").unwrap(), None, &p, Some(90)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "wgmma-16bit computes op(A)=A, op(B)=B only (N,N); asked for T,N (op(A)=Aᵀ, op(B)=B)"
+        );
+        let f32_nt = Problem {
+            dtype: Dtype::F32,
+            transposes: Transposes::new(No, Yes),
+            ..p
+        };
+        let e = plan(registry::find("cpu-naive").unwrap(), None, &f32_nt, None).unwrap_err();
+        assert!(e.to_string().contains("asked for N,T"), "{e}");
+        // cuBLAS computes all four.
+        for t in Transposes::ALL {
+            let p = Problem { transposes: t, ..p };
+            assert!(plan(registry::find("cublas").unwrap(), None, &p, Some(90)).is_ok());
+        }
+        // auto runs the course's kernels only: none computes T,N yet.
+        let e = plan(Variant::Auto(Math::Strict), None, &f32_nt, Some(90)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "auto: no kernel of the course computes op(A)=A, op(B)=Bᵀ (N,T) in f32 under the strict contract for this shape and device (cuBLAS does)"
+        );
+        let e = execute(
+            &Backend::Emulator,
+            registry::find("v4").unwrap(),
+            None,
+            &f32_nt,
+            Timing {
+                warmup: 0,
+                iters: 1,
+                budget_ms: f64::INFINITY,
+                check: true,
+            },
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("v4 computes op(A)=A, op(B)=B only"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn emulator_runs_and_checks_a_variant() {
         let p = Problem {
             shape: Shape {
@@ -386,6 +450,7 @@ mod tests {
                 ldb: 65,
                 ldc: 33,
             },
+            transposes: Transposes::NN,
             dtype: Dtype::F32,
             alpha: 1.0,
             beta: 0.5,

@@ -1,4 +1,5 @@
-//! The check: the kernel's C against `alpha·A·B + beta·C0` computed in f64 with `ndarray`.
+//! The check: the kernel's C against `alpha·op(A)·op(B) + beta·C0` computed in f64 with
+//! `ndarray`.
 //!
 //! - Every element of C (m×n) must be finite: a NaN means an element was never written (C is
 //!   NaN-poisoned when beta = 0) or the kernel read padding/garbage. The padding rows of C
@@ -16,7 +17,7 @@
 //! - Up to [`FULL_REFERENCE_FLOPS`] the whole product is checked (ndarray's multithreaded
 //!   matrixmultiply); above it, a random sample of 64 full rows and 64 full columns of C
 //!   (seeded, so a failure reproduces). The report says which.
-use crate::problem::{Inputs, Matrix, Problem, Scalar};
+use crate::problem::{Inputs, Matrix, Problem, Scalar, Transpose};
 use crate::progress::{dims, Step};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 use ndarray::{Array2, ArrayView2, ShapeBuilder};
@@ -283,7 +284,7 @@ fn view<T: Scalar>(m: &Matrix<T>) -> Array2<f64> {
 /// takes about 0.7 s on 2 cores optimised (and took 26 s unoptimised).
 pub const SHOW_PROGRESS_FROM: f64 = (1u64 << 33) as f64;
 
-/// `alpha·A·B + beta·C0` in f64, restricted to the given rows and columns of C. The rows are
+/// `alpha·op(A)·op(B) + beta·C0` in f64, restricted to the given rows and columns of C. The rows are
 /// computed in panels of columns, so that a large reference can show its progress.
 fn reference_lines<T: Scalar>(
     p: &Problem,
@@ -291,8 +292,13 @@ fn reference_lines<T: Scalar>(
     rows: &[usize],
     cols: &[usize],
 ) -> (Array2<f64>, Array2<f64>) {
-    let a = view(&inputs.a);
-    let b = view(&inputs.b);
+    // op(A) and op(B): the stored matrices, transposed where the problem says so.
+    let op = |x: &Matrix<T>, t| match t {
+        Transpose::No => view(x),
+        Transpose::Yes => view(x).reversed_axes(),
+    };
+    let a = op(&inputs.a, p.transposes.transa);
+    let b = op(&inputs.b, p.transposes.transb);
     let c0 = view(&inputs.c);
     let c0 = if p.beta == 0.0 {
         Array2::zeros(c0.raw_dim())
@@ -477,7 +483,7 @@ pub fn check_against<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::Init;
+    use crate::problem::{Init, Transposes};
     use kernels_gpu::registry::Shape;
 
     fn problem(m: u32, n: u32, k: u32, beta: f64) -> Problem {
@@ -490,6 +496,7 @@ mod tests {
                 ldb: k,
                 ldc: m + 2,
             },
+            transposes: Transposes::NN,
             dtype: Dtype::F64,
             alpha: 2.0,
             beta,
@@ -522,6 +529,77 @@ mod tests {
             assert!(check.passed(), "{}", check.summary());
             assert!(check.relative_frobenius < 1e-15, "{}", check.summary());
             assert_eq!(check.coverage, "full");
+        }
+    }
+
+    #[test]
+    fn the_reference_multiplies_op_a_by_op_b() {
+        for transposes in Transposes::ALL {
+            // 3×2×4 with padded leading dimensions of A and B as stored.
+            let mut p = Problem {
+                transposes,
+                ..problem(3, 2, 4, 0.5)
+            };
+            p.shape.lda = p.stored_a().0 + 1;
+            p.shape.ldb = p.stored_b().0 + 2;
+            let x = Inputs::<f64>::generate(&p);
+            // The definition, read from the stored matrices: op(A)(i, q) is A(q, i) when
+            // transposed.
+            let op_a = |i, q| match transposes.transa {
+                Transpose::No => x.a.at(i, q),
+                Transpose::Yes => x.a.at(q, i),
+            };
+            let op_b = |q, j| match transposes.transb {
+                Transpose::No => x.b.at(q, j),
+                Transpose::Yes => x.b.at(j, q),
+            };
+            let mut want = x.c_for_checked_run(p.beta);
+            for j in 0..2 {
+                for i in 0..3 {
+                    let dot: f64 = (0..4).map(|q| op_a(i, q) * op_b(q, j)).sum();
+                    want[(i + j * p.shape.ldc) as usize] = p.alpha * dot + p.beta * x.c.at(i, j);
+                }
+            }
+            let uploaded = x.c_for_checked_run(p.beta);
+            let c = check(&p, Arithmetic::Native, &x, &uploaded, &want);
+            assert!(
+                c.passed() && c.relative_frobenius < 1e-15,
+                "{transposes:?}: {}",
+                c.summary()
+            );
+        }
+    }
+
+    #[test]
+    fn the_reference_of_each_transpose_matches_a_product_by_hand() {
+        // A stored [1 3; 2 4], B stored [5 7; 6 8] (column-major: 1, 2, 3, 4 and 5, 6, 7, 8).
+        // A·B = [23 31; 34 46], Aᵀ·B = [17 23; 39 53], A·Bᵀ = [26 30; 38 44],
+        // Aᵀ·Bᵀ = [19 22; 43 50]; C column-major.
+        let (n, t) = (Transpose::No, Transpose::Yes);
+        for (transposes, c) in [
+            (Transposes::new(n, n), [23.0, 34.0, 31.0, 46.0]),
+            (Transposes::new(t, n), [17.0, 39.0, 23.0, 53.0]),
+            (Transposes::new(n, t), [26.0, 38.0, 30.0, 44.0]),
+            (Transposes::new(t, t), [19.0, 43.0, 22.0, 50.0]),
+        ] {
+            let mut p = Problem {
+                transposes,
+                alpha: 1.0,
+                ..problem(2, 2, 2, 0.0)
+            };
+            (p.shape.lda, p.shape.ldc) = (2, 2);
+            let mut x = Inputs::<f64>::generate(&p);
+            x.a.data = vec![1.0, 2.0, 3.0, 4.0];
+            x.b.data = vec![5.0, 6.0, 7.0, 8.0];
+            let uploaded = x.c_for_checked_run(p.beta);
+            let check = check(&p, Arithmetic::Native, &x, &uploaded, &c);
+            assert_eq!(
+                check.relative_frobenius,
+                0.0,
+                "{transposes:?}: {}",
+                check.summary()
+            );
+            assert!(check.passed());
         }
     }
 

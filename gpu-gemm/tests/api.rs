@@ -152,6 +152,16 @@ fn sizes_and_leading_dimensions_that_describe_no_matrix_are_refused() {
         "lda = 4 is smaller than the number of rows (8)",
     );
     assert!(matches!(e, GemmError::InvalidConfig(_)));
+    // A transposed A is stored k×m: lda is checked against k.
+    let e = refused(
+        GemmConfig::new(8, 8, 16)
+            .transposes(Transpose::Yes, Transpose::No)
+            .leading_dimensions(8, 16, 8),
+        Algorithm::Cublas,
+        (&a, &b, &mut c),
+        "lda = 8 is smaller than the number of rows (16) of A, stored k×m since op(A) = Aᵀ",
+    );
+    assert!(matches!(e, GemmError::InvalidConfig(_)));
 }
 
 #[test]
@@ -188,13 +198,29 @@ fn unknown_and_unsupported_algorithms_are_refused_with_the_reason() {
         "has no tile parameter",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
-    // Transposes: no kernel reads op(X) = Xᵀ yet.
+    // Transposes: a kernel that computes N,N only says so, and `auto`, which runs the course's
+    // kernels only, finds none for T,N.
     let transposed = config.transposes(Transpose::Yes, Transpose::No);
+    let e = refused(
+        transposed,
+        Algorithm::kernel("wgmma-3xtf32"),
+        (&a, &b, &mut c),
+        "`wgmma-3xtf32` cannot run this GEMM: wgmma-3xtf32 computes op(A)=A, op(B)=B only (N,N); asked for T,N (op(A)=Aᵀ, op(B)=B)",
+    );
+    assert!(matches!(e, GemmError::Unsupported { .. }));
     let e = refused(
         transposed,
         Algorithm::Auto(Math::Strict),
         (&a, &b, &mut c),
-        "transposed operands are not implemented",
+        "no kernel of the course computes op(A)=Aᵀ, op(B)=B (T,N)",
+    );
+    assert!(matches!(e, GemmError::Unsupported { .. }));
+    // cuBLAS computes it, on a GPU.
+    let e = refused(
+        transposed,
+        Algorithm::Cublas,
+        (&a, &b, &mut c),
+        "cuBLAS runs on a GPU only",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
     // cuBLAS needs a GPU.

@@ -3,7 +3,7 @@ use crate::args::{positive_count, positive_size, DtypeArg};
 use crate::experiments::Experiment;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::problem::{Init, Problem, Transpose, Transposes};
 use gpu_gemm::registry::Math;
 use gpu_gemm::run::BackendChoice;
 use kernels_gpu::registry::Shape;
@@ -12,7 +12,7 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(
     name = "host",
-    about = "Run one GEMM variant (C = alpha*A*B + beta*C, column-major) on the GPU, the CPU emulator or (the cpu-* variants) the host CPU, verify it against an f64 reference and time it",
+    about = "Run one GEMM variant (C = alpha*op(A)*op(B) + beta*C, column-major) on the GPU, the CPU emulator or (the cpu-* variants) the host CPU, verify it against an f64 reference and time it",
     after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants\n  host --variant v4,gemm128 --size 1000 --pitch-compare   # leading dimensions as given and pitched to 512 B\n  host --variant wgmma-16bit --dtype bf16 --compare cublas   # bf16, f32 accumulation (H100/H200)\n  host --variant auto --math fp32-accurate --compare cublas   # auto may choose 3xTF32 (FP32 accuracy)\n  host experiment 000                     # the 000 tile sweep: tables, CSV, JSON, chart, page\n  host experiment all --out results       # every experiment (`host experiment --help`)",
     // `host experiment …` has its own options; the run options apply without it.
     args_conflicts_with_subcommands = true,
@@ -47,10 +47,16 @@ pub struct Cli {
     /// Columns of A, rows of B (overrides --size)
     #[arg(long, value_parser = positive_size)]
     pub k: Option<u32>,
-    /// Leading dimension of A [default: m]
+    /// op(A) in C = alpha*op(A)*op(B) + beta*C: n, A (stored m×k), or t, Aᵀ (A stored k×m); cublas computes every combination, the kernels n,n unless --list says more
+    #[arg(long, value_enum, default_value_t = Transpose::No, ignore_case = true, hide_possible_values = true)]
+    pub transa: Transpose,
+    /// op(B): n, B (stored k×n), or t, Bᵀ (B stored n×k)
+    #[arg(long, value_enum, default_value_t = Transpose::No, ignore_case = true, hide_possible_values = true)]
+    pub transb: Transpose,
+    /// Leading dimension of A [default: its rows as stored: m, or k with --transa t]
     #[arg(long)]
     pub lda: Option<u32>,
-    /// Leading dimension of B [default: k]
+    /// Leading dimension of B [default: its rows as stored: k, or n with --transb t]
     #[arg(long)]
     pub ldb: Option<u32>,
     /// Leading dimension of C [default: m]
@@ -111,22 +117,25 @@ impl Cli {
             self.n.unwrap_or(size),
             self.k.unwrap_or(size),
         );
-        let shape = Shape {
-            m,
-            n,
-            k,
-            lda: self.lda.unwrap_or(m),
-            ldb: self.ldb.unwrap_or(k),
-            ldc: self.ldc.unwrap_or(m),
-        };
-        let p = Problem {
-            shape,
+        let mut p = Problem {
+            shape: Shape {
+                m,
+                n,
+                k,
+                lda: 0,
+                ldb: 0,
+                ldc: self.ldc.unwrap_or(m),
+            },
+            transposes: Transposes::new(self.transa, self.transb),
             dtype: self.dtype.dtype(),
             alpha: self.alpha,
             beta: self.beta,
             init: self.init,
             seed,
         };
+        // By default A and B are packed: their leading dimension is their rows as stored.
+        p.shape.lda = self.lda.unwrap_or(p.stored_a().0);
+        p.shape.ldb = self.ldb.unwrap_or(p.stored_b().0);
         p.validate()?;
         Ok(p)
     }
@@ -376,6 +385,37 @@ mod tests {
         assert_eq!(cli.problem(64, 1).unwrap().shape.m, 64);
         let cli = Cli::parse_from(["host", "--variant", "v1", "--m", "10", "--lda", "5"]);
         assert!(cli.problem(64, 1).unwrap_err().to_string().contains("lda"));
+    }
+
+    #[test]
+    fn transposes_are_n_by_default_and_set_the_stored_leading_dimensions() {
+        let c = parse("--variant cublas").unwrap();
+        assert_eq!((c.transa, c.transb), (Transpose::No, Transpose::No));
+        let c = parse("--variant cublas --transa t --transb n --m 100 --n 30 --k 7").unwrap();
+        assert_eq!((c.transa, c.transb), (Transpose::Yes, Transpose::No));
+        let p = c.problem(64, 1).unwrap();
+        assert_eq!(p.transposes.name(), "TN");
+        // A stored k×m, B k×n: packed, lda = k and ldb = k.
+        assert_eq!((p.shape.lda, p.shape.ldb, p.shape.ldc), (7, 7, 100));
+        let p = parse("--variant cublas --transb t --m 100 --n 30 --k 7")
+            .unwrap()
+            .problem(64, 1)
+            .unwrap();
+        assert_eq!((p.shape.lda, p.shape.ldb), (100, 30), "B stored n×k");
+        let e = parse("--variant cublas --transa t --m 100 --k 7 --lda 6")
+            .unwrap()
+            .problem(64, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lda = 6") && e.contains("stored k×m"), "{e}");
+        // BLAS's capitals too.
+        assert_eq!(
+            parse("--variant cublas --transb T").unwrap().transb,
+            Transpose::Yes
+        );
+        for bad in ["--transa x", "--transb yes", "--transa"] {
+            assert!(parse(&format!("--variant cublas {bad}")).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! (`host::experiments`).
 use anyhow::Result;
 use clap::Parser;
-use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::{execute_many, with_layout, Backend, Engine, Report, Timing};
 use host::cli::{Cli, Command};
@@ -152,8 +152,17 @@ fn run() -> Result<bool> {
         backend.describe()
     };
     let s = problem.shape;
+    // The transposes are named only when they are not the N,N every kernel computes: " TN".
+    let transposes = match problem.transposes {
+        Transposes::NN => String::new(),
+        t => format!(" {}", t.name()),
+    };
+    let formula = match problem.transposes {
+        Transposes::NN => String::new(),
+        t => format!(" ({})", t.formula()),
+    };
     println!(
-        "m={} n={} k={} lda={} ldb={} ldc={} alpha={} beta={} on {on}",
+        "m={} n={} k={}{transposes}{formula} lda={} ldb={} ldc={} alpha={} beta={} on {on}",
         s.m, s.n, s.k, s.lda, s.ldb, s.ldc, problem.alpha, problem.beta,
     );
     println!(
@@ -175,7 +184,7 @@ fn run() -> Result<bool> {
     for dtype in dtypes {
         for pitch in cli.layouts() {
             let p = with_layout(Problem { dtype, ..problem }, pitch)?;
-            let layout = match pitch {
+            let pitched = match pitch {
                 Some(bytes) => {
                     let s = p.shape;
                     println!(
@@ -189,6 +198,7 @@ fn run() -> Result<bool> {
                 }
                 None => String::new(),
             };
+            let layout = format!("{transposes}{pitched}");
             // In a table over both dtypes, a variant with one dtype only sits out the other,
             // saying so; asked for alone, it is refused (`run::plan`).
             let runnable: Vec<_> = variants
@@ -226,7 +236,8 @@ fn run() -> Result<bool> {
     Ok(all_passed)
 }
 
-/// `layout` follows the variant's name: "" or " (pitch 512 B)".
+/// `layout` follows the variant's name: "", " TN" (the transposes, when not N,N),
+/// " (pitch 512 B)", or both.
 fn print_one(report: &Result<Report>, layout: &str, timing: Timing) {
     let Ok(r) = report else { return };
     let speed = match r.engine {

@@ -2,7 +2,7 @@
 //! inputs, run on the CPU emulator through the same host pipeline as the GPU (NaN-poisoned C
 //! when beta = 0, f64 reference); every dtype a variant lacks must be refused. New variants are
 //! covered without touching this file: it iterates the registry.
-use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::{execute, Backend, Timing};
 use kernels_gpu::gemm::Dtype;
@@ -74,6 +74,7 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
             };
             let p = Problem {
                 shape,
+                transposes: Transposes::NN,
                 dtype,
                 alpha,
                 beta,

@@ -7,7 +7,7 @@
 //! 1×1×1 with lda = ldb = 8; in every dtype each variant has (f32, f64, bf16, f16),
 //! against the f64 reference; a dtype a variant lacks must be refused. Skips, saying so, where
 //! there is no CUDA driver or device.
-use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::{execute_many, Backend, Timing};
 use kernels_gpu::gemm::Dtype;
@@ -125,6 +125,7 @@ fn every_variant_matches_the_reference_on_the_gpu() {
                 .as_nanos() as u64;
             let p = Problem {
                 shape,
+                transposes: Transposes::NN,
                 dtype,
                 alpha: 1.5,
                 beta: -0.5,
@@ -164,7 +165,7 @@ fn every_variant_matches_the_reference_on_the_gpu() {
                     }
                     // `auto` in bf16 and f16 has one kernel to choose (the TMA-fed one), and
                     // says so when its leading dimensions are not 16-byte rows.
-                    (Err(e), Variant::Auto(_)) if auto_choice_refuses(&shape, dtype) => {
+                    (Err(e), Variant::Auto(_)) if auto_choice_refuses(&p) => {
                         assert!(
                             format!("{e:#}").contains("does not support"),
                             "{what}: {e:#}"
@@ -185,10 +186,9 @@ fn every_variant_matches_the_reference_on_the_gpu() {
 }
 
 /// Whether the kernel `auto` chooses for a problem rejects its shape.
-fn auto_choice_refuses(shape: &Shape, dtype: Dtype) -> bool {
-    match gpu_gemm::auto::choose(shape, dtype, gpu_gemm::Math::Strict, Some(90)).map(|c| c.variant)
-    {
-        Ok(Variant::Kernel(k)) => (k.supports)(shape, dtype).is_err(),
+fn auto_choice_refuses(p: &Problem) -> bool {
+    match gpu_gemm::auto::choose(p, gpu_gemm::Math::Strict, Some(90)).map(|c| c.variant) {
+        Ok(Variant::Kernel(k)) => (k.supports)(&p.shape, p.dtype).is_err(),
         _ => false,
     }
 }
@@ -218,6 +218,7 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
             ldb: 1,
             ldc: 128,
         },
+        transposes: Transposes::NN,
         dtype: Dtype::F32,
         alpha: 1.0,
         beta: 0.0,
@@ -314,6 +315,7 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
                     ldb: 8,
                     ldc: 304,
                 },
+                transposes: Transposes::NN,
                 dtype,
                 alpha: 1.5,
                 beta: -0.5,
@@ -391,6 +393,7 @@ fn the_library_runs_on_device_buffers_the_caller_owns() {
             ldb: config.ldb,
             ldc: config.ldc,
         },
+        transposes: Transposes::NN,
         dtype: Dtype::F32,
         alpha: config.alpha,
         beta: config.beta,

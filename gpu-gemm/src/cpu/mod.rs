@@ -152,7 +152,7 @@ pub fn run<T: CpuScalar>(
 mod tests {
     use super::*;
     use crate::launch::Launch;
-    use crate::problem::Init;
+    use crate::problem::{Init, Transposes};
     use crate::registry::Variant;
     use crate::run::{execute, plan, Backend, Engine};
     use crate::verify;
@@ -185,6 +185,7 @@ mod tests {
                 ldb: k + pad_b,
                 ldc: m + pad_c,
             },
+            transposes: Transposes::NN,
             dtype,
             alpha,
             beta,
@@ -242,7 +243,7 @@ mod tests {
                 let check = match dtype {
                     Dtype::F32 => portable_check::<f32>(&p),
                     Dtype::F64 => portable_check::<f64>(&p),
-                    Dtype::Bf16 | Dtype::F16 => unreachable!("f32 and f64 only"),
+                    _ => unreachable!("f32 and f64 only"),
                 };
                 assert!(check.passed(), "{case:?}: {}", check.summary());
             }

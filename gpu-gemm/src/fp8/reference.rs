@@ -7,7 +7,7 @@
 //! the relative Frobenius error (‖R‖ floored at the size of a random-sign sum) and the
 //! largest element error against `tolerance·max|R|`, NaN and padding counts.
 use super::quantize::{Fp8Inputs, Fp8Problem};
-use crate::problem::{Init, Inputs, Matrix, Problem};
+use crate::problem::{Init, Inputs, Matrix, Problem, Transposes};
 use crate::verify::{check_against, unit_roundoff, Check, Reference};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 use kernels_gpu::registry::Shape;
@@ -23,6 +23,7 @@ fn as_f64_problem(p: &Fp8Problem, x: &Fp8Inputs) -> (Problem, Inputs<f64>) {
         beta: p.beta as f64,
         init: Init::Random,
         seed: p.seed,
+        transposes: Transposes::NN,
     };
     let inputs = Inputs {
         a: Matrix::from_fn(s.m, s.k, s.m, f64::NAN, |i, q| x.a.dequantized(q, i)),
@@ -138,6 +139,7 @@ pub fn check(
         beta: p.beta as f64,
         init: Init::Random,
         seed: p.seed,
+        transposes: Transposes::NN,
     };
     let mut check = check_against(&problem, Arithmetic::Native, reference, uploaded_c, result);
     // verify's element bound is its tolerance times a size of R: the same size, FP8's factor.

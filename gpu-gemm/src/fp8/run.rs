@@ -9,7 +9,7 @@ use super::cublaslt::{blk128_scales, CublasLtFp8};
 use super::quantize::{scale_count, Fp8Inputs, Fp8Problem, Operand, Scaling};
 use super::reference::{check, reference};
 use crate::launch::{Fp8Operands, Launch};
-use crate::problem::Problem;
+use crate::problem::{Problem, Transpose, Transposes};
 use crate::registry::{self, CublasMath, Variant};
 use crate::run::{median, Backend, Engine, Report, Timing};
 use anyhow::{bail, Result};
@@ -123,6 +123,7 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         beta: p.beta as f64,
         init: p.init,
         seed: p.seed,
+        transposes: Transposes::new(Transpose::Yes, Transpose::No),
     }
 }
 

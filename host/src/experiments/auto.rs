@@ -139,7 +139,7 @@ pub fn relaxed_candidates(
     arch: Option<u32>,
 ) -> Vec<(Variant, Option<u32>)> {
     let mut out = Vec::new();
-    if let Ok(strict) = gpu_gemm::auto::choose(&p.shape, p.dtype, Math::Strict, arch) {
+    if let Ok(strict) = gpu_gemm::auto::choose(p, Math::Strict, arch) {
         out.push((strict.variant, strict.tile));
     }
     let hopper = arch.is_none_or(|a| a == 90);

@@ -5,7 +5,7 @@
 use super::progress::Progress;
 use super::table::Cell;
 use anyhow::Result;
-use gpu_gemm::problem::{Init, Problem};
+use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::BackendChoice;
 use gpu_gemm::run::{self, Backend, Engine, Report, Timing};
@@ -97,6 +97,7 @@ impl Context {
                 ldb: n,
                 ldc: n,
             },
+            transposes: Transposes::NN,
             dtype,
             alpha: 1.0,
             beta: 0.0,
