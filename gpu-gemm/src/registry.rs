@@ -2,7 +2,7 @@
 //! variants of [`crate::cpu::registry`], cuBLAS as the yardstick, and `auto` under a precision
 //! contract ([`Math`]).
 use crate::cpu::CpuVariant;
-use crate::problem::Transposes;
+use crate::problem::{Transpose, Transposes};
 use anyhow::{bail, Result};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 pub use kernels_gpu::registry::{Shape, Variant as KernelVariant};
@@ -14,7 +14,14 @@ pub const ALL_DTYPES: &[Dtype] = &[Dtype::F32, Dtype::F64, Dtype::Bf16, Dtype::F
 /// the order its tiles and loads were designed for), each with every combination it supports.
 /// A kernel not listed computes N,N only. `auto` considers a kernel for a transposed problem
 /// from this list alone (`crate::auto::choose`).
-const KERNEL_TRANSPOSES: &[(&str, &[Transposes])] = &[];
+const KERNEL_TRANSPOSES: &[(&str, &[Transposes])] = &[
+    // FP8 `wgmma` reads both operands along k: A stored k × m, cuBLASLt's FP8 layout.
+    ("wgmma-fp8", &[TN]),
+    ("wgmma-fp8-block", &[TN]),
+];
+
+/// op(A) = Aᵀ, op(B) = B.
+const TN: Transposes = Transposes::new(Transpose::Yes, Transpose::No);
 
 /// N,N alone: the kernels not in [`KERNEL_TRANSPOSES`], and the CPU variants, whose loops walk
 /// A's columns contiguously.

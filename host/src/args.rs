@@ -41,6 +41,8 @@ pub enum DtypeArg {
     Bf16,
     /// IEEE half precision (A, B, C; f32 accumulation, alpha and beta in f32): the 16-bit kernels, sm_90a
     F16,
+    /// OCP FP8 E4M3 A and B with f32 scales (--scaling), bf16 C, TN (--transa t): the FP8 kernels and cuBLASLt, sm_90a
+    E4m3,
 }
 
 impl DtypeArg {
@@ -50,6 +52,7 @@ impl DtypeArg {
             DtypeArg::F64 => Dtype::F64,
             DtypeArg::Bf16 => Dtype::Bf16,
             DtypeArg::F16 => Dtype::F16,
+            DtypeArg::E4m3 => Dtype::E4m3,
         }
     }
 }

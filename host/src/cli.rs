@@ -1,11 +1,13 @@
 //! The command line of `host`.
 use crate::args::{positive_count, positive_size, DtypeArg};
 use crate::experiments::Experiment;
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
+use gpu_gemm::fp8::quantize::Scaling;
 use gpu_gemm::problem::{Init, Problem, Transpose, Transposes};
 use gpu_gemm::registry::Math;
 use gpu_gemm::run::BackendChoice;
+use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 use std::path::PathBuf;
 
@@ -25,8 +27,10 @@ pub struct Cli {
     #[arg(long, required_unless_present = "list")]
     pub variant: Option<String>,
     /// Also run these yardsticks (`cublas`, `cublas-tf32`, or both separated by a comma) and
-    /// print each time as a ratio to each
-    #[arg(long, value_delimiter = ',', value_parser = ["cublas", "cublas-tf32"])]
+    /// print each time as a ratio to each; in e4m3 `cublas` is cuBLASLt, and
+    /// `cublas-fast-accum` cuBLASLt with CUBLASLT_MATMUL_DESC_FAST_ACCUM (FP8 sums never
+    /// promoted to f32, as wgmma-fp8)
+    #[arg(long, value_delimiter = ',', value_parser = ["cublas", "cublas-tf32", "cublas-fast-accum"])]
     pub compare: Vec<String>,
     /// With several variants, also run each at f32 and f64 ("both"; not the 16-bit types,
     /// which only the 16-bit kernels and cuBLAS have: give `--dtype bf16` or `f16` instead)
@@ -74,6 +78,13 @@ pub struct Cli {
     /// Element type
     #[arg(long, value_enum, default_value_t = DtypeArg::F32)]
     pub dtype: DtypeArg,
+    /// e4m3: how A and B are quantised, one scale per tensor or per block (auto then chooses
+    /// wgmma-fp8 or wgmma-fp8-block)
+    #[arg(long, value_enum, default_value_t = Scaling::PerTensor)]
+    pub scaling: Scaling,
+    /// e4m3: make every 97th row of op(A) 1000× larger (the outliers of activations)
+    #[arg(long)]
+    pub outliers: bool,
     /// The precision contract of `--variant auto`: what arithmetic it may choose in f32
     /// (f64, bf16 and f16 always run in their own) [default: strict]
     #[arg(long, value_enum)]
@@ -133,6 +144,13 @@ impl Cli {
             init: self.init,
             seed,
         };
+        if p.dtype == Dtype::E4m3 {
+            if p.transposes != Transposes::new(Transpose::Yes, Transpose::No) {
+                bail!("e4m3 is computed as cuBLASLt computes it on Hopper, op(A) = Aᵀ and op(B) = B, both read along k (FP8 wgmma has no transposed operands): give --transa t (and no --transb t)");
+            }
+        } else if self.scaling != Scaling::PerTensor || self.outliers {
+            bail!("--scaling and --outliers describe e4m3 data: give --dtype e4m3");
+        }
         // By default A and B are packed: their leading dimension is their rows as stored.
         p.shape.lda = self.lda.unwrap_or(p.stored_a().0);
         p.shape.ldb = self.ldb.unwrap_or(p.stored_b().0);

@@ -3,6 +3,7 @@
 //! (`host::experiments`).
 use anyhow::Result;
 use clap::Parser;
+use gpu_gemm::fp8::quantize::Fp8Problem;
 use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::{execute_many, with_layout, Backend, Engine, Report, Timing};
@@ -20,6 +21,9 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// The yardstick of `--compare cublas-fast-accum` (e4m3).
+const FAST_ACCUM: &str = "cublas-fast-accum";
 
 /// Ok(false) when a check failed or a variant could not run.
 fn run() -> Result<bool> {
@@ -98,6 +102,13 @@ fn run() -> Result<bool> {
     }
     let mut yardsticks = Vec::new();
     for name in &cli.compare {
+        if name == FAST_ACCUM {
+            if cli.dtype.dtype() != Dtype::E4m3 {
+                anyhow::bail!("--compare {FAST_ACCUM} is cuBLASLt's FP8 mode: give --dtype e4m3");
+            }
+            yardsticks.push(FAST_ACCUM);
+            continue;
+        }
         let yardstick = registry::find(name)?;
         if !variants.iter().any(|(v, _)| v.name() == name) {
             variants.push((yardstick, None));
@@ -212,10 +223,23 @@ fn run() -> Result<bool> {
                     runs
                 })
                 .collect();
-            let reports = execute_many(&backend, &runnable, &p, timing, |r| {
-                print_one(r, &layout, timing)
-            });
-            for (report, (variant, _)) in reports.into_iter().zip(&runnable) {
+            let print = |r: &Result<Report>| print_one(r, &layout, timing);
+            let reports = if dtype == Dtype::E4m3 {
+                let fp8 = Fp8Problem {
+                    scaling: cli.scaling,
+                    outliers: cli.outliers,
+                    ..Fp8Problem::per_tensor(&p)
+                };
+                let fast = yardsticks.contains(&FAST_ACCUM);
+                gpu_gemm::fp8::run::execute_with_yardsticks(
+                    &backend, &runnable, fast, &fp8, timing, print,
+                )
+            } else {
+                execute_many(&backend, &runnable, &p, timing, print)
+            };
+            for (i, report) in reports.into_iter().enumerate() {
+                // (The FP8 pipeline's fast-accumulation yardstick follows the variants.)
+                let name = runnable.get(i).map_or(FAST_ACCUM, |(v, _)| v.name());
                 match report {
                     Ok(mut r) => {
                         all_passed &= r.passed();
@@ -224,7 +248,7 @@ fn run() -> Result<bool> {
                     }
                     Err(e) => {
                         all_passed = false;
-                        eprintln!("{}{layout} {}: error: {e:#}", variant.name(), dtype.name());
+                        eprintln!("{name}{layout} {}: error: {e:#}", dtype.name());
                     }
                 }
             }

@@ -409,6 +409,7 @@ fn summary_page(module: &Module, rows: &[Entry], arch: &str, p: Precision, page:
     let dtype = match p {
         Precision::F32 | Precision::TensorCoreTf32 | Precision::Warpgroup => "f32",
         Precision::F64 | Precision::TensorCoreF64 => "f64",
+        Precision::WarpgroupFp8 => "e4m3",
     };
     let mut out = String::new();
     let _ = writeln!(

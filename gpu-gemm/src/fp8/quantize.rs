@@ -25,10 +25,12 @@ pub const BLOCK: u32 = 128;
 
 /// How the operands are scaled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Scaling {
-    /// One scale per operand.
+    /// One scale per operand (from its absolute maximum)
+    #[cfg_attr(feature = "clap", value(name = "tensor"))]
     PerTensor,
-    /// A per 1×128 of op(A), B per 128×128 (the module documentation gives the layouts).
+    /// One per 1×128 of op(A) and per 128×128 of B (DeepSeek-V3's scheme)
     Block,
 }
 

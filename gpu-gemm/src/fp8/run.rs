@@ -80,7 +80,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
         }
         Variant::Cublas(CublasMath::Default) if tile.is_none() => Ok((
             Fp8Launch::CublasLt { fast_accum: false },
-            "cublaslt".to_string(),
+            "cublas".to_string(),
         )),
         Variant::Auto(_) if tile.is_none() => {
             let (choice, tile) = auto_choice(p);
@@ -128,8 +128,8 @@ fn as_problem(p: &Fp8Problem) -> Problem {
 }
 
 /// Runs several variants on one FP8 problem: the inputs are quantised and the f64 reference
-/// computed once; `progress` sees each report as it comes. `cublaslt-fast-accum` among the
-/// variants' labels is added by [`execute_with_yardsticks`].
+/// computed once; `progress` sees each report as it comes. `cublas` is cuBLASLt (the report's
+/// entry says `cublas`, so that tables find their yardstick).
 pub fn execute_many(
     backend: &Backend,
     variants: &[(Variant, Option<u32>)],
@@ -141,7 +141,8 @@ pub fn execute_many(
 }
 
 /// [`execute_many`], and with `fast_accum_yardstick` cuBLASLt in fast-accumulation mode too
-/// (labelled `cublaslt-fast-accum`), the fair yardstick of a kernel that never promotes.
+/// (labelled `cublas-fast-accum`, after the variants), the fair yardstick of a kernel that
+/// never promotes.
 pub fn execute_with_yardsticks(
     backend: &Backend,
     variants: &[(Variant, Option<u32>)],
@@ -157,7 +158,7 @@ pub fn execute_with_yardsticks(
     if fast_accum_yardstick {
         planned.push(Ok((
             Fp8Launch::CublasLt { fast_accum: true },
-            "cublaslt-fast-accum".to_string(),
+            "cublas-fast-accum".to_string(),
         )));
     }
     let mut reports = Vec::new();

@@ -20,6 +20,8 @@ pub enum Precision {
     TensorCoreF64,
     /// `HGMMA`: Hopper's warpgroup `wgmma.mma_async` (TF32, 3xTF32, bf16, f16).
     Warpgroup,
+    /// `QGMMA`: the same with FP8 operands (e4m3).
+    WarpgroupFp8,
 }
 
 impl Precision {
@@ -31,6 +33,7 @@ impl Precision {
             Precision::TensorCoreTf32 => "HMMA",
             Precision::TensorCoreF64 => "DMMA",
             Precision::Warpgroup => "HGMMA",
+            Precision::WarpgroupFp8 => "QGMMA",
         }
     }
 
@@ -38,7 +41,10 @@ impl Precision {
     pub fn useful_name(self) -> &'static str {
         match self {
             Precision::F32 | Precision::F64 => "FMA",
-            Precision::TensorCoreTf32 | Precision::TensorCoreF64 | Precision::Warpgroup => "MMA",
+            Precision::TensorCoreTf32
+            | Precision::TensorCoreF64
+            | Precision::Warpgroup
+            | Precision::WarpgroupFp8 => "MMA",
         }
     }
 
@@ -48,6 +54,8 @@ impl Precision {
         let has = |opcode: &str| function.instructions.iter().any(|i| i.base() == opcode);
         if has("HGMMA") {
             Precision::Warpgroup
+        } else if has("QGMMA") {
+            Precision::WarpgroupFp8
         } else if has("HMMA") {
             Precision::TensorCoreTf32
         } else if has("DMMA") {
