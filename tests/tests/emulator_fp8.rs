@@ -76,3 +76,58 @@ fn a_per_tensor_kernel_refuses_block_scales() {
         "{error:#}"
     );
 }
+
+/// The emulator's FP8 `wgmma` is the H100's as the probe measured it (`gpu_gemm::fp8::probe`,
+/// `docs/hopper-isa-notes.md`): aligned to the largest term, 13 bits below its leading bit kept,
+/// the rest truncated. The probe runs here on the emulator, and the same candidate must predict
+/// every element, while its neighbours (12 and 14 bits, rounding) must not: the probe tells
+/// them apart.
+#[test]
+fn the_emulated_fp8_wgmma_keeps_13_bits_truncated_as_the_h100() {
+    use gpu_gemm::fp8::probe::{self, Model};
+    use gpu_gemm::launch::Fp8Operands;
+    let cases = probe::cases();
+    let (a, b, c) = probe::operands(&cases);
+    let ops = Fp8Operands {
+        a: &a,
+        b: &b,
+        scale_a: &[1.0],
+        scale_b: &[1.0],
+        c: &c,
+    };
+    let d = gpu_gemm::emulator::run_fp8(&probe::launch(), &probe::shape(), (1.0, -1.0), &ops, ONCE)
+        .unwrap()
+        .result;
+    let mispredicted = |model: Model| {
+        (0..cases.len())
+            .flat_map(|i| (0..probe::COLUMNS).map(move |j| (i, j)))
+            .filter(|&(i, j)| {
+                model.predict(&cases[i], j) != d[i + j as usize * cases.len()].to_f64()
+            })
+            .count()
+    };
+    let measured = Model {
+        fraction_bits: 13,
+        truncate: true,
+    };
+    assert_eq!(mispredicted(measured), 0);
+    for other in [
+        Model {
+            fraction_bits: 12,
+            ..measured
+        },
+        Model {
+            fraction_bits: 14,
+            ..measured
+        },
+        Model {
+            truncate: false,
+            ..measured
+        },
+    ] {
+        assert!(
+            mispredicted(other) > 0,
+            "{other:?} predicts the probe too: it cannot tell"
+        );
+    }
+}

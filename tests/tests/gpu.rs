@@ -496,7 +496,11 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
                 variants.push((registry::find("wgmma-fp8").unwrap(), Some(1)));
                 variants.push((registry::find("wgmma-fp8").unwrap(), Some(2)));
             }
-            variants.push((registry::find("cublas").unwrap(), None));
+            // cuBLASLt finds no FP8 algorithm unless m, n and k are multiples of 16 (CUDA 13.0 on
+            // the H100: NOT_SUPPORTED at 1000×1020×1000 and 264×136×200).
+            if [m, n, k].iter().all(|d| d % 16 == 0) {
+                variants.push((registry::find("cublas").unwrap(), None));
+            }
             let reports = gpu_gemm::fp8::run::execute_many(&backend, &variants, &p, timing, |_| {});
             for report in reports {
                 match report {
@@ -510,7 +514,6 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
                             failures.push(format!("{m}x{n}x{k} {scaling:?} {}: {c:?}", r.variant));
                         }
                     }
-                    // cuBLASLt's block modes need m and n multiples of 4: refused by name.
                     Err(e) => failures.push(format!("{m}x{n}x{k} {scaling:?}: {e:#}")),
                 }
             }

@@ -162,7 +162,7 @@ impl Model {
         let top = terms
             .clone()
             .filter(|t| *t != 0.0)
-            .map(|t| t.abs().log2().floor() as i32)
+            .map(|t| ((t.to_bits() >> 52) & 0x7FF) as i32 - 1023)
             .max();
         let Some(top) = top else { return 0.0 };
         let unit = 2f64.powi(top - self.fraction_bits);

@@ -48,6 +48,19 @@ enum Fp8Launch {
     },
 }
 
+impl Fp8Launch {
+    /// Whether it adds the tensor cores' partial sums into f32 registers every 128 of k: the
+    /// block-scaled kernel and cuBLASLt by default do; `wgmma-fp8` and cuBLASLt's fast
+    /// accumulation keep them in the tensor cores' 13-bit sums over all of k.
+    fn promotes(&self) -> bool {
+        match self {
+            Fp8Launch::Kernel(Launch::Kernel { entry, .. }) => entry.contains("fp8_block"),
+            Fp8Launch::Kernel(_) => false,
+            Fp8Launch::CublasLt { fast_accum } => !fast_accum,
+        }
+    }
+}
+
 /// Resolves what to launch for a variant and tile, or says why it cannot run.
 fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launch, String)> {
     match variant {
@@ -198,7 +211,13 @@ pub fn execute_with_yardsticks(
             };
             let fp8_check = timing.check.then(|| {
                 let r = expected.get_or_insert_with(|| reference(p, &inputs));
-                check(p, r, &measured.uploaded_c, &measured.result)
+                check(
+                    p,
+                    r,
+                    &measured.uploaded_c,
+                    &measured.result,
+                    launch.promotes(),
+                )
             });
             let times = &measured.times_ms;
             Ok(Report {
