@@ -296,13 +296,35 @@ fn emulate<T: Scalar>(
 pub fn launch_fp8(
     launch: &Launch,
     shape: &Shape,
+    scalars: (f32, f32),
+    ops: &Fp8Operands<'_>,
+    c: &mut [half::bf16],
+) -> Result<()> {
+    use kernels_gpu::entry::KernelBody;
+    let Launch::Kernel { entry, .. } = launch else {
+        bail!(
+            "{} is not an FP8 kernel (cuBLASLt runs only on a GPU)",
+            launch.name()
+        );
+    };
+    let Some(KernelBody::E4m3TensorMaps(body)) = kernels_gpu::entry::find(entry) else {
+        bail!("entry point `{entry}` is not an FP8 kernel of the kernel table");
+    };
+    launch_fp8_body(launch, body, shape, scalars, ops, c)
+}
+
+/// [`launch_fp8`] with the kernel's body given: `launch`'s geometry and tensor maps, another
+/// body (a test's kernel with a planted bug).
+pub fn launch_fp8_body(
+    launch: &Launch,
+    body: unsafe fn(kernels_gpu::gemm::Fp8GemmArgs, *const TensorMap),
+    shape: &Shape,
     (alpha, beta): (f32, f32),
     ops: &Fp8Operands<'_>,
     c: &mut [half::bf16],
 ) -> Result<()> {
     use kernels_gpu::device::half::{Bf16, GlobalHalfMut};
     use kernels_gpu::device::Global;
-    use kernels_gpu::entry::KernelBody;
     use kernels_gpu::gemm::Fp8GemmArgs;
     let Launch::Kernel {
         entry,
@@ -311,13 +333,7 @@ pub fn launch_fp8(
         ..
     } = launch
     else {
-        bail!(
-            "{} is not an FP8 kernel (cuBLASLt runs only on a GPU)",
-            launch.name()
-        );
-    };
-    let Some(KernelBody::E4m3TensorMaps(body)) = kernels_gpu::entry::find(entry) else {
-        bail!("entry point `{entry}` is not an FP8 kernel of the kernel table");
+        bail!("{} is not a TMA kernel's launch", launch.name());
     };
     let maps = tensor_maps(tma, shape, (ops.a, ops.b, &c[..]))?;
     let buffers = [
