@@ -474,8 +474,9 @@ fn wgmma_fp8_block_operands(_tile: u32) -> TmaOperands {
 
 fn wgmma_fp8_block_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     match tile {
-        1 => wgmma_fp8_block::geometry::<5>(m, n, k, bytes),
-        2 => wgmma_fp8_block::geometry::<6>(m, n, k, bytes),
+        1 => wgmma_fp8_block::geometry::<5, false>(m, n, k, bytes),
+        2 => wgmma_fp8_block::geometry::<6, false>(m, n, k, bytes),
+        3 => wgmma_fp8_block::geometry::<5, true>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -1061,10 +1062,10 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8-block",
-        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register) while the other consumer's wgmmas run; 128x128 tiles; --tile: 1 five stages (default), 2 six",
+        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register) while the other consumer's wgmmas run; 128x128 tiles; --tile: 1 five stages (default), 2 six, 3 five with two partial sums in turn (the next slice's wgmmas issued before this one is promoted)",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_block_c{tile}",
-        tiles: &[1, 2],
+        tiles: &[1, 2, 3],
         geometry: wgmma_fp8_block_geometry,
         supports: fp8_supports,
         dtypes: &[Dtype::E4m3],

@@ -490,12 +490,16 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
                 seed: 17,
                 outliers: true,
             };
-            let mut variants = vec![(registry::find("wgmma-fp8-block").unwrap(), Some(1))];
-            variants.push((registry::find("wgmma-fp8-block").unwrap(), Some(2)));
+            // Every configuration of each kernel that takes this scaling.
+            let mut names = vec!["wgmma-fp8-block"];
             if scaling == Scaling::PerTensor {
-                variants.push((registry::find("wgmma-fp8").unwrap(), Some(1)));
-                variants.push((registry::find("wgmma-fp8").unwrap(), Some(2)));
+                names.push("wgmma-fp8");
             }
+            let mut variants: Vec<_> = names
+                .iter()
+                .map(|name| registry::find(name).unwrap())
+                .flat_map(|v| v.tiles().iter().map(move |&t| (v, Some(t))))
+                .collect();
             // cuBLASLt finds no FP8 algorithm unless m, n and k are multiples of 16 (CUDA 13.0 on
             // the H100: NOT_SUPPORTED at 1000×1020×1000 and 264×136×200).
             if [m, n, k].iter().all(|d| d % 16 == 0) {

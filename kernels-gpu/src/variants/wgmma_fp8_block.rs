@@ -18,10 +18,11 @@
 //! - **The tile is 128 × 128.** A warpgroup holds a partial sum and a total, `m64n128`: 64 + 64
 //!   registers per thread (two `m64n256` accumulators would be 256, more than a thread may have).
 //!   Each consumer warpgroup takes 64 rows; a stage is A's 128 × 128 and B's 128 × 128, 32 KiB.
-//! - **The overlap.** After its slice's `wgmma`s are issued a warpgroup loads the slice's
-//!   scales (they arrive while the tensor cores work), waits for its group, releases the stage
-//!   and promotes. While it promotes, the other consumer warpgroup's `wgmma`s keep the tensor
-//!   cores busy: the two warpgroups drift half a slice apart (DeepGEMM's schedule).
+//! - **The overlap.** After its slice's `wgmma`s are issued a warpgroup loads the *next*
+//!   slice's scales (they arrive while this slice's `wgmma`s and promotion run: a load from L2
+//!   takes longer than a slice's `wgmma`s), waits for its group, releases the stage and
+//!   promotes. While it promotes, the other consumer warpgroup's `wgmma`s keep the tensor cores
+//!   busy: the two warpgroups drift half a slice apart (DeepGEMM's schedule).
 //!
 //! Scales past m read as zero (the rows the TMA engine zero-filled); k need not be a multiple of
 //! 128: the last block's missing values are zeros in both operands.
@@ -50,19 +51,24 @@ const BUFFERS: u32 = 2;
 
 /// The kernel, with `STAGES` stages.
 #[derive(Clone, Copy, Default)]
-pub struct WgmmaFp8Block<const STAGES: u32>;
+pub struct WgmmaFp8Block<const STAGES: u32, const OVERLAP: bool = false>;
 
 /// The launch geometry: one block per tile (the host caps the grid at one block per
 /// multiprocessor).
-pub fn geometry<const STAGES: u32>(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geometry {
+pub fn geometry<const STAGES: u32, const OVERLAP: bool>(
+    m: u32,
+    n: u32,
+    _k: u32,
+    _element_bytes: u32,
+) -> Geometry {
     Geometry {
         grid: (m.div_ceil(BM) * n.div_ceil(BN), 1),
-        block: (WgmmaFp8Block::<STAGES>::THREADS, 1),
-        shared_bytes: WgmmaFp8Block::<STAGES>::POOL_BYTES,
+        block: (WgmmaFp8Block::<STAGES, OVERLAP>::THREADS, 1),
+        shared_bytes: WgmmaFp8Block::<STAGES, OVERLAP>::POOL_BYTES,
     }
 }
 
-impl<const STAGES: u32> Kernel for WgmmaFp8Block<STAGES> {
+impl<const STAGES: u32, const OVERLAP: bool> Kernel for WgmmaFp8Block<STAGES, OVERLAP> {
     type Args = Fp8GemmArgs;
     const BM: u32 = BM;
     const BN: u32 = BN;
@@ -92,8 +98,6 @@ impl<const STAGES: u32> Kernel for WgmmaFp8Block<STAGES> {
     }
 
     // ANCHOR: core_loop
-    // The promotion indexes the registers with its counter: unrolled, each index is a constant.
-    #[allow(clippy::needless_range_loop)]
     #[inline(always)]
     unsafe fn consume(
         self,
@@ -102,49 +106,18 @@ impl<const STAGES: u32> Kernel for WgmmaFp8Block<STAGES> {
         c: &mut Consumer,
         work: Work,
     ) {
-        let rows = 64 * c.warpgroup;
-        // This thread's two rows of op(A) (accumulator rows g and g + 8 of its warp's 16).
-        let (warp, lane) = (c.thread / 32, c.thread % 32);
-        let top = work.tile.0 * BM + rows + 16 * warp + lane / 4;
-        let k_blocks = args.k.div_ceil(BK);
-        let scale_a = |row: u32, block: u32| {
-            if row < args.m {
-                unsafe { args.scale_a.load((row + block * args.m) as usize) }
-            } else {
-                0.0
-            }
+        let slice_of = Slices::new(&args, c, work);
+        let total = if OVERLAP {
+            slice_of.overlapped(c, work.slices)
+        } else {
+            slice_of.one_at_a_time(c, work.slices)
         };
-        let mut total = [0f32; 64];
-        for slice in 0..work.slices {
-            c.wait_full();
-            let stage = pool_address(c.stages.stage(c.ring.stage));
-            let a = Descriptor::k_major(stage + rows * BK, Swizzle::B128, 16, 1024);
-            let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
-            let mut partial = Accumulator::<64>::zero();
-            wgmma::fence();
-            for step in 0..BK / K_STEP {
-                let (a, b) = (a.advanced(32 * step), b.advanced(32 * step));
-                Fp8Wgmma::mma(&mut partial, a, b, step != 0);
-            }
-            wgmma::commit_group();
-            // The slice's scales, on their way while the tensor cores work.
-            let sb = unsafe { args.scale_b.load((work.tile.1 * k_blocks + slice) as usize) };
-            let scales = [scale_a(top, slice) * sb, scale_a(top + 8, slice) * sb];
-            wgmma::wait_group::<0>();
-            partial.fence_registers();
-            c.release(c.ring.stage);
-            c.ring.advance();
-            let partial = partial.get();
-            for i in 0..64 {
-                total[i] = partial[i].fma(scales[(i >> 1) & 1], total[i]);
-            }
-        }
         let staging = Staging {
             first: pool_address(c.stages.extra()) + c.warpgroup * BUFFERS * STAGING_BOX_BYTES,
             buffers: BUFFERS,
             barrier: 1 + c.warpgroup,
         };
-        let (row0, col0) = (work.tile.0 * BM + rows, work.tile.1 * BN);
+        let (row0, col0) = (work.tile.0 * BM + slice_of.rows, work.tile.1 * BN);
         let (output, total) = (args.output(args.alpha), Accumulator::from_registers(total));
         let c_map = maps.wrapping_add(2);
         unsafe {
@@ -164,6 +137,143 @@ impl<const STAGES: u32> Kernel for WgmmaFp8Block<STAGES> {
     }
 }
 
+/// A consumer warpgroup's view of its tile's slices: where its rows lie, and each slice's
+/// `wgmma`s, scales and promotion.
+#[derive(Clone, Copy)]
+struct Slices {
+    args: Fp8GemmArgs,
+    /// The warpgroup's first row in the tile (64 per warpgroup).
+    rows: u32,
+    /// This thread's first row of op(A) (accumulator rows g and g + 8 of its warp's 16).
+    top: u32,
+    /// B's block column of scales: `scale_b[block_column + slice]`.
+    block_column: u32,
+}
+
+impl Slices {
+    #[inline(always)]
+    fn new(args: &Fp8GemmArgs, c: &Consumer, work: Work) -> Self {
+        let rows = 64 * c.warpgroup;
+        let (warp, lane) = (c.thread / 32, c.thread % 32);
+        Slices {
+            args: *args,
+            rows,
+            top: work.tile.0 * BM + rows + 16 * warp + lane / 4,
+            block_column: work.tile.1 * args.k.div_ceil(BK),
+        }
+    }
+
+    /// Waits for the ring's current stage and issues its four `wgmma`s into `partial` (a fresh
+    /// sum: `accumulate` false on the first), committed as one group.
+    #[inline(always)]
+    fn issue(self, c: &Consumer, partial: &mut Accumulator<64>) {
+        c.wait_full();
+        let stage = pool_address(c.stages.stage(c.ring.stage));
+        let a = Descriptor::k_major(stage + self.rows * BK, Swizzle::B128, 16, 1024);
+        let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
+        wgmma::fence();
+        for step in 0..BK / K_STEP {
+            let (a, b) = (a.advanced(32 * step), b.advanced(32 * step));
+            Fp8Wgmma::mma(partial, a, b, step != 0);
+        }
+        wgmma::commit_group();
+    }
+
+    /// A slice's three scales as loaded: this thread's two rows of A's, B's. They are multiplied
+    /// only where they are used, so that no instruction waits for the loads before the
+    /// promotion needs them.
+    #[inline(always)]
+    fn load_scales(self, slice: u32) -> [f32; 3] {
+        let args = self.args;
+        let scale_a = |row: u32| {
+            if row < args.m {
+                unsafe { args.scale_a.load((row + slice * args.m) as usize) }
+            } else {
+                0.0
+            }
+        };
+        let sb = unsafe { args.scale_b.load((self.block_column + slice) as usize) };
+        [scale_a(self.top), scale_a(self.top + 8), sb]
+    }
+
+    /// `total += (sa_row·sb)·partial`, one FMA per register, once `partial`'s group retired.
+    // The loop indexes the registers with its counter: unrolled, each index is a constant.
+    #[allow(clippy::needless_range_loop)]
+    #[inline(always)]
+    fn promote(total: &mut [f32; 64], partial: &mut Accumulator<64>, scales: [f32; 3]) {
+        partial.fence_registers();
+        let partial = partial.get();
+        let row_scales = [scales[0] * scales[2], scales[1] * scales[2]];
+        for i in 0..64 {
+            total[i] = partial[i].fma(row_scales[(i >> 1) & 1], total[i]);
+        }
+    }
+
+    /// One slice at a time: issue, load the next slice's scales, wait, release, promote.
+    #[inline(always)]
+    fn one_at_a_time(self, c: &mut Consumer, slices: u32) -> [f32; 64] {
+        let mut total = [0f32; 64];
+        let mut scales = self.load_scales(0);
+        for slice in 0..slices {
+            let mut partial = Accumulator::<64>::zero();
+            self.issue(c, &mut partial);
+            let next = if slice + 1 < slices {
+                self.load_scales(slice + 1)
+            } else {
+                scales
+            };
+            wgmma::wait_group::<0>();
+            c.release(c.ring.stage);
+            c.ring.advance();
+            Self::promote(&mut total, &mut partial, scales);
+            scales = next;
+        }
+        total
+    }
+
+    /// Two partial sums in turn: slice s + 1's `wgmma`s are issued before slice s is promoted,
+    /// so that this warpgroup's tensor-core work never waits for its own promotion (64 more
+    /// registers per thread). Unrolled by two: each partial sum is a fixed set of registers.
+    #[inline(always)]
+    fn overlapped(self, c: &mut Consumer, slices: u32) -> [f32; 64] {
+        let mut total = [0f32; 64];
+        let (mut even, mut odd) = (Accumulator::<64>::zero(), Accumulator::<64>::zero());
+        self.issue(c, &mut even);
+        let mut scales = self.load_scales(0);
+        let mut previous = c.ring.stage;
+        c.ring.advance();
+        let mut slice = 1;
+        loop {
+            for turn in 0..2 {
+                let (next, done) = if turn == 0 {
+                    (&mut odd, &mut even)
+                } else {
+                    (&mut even, &mut odd)
+                };
+                let more = slice < slices;
+                let next_scales = if more {
+                    self.issue(c, next);
+                    let s = self.load_scales(slice);
+                    wgmma::wait_group::<1>();
+                    s
+                } else {
+                    wgmma::wait_group::<0>();
+                    scales
+                };
+                c.release(previous);
+                Self::promote(&mut total, done, scales);
+                if !more {
+                    return total;
+                }
+                previous = c.ring.stage;
+                c.ring.advance();
+                scales = next_scales;
+                slice += 1;
+            }
+        }
+    }
+}
+
 /// The entry point's body.
 ///
 /// # Safety
@@ -172,6 +282,9 @@ impl<const STAGES: u32> Kernel for WgmmaFp8Block<STAGES> {
 /// boxes of 64 m × 64 n), `args`' scales are laid out as [`Fp8GemmArgs`] says, and the launch
 /// has [`geometry`]'s block and pool and at most one block per multiprocessor.
 #[inline(always)]
-pub unsafe fn gemm<const STAGES: u32>(args: Fp8GemmArgs, maps: *const TensorMap) {
-    unsafe { pipeline::run(WgmmaFp8Block::<STAGES>, args, maps) }
+pub unsafe fn gemm<const STAGES: u32, const OVERLAP: bool>(
+    args: Fp8GemmArgs,
+    maps: *const TensorMap,
+) {
+    unsafe { pipeline::run(WgmmaFp8Block::<STAGES, OVERLAP>, args, maps) }
 }
