@@ -122,7 +122,7 @@ impl Variant {
             Variant::Cpu(c) => c.summary,
             Variant::Cublas(CublasMath::Default) => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32; bf16/f16: cublasGemmEx with f32 accumulation), the yardstick (GPU only)",
             Variant::Cublas(CublasMath::Tf32) => "cuBLAS SGEMM with CUBLAS_TF32_TENSOR_OP_MATH: the TF32 tensor-core yardstick (GPU only, f32)",
-            Variant::Auto(_) => "the fastest kernel for the shape and dtype, from a table measured on an H100 (gpu-gemm/src/auto-table.csv): in the dtype's own arithmetic, or with --math fp32-accurate (3xTF32) or tf32 in f32; the report names the choice",
+            Variant::Auto(_) => "the fastest kernel for the shape and dtype, from a table measured on an H100 (gpu-gemm/src/auto-table.csv): in the dtype's own arithmetic, or with --math fp32-accurate (3xTF32) or tf32 in f32; in e4m3 wgmma-fp8 (--scaling tensor) or wgmma-fp8-block (block); the report names the choice",
         }
     }
 

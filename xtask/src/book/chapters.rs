@@ -15,16 +15,18 @@ pub enum Part {
     TensorCores1,
     TensorCores2,
     TensorCores3,
+    TensorCores4,
 }
 
 impl Part {
-    pub const ALL: [Part; 6] = [
+    pub const ALL: [Part; 7] = [
         Part::Progression,
         Part::OtherDocuments,
         Part::BeyondTheDocuments,
         Part::TensorCores1,
         Part::TensorCores2,
         Part::TensorCores3,
+        Part::TensorCores4,
     ];
 
     pub fn title(self) -> &'static str {
@@ -35,6 +37,7 @@ impl Part {
             Part::TensorCores1 => "Tensor cores, chapter 1: mma.sync",
             Part::TensorCores2 => "Tensor cores, chapter 2: Hopper's TMA and wgmma",
             Part::TensorCores3 => "Tensor cores, chapter 3: 16-bit types on Hopper",
+            Part::TensorCores4 => "Tensor cores, chapter 4: FP8 on Hopper",
         }
     }
 }
@@ -427,6 +430,24 @@ pub const CHAPTERS: &[Chapter] = &[
         lessons: &[variant!("wgmma_split_k.rs")],
         code: &[code(variant!("wgmma_split_k.rs"))],
         measured: &[Measured::Rows("005-hopper")],
+    },
+    Chapter {
+        slug: "wgmma-fp8",
+        title: "wgmma-fp8: e4m3 with one scale per tensor, and what the tensor cores keep",
+        part: Part::TensorCores4,
+        variants: &["wgmma-fp8"],
+        lessons: &[variant!("wgmma_fp8.rs"), "kernels-gpu/src/device/fp8.rs"],
+        code: &[code(variant!("wgmma_fp8.rs"))],
+        measured: &[],
+    },
+    Chapter {
+        slug: "wgmma-fp8-block",
+        title: "wgmma-fp8-block: block scales and promotion to f32",
+        part: Part::TensorCores4,
+        variants: &["wgmma-fp8-block"],
+        lessons: &[variant!("wgmma_fp8_block.rs")],
+        code: &[code(variant!("wgmma_fp8_block.rs"))],
+        measured: &[],
     },
 ];
 
