@@ -1,0 +1,269 @@
+//! The planted bugs of chapter 4's FP8 kernels, on the emulator: each test runs the
+//! block-scaled kernel (`wgmma-fp8-block:1`) with one bug planted in its consumer and checks that
+//! the FP8 check against the f64 reference of the dequantised operands fails, printing the line
+//! the student sees; the kernel without a bug is the control, and passes.
+//!
+//! The three bugs are the chapter's: a scale applied twice, a partial sum not promoted at a
+//! k-block's boundary, and an FP8 operand described with an MN-major descriptor. None of them
+//! breaks a protocol rule the emulator reports; each computes a wrong D, which only the
+//! numerical check can catch, and only on data that exposes it (see [`inputs`]).
+use gpu_gemm::emulator::launch_fp8_body;
+use gpu_gemm::fp8::quantize::{quantize, Fp8Inputs, Fp8Problem, Operand, Scaling};
+use gpu_gemm::fp8::reference::{check, reference, Fp8Check};
+use gpu_gemm::launch::{Fp8Operands, Launch};
+use gpu_gemm::problem::Init;
+use kernels_gpu::device::tma::{Swizzle, TensorMap};
+use kernels_gpu::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
+use kernels_gpu::device::{pool_address, Real};
+use kernels_gpu::gemm::{Dtype, Fp8GemmArgs};
+use kernels_gpu::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
+use kernels_gpu::pipeline::{self, Consumer, Kernel, Stages, Work};
+use kernels_gpu::registry::Shape;
+use kernels_gpu::variants::wgmma_fp8::A_BOX_BYTES;
+use kernels_gpu::variants::wgmma_fp8_block::{WgmmaFp8Block, BK, BM};
+
+/// The kernel the registry launches as `wgmma-fp8-block:1`.
+type Block = WgmmaFp8Block<5>;
+
+/// The bug selectors of [`Planted`].
+const NONE: u8 = 0;
+/// The epilogue keeps the per-tensor kernel's `alpha·sa·sb` (A's and B's first scales) after
+/// the promotions already applied every block's scales.
+const SCALE_TWICE: u8 = 1;
+/// Slice 0's partial sum is not promoted: slice 1's `wgmma`s accumulate onto it, and slice 1's
+/// scales are applied to both slices.
+const SKIPPED_PROMOTION: u8 = 2;
+/// A is described as the 16-bit kernels describe their MN-major A (see [`Planted::consume`]).
+const MN_MAJOR_A: u8 = 3;
+
+const A_BYTES: u32 = BM * BK;
+/// The FP8 `wgmma`'s k: 32 bytes of a K-major row.
+const K_STEP: u32 = 32;
+const BUFFERS: u32 = Block::EXTRA_BYTES / (2 * STAGING_BOX_BYTES);
+
+/// `wgmma-fp8-block`'s kernel with bug `BUG` planted in its consumer; its copies, sizes and
+/// drain are the kernel's, so that the registry's launch of it (geometry, tensor maps) fits.
+#[derive(Clone, Copy)]
+struct Planted<const BUG: u8>;
+
+const _: () = assert!(<Planted<NONE> as Kernel>::POOL_BYTES == Block::POOL_BYTES);
+
+impl<const BUG: u8> Kernel for Planted<BUG> {
+    type Args = Fp8GemmArgs;
+    const BM: u32 = Block::BM;
+    const BN: u32 = Block::BN;
+    const BK: u32 = Block::BK;
+    const STAGES: u32 = Block::STAGES;
+    const STAGE_BYTES: u32 = Block::STAGE_BYTES;
+    const LOADED_BYTES: u32 = Block::LOADED_BYTES;
+    const EXTRA_BYTES: u32 = Block::EXTRA_BYTES;
+
+    unsafe fn load(
+        self,
+        maps: *const TensorMap,
+        stages: Stages,
+        s: u32,
+        tile: (u32, u32),
+        slice: u32,
+    ) {
+        unsafe { Kernel::load(WgmmaFp8Block::<5>, maps, stages, s, tile, slice) }
+    }
+
+    /// `WgmmaFp8Block::consume`, with the bug's lines under `BUG == …`.
+    #[allow(clippy::needless_range_loop)]
+    unsafe fn consume(
+        self,
+        args: Fp8GemmArgs,
+        maps: *const TensorMap,
+        c: &mut Consumer,
+        work: Work,
+    ) {
+        let rows = 64 * c.warpgroup;
+        let (warp, lane) = (c.thread / 32, c.thread % 32);
+        let top = work.tile.0 * BM + rows + 16 * warp + lane / 4;
+        let k_blocks = args.k.div_ceil(BK);
+        let scale_a = |row: u32, block: u32| {
+            if row < args.m {
+                unsafe { args.scale_a.load((row + block * args.m) as usize) }
+            } else {
+                0.0
+            }
+        };
+        let mut total = [0f32; 64];
+        // Outside the loop so that a skipped promotion carries it into the next slice.
+        let mut partial = Accumulator::<64>::zero();
+        for slice in 0..work.slices {
+            c.wait_full();
+            let stage = pool_address(c.stages.stage(c.ring.stage));
+            // In an MN-major tile (128-byte swizzle) the next 32 of k is 32 rows of 128 bytes
+            // further, and the LBO/SBO are those of `wgmma_16bit` (the next 64 m one box on, 8
+            // k 1024 bytes on). FP8 has no transpose bit: the instruction reads the descriptor
+            // as K-major, where the same SBO means 8 rows of m and the LBO is unused, so the
+            // constructor alone changes nothing; the k-steps read the wrong rows.
+            let (a, a_step) = if BUG == MN_MAJOR_A {
+                let a = Descriptor::mn_major(stage + rows * BK, Swizzle::B128, A_BOX_BYTES, 1024);
+                (a, K_STEP * 128)
+            } else {
+                let a = Descriptor::k_major(stage + rows * BK, Swizzle::B128, 16, 1024);
+                (a, K_STEP)
+            };
+            let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
+            let carried = BUG == SKIPPED_PROMOTION && slice == 1;
+            wgmma::fence();
+            for step in 0..BK / K_STEP {
+                let (a, b) = (a.advanced(a_step * step), b.advanced(K_STEP * step));
+                Fp8Wgmma::mma(&mut partial, a, b, step != 0 || carried);
+            }
+            wgmma::commit_group();
+            let sb = unsafe { args.scale_b.load((work.tile.1 * k_blocks + slice) as usize) };
+            let scales = [scale_a(top, slice) * sb, scale_a(top + 8, slice) * sb];
+            wgmma::wait_group::<0>();
+            partial.fence_registers();
+            c.release(c.ring.stage);
+            c.ring.advance();
+            if BUG == SKIPPED_PROMOTION && slice == 0 {
+                continue;
+            }
+            let partial = partial.get();
+            for i in 0..64 {
+                total[i] = partial[i].fma(scales[(i >> 1) & 1], total[i]);
+            }
+        }
+        let staging = Staging {
+            first: pool_address(c.stages.extra()) + c.warpgroup * BUFFERS * STAGING_BOX_BYTES,
+            buffers: BUFFERS,
+            barrier: 1 + c.warpgroup,
+        };
+        let (row0, col0) = (work.tile.0 * BM + rows, work.tile.1 * Block::BN);
+        let alpha = if BUG == SCALE_TWICE {
+            unsafe { args.alpha * args.scale_a.load(0) * args.scale_b.load(0) }
+        } else {
+            args.alpha
+        };
+        let (output, total) = (args.output(alpha), Accumulator::from_registers(total));
+        let c_map = maps.wrapping_add(2);
+        unsafe {
+            epilogue::store_direct_64_through_tma(
+                &output, &total, c_map, row0, col0, c.thread, staging,
+            )
+        };
+    }
+
+    fn drain(self, consumer: &Consumer) {
+        Kernel::drain(WgmmaFp8Block::<5>, consumer)
+    }
+}
+
+/// # Safety
+/// As [`kernels_gpu::variants::wgmma_fp8_block::gemm`].
+unsafe fn body<const BUG: u8>(args: Fp8GemmArgs, maps: *const TensorMap) {
+    unsafe { pipeline::run(Planted::<BUG>, args, maps) }
+}
+
+/// Two tiles in m and n (the second partial), three k-blocks: a promotion at two boundaries.
+fn problem() -> Fp8Problem {
+    Fp8Problem {
+        shape: Shape {
+            m: 136,
+            n: 136,
+            k: 384,
+            lda: 384,
+            ldb: 384,
+            ldc: 136,
+        },
+        alpha: 1.5,
+        beta: -0.5,
+        scaling: Scaling::Block,
+        init: Init::Random,
+        seed: 7,
+        outliers: false,
+    }
+}
+
+/// Channels of A (values of k, in every row) made this much larger: activations' outliers lie
+/// in a few channels.
+const CHANNEL_FACTOR: f32 = 100.0;
+
+/// The problem's inputs, with outlier channels in k-block 1 only.
+///
+/// Uniform data alone hides a skipped promotion: the largest of 128 values of [-1, 1) is within
+/// about 1 % of 1 in every block, so every k-block's scales are nearly equal, and applying slice
+/// 1's to slice 0 left a relative error of 8.5·10⁻⁴ here, against a tolerance of 1.8·10⁻². Outlier
+/// rows ([`Fp8Problem::outliers`]) do not help: a row's scales stay equal along k. Outlier channels in
+/// one k-block, as activations have, make its scales 100× the others'. The outlier rows are off:
+/// the check floors ‖R‖ at `|alpha|·√k·max|A|·max|B|`, and rows 1000× larger on top of the
+/// channels would raise that floor until the scale applied twice barely failed (1.9·10⁻²).
+fn inputs(p: &Fp8Problem) -> Fp8Inputs {
+    let mut x = Fp8Inputs::generate(p);
+    let s = p.shape;
+    for i in 0..s.m {
+        for q in [130, 170, 250] {
+            x.a_source.data[(q + i * s.lda) as usize] *= CHANNEL_FACTOR;
+        }
+    }
+    x.a = quantize(&x.a_source, Operand::A, Scaling::Block);
+    x
+}
+
+/// Runs `Planted::<BUG>` on the emulator with the registry's launch of `wgmma-fp8-block:1`, and
+/// checks D as `gpu-gemm` checks the kernel's.
+fn run<const BUG: u8>() -> Fp8Check {
+    let p = problem();
+    let x = inputs(&p);
+    let s = p.shape;
+    let k = kernels_gpu::registry::find("wgmma-fp8-block").unwrap();
+    let launch = Launch::Kernel {
+        entry: k.entry_name(Dtype::E4m3, 1),
+        geometry: (k.geometry)(s.m, s.n, s.k, 1, 1),
+        reduce: None,
+        target: k.target,
+        tma: k.tma.map(|operands| operands(1)),
+    };
+    let ops = Fp8Operands {
+        a: &x.a.codes.data,
+        b: &x.b.codes.data,
+        scale_a: &x.a.scales,
+        scale_b: &x.b.scales,
+        c: &x.c.data,
+    };
+    let mut result = x.c.data.clone();
+    launch_fp8_body(
+        &launch,
+        body::<BUG>,
+        &s,
+        (p.alpha, p.beta),
+        &ops,
+        &mut result,
+    )
+    .unwrap_or_else(|e| panic!("bug {BUG}: {e:#}"));
+    check(&p, &reference(&p, &x), &x.c.data, &result, true)
+}
+
+/// Runs bug `BUG`, prints what the student sees, and asserts that the check caught it.
+fn caught<const BUG: u8>(name: &str) {
+    let check = run::<BUG>();
+    println!("{name}: {}", check.summary());
+    assert!(!check.passed(), "{name} passed the check");
+}
+
+#[test]
+fn the_block_kernel_without_a_bug_passes() {
+    let check = run::<NONE>();
+    println!("no bug: {}", check.summary());
+    assert!(check.passed(), "{}", check.summary());
+}
+
+#[test]
+fn a_scale_applied_twice_fails_the_check() {
+    caught::<SCALE_TWICE>("scales in alpha as well");
+}
+
+#[test]
+fn a_promotion_skipped_at_a_k_block_boundary_fails_the_check() {
+    caught::<SKIPPED_PROMOTION>("slice 0 not promoted");
+}
+
+#[test]
+fn an_mn_major_descriptor_for_an_fp8_operand_fails_the_check() {
+    caught::<MN_MAJOR_A>("A described MN-major");
+}
