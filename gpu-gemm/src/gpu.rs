@@ -742,8 +742,9 @@ impl Gpu {
             self.multiprocessors
         };
         let grid = tma.grid(*g, resident);
-        let maps: std::cell::RefCell<Option<((u64, u64, u64), DeviceBuffer<u64>)>> =
-            std::cell::RefCell::new(None);
+        // The tensor maps, with the operands' addresses they were encoded for.
+        type Encoded = Option<((u64, u64, u64), DeviceBuffer<u64>)>;
+        let maps: std::cell::RefCell<Encoded> = std::cell::RefCell::new(None);
         Ok(move |p: &Fp8Pointers| -> Result<()> {
             let operands = (p.a, p.b, p.c);
             let mut cached = maps.borrow_mut();

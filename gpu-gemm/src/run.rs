@@ -6,7 +6,7 @@ use crate::auto::Math;
 use crate::cpu::{self, CpuVariant};
 use crate::gpu::Gpu;
 pub use crate::launch::{Launch, Reduce};
-use crate::problem::{Inputs, Problem, Scalar, Transpose};
+use crate::problem::{Inputs, Problem, Scalar};
 use crate::registry::{self, Variant};
 pub use crate::timing::{Measured, Timing};
 use crate::verify::{self, Check};
@@ -265,16 +265,12 @@ pub fn execute_many(
         // from `Variant::dtypes`), so the 16-bit types need no host arithmetic.
         Dtype::Bf16 => execute_typed::<half::bf16>(b, v, p, t, None, progress),
         Dtype::F16 => execute_typed::<half::f16>(b, v, p, t, None, progress),
-        // One scale per tensor, no outliers: what a plain e4m3 problem is (`crate::fp8` has the
-        // block-scaled and outlier problems).
+        // FP8 operands carry scales (per tensor or per block) and C is bf16: their pipeline,
+        // above this one, is `crate::fp8::run`.
         Dtype::E4m3 => {
-            let tn = crate::problem::Transposes::new(Transpose::Yes, Transpose::No);
-            if p.transposes != tn {
-                let refusal = "e4m3 runs as op(A) = Aᵀ, op(B) = B (TN), the layout FP8 wgmma and cuBLASLt read";
-                return v.iter().map(|_| Err(anyhow::anyhow!(refusal))).collect();
-            }
-            let p = crate::fp8::quantize::Fp8Problem::per_tensor(p);
-            crate::fp8::run::execute_many(b, v, &p, t, progress)
+            let refusal =
+                "an e4m3 problem runs through gpu_gemm::fp8::run (its operands carry scales)";
+            v.iter().map(|_| Err(anyhow::anyhow!(refusal))).collect()
         }
     }
 }

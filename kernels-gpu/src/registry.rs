@@ -448,19 +448,26 @@ fn wgmma_fp8_operands(tile: u32) -> TmaOperands {
         a_box: [wgmma_fp8::BK, 64],
         b_box: [wgmma_fp8::BK, wgmma_fp8::BN],
         a_transposed: true,
-        cluster: if tile == 1 { 2 } else { 1 },
+        cluster: if tile == 1 || tile == 3 { 2 } else { 1 },
         c_box: Some([64, 64]),
         ..wgmma_16bit_operands(tile)
     }
 }
 
 fn wgmma_fp8_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    use wgmma_pingpong::PingPong;
     use wgmma_tma_store::TmaStore;
     match tile {
         1 => wgmma_fp8::geometry::<TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>>(
             m, n, k, bytes,
         ),
         2 => wgmma_fp8::geometry::<TmaStore<wgmma_16bit::Plain<4>, false, true>>(m, n, k, bytes),
+        3 => wgmma_fp8::geometry::<TmaStore<PingPong<wgmma_cluster::SharedA<6, 2>>, false, true>>(
+            m, n, k, bytes,
+        ),
+        4 => wgmma_fp8::geometry::<TmaStore<PingPong<wgmma_16bit::Plain<6>>, false, true>>(
+            m, n, k, bytes,
+        ),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -1048,10 +1055,10 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8",
-        summary: "e4m3 A and B (TN: A stored k x m, both K-major), one f32 scale per tensor applied with alpha in the epilogue, bf16 C: wgmma-tma-store:4/:5's pipeline with two wgmma.m64n128k32.e4m3 per consumer and k-step, 128-deep slices; --tile: 1 clusters of two sharing A (default), 2 no cluster",
+        summary: "e4m3 A and B (TN: A stored k x m, both K-major), one f32 scale per tensor applied with alpha in the epilogue, bf16 C: wgmma-tma-store:4/:5's pipeline with two wgmma.m64n128k32.e4m3 per consumer and k-step, 128-deep slices; --tile: 1 clusters of two sharing A (default), 2 no cluster, 3 and 4 the same in ping-pong (each consumer a whole 128x128 tile in turn, six stages)",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_c{tile}",
-        tiles: &[1, 2],
+        tiles: &[1, 2, 3, 4],
         geometry: wgmma_fp8_geometry,
         supports: fp8_supports,
         dtypes: &[Dtype::E4m3],

@@ -40,10 +40,10 @@ use crate::device::pool_address;
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{Accumulator, Descriptor, Fp8Wgmma, Registers};
 use crate::gemm::{Fp8GemmArgs, Geometry};
-use crate::pipeline::{self, Consumer, Kernel, Stages, Work};
+use crate::pipeline::{self, Consumer, Kernel, Schedule, Stages, Work};
 use core::marker::PhantomData;
 
-/// Rows of m per tile: two consumer warpgroups of 128.
+/// Rows of m per tile: two consumer warpgroups of 128 (in ping-pong, one: [`tile_m`]).
 pub const BM: u32 = 256;
 /// Columns of n per tile: the `wgmma`'s N.
 pub const BN: u32 = 128;
@@ -51,7 +51,6 @@ pub const BN: u32 = 128;
 pub const BK: u32 = 128;
 /// Bytes of one TMA box of A: 64 rows of m × 128 of k.
 pub const A_BOX_BYTES: u32 = A_BOX_M * BK;
-const A_BYTES: u32 = BM * BK;
 /// The `wgmma`'s k.
 const K_STEP: u32 = 32;
 
@@ -60,10 +59,20 @@ const K_STEP: u32 = 32;
 #[derive(Clone, Copy, Default)]
 pub struct WgmmaFp8<C>(PhantomData<C>);
 
+/// The rows of m a tile has: 256 (two warpgroups of 128), or 128 in ping-pong (one warpgroup
+/// takes the whole tile, two `wgmma.m64n128k32` per k-step as before).
+pub const fn tile_m<C: Config>() -> u32 {
+    if matches!(C::SCHEDULE, Schedule::PingPong) {
+        128
+    } else {
+        BM
+    }
+}
+
 /// The launch geometry: one block per tile, in whole clusters (the host caps the grid at one
 /// block per multiprocessor).
 pub fn geometry<C: Config>(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geometry {
-    let units = m.div_ceil(BM) * n.div_ceil(BN * C::CLUSTER_N);
+    let units = m.div_ceil(tile_m::<C>()) * n.div_ceil(BN * C::CLUSTER_N);
     Geometry {
         grid: (units * C::CLUSTER_N, 1),
         block: (WgmmaFp8::<C>::THREADS, 1),
@@ -73,11 +82,12 @@ pub fn geometry<C: Config>(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geom
 
 impl<C: Config> Kernel for WgmmaFp8<C> {
     type Args = Fp8GemmArgs;
-    const BM: u32 = BM;
+    const BM: u32 = tile_m::<C>();
     const BN: u32 = BN;
     const BK: u32 = BK;
     const STAGES: u32 = C::STAGES;
-    const STAGE_BYTES: u32 = (BM + BN) * BK;
+    const STAGE_BYTES: u32 = (tile_m::<C>() + BN) * BK;
+    const SCHEDULE: Schedule = C::SCHEDULE;
     const LOADED_BYTES: u32 = Self::STAGE_BYTES;
     const RASTER_GROUP: u32 = C::RASTER;
     const CLUSTER: (u32, u32) = (1, C::CLUSTER_N);
@@ -98,10 +108,13 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
         let (a_map, b_map) = (maps, maps.wrapping_add(1));
         let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
         let k0 = (slice * BK) as i32;
-        let share = BM / A_BOX_M / C::CLUSTER_N;
+        let share = Self::BM / A_BOX_M / C::CLUSTER_N;
         let first = cluster::rank() * share;
         for j in first..first + share {
-            let (at, m) = (stage + j * A_BOX_BYTES, (tile.0 * BM + j * A_BOX_M) as i32);
+            let (at, m) = (
+                stage + j * A_BOX_BYTES,
+                (tile.0 * Self::BM + j * A_BOX_M) as i32,
+            );
             unsafe {
                 if C::CLUSTER_N == 1 {
                     tma::load_box(a_map, at, k0, m, full)
@@ -111,7 +124,8 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
                 }
             };
         }
-        unsafe { tma::load_box(b_map, stage + A_BYTES, k0, (tile.1 * BN) as i32, full) };
+        let b_at = stage + Self::BM * BK;
+        unsafe { tma::load_box(b_map, b_at, k0, (tile.1 * BN) as i32, full) };
     }
 
     // ANCHOR: core_loop
@@ -123,14 +137,19 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
         c: &mut Consumer,
         work: Work,
     ) {
+        let ping_pong = matches!(C::SCHEDULE, Schedule::PingPong);
         let mut upper = Accumulator::<64>::zero();
         let mut lower = Accumulator::<64>::zero();
-        let rows = 128 * c.warpgroup;
+        // Cooperative: this warpgroup's 128 rows of the tile's 256. Ping-pong: the tile's 128.
+        let rows = if ping_pong { 0 } else { 128 * c.warpgroup };
+        if ping_pong {
+            C::wait_turn(c);
+        }
         c.mainloop(work.slices, |stage, slice| {
             // This warpgroup's 128 rows of A, 64 per `wgmma`; B's 128 columns. All K-major.
             let a_upper = Descriptor::k_major(stage + rows * BK, Swizzle::B128, 16, 1024);
             let a_lower = a_upper.advanced(64 * BK);
-            let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
+            let b = Descriptor::k_major(stage + Self::BM * BK, Swizzle::B128, 16, 1024);
             for step in 0..BK / K_STEP {
                 let accumulate = !(slice == 0 && step == 0);
                 let (a_upper, a_lower) = (a_upper.advanced(32 * step), a_lower.advanced(32 * step));
@@ -141,11 +160,21 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
         });
         upper.fence_registers();
         lower.fence_registers();
+        // Ping-pong: the other warpgroup's mainloop runs while this one's epilogue does.
+        if ping_pong {
+            c.pass_turn();
+        }
         // One scale per tensor: Σ (sa·a)(sb·b) = sa·sb·Σ a·b.
         let scale = unsafe { args.scale_a.load(0) * args.scale_b.load(0) };
         let output = args.output(args.alpha * scale);
-        let at = (work.tile.0 * BM + rows, work.tile.1 * BN, work.split);
+        let at = (work.tile.0 * Self::BM + rows, work.tile.1 * BN, work.split);
+        if ping_pong {
+            C::wait_turn(c);
+        }
         unsafe { C::store_direct(&output, maps, [&upper, &lower], at, c) };
+        if ping_pong {
+            c.pass_turn();
+        }
     }
     // ANCHOR_END: core_loop
 

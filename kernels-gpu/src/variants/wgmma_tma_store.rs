@@ -150,6 +150,9 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
                 staging,
             )
         };
+        if matches!(B::SCHEDULE, Schedule::PingPong) {
+            Self::drain(consumer);
+        }
     }
     // ANCHOR_END: core_loop
 
