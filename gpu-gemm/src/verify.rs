@@ -55,6 +55,11 @@ pub struct Check {
     pub padding_changed: usize,
     /// "full" or "sample of 64 rows + 64 columns".
     pub coverage: String,
+    /// For a 16-bit C: `‖C − round(R)‖` relative as `relative_frobenius`, with R rounded to C's
+    /// type: the error beyond C's one unavoidable rounding (0 for a kernel whose every element
+    /// is the correctly rounded product). The output's rounding sets a floor under
+    /// `relative_frobenius` that hides how accurately two kernels accumulate; this does not.
+    pub beyond_rounding: Option<f64>,
 }
 
 impl Check {
@@ -103,6 +108,12 @@ impl Check {
             s += &format!(
                 "; {} padding elements of C (rows >= m) were overwritten",
                 self.padding_changed
+            );
+        }
+        if let Some(beyond) = self.beyond_rounding {
+            s += &format!(
+                "; {beyond:.2e} against the reference rounded to {} (the error beyond C's one rounding)",
+                self.terms.dtype.name()
             );
         }
         s
@@ -426,12 +437,15 @@ pub fn check_against<T: Scalar>(
         }
     }
     let (mut err2, mut ref2, mut max_err, mut max_ref) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let mut rounded_err2 = 0.0f64;
     let mut checked = 0usize;
     let mut visit = |row: usize, col: usize, want: f64| {
         checked += 1;
         let got = result[row + col * ldc].to_f64();
         let e = (got - want).abs();
         err2 += e * e;
+        let past_rounding = got - T::from_f64(want).to_f64();
+        rounded_err2 += past_rounding * past_rounding;
         ref2 += want * want;
         max_err = if e.is_nan() { f64::NAN } else { max_err.max(e) };
         max_ref = max_ref.max(want.abs());
@@ -457,6 +471,13 @@ pub fn check_against<T: Scalar>(
     } else {
         err2.sqrt()
     };
+    let beyond_rounding = T::DTYPE.is_16bit().then(|| {
+        if scale > 0.0 {
+            rounded_err2.sqrt() / scale
+        } else {
+            rounded_err2.sqrt()
+        }
+    });
     let terms = ToleranceTerms::new(p.dtype, arithmetic, s.k);
     let tolerance = terms.value();
     Check {
@@ -477,6 +498,7 @@ pub fn check_against<T: Scalar>(
         non_finite,
         padding_changed,
         coverage: reference.coverage.clone(),
+        beyond_rounding,
     }
 }
 

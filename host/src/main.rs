@@ -310,8 +310,17 @@ fn table(rows: &[Report], yardsticks: &[&str]) -> String {
     for r in rows {
         let performance = r.engine.measures_performance();
         let check = match &r.check {
-            Some(c) if c.passed() => format!("pass ({:.1e})", c.relative_frobenius),
-            Some(c) => format!("FAIL ({:.1e})", c.relative_frobenius),
+            Some(c) => {
+                let verdict = if c.passed() { "pass" } else { "FAIL" };
+                // For a 16-bit C, the error beyond its one rounding too.
+                match c.beyond_rounding {
+                    Some(b) => format!(
+                        "{verdict} ({:.1e}; {b:.1e} past rounding)",
+                        c.relative_frobenius
+                    ),
+                    None => format!("{verdict} ({:.1e})", c.relative_frobenius),
+                }
+            }
             None => "skipped".into(),
         };
         let tflops = if performance {
