@@ -25,17 +25,17 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
     }
 }
 
-/// `auto` in e4m3: per tensor, `wgmma-fp8` (`:1`, clusters of two sharing A, on every shape
-/// measured); per block, `wgmma-fp8-block:1`.
+/// `auto` in e4m3: per tensor `wgmma-fp8:2` (no cluster), per block `wgmma-fp8-block:1`. On
+/// the H100 (`docs/results/h100-2026-11-25-fp8/`) `:2` was the fastest of the four
+/// configurations at 2048³, 4096³ and 8192×8192×1024 and within 0.7% of `:1` at 6144³ and
+/// 8192³; the ping-pong ones (`:3`, `:4`) were slower everywhere. One rule, not a table.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
-    let name = match p.scaling {
-        Scaling::PerTensor => "wgmma-fp8",
-        Scaling::Block => "wgmma-fp8-block",
+    let (name, tile) = match p.scaling {
+        Scaling::PerTensor => ("wgmma-fp8", 2),
+        Scaling::Block => ("wgmma-fp8-block", 1),
     };
-    (
-        registry::find(name).expect("the FP8 kernels are registered"),
-        Some(1),
-    )
+    let variant = registry::find(name).expect("the FP8 kernels are registered");
+    (variant, Some(tile))
 }
 
 /// What runs a variant on an FP8 problem.
