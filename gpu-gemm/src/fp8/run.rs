@@ -25,12 +25,16 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
     }
 }
 
-/// `auto` in e4m3: per tensor `wgmma-fp8:2` (no cluster), per block `wgmma-fp8-block:1`. On
-/// the H100 (`docs/results/h100-2026-11-25-fp8/`) `:2` was the fastest of the four
-/// configurations at 2048³, 4096³ and 8192×8192×1024 and within 0.7% of `:1` at 6144³ and
-/// 8192³; the ping-pong ones (`:3`, `:4`) were slower everywhere. One rule, not a table.
+/// `auto` in e4m3. Per tensor, `wgmma-fp8:1` (clusters of two sharing A) when m, n and k are
+/// all at least 6144, `:2` (no cluster) below: on the H100 (`docs/results/h100-2026-11-25-fp8/`,
+/// four runs) `:1` was ahead at 8192³ in every run (by 0.4–0.7%) and even at 6144³, `:2` ahead
+/// at 2048³ and 8192×8192×1024 and even at 4096³; the ping-pong configurations (`:3`, `:4`)
+/// were slower everywhere. Per block, `wgmma-fp8-block:1`. A rule, not a table: two kernels,
+/// two configurations each.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
+    let s = p.shape;
     let (name, tile) = match p.scaling {
+        Scaling::PerTensor if s.m.min(s.n).min(s.k) >= 6144 => ("wgmma-fp8", 1),
         Scaling::PerTensor => ("wgmma-fp8", 2),
         Scaling::Block => ("wgmma-fp8-block", 1),
     };
@@ -239,4 +243,73 @@ pub fn execute_with_yardsticks(
         reports.push(report);
     }
     reports
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::Init;
+    use kernels_gpu::registry::Shape;
+
+    fn problem(m: u32, n: u32, k: u32, scaling: Scaling) -> Fp8Problem {
+        Fp8Problem {
+            shape: Shape {
+                m,
+                n,
+                k,
+                lda: k,
+                ldb: k,
+                ldc: m,
+            },
+            alpha: 1.0,
+            beta: 0.0,
+            scaling,
+            init: Init::Random,
+            seed: 1,
+            outliers: false,
+        }
+    }
+
+    #[test]
+    fn auto_takes_the_cluster_configuration_on_large_cubes_and_the_block_kernel_for_block_scales() {
+        let label = |p: &Fp8Problem| {
+            let (v, tile) = auto_choice(p);
+            registry::label(v, tile).unwrap()
+        };
+        assert_eq!(
+            label(&problem(8192, 8192, 8192, Scaling::PerTensor)),
+            "wgmma-fp8:1"
+        );
+        assert_eq!(
+            label(&problem(4096, 4096, 4096, Scaling::PerTensor)),
+            "wgmma-fp8:2"
+        );
+        assert_eq!(
+            label(&problem(8192, 8192, 1024, Scaling::PerTensor)),
+            "wgmma-fp8:2"
+        );
+        assert_eq!(
+            label(&problem(8192, 8192, 8192, Scaling::Block)),
+            "wgmma-fp8-block:1"
+        );
+    }
+
+    #[test]
+    fn only_the_block_kernel_and_cublaslt_run_block_scales() {
+        let p = problem(256, 256, 256, Scaling::Block);
+        let fp8 = registry::find("wgmma-fp8").unwrap();
+        let refusal = plan(fp8, None, &p).err().unwrap().to_string();
+        assert!(refusal.contains("use wgmma-fp8-block"), "{refusal}");
+        let v4 = registry::find("v4").unwrap();
+        let refusal = plan(v4, None, &p).err().unwrap().to_string();
+        assert!(refusal.contains("no e4m3 version"), "{refusal}");
+        let block = registry::find("wgmma-fp8-block").unwrap();
+        assert!(plan(block, Some(3), &p).unwrap().0.promotes());
+        assert!(
+            !plan(fp8, None, &problem(256, 256, 256, Scaling::PerTensor))
+                .unwrap()
+                .0
+                .promotes()
+        );
+    }
 }
