@@ -1,5 +1,5 @@
 //! The FP8 pipeline of one run, top to bottom, as [`crate::run`]'s for the other types: resolve
-//! what to launch ([`plan`]), quantise the inputs, launch and time on the backend, check against
+//! what to launch (`plan`), quantise the inputs, launch and time on the backend, check against
 //! the f64 reference of the dequantised operands, report.
 //!
 //! It is a pipeline of its own because an FP8 problem is not one element type: A and B are e4m3

@@ -385,6 +385,7 @@ pub(crate) mod testing {
                 non_finite: 0,
                 padding_changed: 0,
                 coverage: "full".into(),
+                beyond_rounding: None,
             }),
         })
     }

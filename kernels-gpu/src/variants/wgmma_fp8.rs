@@ -36,6 +36,7 @@
 //! its fast accumulation, this kernel's arithmetic, 1.00×, 0.97×, 0.98×, 1.22×, 0.97×.
 use super::wgmma_16bit::{Config, A_BOX_M};
 use crate::device::cluster;
+use crate::device::mbarrier::MBarrier;
 use crate::device::pool_address;
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{Accumulator, Descriptor, Fp8Wgmma, Registers};
@@ -93,9 +94,6 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
     const CLUSTER: (u32, u32) = (1, C::CLUSTER_N);
     const EXTRA_BYTES: u32 = C::EXTRA_BYTES;
 
-    /// A's four boxes of 64 rows (in a cluster, this block's share of them, multicast to every
-    /// block: they share the tile's rows), then B's one box. A's tensor map is k × m: the first
-    /// coordinate is k.
     #[inline(always)]
     unsafe fn load(
         self,
@@ -105,27 +103,14 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
         tile: (u32, u32),
         slice: u32,
     ) {
-        let (a_map, b_map) = (maps, maps.wrapping_add(1));
-        let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
-        let k0 = (slice * BK) as i32;
-        let share = Self::BM / A_BOX_M / C::CLUSTER_N;
-        let first = cluster::rank() * share;
-        for j in first..first + share {
-            let (at, m) = (
-                stage + j * A_BOX_BYTES,
-                (tile.0 * Self::BM + j * A_BOX_M) as i32,
-            );
-            unsafe {
-                if C::CLUSTER_N == 1 {
-                    tma::load_box(a_map, at, k0, m, full)
-                } else {
-                    let everyone = ((1u32 << C::CLUSTER_N) - 1) as u16;
-                    tma::load_box_multicast(a_map, at, k0, m, full, everyone)
-                }
-            };
-        }
-        let b_at = stage + Self::BM * BK;
-        unsafe { tma::load_box(b_map, b_at, k0, (tile.1 * BN) as i32, full) };
+        let at = SliceAt {
+            stage: pool_address(stages.stage(s)),
+            full: stages.full(s),
+            m0: tile.0 * Self::BM,
+            n0: tile.1 * BN,
+            k0: slice * BK,
+        };
+        unsafe { load_slice(maps, at, Self::BM, C::CLUSTER_N) }
     }
 
     // ANCHOR: core_loop
@@ -182,6 +167,46 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
     fn drain(self, consumer: &Consumer) {
         C::drain(consumer)
     }
+}
+
+/// Where one slice of an FP8 tile goes: its stage (shared address) and *full* barrier, and
+/// the tile's first row, column and k.
+#[derive(Clone, Copy)]
+pub struct SliceAt {
+    pub stage: u32,
+    pub full: MBarrier,
+    pub m0: u32,
+    pub n0: u32,
+    pub k0: u32,
+}
+
+/// The copies of one slice of an FP8 kernel: A's `rows` rows in boxes of 64 (in a cluster of
+/// `cluster_n` blocks along n, this block's share of them, multicast to every block: they share
+/// the tile's rows), then B's 128 columns after them. Both tensor maps are k-first (A's is
+/// k × m), so a box's first coordinate is k.
+///
+/// # Safety
+/// `maps` points to A's and B's tensor maps; the stage has room for `rows + 128` rows of 128
+/// bytes.
+#[inline(always)]
+pub unsafe fn load_slice(maps: *const TensorMap, at: SliceAt, rows: u32, cluster_n: u32) {
+    let (a_map, b_map) = (maps, maps.wrapping_add(1));
+    let k0 = at.k0 as i32;
+    let share = rows / A_BOX_M / cluster_n;
+    let first = cluster::rank() * share;
+    for j in first..first + share {
+        let (to, m) = (at.stage + j * A_BOX_BYTES, (at.m0 + j * A_BOX_M) as i32);
+        unsafe {
+            if cluster_n == 1 {
+                tma::load_box(a_map, to, k0, m, at.full)
+            } else {
+                let everyone = ((1u32 << cluster_n) - 1) as u16;
+                tma::load_box_multicast(a_map, to, k0, m, at.full, everyone)
+            }
+        };
+    }
+    let b_at = at.stage + rows * BK;
+    unsafe { tma::load_box(b_map, b_at, k0, at.n0 as i32, at.full) };
 }
 
 /// The entry point's body.

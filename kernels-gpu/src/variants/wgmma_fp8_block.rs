@@ -33,11 +33,10 @@
 //! kernel's is 3.3·10⁻³). ncu at 8192³: SM throughput 51%, L2 71% — the schedule, not the
 //! memory, is what limits it (`docs/perf-notes.md`). `--tile 3` (two partial sums in turn) is
 //! no faster.
-use super::wgmma_16bit::A_BOX_M;
-use super::wgmma_fp8::A_BOX_BYTES;
+use super::wgmma_fp8::{load_slice, SliceAt};
 use crate::device::pool_address;
 use crate::device::store;
-use crate::device::tma::{self, Swizzle, TensorMap};
+use crate::device::tma::{Swizzle, TensorMap};
 use crate::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
 use crate::device::Real;
 use crate::gemm::{Fp8GemmArgs, Geometry};
@@ -94,14 +93,14 @@ impl<const STAGES: u32, const OVERLAP: bool> Kernel for WgmmaFp8Block<STAGES, OV
         tile: (u32, u32),
         slice: u32,
     ) {
-        let (a_map, b_map) = (maps, maps.wrapping_add(1));
-        let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
-        let k0 = (slice * BK) as i32;
-        for j in 0..BM / A_BOX_M {
-            let m = (tile.0 * BM + j * A_BOX_M) as i32;
-            unsafe { tma::load_box(a_map, stage + j * A_BOX_BYTES, k0, m, full) };
-        }
-        unsafe { tma::load_box(b_map, stage + A_BYTES, k0, (tile.1 * BN) as i32, full) };
+        let at = SliceAt {
+            stage: pool_address(stages.stage(s)),
+            full: stages.full(s),
+            m0: tile.0 * BM,
+            n0: tile.1 * BN,
+            k0: slice * BK,
+        };
+        unsafe { load_slice(maps, at, BM, 1) }
     }
 
     // ANCHOR: core_loop
