@@ -15,13 +15,14 @@ const ONCE: Timing = Timing {
     check: true,
 };
 
-/// m = 264 and n = 136 leave partial tiles of both kernels (256 × 128 and 128 × 128) in m and n,
+/// m = 264 and n = 264 leave partial tiles of both kernels (256 × 128 and 128 × 128) in m and n
+/// (and, along n, a block of a cluster of two past C's edge, which shares A but stores nothing),
 /// k = 200 a partial slice and a partial block of scales; lda and ldb are padded (16-byte rows).
 fn problem(scaling: Scaling, outliers: bool) -> Fp8Problem {
     Fp8Problem {
         shape: Shape {
             m: 264,
-            n: 136,
+            n: 264,
             k: 200,
             lda: 208,
             ldb: 224,

@@ -116,9 +116,13 @@ fn ptxas_reports_no_spills_and_no_stack_frame() {
     }
 }
 
-/// ptxas says when it cannot pipeline `wgmma` (C7510: "wgmma.mma_async instructions are
-/// serialized …"), when it ignores `setmaxnreg` (C7508), and when it had to add a `wgmma.fence`
-/// the kernel lacked (C7519): each would cost the Hopper kernels their speed without failing.
+/// ptxas says when it cannot pipeline `wgmma` ("wgmma.mma_async instructions are serialized
+/// …": C7510, C7513, C7514, C7515, the code naming the reason, which differs between ptxas
+/// versions), when it waits for a group the kernel did not wait for (C7517: "warpgroup.wait is
+/// injected"), when it ignores `setmaxnreg` (C7508), and when it had to add a `wgmma.fence` the
+/// kernel lacked (C7519): each would cost the Hopper kernels their speed without failing.
+/// (`wgmma-fp8-block:3` had C7514 and C7517 while this test knew only C7510: it ran its
+/// `wgmma`s one at a time, and was measured 3% slower than `:1` for it.)
 #[test]
 fn ptxas_pipelines_the_hopper_kernels_as_written() {
     let root = workspace_root();
@@ -132,7 +136,10 @@ fn ptxas_pipelines_the_hopper_kernels_as_written() {
         .unwrap();
     let report = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{report}");
-    for code in ["C7510", "C7508", "C7519"] {
+    let codes = [
+        "C7508", "C7510", "C7513", "C7514", "C7515", "C7517", "C7519",
+    ];
+    for code in codes.iter().copied().chain(["serialized", "is injected"]) {
         assert!(
             !report.contains(code),
             "ptxas reports {code} for the sm_90a kernels:\n{}",

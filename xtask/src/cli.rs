@@ -90,6 +90,8 @@ pub enum DtypeArg {
     F64,
     Bf16,
     F16,
+    /// FP8 (the chapter 4 kernels; their loops are found by their `QGMMA`)
+    E4m3,
 }
 
 impl DtypeArg {
@@ -99,6 +101,7 @@ impl DtypeArg {
             DtypeArg::F64 => Dtype::F64,
             DtypeArg::Bf16 => Dtype::Bf16,
             DtypeArg::F16 => Dtype::F16,
+            DtypeArg::E4m3 => Dtype::E4m3,
         }
     }
 
@@ -106,7 +109,7 @@ impl DtypeArg {
     /// kernels accumulate in f32; their loops are found by their `HGMMA` anyway).
     pub fn precision(self) -> Precision {
         match self {
-            DtypeArg::F32 | DtypeArg::Bf16 | DtypeArg::F16 => Precision::F32,
+            DtypeArg::F32 | DtypeArg::Bf16 | DtypeArg::F16 | DtypeArg::E4m3 => Precision::F32,
             DtypeArg::F64 => Precision::F64,
         }
     }

@@ -55,26 +55,43 @@ const K_STEP: u32 = 32;
 /// Staging buffers per consumer warpgroup (the TMA-store epilogue of chapter 3).
 const BUFFERS: u32 = 2;
 
-/// The kernel, with `STAGES` stages.
-#[derive(Clone, Copy, Default)]
-pub struct WgmmaFp8Block<const STAGES: u32, const OVERLAP: bool = false>;
+/// The consumers' mainloops (the kernel's `MAINLOOP`): one slice's group in flight, promoted
+/// once it retired ([`Slices::one_at_a_time`]);
+pub const ONE_SLICE: u32 = 0;
+/// two slices' groups in flight, each promoted while the next runs ([`Slices::overlapped`]);
+pub const TWO_SLICES: u32 = 1;
+/// one slice's group in flight, its k-steps alternating between two partial sums
+/// ([`Slices::two_chains`]).
+pub const TWO_CHAINS: u32 = 2;
 
-/// The launch geometry: one block per tile (the host caps the grid at one block per
-/// multiprocessor).
-pub fn geometry<const STAGES: u32, const OVERLAP: bool>(
+/// The kernel, with `STAGES` stages, the consumers' `MAINLOOP` ([`ONE_SLICE`], [`TWO_SLICES`], [`TWO_CHAINS`]), in clusters of
+/// `CLUSTER_N` blocks along n that share A's slices (multicast, as `wgmma-fp8:1`).
+#[derive(Clone, Copy, Default)]
+pub struct WgmmaFp8Block<
+    const STAGES: u32,
+    const MAINLOOP: u32 = ONE_SLICE,
+    const CLUSTER_N: u32 = 1,
+>;
+
+/// The launch geometry: one block per tile, in whole clusters (the host caps the grid at one
+/// block per multiprocessor).
+pub fn geometry<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32>(
     m: u32,
     n: u32,
     _k: u32,
     _element_bytes: u32,
 ) -> Geometry {
+    let units = m.div_ceil(BM) * n.div_ceil(BN * CLUSTER_N);
     Geometry {
-        grid: (m.div_ceil(BM) * n.div_ceil(BN), 1),
-        block: (WgmmaFp8Block::<STAGES, OVERLAP>::THREADS, 1),
-        shared_bytes: WgmmaFp8Block::<STAGES, OVERLAP>::POOL_BYTES,
+        grid: (units * CLUSTER_N, 1),
+        block: (WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N>::THREADS, 1),
+        shared_bytes: WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N>::POOL_BYTES,
     }
 }
 
-impl<const STAGES: u32, const OVERLAP: bool> Kernel for WgmmaFp8Block<STAGES, OVERLAP> {
+impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32> Kernel
+    for WgmmaFp8Block<STAGES, MAINLOOP, CLUSTER_N>
+{
     type Args = Fp8GemmArgs;
     const BM: u32 = BM;
     const BN: u32 = BN;
@@ -83,6 +100,7 @@ impl<const STAGES: u32, const OVERLAP: bool> Kernel for WgmmaFp8Block<STAGES, OV
     const STAGE_BYTES: u32 = (BM + BN) * BK;
     const LOADED_BYTES: u32 = Self::STAGE_BYTES;
     const EXTRA_BYTES: u32 = 2 * BUFFERS * STAGING_BOX_BYTES;
+    const CLUSTER: (u32, u32) = (1, CLUSTER_N);
 
     #[inline(always)]
     unsafe fn load(
@@ -100,7 +118,7 @@ impl<const STAGES: u32, const OVERLAP: bool> Kernel for WgmmaFp8Block<STAGES, OV
             n0: tile.1 * BN,
             k0: slice * BK,
         };
-        unsafe { load_slice(maps, at, BM, 1) }
+        unsafe { load_slice(maps, at, BM, CLUSTER_N) }
     }
 
     // ANCHOR: core_loop
@@ -113,10 +131,10 @@ impl<const STAGES: u32, const OVERLAP: bool> Kernel for WgmmaFp8Block<STAGES, OV
         work: Work,
     ) {
         let slice_of = Slices::new(&args, c, work);
-        let total = if OVERLAP {
-            slice_of.overlapped(c, work.slices)
-        } else {
-            slice_of.one_at_a_time(c, work.slices)
+        let total = match MAINLOOP {
+            ONE_SLICE => slice_of.one_at_a_time(c),
+            TWO_SLICES => slice_of.overlapped(c),
+            _ => slice_of.two_chains(c),
         };
         let staging = Staging {
             first: pool_address(c.stages.extra()) + c.warpgroup * BUFFERS * STAGING_BOX_BYTES,
@@ -154,6 +172,10 @@ struct Slices {
     top: u32,
     /// B's block column of scales: `scale_b[block_column + slice]`.
     block_column: u32,
+    /// Whether the tile's columns start inside C.
+    inside_n: bool,
+    /// Slices of k in the tile.
+    slices: u32,
 }
 
 impl Slices {
@@ -166,13 +188,16 @@ impl Slices {
             rows,
             top: work.tile.0 * BM + rows + 16 * warp + lane / 4,
             block_column: work.tile.1 * args.k.div_ceil(BK),
+            inside_n: work.tile.1 * BN < args.n,
+            slices: work.slices,
         }
     }
 
-    /// Waits for the ring's current stage and issues its four `wgmma`s into `partial` (a fresh
-    /// sum: `accumulate` false on the first), committed as one group.
+    /// Waits for the ring's current stage and issues its four `wgmma`s, committed as one group:
+    /// k-step `i` into `chains[i % CHAINS]`, each chain a fresh sum (`accumulate` false on its
+    /// first `wgmma`).
     #[inline(always)]
-    fn issue(self, c: &Consumer, partial: &mut Accumulator<64>) {
+    fn issue<const CHAINS: usize>(self, c: &Consumer, chains: [&mut Accumulator<64>; CHAINS]) {
         c.wait_full();
         let stage = pool_address(c.stages.stage(c.ring.stage));
         let a = Descriptor::k_major(stage + self.rows * BK, Swizzle::B128, 16, 1024);
@@ -180,7 +205,8 @@ impl Slices {
         wgmma::fence();
         for step in 0..BK / K_STEP {
             let (a, b) = (a.advanced(32 * step), b.advanced(32 * step));
-            Fp8Wgmma::mma(partial, a, b, step != 0);
+            let chain = step as usize % CHAINS;
+            Fp8Wgmma::mma(&mut *chains[chain], a, b, step as usize >= CHAINS);
         }
         wgmma::commit_group();
     }
@@ -198,7 +224,13 @@ impl Slices {
                 0.0
             }
         };
-        let sb = unsafe { args.scale_b.load((self.block_column + slice) as usize) };
+        // A block of a cluster may lie past C's edge (it still loads its share of A): B has no
+        // scales there, and its results are never stored.
+        let sb = if self.inside_n {
+            unsafe { args.scale_b.load((self.block_column + slice) as usize) }
+        } else {
+            0.0
+        };
         [scale_a(self.top), scale_a(self.top + 8), sb]
     }
 
@@ -215,68 +247,151 @@ impl Slices {
         }
     }
 
-    /// One slice at a time: issue, load the next slice's scales, wait, release, promote.
+    /// One slice at a time: issue, load the scales of the slice after next, wait, release,
+    /// promote.
     #[inline(always)]
-    fn one_at_a_time(self, c: &mut Consumer, slices: u32) -> [f32; 64] {
+    fn one_at_a_time(self, c: &mut Consumer) -> [f32; 64] {
         let mut total = [0f32; 64];
-        let mut scales = self.load_scales(0);
-        for slice in 0..slices {
+        let mut ahead = Ahead::new(self);
+        for slice in 0..self.slices {
             let mut partial = Accumulator::<64>::zero();
-            self.issue(c, &mut partial);
-            let next = if slice + 1 < slices {
-                self.load_scales(slice + 1)
-            } else {
-                scales
-            };
+            self.issue(c, [&mut partial]);
+            let scales = ahead.take(self, slice);
             wgmma::wait_group::<0>();
             c.release(c.ring.stage);
             c.ring.advance();
             Self::promote(&mut total, &mut partial, scales);
-            scales = next;
+        }
+        total
+    }
+
+    /// Two chains per slice: k-steps 0 and 2 into one partial sum, 1 and 3 into another, both
+    /// promoted. Consecutive `wgmma`s of a group then never wait for each other's accumulator
+    /// (as in `wgmma-fp8`, whose two `m64n128` per k-step are independent): 64 more registers,
+    /// 64 more FMAs per slice.
+    #[inline(always)]
+    fn two_chains(self, c: &mut Consumer) -> [f32; 64] {
+        let mut total = [0f32; 64];
+        let mut ahead = Ahead::new(self);
+        for slice in 0..self.slices {
+            let (mut even, mut odd) = (Accumulator::<64>::zero(), Accumulator::<64>::zero());
+            self.issue(c, [&mut even, &mut odd]);
+            let scales = ahead.take(self, slice);
+            wgmma::wait_group::<0>();
+            c.release(c.ring.stage);
+            c.ring.advance();
+            Self::promote(&mut total, &mut even, scales);
+            Self::promote(&mut total, &mut odd, scales);
         }
         total
     }
 
     /// Two partial sums in turn: slice s + 1's `wgmma`s are issued before slice s is promoted,
     /// so that this warpgroup's tensor-core work never waits for its own promotion (64 more
-    /// registers per thread). Unrolled by two: each partial sum is a fixed set of registers.
+    /// registers per thread). Unrolled by two, each exit before an issue: each partial sum is
+    /// a fixed set of registers, and every path to a promotion has one depth of `wait_group`
+    /// (with two depths meeting before it, ptxas serialized every `wgmma`: C7514).
     #[inline(always)]
-    fn overlapped(self, c: &mut Consumer, slices: u32) -> [f32; 64] {
+    fn overlapped(self, c: &mut Consumer) -> [f32; 64] {
         let mut total = [0f32; 64];
         let (mut even, mut odd) = (Accumulator::<64>::zero(), Accumulator::<64>::zero());
-        self.issue(c, &mut even);
-        let mut scales = self.load_scales(0);
-        let mut previous = c.ring.stage;
+        let mut ahead = Ahead::new(self);
+        self.issue(c, [&mut even]);
+        let mut turn = Turn {
+            scales: ahead.take(self, 0),
+            previous: c.ring.stage,
+        };
         c.ring.advance();
         let mut slice = 1;
         loop {
-            for turn in 0..2 {
-                let (next, done) = if turn == 0 {
-                    (&mut odd, &mut even)
-                } else {
-                    (&mut even, &mut odd)
-                };
-                let more = slice < slices;
-                let next_scales = if more {
-                    self.issue(c, next);
-                    let s = self.load_scales(slice);
-                    wgmma::wait_group::<1>();
-                    s
-                } else {
-                    wgmma::wait_group::<0>();
-                    scales
-                };
-                c.release(previous);
-                Self::promote(&mut total, done, scales);
-                if !more {
-                    return total;
-                }
-                previous = c.ring.stage;
-                c.ring.advance();
-                scales = next_scales;
-                slice += 1;
+            if slice == self.slices {
+                return turn.last(c, &mut total, &mut even);
             }
+            turn.next(self, c, &mut ahead, slice, &mut odd, &mut total, &mut even);
+            slice += 1;
+            if slice == self.slices {
+                return turn.last(c, &mut total, &mut odd);
+            }
+            turn.next(self, c, &mut ahead, slice, &mut even, &mut total, &mut odd);
+            slice += 1;
         }
+    }
+}
+
+/// The scales in flight from global memory: loaded two slices before the promotion that uses
+/// them. One slice ahead was not enough: at 8192³ the warps stalled on these loads a third of
+/// the time (ncu), an L2 round trip under the operands' traffic being longer than a slice.
+#[derive(Clone, Copy)]
+struct Ahead {
+    /// Slice s + 1's scales, then slice s + 2's, when slice s is issued.
+    queue: [[f32; 3]; 2],
+}
+
+impl Ahead {
+    #[inline(always)]
+    fn new(of: Slices) -> Self {
+        Ahead {
+            queue: [of.load_scales(0), of.load_scales(1.min(of.slices - 1))],
+        }
+    }
+
+    /// Slice `slice`'s scales, and the load of slice `slice + 2`'s (the last slice's again past
+    /// the end: a load with no branch around it).
+    #[inline(always)]
+    fn take(&mut self, of: Slices, slice: u32) -> [f32; 3] {
+        let now = self.queue[0];
+        self.queue = [
+            self.queue[1],
+            of.load_scales((slice + 2).min(of.slices - 1)),
+        ];
+        now
+    }
+}
+
+/// The overlapped loop's state between turns: the scales of the slice in flight and its stage.
+#[derive(Clone, Copy)]
+struct Turn {
+    scales: [f32; 3],
+    previous: u32,
+}
+
+impl Turn {
+    /// Issues slice `slice` into `next` (and loads the scales of the slice after next), then
+    /// retires the group before it (`done`'s), releases that group's stage and promotes it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn next(
+        &mut self,
+        of: Slices,
+        c: &mut Consumer,
+        ahead: &mut Ahead,
+        slice: u32,
+        next: &mut Accumulator<64>,
+        total: &mut [f32; 64],
+        done: &mut Accumulator<64>,
+    ) {
+        of.issue(c, [next]);
+        let next_scales = ahead.take(of, slice);
+        wgmma::wait_group::<1>();
+        c.release(self.previous);
+        Slices::promote(total, done, self.scales);
+        self.previous = c.ring.stage;
+        c.ring.advance();
+        self.scales = next_scales;
+    }
+
+    /// The last slice: retires its group, releases its stage and promotes it.
+    #[inline(always)]
+    fn last(
+        self,
+        c: &mut Consumer,
+        total: &mut [f32; 64],
+        done: &mut Accumulator<64>,
+    ) -> [f32; 64] {
+        wgmma::wait_group::<0>();
+        c.release(self.previous);
+        Slices::promote(total, done, self.scales);
+        *total
     }
 }
 
@@ -288,9 +403,9 @@ impl Slices {
 /// boxes of 64 m × 64 n), `args`' scales are laid out as [`Fp8GemmArgs`] says, and the launch
 /// has [`geometry`]'s block and pool and at most one block per multiprocessor.
 #[inline(always)]
-pub unsafe fn gemm<const STAGES: u32, const OVERLAP: bool>(
+pub unsafe fn gemm<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32>(
     args: Fp8GemmArgs,
     maps: *const TensorMap,
 ) {
-    unsafe { pipeline::run(WgmmaFp8Block::<STAGES, OVERLAP>, args, maps) }
+    unsafe { pipeline::run(WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N>, args, maps) }
 }
