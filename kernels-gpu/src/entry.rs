@@ -337,6 +337,7 @@ mod hopper {
         gemm_wgmma_fp8_block_c3_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_SLICES }, 1>, launch_bounds(384, 1);
         gemm_wgmma_fp8_block_c4_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::ONE_SLICE }, 2>, launch_bounds(384, 1), cluster(2);
         gemm_wgmma_fp8_block_c5_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_CHAINS }, 1>, launch_bounds(384, 1);
+        gemm_wgmma_fp8_block_c6_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_PER_WAIT }, 1>, launch_bounds(384, 1);
     }
 }
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

@@ -486,6 +486,7 @@ fn wgmma_fp8_block_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Ge
         3 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_SLICES }, 1>(m, n, k, bytes),
         4 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::ONE_SLICE }, 2>(m, n, k, bytes),
         5 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_CHAINS }, 1>(m, n, k, bytes),
+        6 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_PER_WAIT }, 1>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -904,7 +905,7 @@ pub const ALL: &[Variant] = &[
         summary: "TF32 tensor cores, fast: cp.async pipeline into swizzled shared memory, 64x64 warp tiles, 16-byte fragment loads by renaming rows and k, inputs truncated by the tensor core; --tile: 1 128x128x32 3-stage (default), 2 128x256x32, 3 128x128x32 4-stage, 4 64x128x32 4-stage; rounded to nearest like cuBLAS: 5 128x128x32 64x32 warps, 6 the same 4-stage",
         source: "beyond the documents (tensor cores, chapter 1)",
         entry: "gemm_tc_tf32_c{tile}",
-        tiles: &[1, 2, 3, 4, 5],
+        tiles: &[1, 2, 3, 4, 5, 6],
         geometry: tc_tf32_geometry,
         supports: any_shape,
         dtypes: &[Dtype::F32],
@@ -961,7 +962,7 @@ pub const ALL: &[Variant] = &[
         summary: "Hopper's TF32 GEMM pipeline (sm_90a): TMA copies into a ring of 128-byte-swizzled stages, mbarrier handoffs, a producer warpgroup and two consumer warpgroups (setmaxnreg), A fragments from registers, B through wgmma descriptors, a persistent grid; --tile: 1 128x256x32 4-stage, one wgmma group per k-step, two in flight (default), 2 the same, one group per slice, each waited for, 3 128x128x32 6-stage, two groups in flight, 4 as 1 with tiles in groups of 16 tile-rows (not 8), 5 as 1 in clusters of two blocks down m that share B (each loads half, multicast), 6 as 5 with groups of 16",
         source: "beyond the documents (tensor cores, chapter 2)",
         entry: "gemm_wgmma_tf32_c{tile}",
-        tiles: &[1, 2, 3, 4, 5],
+        tiles: &[1, 2, 3, 4, 5, 6],
         geometry: wgmma_tf32_geometry,
         supports: |s, d| TmaOperands::check(s, d.bytes()),
         dtypes: &[Dtype::F32],
@@ -1071,10 +1072,10 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8-block",
-        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register) while the other consumer's wgmmas run; 128x128 tiles; --tile: 1 five stages (default), 2 six, 3 five with two slices' partial sums in turn (the next slice's wgmmas issued before this one is promoted), 4 as 1 in clusters of two along n sharing A (multicast), 5 as 1 with each slice's k-steps alternating between two partial sums; 2 to 5 are measured negatives",
+        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register); 128x128 tiles, five stages; --tile: 6 two slices issued per wait, the first promoted while the second runs (default, auto's choice), 1 one slice per wait, 2 as 1 with six stages, 3 two slices' partial sums in turn (the next slice issued before this one is promoted), 4 as 1 in clusters of two along n sharing A, 5 as 1 with each slice's k-steps alternating between two partial sums; 2 to 5 are measured negatives",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_block_c{tile}",
-        tiles: &[1, 2, 3, 4, 5],
+        tiles: &[6, 1, 2, 3, 4, 5],
         geometry: wgmma_fp8_block_geometry,
         supports: fp8_supports,
         dtypes: &[Dtype::E4m3],

@@ -58,6 +58,18 @@ fn every_registered_entry_point_is_in_the_ptx_of_its_target() {
     emulated.sort();
     in_ptx.sort();
     assert_eq!(emulated, in_ptx);
+    // And every entry point in the builds is one a registered variant launches: an entry point
+    // whose tile fell out of the registry (an edit to one variant's `tiles` that matched
+    // another's) would otherwise be dead code that no test or measurement reaches.
+    let registered: Vec<String> = kernels_gpu::registry::ALL
+        .iter()
+        .flat_map(|v| v.entry_names())
+        .collect();
+    let unlaunched: Vec<&String> = in_ptx.iter().filter(|e| !registered.contains(e)).collect();
+    assert!(
+        unlaunched.is_empty(),
+        "entry points no registered variant launches: {unlaunched:?}"
+    );
 }
 
 #[test]
