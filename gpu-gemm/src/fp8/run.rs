@@ -30,8 +30,7 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// four runs) `:1` was ahead at 8192³ in every run (by 0.4–0.7%) and even at 6144³, `:2` ahead
 /// at 2048³ and 8192×8192×1024 and even at 4096³; the ping-pong configurations (`:3`, `:4`)
 /// were slower everywhere. Per block, `wgmma-fp8-block:6` (two slices per wait: 6% ahead of `:1`
-/// at 8192³, 2–4% at 4096³, the fastest configuration in every run). A rule, not a table: two
-/// kernels.
+/// at 8192³, 2–3% at 4096³, 1% behind it at 2048³). A rule, not a table: two kernels.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let s = p.shape;
     let (name, tile) = match p.scaling {

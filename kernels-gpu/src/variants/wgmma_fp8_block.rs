@@ -15,24 +15,34 @@
 //!   scales, `total += (sa_row · sb) · partial` (one FMA per register). The same step fixes
 //!   the second weakness of per-tensor FP8: the tensor cores' FP8 accumulation keeps fewer bits
 //!   than f32 (`docs/hopper-isa-notes.md`), and it now runs over 128 values of k, not all of k.
-//! - **The tile is 128 × 128.** A warpgroup holds a partial sum and a total, `m64n128`: 64 + 64
-//!   registers per thread (two `m64n256` accumulators would be 256, more than a thread may have).
-//!   Each consumer warpgroup takes 64 rows; a stage is A's 128 × 128 and B's 128 × 128, 32 KiB.
-//! - **The overlap.** After its slice's `wgmma`s are issued a warpgroup loads the *next*
-//!   slice's scales (they arrive while this slice's `wgmma`s and promotion run: a load from L2
-//!   takes longer than a slice's `wgmma`s), waits for its group, releases the stage and
-//!   promotes. While it promotes, the other consumer warpgroup's `wgmma`s keep the tensor cores
-//!   busy: the two warpgroups drift half a slice apart (DeepGEMM's schedule).
+//! - **The tile is 128 × 128.** A warpgroup holds its total and one or two partial sums,
+//!   `m64n128` each, 64 registers per thread apiece (an `m64n256` total and partial sum would be
+//!   256, more than a thread may have). Each consumer warpgroup takes 64 rows; a stage is A's
+//!   128 × 128 and B's 128 × 128, 32 KiB.
+//! - **The schedule.** A warpgroup issues two slices' `wgmma`s (two groups, two partial sums:
+//!   64 more registers), waits for the first, releases its stage and promotes it while the
+//!   tensor cores run the second, then waits for and promotes the second (`--tile 6`, the
+//!   default). Each slice's scales are loaded from global memory two slices before the
+//!   promotion that uses them; one slice ahead, the warps stalled on them a third of the time.
 //!
 //! Scales past m read as zero (the rows the TMA engine zero-filled); k need not be a multiple of
 //! 128: the last block's missing values are zeros in both operands.
 //!
-//! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/`): 0.74× cuBLASLt's block-scaled
-//! matmul at 8192³ (981 TFLOP/s) and 0.84× at 4096³; 0.69× and 0.78× of cuBLASLt per tensor.
-//! Its error stays at D's bf16 rounding whatever k (1.7·10⁻³ at k = 16384, where the per-tensor
-//! kernel's is 3.3·10⁻³). ncu at 8192³: SM throughput 51%, L2 71% — the schedule, not the
-//! memory, is what limits it (`docs/perf-notes.md`). `--tile 3` (two partial sums in turn) is
-//! no faster.
+//! What limits it, measured (`docs/results/h100-2026-11-25-fp8/run8/diagnostics/`): the tile is
+//! not the problem — the same tile, ring and epilogue with the per-tensor mainloop ran at 1457
+//! TFLOP/s at 8192³, without the promotion (still waiting for each slice) at 1366, with it at
+//! 1001. Per slice, a consumer warp waits for its own `wgmma`s, then runs 64 FFMAs and the
+//! loop's bookkeeping before it issues the next: that serial path is longer than the slice's
+//! 256 cycles of tensor-core work, and two warpgroups do not hide it. Issuing two slices per
+//! wait halves the bookkeeping and overlaps half the FFMAs with the tensor cores. The other
+//! configurations are the measured attempts: `:1` one slice per wait, `:2` six stages, `:3`
+//! two slices' partial sums in turn (no faster: its serial path is as long), `:4` clusters of
+//! two sharing A (slower: L2 was not the limit), `:5` two chains per slice (slower: more FFMAs).
+//!
+//! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/run9/`): 1099 TFLOP/s at 8192³,
+//! 0.83× cuBLASLt's block-scaled matmul there and at 4096³, 0.75× of cuBLASLt per tensor at
+//! 8192³ (the chapter's bar is 0.85). Its error stays at D's bf16 rounding whatever k
+//! (1.7·10⁻³ at k = 16384, where the per-tensor kernel's is 3.3·10⁻³).
 use super::wgmma_fp8::{load_slice, SliceAt};
 use crate::device::pool_address;
 use crate::device::store;
