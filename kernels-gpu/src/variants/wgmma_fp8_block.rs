@@ -53,13 +53,17 @@ use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
 use crate::pipeline::{self, Consumer, Kernel, Stages, Work};
 
-/// Rows of m per tile: two consumer warpgroups of 64.
+/// Rows of m per tile: two consumer warpgroups of 64 (three in `--tile 7`: [`tile_m`]).
 pub const BM: u32 = 128;
 /// Columns of n per tile: one block of B's scales.
 pub const BN: u32 = 128;
 /// k per slice: one block of scales, one 128-byte swizzled row.
 pub const BK: u32 = 128;
-const A_BYTES: u32 = BM * BK;
+
+/// Rows of m per tile with `consumers` consumer warpgroups of 64 rows each.
+pub const fn tile_m(consumers: u32) -> u32 {
+    64 * consumers
+}
 /// The `wgmma`'s k.
 const K_STEP: u32 = 32;
 /// Staging buffers per consumer warpgroup (the TMA-store epilogue of chapter 3).
@@ -77,42 +81,57 @@ pub const TWO_CHAINS: u32 = 2;
 /// ([`Slices::two_per_wait`]).
 pub const TWO_PER_WAIT: u32 = 3;
 
-/// The kernel, with `STAGES` stages, the consumers' `MAINLOOP` ([`ONE_SLICE`], [`TWO_SLICES`], [`TWO_CHAINS`]), in clusters of
-/// `CLUSTER_N` blocks along n that share A's slices (multicast, as `wgmma-fp8:1`).
+/// The kernel, with `STAGES` stages, the consumers' `MAINLOOP` ([`ONE_SLICE`], [`TWO_SLICES`],
+/// [`TWO_CHAINS`], [`TWO_PER_WAIT`]), in clusters of `CLUSTER_N` blocks along n that share A's
+/// slices (multicast, as `wgmma-fp8:1`), with `CONSUMERS` consumer warpgroups of 64 rows.
 #[derive(Clone, Copy, Default)]
 pub struct WgmmaFp8Block<
     const STAGES: u32,
     const MAINLOOP: u32 = ONE_SLICE,
     const CLUSTER_N: u32 = 1,
+    const CONSUMERS: u32 = 2,
 >;
 
 /// The launch geometry: one block per tile, in whole clusters (the host caps the grid at one
 /// block per multiprocessor).
-pub fn geometry<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32>(
+pub fn geometry<
+    const STAGES: u32,
+    const MAINLOOP: u32,
+    const CLUSTER_N: u32,
+    const CONSUMERS: u32,
+>(
     m: u32,
     n: u32,
     _k: u32,
     _element_bytes: u32,
 ) -> Geometry {
-    let units = m.div_ceil(BM) * n.div_ceil(BN * CLUSTER_N);
+    let units = m.div_ceil(tile_m(CONSUMERS)) * n.div_ceil(BN * CLUSTER_N);
     Geometry {
         grid: (units * CLUSTER_N, 1),
-        block: (WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N>::THREADS, 1),
-        shared_bytes: WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N>::POOL_BYTES,
+        block: (
+            WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS>::THREADS,
+            1,
+        ),
+        shared_bytes: WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS>::POOL_BYTES,
     }
 }
 
-impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32> Kernel
-    for WgmmaFp8Block<STAGES, MAINLOOP, CLUSTER_N>
+impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUMERS: u32> Kernel
+    for WgmmaFp8Block<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS>
 {
     type Args = Fp8GemmArgs;
-    const BM: u32 = BM;
+    const BM: u32 = tile_m(CONSUMERS);
     const BN: u32 = BN;
     const BK: u32 = BK;
     const STAGES: u32 = STAGES;
-    const STAGE_BYTES: u32 = (BM + BN) * BK;
+    const STAGE_BYTES: u32 = (tile_m(CONSUMERS) + BN) * BK;
     const LOADED_BYTES: u32 = Self::STAGE_BYTES;
-    const EXTRA_BYTES: u32 = 2 * BUFFERS * STAGING_BOX_BYTES;
+    const EXTRA_BYTES: u32 = CONSUMERS * BUFFERS * STAGING_BOX_BYTES;
+    const CONSUMERS: u32 = CONSUMERS;
+    // Three consumers: 512 threads share the 65 536 registers; the producer gives back all but
+    // 24 of its 128, and each consumer can then have 160 (a total and one partial sum, 128).
+    const PRODUCER_REGISTERS: u32 = if CONSUMERS == 3 { 24 } else { 40 };
+    const CONSUMER_REGISTERS: u32 = if CONSUMERS == 3 { 160 } else { 232 };
     const CLUSTER: (u32, u32) = (1, CLUSTER_N);
 
     #[inline(always)]
@@ -127,11 +146,11 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32> Kernel
         let at = SliceAt {
             stage: pool_address(stages.stage(s)),
             full: stages.full(s),
-            m0: tile.0 * BM,
+            m0: tile.0 * Self::BM,
             n0: tile.1 * BN,
             k0: slice * BK,
         };
-        unsafe { load_slice(maps, at, BM, CLUSTER_N) }
+        unsafe { load_slice(maps, at, Self::BM, CLUSTER_N) }
     }
 
     // ANCHOR: core_loop
@@ -143,7 +162,7 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32> Kernel
         c: &mut Consumer,
         work: Work,
     ) {
-        let slice_of = Slices::new(&args, c, work);
+        let slice_of = Slices::new(&args, c, work, Self::BM);
         let total = match MAINLOOP {
             ONE_SLICE => slice_of.one_at_a_time(c),
             TWO_SLICES => slice_of.overlapped(c),
@@ -155,7 +174,7 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32> Kernel
             buffers: BUFFERS,
             barrier: 1 + c.warpgroup,
         };
-        let (row0, col0) = (work.tile.0 * BM + slice_of.rows, work.tile.1 * BN);
+        let (row0, col0) = (work.tile.0 * Self::BM + slice_of.rows, work.tile.1 * BN);
         let (output, total) = (args.output(args.alpha), Accumulator::from_registers(total));
         let c_map = maps.wrapping_add(2);
         unsafe {
@@ -186,6 +205,8 @@ struct Slices {
     top: u32,
     /// B's block column of scales: `scale_b[block_column + slice]`.
     block_column: u32,
+    /// Where B's slice starts in a stage: after A's rows of the tile.
+    b_offset: u32,
     /// Whether the tile's columns start inside C.
     inside_n: bool,
     /// Slices of k in the tile.
@@ -194,13 +215,14 @@ struct Slices {
 
 impl Slices {
     #[inline(always)]
-    fn new(args: &Fp8GemmArgs, c: &Consumer, work: Work) -> Self {
+    fn new(args: &Fp8GemmArgs, c: &Consumer, work: Work, tile_rows: u32) -> Self {
         let rows = 64 * c.warpgroup;
         let (warp, lane) = (c.thread / 32, c.thread % 32);
         Slices {
             args: *args,
             rows,
-            top: work.tile.0 * BM + rows + 16 * warp + lane / 4,
+            top: work.tile.0 * tile_rows + rows + 16 * warp + lane / 4,
+            b_offset: tile_rows * BK,
             block_column: work.tile.1 * args.k.div_ceil(BK),
             inside_n: work.tile.1 * BN < args.n,
             slices: work.slices,
@@ -215,7 +237,7 @@ impl Slices {
         c.wait_full();
         let stage = pool_address(c.stages.stage(c.ring.stage));
         let a = Descriptor::k_major(stage + self.rows * BK, Swizzle::B128, 16, 1024);
-        let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
+        let b = Descriptor::k_major(stage + self.b_offset, Swizzle::B128, 16, 1024);
         wgmma::fence();
         for step in 0..BK / K_STEP {
             let (a, b) = (a.advanced(32 * step), b.advanced(32 * step));
@@ -457,9 +479,20 @@ impl Turn {
 /// boxes of 64 m × 64 n), `args`' scales are laid out as [`Fp8GemmArgs`] says, and the launch
 /// has [`geometry`]'s block and pool and at most one block per multiprocessor.
 #[inline(always)]
-pub unsafe fn gemm<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32>(
+pub unsafe fn gemm<
+    const STAGES: u32,
+    const MAINLOOP: u32,
+    const CLUSTER_N: u32,
+    const CONSUMERS: u32,
+>(
     args: Fp8GemmArgs,
     maps: *const TensorMap,
 ) {
-    unsafe { pipeline::run(WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N>, args, maps) }
+    unsafe {
+        pipeline::run(
+            WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS>,
+            args,
+            maps,
+        )
+    }
 }
