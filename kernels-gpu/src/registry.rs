@@ -1075,7 +1075,7 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8-block",
-        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register); 128x128 tiles, five stages; --tile: 6 two slices issued per wait, the first promoted while the second runs (default, auto's choice), 1 one slice per wait, 2 as 1 with six stages, 3 two slices' partial sums in turn (the next slice issued before this one is promoted), 4 as 1 in clusters of two along n sharing A, 5 as 1 with each slice's k-steps alternating between two partial sums, 7 as 1 with three consumer warpgroups (192x128 tiles, four stages, 160 registers each); 2 to 5 are measured negatives",
+        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register); 128x128 tiles, five stages; --tile: 6 two slices issued per wait, the first promoted while the second runs (default; auto's choice below 6144 rows or columns), 1 one slice per wait, 2 as 1 with six stages, 3 two slices' partial sums in turn (the next slice issued before this one is promoted), 4 as 1 in clusters of two along n sharing A, 5 as 1 with each slice's k-steps alternating between two partial sums, 7 as 1 with three consumer warpgroups (192x128 tiles, four stages, 160 registers each; auto's choice from 6144 rows and columns); 2 to 5 are measured negatives",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_block_c{tile}",
         tiles: &[6, 1, 2, 3, 4, 5, 7],

@@ -34,15 +34,20 @@
 //! 1001. Per slice, a consumer warp waits for its own `wgmma`s, then runs 64 FFMAs and the
 //! loop's bookkeeping before it issues the next: that serial path is longer than the slice's
 //! 256 cycles of tensor-core work, and two warpgroups do not hide it. Issuing two slices per
-//! wait halves the bookkeeping and overlaps half the FFMAs with the tensor cores. The other
-//! configurations are the measured attempts: `:1` one slice per wait, `:2` six stages, `:3`
-//! two slices' partial sums in turn (no faster: its serial path is as long), `:4` clusters of
-//! two sharing A (slower: L2 was not the limit), `:5` two chains per slice (slower: more FFMAs).
+//! wait halves the bookkeeping and overlaps half the FFMAs with the tensor cores; a third
+//! consumer warpgroup (`--tile 7`: 192 × 128 tiles, 512 threads, 160 registers each after
+//! `setmaxnreg`, so one partial sum only) adds a third serial path to cover the tensor cores.
+//! The other configurations are the measured attempts: `:1` one slice per wait, `:2` six
+//! stages, `:3` two slices' partial sums in turn (no faster: its serial path is as long), `:4`
+//! clusters of two sharing A (slower: L2 was not the limit), `:5` two chains per slice (slower:
+//! more FFMAs).
 //!
-//! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/run9/`): 1099 TFLOP/s at 8192³,
-//! 0.83× cuBLASLt's block-scaled matmul there and at 4096³, 0.75× of cuBLASLt per tensor at
-//! 8192³ (the chapter's bar is 0.85). Its error stays at D's bf16 rounding whatever k
-//! (1.7·10⁻³ at k = 16384, where the per-tensor kernel's is 3.3·10⁻³).
+//! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/run11/`, `auto`'s choices): `:7`
+//! 1088–1115 TFLOP/s at 8192³, 0.82× cuBLASLt's block-scaled matmul and 0.77× cuBLASLt per
+//! tensor (the chapter's bar is 0.85 of the latter); 0.86× and 0.92× cuBLASLt block-scaled at
+//! 6144³ and 8192×8192×1024; at 4096³ `:6`, 0.82×, where `:7`'s fewer, taller tiles leave a
+//! longer last wave. Its error stays at D's bf16 rounding whatever k (1.7·10⁻³ at k = 16384,
+//! where the per-tensor kernel's is 3.3·10⁻³).
 use super::wgmma_fp8::{load_slice, SliceAt};
 use crate::device::pool_address;
 use crate::device::store;
@@ -70,15 +75,15 @@ const K_STEP: u32 = 32;
 const BUFFERS: u32 = 2;
 
 /// The consumers' mainloops (the kernel's `MAINLOOP`): one slice's group in flight, promoted
-/// once it retired ([`Slices::one_at_a_time`]);
+/// once it retired (`Slices::one_at_a_time`);
 pub const ONE_SLICE: u32 = 0;
-/// two slices' groups in flight, each promoted while the next runs ([`Slices::overlapped`]);
+/// two slices' groups in flight, each promoted while the next runs (`Slices::overlapped`);
 pub const TWO_SLICES: u32 = 1;
 /// one slice's group in flight, its k-steps alternating between two partial sums
-/// ([`Slices::two_chains`]).
+/// (`Slices::two_chains`).
 pub const TWO_CHAINS: u32 = 2;
 /// two slices issued together, the first promoted while the second runs
-/// ([`Slices::two_per_wait`]).
+/// (`Slices::two_per_wait`).
 pub const TWO_PER_WAIT: u32 = 3;
 
 /// The kernel, with `STAGES` stages, the consumers' `MAINLOOP` ([`ONE_SLICE`], [`TWO_SLICES`],
@@ -290,15 +295,21 @@ impl Slices {
         let mut total = [0f32; 64];
         let mut ahead = Ahead::new(self);
         for slice in 0..self.slices {
-            let mut partial = Accumulator::<64>::zero();
-            self.issue(c, [&mut partial]);
-            let scales = ahead.take(self, slice);
-            wgmma::wait_group::<0>();
-            c.release(c.ring.stage);
-            c.ring.advance();
-            Self::promote(&mut total, &mut partial, scales);
+            self.alone(c, &mut ahead, slice, &mut total);
         }
         total
+    }
+
+    /// Slice `slice` on its own: issue it, wait for it, release its stage, promote it.
+    #[inline(always)]
+    fn alone(self, c: &mut Consumer, ahead: &mut Ahead, slice: u32, total: &mut [f32; 64]) {
+        let mut partial = Accumulator::<64>::zero();
+        self.issue(c, [&mut partial]);
+        let scales = ahead.take(self, slice);
+        wgmma::wait_group::<0>();
+        c.release(c.ring.stage);
+        c.ring.advance();
+        Self::promote(total, &mut partial, scales);
     }
 
     /// Two slices per turn of the loop: both issued (two groups), the first promoted as soon
@@ -330,13 +341,7 @@ impl Slices {
             slice += 2;
         }
         if slice < self.slices {
-            let mut last = Accumulator::<64>::zero();
-            self.issue(c, [&mut last]);
-            let scales = ahead.take(self, slice);
-            wgmma::wait_group::<0>();
-            c.release(c.ring.stage);
-            c.ring.advance();
-            Self::promote(&mut total, &mut last, scales);
+            self.alone(c, &mut ahead, slice, &mut total);
         }
         total
     }
