@@ -468,6 +468,7 @@ fn wgmma_fp8_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry
         4 => wgmma_fp8::geometry::<TmaStore<PingPong<wgmma_16bit::Plain<6>>, false, true>>(
             m, n, k, bytes,
         ),
+        5 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::PER_TENSOR }, 1, 3>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -1061,10 +1062,10 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8",
-        summary: "e4m3 A and B (TN: A stored k x m, both K-major), one f32 scale per tensor applied with alpha in the epilogue, bf16 C: wgmma-tma-store:4/:5's pipeline with two wgmma.m64n128k32.e4m3 per consumer and k-step, 128-deep slices; --tile: 1 clusters of two sharing A (default), 2 no cluster, 3 and 4 the same in ping-pong (each consumer a whole 128x128 tile in turn, six stages)",
+        summary: "e4m3 A and B (TN: A stored k x m, both K-major), one f32 scale per tensor applied with alpha in the epilogue, bf16 C: wgmma-tma-store:4/:5's pipeline with two wgmma.m64n128k32.e4m3 per consumer and k-step, 128-deep slices; --tile: 1 clusters of two sharing A (default), 2 no cluster, 3 and 4 the same in ping-pong (each consumer a whole 128x128 tile in turn, six stages), 5 three consumer warpgroups of 64 rows (192x128 tiles, four stages: wgmma-fp8-block:7's kernel with one scale per tensor)",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_c{tile}",
-        tiles: &[1, 2, 3, 4],
+        tiles: &[1, 2, 3, 4, 5],
         geometry: wgmma_fp8_geometry,
         supports: fp8_supports,
         dtypes: &[Dtype::E4m3],

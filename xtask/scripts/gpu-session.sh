@@ -198,7 +198,7 @@ for step in "$@"; do
       "$bundle/tests-gpu" fp8 --nocapture 2>&1 | tee "$OUT/fp8-tests.log" | grep -E 'model|differ|relative error|test result|panicked' | grep -v ': [1-9][0-9]* of' | head -80
       for mnk in ${FP8_SHAPES:-2048x2048x2048 4096x4096x4096 6144x6144x6144 8192x8192x8192 8192x8192x1024}; do
         IFS=x read -r m n k <<< "$mnk"
-        $host --variant wgmma-fp8:1,wgmma-fp8:2,wgmma-fp8-block:1,wgmma-fp8-block:6,wgmma-fp8-block:7,auto --dtype e4m3 --transa t --m $m --n $n --k $k --compare cublas,cublas-fast-accum --seed 1 2>&1 | tee -a "$OUT/fp8-speed.log" | grep -E '^\|'
+        $host --variant wgmma-fp8:1,wgmma-fp8:2,wgmma-fp8:5,wgmma-fp8-block:6,wgmma-fp8-block:7,auto --dtype e4m3 --transa t --m $m --n $n --k $k --compare cublas,cublas-fast-accum --seed 1 2>&1 | tee -a "$OUT/fp8-speed.log" | grep -E '^\|'
       done
       for mnk in ${FP8_BLOCK_SHAPES:-4096x4096x4096 8192x8192x8192}; do
         IFS=x read -r m n k <<< "$mnk"
@@ -209,7 +209,7 @@ for step in "$@"; do
       # random and outlier inputs, per tensor and per block, beside cuBLASLt's.
       for k in 1024 4096 16384; do
         for outliers in "" "--outliers"; do
-          $host --variant wgmma-fp8:1 --dtype e4m3 --transa t --m 2048 --n 2048 --k $k --compare cublas,cublas-fast-accum $outliers --seed 1 --iters 1 --warmup 0 2>&1 | tee -a "$OUT/fp8-precision.log" | grep -E '^\|'
+          $host --variant wgmma-fp8:2 --dtype e4m3 --transa t --m 2048 --n 2048 --k $k --compare cublas,cublas-fast-accum $outliers --seed 1 --iters 1 --warmup 0 2>&1 | tee -a "$OUT/fp8-precision.log" | grep -E '^\|'
           $host --variant wgmma-fp8-block:6 --dtype e4m3 --transa t --scaling block --m 2048 --n 2048 --k $k --compare cublas $outliers --seed 1 --iters 1 --warmup 0 2>&1 | tee -a "$OUT/fp8-precision.log" | grep -E '^\|'
         done
       done ;;
@@ -217,14 +217,14 @@ for step in "$@"; do
       # n = 1100 is 9 tiles of 128: the last cluster of two along n has a block past C's edge.
       for tool in memcheck racecheck synccheck; do
         for scaling in tensor block; do
-          compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-fp8-block:1,wgmma-fp8-block:2,wgmma-fp8-block:3,wgmma-fp8-block:4,wgmma-fp8-block:5,wgmma-fp8-block:6,wgmma-fp8-block:7$([ $scaling = tensor ] && echo ,wgmma-fp8:1,wgmma-fp8:2) --dtype e4m3 --transa t --scaling $scaling --m 1000 --n 1100 --k 1000 --lda 1008 --ldb 1024 --ldc 1008 --beta 0.5 --iters 1 --warmup 0 > "$OUT/fp8-sanitize-$tool-$scaling.log" 2>&1
+          compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-fp8-block:1,wgmma-fp8-block:2,wgmma-fp8-block:3,wgmma-fp8-block:4,wgmma-fp8-block:5,wgmma-fp8-block:6,wgmma-fp8-block:7$([ $scaling = tensor ] && echo ,wgmma-fp8:1,wgmma-fp8:2,wgmma-fp8:5) --dtype e4m3 --transa t --scaling $scaling --m 1000 --n 1100 --k 1000 --lda 1008 --ldb 1024 --ldc 1008 --beta 0.5 --iters 1 --warmup 0 > "$OUT/fp8-sanitize-$tool-$scaling.log" 2>&1
           echo "compute-sanitizer $tool $scaling: exit $? ($(grep -c 'pass' "$OUT/fp8-sanitize-$tool-$scaling.log") passes; $(grep -m1 'SUMMARY' "$OUT/fp8-sanitize-$tool-$scaling.log"))"
         done
       done ;;
     fp8-ncu)
       # One launch each at 8192³ (clocks not locked): each kernel beside cuBLASLt's, per tensor
       # and per block.
-      for run in ${FP8_NCU_RUNS:-wgmma-fp8:1@tensor cublas@tensor wgmma-fp8-block:6@block cublas@block}; do
+      for run in ${FP8_NCU_RUNS:-wgmma-fp8:5@tensor cublas@tensor wgmma-fp8-block:6@block cublas@block}; do
         v=${run%@*} scaling=${run#*@}
         ncu --clock-control none --launch-count 1 --section SpeedOfLight --section Occupancy \
             --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \

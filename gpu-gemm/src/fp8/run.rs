@@ -25,18 +25,20 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
     }
 }
 
-/// `auto` in e4m3. Per tensor, `wgmma-fp8:1` (clusters of two sharing A) when m, n and k are
-/// all at least 6144, `:2` (no cluster) below: on the H100 (`docs/results/h100-2026-11-25-fp8/`,
-/// four runs) `:1` was ahead at 8192³ in every run (by 0.4–0.7%) and even at 6144³, `:2` ahead
-/// at 2048³ and 8192×8192×1024 and even at 4096³; the ping-pong configurations (`:3`, `:4`)
-/// were slower everywhere. Per block, `wgmma-fp8-block:7` (three consumer warpgroups) when m and
-/// n are both at least 6144, `:6` (two slices per wait) below: in run11 `:7` was ahead at 6144³,
-/// 8192³ and 8192×8192×1024 (by 4–16%), 11% behind at 4096³, where `:1`, `:2` and `:6` are
-/// within 1% of each other. A rule, not a table: two kernels.
+/// `auto` in e4m3. Per tensor, `wgmma-fp8:5` (three consumer warpgroups, 192 × 128 tiles) when
+/// m and n are both at least 6144, `:2` (256 × 128, no cluster) below: on the H100
+/// (`docs/results/h100-2026-11-25-fp8/run14/`) `:5` was ahead of `:1` and `:2` at 6144³ (2%),
+/// 8192³ (1.5%) and 8192×8192×1024 (17%: its shorter tiles leave a fuller last wave and a
+/// smaller epilogue per warpgroup), behind at 4096³ and 2048³, where `:2` was the fastest or
+/// within 1% in four runs of five; the ping-pong configurations (`:3`, `:4`) were slower
+/// everywhere. Per block, `wgmma-fp8-block:7` (three consumer warpgroups) when m and n are both
+/// at least 6144, `:6` (two slices per wait) below: in run11 `:7` was ahead at 6144³, 8192³ and
+/// 8192×8192×1024 (by 4–16%), 11% behind at 4096³, where `:1`, `:2` and `:6` are within 1% of
+/// each other. A rule, not a table: two kernels.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let s = p.shape;
     let (name, tile) = match p.scaling {
-        Scaling::PerTensor if s.m.min(s.n).min(s.k) >= 6144 => ("wgmma-fp8", 1),
+        Scaling::PerTensor if s.m.min(s.n) >= 6144 => ("wgmma-fp8", 5),
         Scaling::PerTensor => ("wgmma-fp8", 2),
         Scaling::Block if s.m.min(s.n) >= 6144 => ("wgmma-fp8-block", 7),
         Scaling::Block => ("wgmma-fp8-block", 6),
@@ -276,9 +278,9 @@ mod tests {
     #[test]
     fn auto_takes_the_cluster_configuration_on_large_cubes_and_the_block_kernel_for_block_scales() {
         for ((m, n, k), scaling, expected) in [
-            ((8192, 8192, 8192), Scaling::PerTensor, "wgmma-fp8:1"),
+            ((8192, 8192, 8192), Scaling::PerTensor, "wgmma-fp8:5"),
             ((4096, 4096, 4096), Scaling::PerTensor, "wgmma-fp8:2"),
-            ((8192, 8192, 1024), Scaling::PerTensor, "wgmma-fp8:2"),
+            ((8192, 8192, 1024), Scaling::PerTensor, "wgmma-fp8:5"),
             ((8192, 8192, 8192), Scaling::Block, "wgmma-fp8-block:7"),
             ((8192, 8192, 1024), Scaling::Block, "wgmma-fp8-block:7"),
             ((4096, 4096, 4096), Scaling::Block, "wgmma-fp8-block:6"),

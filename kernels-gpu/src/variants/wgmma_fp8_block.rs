@@ -85,6 +85,9 @@ pub const TWO_CHAINS: u32 = 2;
 /// two slices issued together, the first promoted while the second runs
 /// (`Slices::two_per_wait`).
 pub const TWO_PER_WAIT: u32 = 3;
+/// no promotion: one scale per tensor, one accumulator over all of k, the scales applied with
+/// alpha in the epilogue (`Slices::per_tensor`; `wgmma-fp8:5`).
+pub const PER_TENSOR: u32 = 4;
 
 /// The kernel, with `STAGES` stages, the consumers' `MAINLOOP` ([`ONE_SLICE`], [`TWO_SLICES`],
 /// [`TWO_CHAINS`], [`TWO_PER_WAIT`]), in clusters of `CLUSTER_N` blocks along n that share A's
@@ -172,7 +175,8 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUME
             ONE_SLICE => slice_of.one_at_a_time(c),
             TWO_SLICES => slice_of.overlapped(c),
             TWO_CHAINS => slice_of.two_chains(c),
-            _ => slice_of.two_per_wait(c),
+            TWO_PER_WAIT => slice_of.two_per_wait(c),
+            _ => slice_of.per_tensor(c),
         };
         let staging = Staging {
             first: pool_address(c.stages.extra()) + c.warpgroup * BUFFERS * STAGING_BOX_BYTES,
@@ -180,7 +184,13 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUME
             barrier: 1 + c.warpgroup,
         };
         let (row0, col0) = (work.tile.0 * Self::BM + slice_of.rows, work.tile.1 * BN);
-        let (output, total) = (args.output(args.alpha), Accumulator::from_registers(total));
+        // One scale per tensor: Σ (sa·a)(sb·b) = sa·sb·Σ a·b, as in `wgmma-fp8`.
+        let alpha = if MAINLOOP == PER_TENSOR {
+            args.alpha * unsafe { args.scale_a.load(0) * args.scale_b.load(0) }
+        } else {
+            args.alpha
+        };
+        let (output, total) = (args.output(alpha), Accumulator::from_registers(total));
         let c_map = maps.wrapping_add(2);
         unsafe {
             epilogue::store_direct_64_through_tma(
@@ -344,6 +354,24 @@ impl Slices {
             self.alone(c, &mut ahead, slice, &mut total);
         }
         total
+    }
+
+    /// One scale per tensor: the skeleton's mainloop (one group in flight, each stage released
+    /// as the next slice's group runs) into one accumulator over all of k; nothing to promote.
+    #[inline(always)]
+    fn per_tensor(self, c: &mut Consumer) -> [f32; 64] {
+        let mut acc = Accumulator::<64>::zero();
+        let (rows, b_offset) = (self.rows, self.b_offset);
+        c.mainloop(self.slices, |stage, slice| {
+            let a = Descriptor::k_major(stage + rows * BK, Swizzle::B128, 16, 1024);
+            let b = Descriptor::k_major(stage + b_offset, Swizzle::B128, 16, 1024);
+            for step in 0..BK / K_STEP {
+                let (a, b) = (a.advanced(32 * step), b.advanced(32 * step));
+                Fp8Wgmma::mma(&mut acc, a, b, !(slice == 0 && step == 0));
+            }
+        });
+        acc.fence_registers();
+        *acc.get()
     }
 
     /// Two chains per slice: k-steps 0 and 2 into one partial sum, 1 and 3 into another, both
