@@ -34,6 +34,15 @@
 //! the same process): 1.07× cuBLASLt at 4096³, 1.02× at 6144³, 1.03× at 8192³ (1475 TFLOP/s),
 //! 1.21× at 2048³, 0.91–0.94× at 8192×8192×1024. cuBLASLt promotes its sums by default; against
 //! its fast accumulation, this kernel's arithmetic, 1.00×, 0.97×, 0.98×, 1.22×, 0.97×.
+//!
+//! `--tile 5` is not this file's kernel: it is [`super::wgmma_fp8_block`]'s three-consumer
+//! skeleton (`--tile 7` there: 192 × 128 tiles, three warpgroups of 64 rows, one `m64n128`
+//! accumulator each) with its `PER_TENSOR` mainloop, which has nothing to promote. It was built
+//! when the block kernel showed that three consumers keep the tensor cores busier, and it is the
+//! fastest here from 6144 rows and columns (run14): 1.08× cuBLASLt at 8192×8192×1024 (where the
+//! 256 × 128 tiles reach 0.92–0.94: 2752 shorter tiles fill the last wave better, and each
+//! warpgroup's epilogue is half as long), 1.04× at 8192³ (1518 TFLOP/s), 1.03× at 6144³.
+//! `auto` takes it there, `:2` below.
 use super::wgmma_16bit::{Config, A_BOX_M};
 use crate::device::cluster;
 use crate::device::mbarrier::MBarrier;
