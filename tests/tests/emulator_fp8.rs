@@ -100,14 +100,7 @@ fn the_emulated_fp8_wgmma_keeps_13_bits_truncated_as_the_h100() {
     let d = gpu_gemm::emulator::run_fp8(&probe::launch(), &probe::shape(), (1.0, -1.0), &ops, ONCE)
         .unwrap()
         .result;
-    let mispredicted = |model: Model| {
-        (0..cases.len())
-            .flat_map(|i| (0..probe::COLUMNS).map(move |j| (i, j)))
-            .filter(|&(i, j)| {
-                model.predict(&cases[i], j) != d[i + j as usize * cases.len()].to_f64()
-            })
-            .count()
-    };
+    let mispredicted = |model: Model| probe::mispredicted(model, &cases, &d);
     let measured = Model {
         fraction_bits: 13,
         truncate: true,

@@ -88,14 +88,30 @@ const SHAPES: &[Shape] = &[
     },
 ];
 
+/// The GPU backend, or `None` after saying that the test is skipped and what covers it
+/// without a GPU (`elsewhere`).
+fn gpu_or_skip(elsewhere: &str) -> Option<Backend> {
+    match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
+        Ok((backend, _)) => Some(backend),
+        Err(e) => {
+            eprintln!("SKIPPED: no GPU here ({e:#}); {elsewhere}");
+            None
+        }
+    }
+}
+
+/// As [`gpu_or_skip`], the GPU itself.
+fn the_gpu_or_skip(elsewhere: &str) -> Option<Box<gpu_gemm::gpu::Gpu>> {
+    match gpu_or_skip(elsewhere)? {
+        Backend::Gpu(gpu) => Some(gpu),
+        _ => unreachable!("asked for the GPU"),
+    }
+}
+
 #[test]
 fn every_variant_matches_the_reference_on_the_gpu() {
-    let backend = match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
-        Ok((backend, _)) => backend,
-        Err(e) => {
-            eprintln!("SKIPPED: no GPU here ({e:#}); the emulator suite covers the same variants");
-            return;
-        }
+    let Some(backend) = gpu_or_skip("the emulator suite covers the same variants") else {
+        return;
     };
     println!("on {}", backend.describe());
     let mut variants = Vec::new();
@@ -201,13 +217,9 @@ fn auto_choice_refuses(p: &Problem) -> bool {
 /// (`tc-tf32-basic`), and the two must differ where rounding and truncation do.
 #[test]
 fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
-    let gpu = match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
-        Ok((Backend::Gpu(gpu), _)) => gpu,
-        Ok(_) => unreachable!("asked for the GPU"),
-        Err(e) => {
-            eprintln!("SKIPPED: no GPU here ({e:#}); the emulator's TF32 semantics are tested in emulator_mma.rs");
-            return;
-        }
+    let Some(gpu) = the_gpu_or_skip("the emulator's TF32 semantics are tested in emulator_mma.rs")
+    else {
+        return;
     };
     let p = Problem {
         shape: Shape {
@@ -277,13 +289,8 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
 /// (alpha 1.5 and beta -0.5: C is read, and the tiles' edges in m and n are written).
 #[test]
 fn the_16_bit_kernels_round_as_the_emulator_does() {
-    let gpu = match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
-        Ok((Backend::Gpu(gpu), _)) => gpu,
-        Ok(_) => unreachable!("asked for the GPU"),
-        Err(e) => {
-            eprintln!("SKIPPED: no GPU here ({e:#}); the emulator suite runs the 16-bit kernels");
-            return;
-        }
+    let Some(gpu) = the_gpu_or_skip("the emulator suite runs the 16-bit kernels") else {
+        return;
     };
     if gpu.arch != "sm_90" {
         eprintln!(
@@ -449,12 +456,8 @@ fn the_library_runs_on_device_buffers_the_caller_owns() {
 #[test]
 fn the_fp8_kernels_match_the_reference_on_the_gpu() {
     use gpu_gemm::fp8::quantize::{Fp8Problem, Scaling};
-    let backend = match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
-        Ok((backend, _)) => backend,
-        Err(e) => {
-            eprintln!("SKIPPED: no GPU here ({e:#}); tests/emulator_fp8.rs runs the FP8 kernels");
-            return;
-        }
+    let Some(backend) = gpu_or_skip("tests/emulator_fp8.rs runs the FP8 kernels") else {
+        return;
     };
     if backend.arch() != Some(90) {
         eprintln!("SKIPPED: the FP8 kernels need sm_90a (H100, H200)");
@@ -533,19 +536,13 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
 fn fp8_wgmma_accumulates_as_the_emulator_does() {
     use gpu_gemm::fp8::probe::{self, Model};
     use gpu_gemm::launch::Fp8Operands;
-    let gpu = match Backend::open(Some(gpu_gemm::run::BackendChoice::Gpu), None) {
-        Ok((Backend::Gpu(gpu), _)) if gpu.arch_number() == 90 => gpu,
-        Ok(_) => {
-            eprintln!("SKIPPED: the FP8 wgmma needs sm_90a (H100, H200)");
-            return;
-        }
-        Err(e) => {
-            eprintln!(
-                "SKIPPED: no GPU here ({e:#}); tests/emulator_fp8.rs has the emulator's side"
-            );
-            return;
-        }
+    let Some(gpu) = the_gpu_or_skip("tests/emulator_fp8.rs has the emulator's side") else {
+        return;
     };
+    if gpu.arch_number() != 90 {
+        eprintln!("SKIPPED: the FP8 wgmma needs sm_90a (H100, H200)");
+        return;
+    }
     let cases = probe::cases();
     let (a, b, c) = probe::operands(&cases);
     let ops = Fp8Operands {
@@ -570,8 +567,6 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
     let emulated = gpu_gemm::emulator::run_fp8(&launch, &shape, (1.0, -1.0), &ops, timing)
         .unwrap()
         .result;
-    let at =
-        |d: &[gpu_gemm::half::bf16], i: usize, j: u32| d[i + j as usize * cases.len()].to_f64();
     println!("case | small part that survived, columns j = 0..8 (small·2^-j)");
     for (i, case) in cases.iter().enumerate() {
         let e = case
@@ -582,7 +577,7 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
             .copied()
             .unwrap_or(0.0);
         let row: Vec<String> = (0..probe::COLUMNS)
-            .map(|j| format!("{:e}", at(&on_gpu, i, j)))
+            .map(|j| format!("{:e}", probe::survived(&on_gpu, cases.len(), i, j)))
             .collect();
         println!(
             "{i:3} {} (first small {e:e}): {}",
@@ -591,10 +586,7 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
         );
     }
     for model in Model::candidates() {
-        let wrong = (0..cases.len())
-            .flat_map(|i| (0..probe::COLUMNS).map(move |j| (i, j)))
-            .filter(|&(i, j)| model.predict(&cases[i], j) != at(&on_gpu, i, j))
-            .count();
+        let wrong = probe::mispredicted(model, &cases, &on_gpu);
         println!(
             "model {model:?}: {wrong} of {} elements mispredicted",
             cases.len() * 8

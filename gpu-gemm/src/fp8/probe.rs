@@ -119,6 +119,19 @@ pub fn operands(cases: &[Case]) -> (Vec<u8>, Vec<u8>, Vec<half::bf16>) {
     (a, b, c)
 }
 
+/// What survived in element (case `i`, column `j`) of the probe's D (`ldc` = the cases).
+pub fn survived(d: &[half::bf16], cases: usize, i: usize, j: u32) -> f64 {
+    d[i + j as usize * cases].to_f64()
+}
+
+/// How many of D's elements `model` predicts wrongly.
+pub fn mispredicted(model: Model, cases: &[Case], d: &[half::bf16]) -> usize {
+    (0..cases.len())
+        .flat_map(|i| (0..COLUMNS).map(move |j| (i, j)))
+        .filter(|&(i, j)| model.predict(&cases[i], j) != survived(d, cases.len(), i, j))
+        .count()
+}
+
 /// The launch of `wgmma-fp8:2` for the probe's shape.
 pub fn launch() -> Launch {
     let k = kernels_gpu::registry::find("wgmma-fp8").expect("registered");

@@ -12,19 +12,26 @@ use crate::verify::{check_against, unit_roundoff, Check, Reference};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 use kernels_gpu::registry::Shape;
 
-/// The problem and inputs `verify` computes the reference of: op(A) dequantised as an m×k
-/// matrix (`lda = m`), B dequantised, C in f64; dtype bf16, C's type.
-fn as_f64_problem(p: &Fp8Problem, x: &Fp8Inputs) -> (Problem, Inputs<f64>) {
-    let s = p.shape;
-    let problem = Problem {
-        shape: Shape { lda: s.m, ..s },
+/// The problem `verify` computes and checks the reference of: op(A) as an m×k matrix
+/// (`lda = m`), dtype bf16, C's type.
+fn f64_problem(p: &Fp8Problem) -> Problem {
+    Problem {
+        shape: Shape {
+            lda: p.shape.m,
+            ..p.shape
+        },
         dtype: Dtype::Bf16,
         alpha: p.alpha as f64,
         beta: p.beta as f64,
         init: Init::Random,
         seed: p.seed,
         transposes: Transposes::NN,
-    };
+    }
+}
+
+/// [`f64_problem`] and its inputs: op(A) and B dequantised, C in f64.
+fn as_f64_problem(p: &Fp8Problem, x: &Fp8Inputs) -> (Problem, Inputs<f64>) {
+    let (s, problem) = (p.shape, f64_problem(p));
     let inputs = Inputs {
         a: Matrix::from_fn(s.m, s.k, s.m, f64::NAN, |i, q| x.a.dequantized(q, i)),
         b: x.b.dequantize(),
@@ -137,19 +144,13 @@ pub fn check(
     result: &[half::bf16],
     promotes: bool,
 ) -> Fp8Check {
-    let problem = Problem {
-        shape: Shape {
-            lda: p.shape.m,
-            ..p.shape
-        },
-        dtype: Dtype::Bf16,
-        alpha: p.alpha as f64,
-        beta: p.beta as f64,
-        init: Init::Random,
-        seed: p.seed,
-        transposes: Transposes::NN,
-    };
-    let mut check = check_against(&problem, Arithmetic::Native, reference, uploaded_c, result);
+    let mut check = check_against(
+        &f64_problem(p),
+        Arithmetic::Native,
+        reference,
+        uploaded_c,
+        result,
+    );
     // verify's element bound is its tolerance times a size of R: the same size, FP8's factor.
     let tolerance = tolerance(p.shape.k, promotes);
     check.max_element_bound *= tolerance / check.tolerance;

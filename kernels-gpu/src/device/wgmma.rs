@@ -169,9 +169,18 @@ impl<const R: usize> Accumulator<R> {
         )
     }
 
+    /// The emulator's `wgmma` `op` into these registers; the group it joins is remembered for
+    /// the reads that must wait for it.
     #[cfg(not(target_arch = "nvptx64"))]
-    fn issued(&mut self, group: u32) {
-        self.group = group;
+    fn emulate(
+        &mut self,
+        op: &'static str,
+        a: backend::OperandA,
+        b: Descriptor,
+        accumulate: bool,
+        kind: backend::OperandKind,
+    ) {
+        self.group = backend::wgmma(op, &mut self.registers, a, b.bits(), accumulate, kind);
     }
 }
 
@@ -233,9 +242,7 @@ macro_rules! tf32_wgmma {
                     let op = concat!("wgmma.m64n", $n, "k8.tf32 (A in shared memory)");
                     let a = backend::OperandA::Shared(a.bits());
                     let kind = backend::OperandKind::Tf32;
-                    let group =
-                        backend::wgmma(op, &mut self.registers, a, b.bits(), accumulate, kind);
-                    self.issued(group);
+                    self.emulate(op, a, b, accumulate, kind);
                 }
             }
 
@@ -256,9 +263,7 @@ macro_rules! tf32_wgmma {
                     let op = concat!("wgmma.m64n", $n, "k8.tf32 (A in registers)");
                     let a = backend::OperandA::Registers { bits: a, held_at };
                     let kind = backend::OperandKind::Tf32;
-                    let group =
-                        backend::wgmma(op, &mut self.registers, a, b.bits(), accumulate, kind);
-                    self.issued(group);
+                    self.emulate(op, a, b, accumulate, kind);
                 }
             }
         }
@@ -317,9 +322,7 @@ macro_rules! half_wgmma {
                         a_mn_major: TA == MN_MAJOR,
                         b_mn_major: TB == MN_MAJOR,
                     };
-                    let group =
-                        backend::wgmma(op, &mut self.registers, a, b.bits(), accumulate, kind);
-                    self.issued(group);
+                    self.emulate(op, a, b, accumulate, kind);
                 }
             }
         }
@@ -366,9 +369,7 @@ macro_rules! fp8_wgmma {
                     let op = concat!("wgmma.m64n", $n, "k32.e4m3");
                     let a = backend::OperandA::Shared(a.bits());
                     let kind = backend::OperandKind::E4m3;
-                    let group =
-                        backend::wgmma(op, &mut self.registers, a, b.bits(), accumulate, kind);
-                    self.issued(group);
+                    self.emulate(op, a, b, accumulate, kind);
                 }
             }
         }

@@ -82,6 +82,23 @@ impl<H: crate::device::half::Half> Problem for crate::gemm::HalfGemmArgs<H> {
     }
 }
 
+/// The registers each consumer thread can take once the producer warpgroup kept `producer`:
+/// the register file's 65 536 shared out, in `setmaxnreg`'s steps of 8, at most 232 (the
+/// Hopper kernels' accumulators and addresses; more would only lengthen the launch).
+pub const fn consumer_registers(consumers: u32, producer: u32) -> u32 {
+    let share = (65_536 - WARPGROUP * producer) / (WARPGROUP * consumers);
+    let share = share - share % 8;
+    if share < 232 {
+        share
+    } else {
+        232
+    }
+}
+
+// The two shares the kernels launch with: 2 × 128 × 232 + 128 × 40 and 3 × 128 × 160 + 128 × 24
+// registers, each within 65 536.
+const _: () = assert!(consumer_registers(2, 40) == 232 && consumer_registers(3, 24) == 160);
+
 /// A kernel on the skeleton: a lesson implements it on a zero-sized type whose generic
 /// parameters are its configuration.
 pub trait Kernel: Copy {
@@ -102,9 +119,11 @@ pub trait Kernel: Copy {
     /// Blocks per cluster: tiles down m, tiles along n. Every block of a cluster receives every
     /// slice of the shared operand, so each consumer releases each stage to all of them.
     const CLUSTER: (u32, u32) = (1, 1);
-    /// Registers per thread after `setmaxnreg` (the block gets 65 536 / threads at launch).
-    const PRODUCER_REGISTERS: u32 = 40;
-    const CONSUMER_REGISTERS: u32 = 232;
+    /// Registers per thread after `setmaxnreg` (the block gets 65 536 / threads at launch): the
+    /// producer keeps 40 (24, the least `setmaxnreg` allows, beside three consumers), and the
+    /// consumers share the rest ([`consumer_registers`]): 232 for two, 160 for three.
+    const PRODUCER_REGISTERS: u32 = if Self::CONSUMERS > 2 { 24 } else { 40 };
+    const CONSUMER_REGISTERS: u32 = consumer_registers(Self::CONSUMERS, Self::PRODUCER_REGISTERS);
     /// Whether the producer warpgroup's other threads work on each slice ([`Kernel::assist`]):
     /// each stage then has a third barrier, *ready*, which they arrive on.
     const ASSISTS: bool = false;

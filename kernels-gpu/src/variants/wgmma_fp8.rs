@@ -45,7 +45,6 @@
 //! `auto` takes it there, `:2` below.
 use super::wgmma_16bit::{Config, A_BOX_M};
 use crate::device::cluster;
-use crate::device::mbarrier::MBarrier;
 use crate::device::pool_address;
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{Accumulator, Descriptor, Fp8Wgmma, Registers};
@@ -112,14 +111,7 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
         tile: (u32, u32),
         slice: u32,
     ) {
-        let at = SliceAt {
-            stage: pool_address(stages.stage(s)),
-            full: stages.full(s),
-            m0: tile.0 * Self::BM,
-            n0: tile.1 * BN,
-            k0: slice * BK,
-        };
-        unsafe { load_slice(maps, at, Self::BM, C::CLUSTER_N) }
+        unsafe { load_slice(maps, stages, s, tile, slice, Self::BM, C::CLUSTER_N) }
     }
 
     // ANCHOR: core_loop
@@ -178,44 +170,43 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
     }
 }
 
-/// Where one slice of an FP8 tile goes: its stage (shared address) and *full* barrier, and
-/// the tile's first row, column and k.
-#[derive(Clone, Copy)]
-pub struct SliceAt {
-    pub stage: u32,
-    pub full: MBarrier,
-    pub m0: u32,
-    pub n0: u32,
-    pub k0: u32,
-}
-
-/// The copies of one slice of an FP8 kernel: A's `rows` rows in boxes of 64 (in a cluster of
-/// `cluster_n` blocks along n, this block's share of them, multicast to every block: they share
-/// the tile's rows), then B's 128 columns after them. Both tensor maps are k-first (A's is
-/// k × m), so a box's first coordinate is k.
+/// The copies of slice `slice` of tile `tile` into stage `s`, completing on its *full* barrier:
+/// A's `rows` rows of the tile in boxes of 64 (in a cluster of `cluster_n` blocks along n, this
+/// block's share of them, multicast to every block: they share the tile's rows), then B's 128
+/// columns after them. Both tensor maps are k-first (A's is k × m), so a box's first coordinate
+/// is k.
 ///
 /// # Safety
-/// `maps` points to A's and B's tensor maps; the stage has room for `rows + 128` rows of 128
+/// `maps` points to A's and B's tensor maps; a stage has room for `rows + 128` rows of 128
 /// bytes.
 #[inline(always)]
-pub unsafe fn load_slice(maps: *const TensorMap, at: SliceAt, rows: u32, cluster_n: u32) {
+pub unsafe fn load_slice(
+    maps: *const TensorMap,
+    stages: Stages,
+    s: u32,
+    tile: (u32, u32),
+    slice: u32,
+    rows: u32,
+    cluster_n: u32,
+) {
     let (a_map, b_map) = (maps, maps.wrapping_add(1));
-    let k0 = at.k0 as i32;
+    let (stage, full) = (pool_address(stages.stage(s)), stages.full(s));
+    let (m0, k0) = (tile.0 * rows, (slice * BK) as i32);
     let share = rows / A_BOX_M / cluster_n;
     let first = cluster::rank() * share;
     for j in first..first + share {
-        let (to, m) = (at.stage + j * A_BOX_BYTES, (at.m0 + j * A_BOX_M) as i32);
+        let (to, m) = (stage + j * A_BOX_BYTES, (m0 + j * A_BOX_M) as i32);
         unsafe {
             if cluster_n == 1 {
-                tma::load_box(a_map, to, k0, m, at.full)
+                tma::load_box(a_map, to, k0, m, full)
             } else {
                 let everyone = ((1u32 << cluster_n) - 1) as u16;
-                tma::load_box_multicast(a_map, to, k0, m, at.full, everyone)
+                tma::load_box_multicast(a_map, to, k0, m, full, everyone)
             }
         };
     }
-    let b_at = at.stage + rows * BK;
-    unsafe { tma::load_box(b_map, b_at, k0, at.n0 as i32, at.full) };
+    let (b_at, n0) = (stage + rows * BK, (tile.1 * BN) as i32);
+    unsafe { tma::load_box(b_map, b_at, k0, n0, full) };
 }
 
 /// The entry point's body.

@@ -48,7 +48,7 @@
 //! 6144³ and 8192×8192×1024; at 4096³ `:6`, 0.82×, where `:7`'s fewer, taller tiles leave a
 //! longer last wave. Its error stays at D's bf16 rounding whatever k (1.7·10⁻³ at k = 16384,
 //! where the per-tensor kernel's is 3.3·10⁻³).
-use super::wgmma_fp8::{load_slice, SliceAt};
+use super::wgmma_fp8::load_slice;
 use crate::device::pool_address;
 use crate::device::store;
 use crate::device::tma::{Swizzle, TensorMap};
@@ -136,10 +136,6 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUME
     const LOADED_BYTES: u32 = Self::STAGE_BYTES;
     const EXTRA_BYTES: u32 = CONSUMERS * BUFFERS * STAGING_BOX_BYTES;
     const CONSUMERS: u32 = CONSUMERS;
-    // Three consumers: 512 threads share the 65 536 registers; the producer gives back all but
-    // 24 of its 128, and each consumer can then have 160 (a total and one partial sum, 128).
-    const PRODUCER_REGISTERS: u32 = if CONSUMERS == 3 { 24 } else { 40 };
-    const CONSUMER_REGISTERS: u32 = if CONSUMERS == 3 { 160 } else { 232 };
     const CLUSTER: (u32, u32) = (1, CLUSTER_N);
 
     #[inline(always)]
@@ -151,14 +147,7 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUME
         tile: (u32, u32),
         slice: u32,
     ) {
-        let at = SliceAt {
-            stage: pool_address(stages.stage(s)),
-            full: stages.full(s),
-            m0: tile.0 * Self::BM,
-            n0: tile.1 * BN,
-            k0: slice * BK,
-        };
-        unsafe { load_slice(maps, at, Self::BM, CLUSTER_N) }
+        unsafe { load_slice(maps, stages, s, tile, slice, Self::BM, CLUSTER_N) }
     }
 
     // ANCHOR: core_loop
