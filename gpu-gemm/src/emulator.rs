@@ -60,21 +60,47 @@ pub fn launch_on<T: Scalar>(
         g.grid = t.grid(g, EMULATED_MULTIPROCESSORS);
     }
     let cluster = tma.map_or(1, |t| t.cluster);
+    // Stream-k's workspace (NaN-poisoned: every part read must have been written) and its
+    // zeroed counters, their addresses after the tensor maps, as the GPU backend places them.
+    let (mut workspace, mut counters) = match tma.and_then(|t| t.stream_k_scratch(&s, g.grid)) {
+        Some((bytes, tiles)) => (vec![f32::NAN; bytes / 4], vec![0u32; tiles]),
+        None => (Vec::new(), Vec::new()),
+    };
+    let mut scratch = Vec::new();
     let maps = match tma {
-        Some(t) => Some(tensor_maps(t, &p.shape, (a, b, c))?),
+        Some(t) => {
+            let mut maps = tensor_maps(t, &p.shape, (a, b, c))?;
+            if t.stream_k.is_some() {
+                let mut after = TensorMap { opaque: [0; 16] };
+                after.opaque[0] = workspace.as_mut_ptr() as u64;
+                after.opaque[1] = counters.as_mut_ptr() as u64;
+                maps.push(after);
+                scratch = vec![
+                    buffer("stream-k workspace", &workspace),
+                    buffer("stream-k counters", &counters),
+                ];
+            }
+            Some(maps)
+        }
         None => None,
     };
     match reduce {
         None => {
             let args = (s.m, s.n, s.k, alpha, a, s.lda, b, s.ldb, beta);
-            emulate(
+            let launched = emulate(
                 entry,
                 (g, cluster),
                 args,
                 ("C", c, s.ldc),
-                maps.as_deref(),
+                (maps.as_deref(), &scratch),
                 step,
-            )
+            );
+            // Every launch leaves the counters as it found them: the next one on a stream
+            // relies on it.
+            if launched.is_ok() && counters.iter().any(|&c| c != 0) {
+                bail!("`{entry}` left stream-k counters nonzero ({counters:?}): the next launch would add its parts wrongly");
+            }
+            launched
         }
         Some(r) => {
             // As on the GPU: partial products into a workspace (ld m, alpha 1, beta 0), in the
@@ -100,7 +126,7 @@ pub fn launch_on<T: Scalar>(
                 partial,
                 args,
                 ("workspace", workspace, s.m),
-                maps.as_deref(),
+                (maps.as_deref(), &[]),
                 step,
             )?;
             if p.dtype.is_16bit() {
@@ -117,7 +143,14 @@ pub fn launch_on<T: Scalar>(
                 s.m,
                 beta,
             );
-            emulate(&r.entry, (r.geometry, 1), args, ("C", c, s.ldc), None, None)
+            emulate(
+                &r.entry,
+                (r.geometry, 1),
+                args,
+                ("C", c, s.ldc),
+                (None, &[]),
+                None,
+            )
         }
     }
 }
@@ -226,7 +259,7 @@ fn emulate<T: Scalar>(
     (g, cluster): (Geometry, u32),
     (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
     (c_name, c, ldc): (&'static str, &mut [T], u32),
-    maps: Option<&[TensorMap]>,
+    (maps, scratch): (Option<&[TensorMap]>, &[Buffer]),
     step: Option<&Step>,
 ) -> Result<()> {
     let body = kernels_gpu::entry::find(entry)
@@ -259,6 +292,7 @@ fn emulate<T: Scalar>(
         buffers.push(buffer("tensor maps", m));
         m.as_ptr() as usize
     });
+    buffers.extend(scratch.iter().cloned());
     if matches!(body, EmulatedBody::TensorMaps(_)) && maps.is_none() {
         bail!("`{entry}` reads A and B through tensor maps, and its registry row has none");
     }

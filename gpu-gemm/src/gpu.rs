@@ -419,6 +419,7 @@ impl Gpu {
         shape: &Shape,
         dtype: Dtype,
         (a, b, c): (u64, u64, u64),
+        after: &[u64],
     ) -> Result<DeviceBuffer<u64>> {
         use cudarc::driver::sys::{
             cuTensorMapEncodeTiled, CUresult, CUtensorMap, CUtensorMapDataType,
@@ -477,7 +478,12 @@ impl Gpu {
             }
         }
         // As 16 words a map: the allocation is 256-byte aligned, so each map is 128-byte aligned.
-        let words: Vec<u64> = maps.iter().flat_map(|m| m.opaque).collect();
+        // Then what the kernel reads after them (stream-k's scratch).
+        let words: Vec<u64> = maps
+            .iter()
+            .flat_map(|m| m.opaque)
+            .chain(after.iter().copied())
+            .collect();
         DeviceBuffer::from_slice(&words).map_err(|e| anyhow!("cannot upload the tensor maps: {e}"))
     }
 
@@ -556,10 +562,6 @@ impl Gpu {
             Launch::Kernel { tma: Some(t), .. } => Some(*t),
             _ => None,
         };
-        let maps = match &tma {
-            Some(t) => Some(self.tensor_maps(t, &p.shape, p.dtype, (a, b, c))?),
-            None => None,
-        };
         // A persistent grid has one block per multiprocessor, or with clusters as many as can
         // be resident at once: all the clusters of the grid must run together, or the last ones
         // wait for the first to finish their whole share of the tiles.
@@ -568,6 +570,37 @@ impl Gpu {
                 resident_cluster_blocks(f, geometry, t.cluster, &self.stream)?
             }
             _ => self.multiprocessors,
+        };
+        // Stream-k's workspace and its counters (zeroed here once: every launch leaves them
+        // zeroed), their addresses after the tensor maps.
+        let stream_k = match (&tma, launch) {
+            (Some(t), Launch::Kernel { geometry, .. }) => {
+                t.stream_k_scratch(&s, t.grid(*geometry, resident))
+            }
+            _ => None,
+        };
+        let stream_k = match stream_k {
+            Some((bytes, counters)) => {
+                let workspace = unsafe { DeviceBuffer::<u8>::uninitialized(bytes) };
+                let workspace = workspace.map_err(|e| {
+                    anyhow!("cannot allocate stream-k's workspace ({bytes} bytes): {e}")
+                })?;
+                let counters = DeviceBuffer::<u32>::zeroed(counters)
+                    .map_err(|e| anyhow!("cannot allocate stream-k's counters: {e}"))?;
+                Some((workspace, counters))
+            }
+            None => None,
+        };
+        let after: Vec<u64> = match &stream_k {
+            Some((w, counters)) => vec![
+                w.as_device_ptr().as_raw(),
+                counters.as_device_ptr().as_raw(),
+            ],
+            None => Vec::new(),
+        };
+        let maps = match &tma {
+            Some(t) => Some(self.tensor_maps(t, &p.shape, p.dtype, (a, b, c), &after)?),
+            None => None,
         };
         Ok(Prepared {
             gpu: self,
@@ -581,6 +614,7 @@ impl Gpu {
             tma,
             maps,
             resident,
+            _stream_k: stream_k,
         })
     }
 
@@ -749,7 +783,7 @@ impl Gpu {
             let operands = (p.a, p.b, p.c);
             let mut cached = maps.borrow_mut();
             if cached.as_ref().is_none_or(|(at, _)| *at != operands) {
-                let encoded = self.tensor_maps(tma, &shape, Dtype::E4m3, operands)?;
+                let encoded = self.tensor_maps(tma, &shape, Dtype::E4m3, operands, &[])?;
                 *cached = Some((operands, encoded));
             }
             let maps = cached.as_ref().map(|(_, m)| m.as_device_ptr()).unwrap();
@@ -780,6 +814,8 @@ pub struct Prepared<'g> {
     maps: Option<DeviceBuffer<u64>>,
     /// Blocks of a persistent grid.
     resident: u32,
+    /// Stream-k's workspace and counters, which the tensor-map buffer points to.
+    _stream_k: Option<(DeviceBuffer<u8>, DeviceBuffer<u32>)>,
 }
 
 impl Prepared<'_> {

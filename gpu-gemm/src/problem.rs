@@ -92,6 +92,19 @@ impl Transposes {
     }
 }
 
+impl From<kernels_gpu::registry::Layout> for Transposes {
+    fn from(l: kernels_gpu::registry::Layout) -> Self {
+        let op = |t| if t { Transpose::Yes } else { Transpose::No };
+        Transposes::new(op(l.a_transposed), op(l.b_transposed))
+    }
+}
+
+impl From<Transposes> for kernels_gpu::registry::Layout {
+    fn from(t: Transposes) -> Self {
+        kernels_gpu::registry::Layout::new(t.transa == Transpose::Yes, t.transb == Transpose::Yes)
+    }
+}
+
 /// Everything that defines one GEMM, as the user asked for it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Problem {

@@ -2,7 +2,7 @@
 //! variants of [`crate::cpu::registry`], cuBLAS as the yardstick, and `auto` under a precision
 //! contract ([`Math`]).
 use crate::cpu::CpuVariant;
-use crate::problem::{Transpose, Transposes};
+use crate::problem::Transposes;
 use anyhow::{bail, Result};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 pub use kernels_gpu::registry::{Shape, Variant as KernelVariant};
@@ -10,21 +10,7 @@ pub use kernels_gpu::registry::{Shape, Variant as KernelVariant};
 /// Every element type: what cuBLAS's default math and `auto` run.
 pub const ALL_DTYPES: &[Dtype] = &[Dtype::F32, Dtype::F64, Dtype::Bf16, Dtype::F16];
 
-/// The GPU kernels that compute more than `op(A)·op(B)` with op = N (a kernel reads A and B in
-/// the order its tiles and loads were designed for), each with every combination it supports.
-/// A kernel not listed computes N,N only. `auto` considers a kernel for a transposed problem
-/// from this list alone (`crate::auto::choose`).
-const KERNEL_TRANSPOSES: &[(&str, &[Transposes])] = &[
-    // FP8 `wgmma` reads both operands along k: A stored k × m, cuBLASLt's FP8 layout.
-    ("wgmma-fp8", &[TN]),
-    ("wgmma-fp8-block", &[TN]),
-];
-
-/// op(A) = Aᵀ, op(B) = B.
-const TN: Transposes = Transposes::new(Transpose::Yes, Transpose::No);
-
-/// N,N alone: the kernels not in [`KERNEL_TRANSPOSES`], and the CPU variants, whose loops walk
-/// A's columns contiguously.
+/// N,N alone: the CPU variants, whose loops walk A's columns contiguously.
 const NN_ONLY: &[Transposes] = &[Transposes::NN];
 
 /// cuBLAS's math mode: the two yardsticks.
@@ -149,17 +135,15 @@ impl Variant {
         }
     }
 
-    /// The (op(A), op(B)) it computes: N,N for the course's kernels unless this module's
-    /// `KERNEL_TRANSPOSES` says more, and for the CPU variants; all four for cuBLAS and for
-    /// `auto`, which refuses a combination when no kernel of the course computes it.
-    pub fn transposes(&self) -> &'static [Transposes] {
+    /// The (op(A), op(B)) it computes: a kernel's layouts (its registry row: the kernels read A
+    /// and B in the order their tiles and loads were designed for), N,N for the CPU variants;
+    /// all four for cuBLAS and for `auto`, which refuses a combination when no kernel of the
+    /// course computes it.
+    pub fn transposes(&self) -> Vec<Transposes> {
         match self {
-            Variant::Kernel(k) => KERNEL_TRANSPOSES
-                .iter()
-                .find(|(name, _)| *name == k.name)
-                .map_or(NN_ONLY, |&(_, t)| t),
-            Variant::Cpu(_) => NN_ONLY,
-            Variant::Cublas(_) | Variant::Auto(_) => &Transposes::ALL,
+            Variant::Kernel(k) => k.layouts.iter().map(|&l| Transposes::from(l)).collect(),
+            Variant::Cpu(_) => NN_ONLY.to_vec(),
+            Variant::Cublas(_) | Variant::Auto(_) => Transposes::ALL.to_vec(),
         }
     }
 
@@ -170,7 +154,7 @@ impl Variant {
         if supported.contains(&t) {
             return Ok(());
         }
-        let computes = match supported {
+        let computes = match supported.as_slice() {
             [one] => format!("{} only ({})", one.formula(), one.letters()),
             many => format!(
                 "only {}",
@@ -354,14 +338,15 @@ mod tests {
     }
 
     #[test]
-    fn every_kernel_with_transposes_exists_and_computes_n_n_or_says_so() {
-        for (name, transposes) in KERNEL_TRANSPOSES {
-            assert!(
-                matches!(find(name), Ok(Variant::Kernel(_))),
-                "`{name}` is not a GPU kernel"
-            );
-            assert!(!transposes.is_empty(), "{name}");
+    fn every_kernel_computes_some_layout_and_says_which() {
+        for v in all() {
+            assert!(!v.transposes().is_empty(), "{}", v.name());
         }
+        assert_eq!(
+            find("wgmma-fp8").unwrap().transposes(),
+            [Transposes::ALL[1]],
+            "FP8 is TN only"
+        );
         assert_eq!(find("v4").unwrap().transposes(), [Transposes::NN]);
         assert_eq!(find("cublas").unwrap().transposes(), Transposes::ALL);
         assert!(find("cpu-simd")

@@ -209,11 +209,11 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 splits: geometry.grid.1,
             });
             Ok(Launch::Kernel {
-                entry: k.entry_name(p.dtype, tile),
+                entry: k.entry_name(p.dtype, tile, p.transposes.into()),
                 geometry,
                 reduce,
                 target: k.target,
-                tma: k.tma.map(|operands| operands(tile)),
+                tma: k.tma.map(|operands| operands(tile, p.transposes.into())),
             })
         }
         Variant::Cpu(c) => Ok(Launch::Cpu {

@@ -340,6 +340,26 @@ mod hopper {
         gemm_wgmma_fp8_block_c5_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_CHAINS }, 1, 2>, launch_bounds(384, 1);
         gemm_wgmma_fp8_block_c6_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_PER_WAIT }, 1, 2>, launch_bounds(384, 1);
         gemm_wgmma_fp8_block_c7_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<4, { wgmma_fp8_block::ONE_SLICE }, 1, 3>, launch_bounds(512, 1);
+        gemm_wgmma_narrow_nn_n8_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 4, false>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_nn_n8_f16: f16 + maps = wgmma_narrow::gemm::<F16, 4, false>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_nn_n16_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 8, false>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_nn_n16_f16: f16 + maps = wgmma_narrow::gemm::<F16, 8, false>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_nn_n32_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 16, false>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_nn_n32_f16: f16 + maps = wgmma_narrow::gemm::<F16, 16, false>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_nn_n64_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 32, false>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_nn_n64_f16: f16 + maps = wgmma_narrow::gemm::<F16, 32, false>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_nn_n128_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 64, false>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_nn_n128_f16: f16 + maps = wgmma_narrow::gemm::<F16, 64, false>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_tn_n8_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 4, true>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_tn_n8_f16: f16 + maps = wgmma_narrow::gemm::<F16, 4, true>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_tn_n16_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 8, true>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_tn_n16_f16: f16 + maps = wgmma_narrow::gemm::<F16, 8, true>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_tn_n32_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 16, true>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_tn_n32_f16: f16 + maps = wgmma_narrow::gemm::<F16, 16, true>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_tn_n64_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 32, true>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_tn_n64_f16: f16 + maps = wgmma_narrow::gemm::<F16, 32, true>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_tn_n128_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 64, true>, launch_bounds(384, 1);
+        gemm_wgmma_narrow_tn_n128_f16: f16 + maps = wgmma_narrow::gemm::<F16, 64, true>, launch_bounds(384, 1);
     }
 }
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

@@ -18,6 +18,43 @@ pub struct Shape {
     pub ldc: u32,
 }
 
+/// Which operands a kernel reads transposed: `op(A) = Aᵀ` (A stored k × m) and `op(B) = Bᵀ`
+/// (B stored n × k), BLAS's `transa` and `transb`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Layout {
+    pub a_transposed: bool,
+    pub b_transposed: bool,
+}
+
+impl Layout {
+    pub const NN: Layout = Layout::new(false, false);
+    pub const TN: Layout = Layout::new(true, false);
+    pub const NT: Layout = Layout::new(false, true);
+    pub const TT: Layout = Layout::new(true, true);
+    /// The four, N,N first.
+    pub const ALL: [Layout; 4] = [Layout::NN, Layout::TN, Layout::NT, Layout::TT];
+
+    pub const fn new(a_transposed: bool, b_transposed: bool) -> Self {
+        Layout {
+            a_transposed,
+            b_transposed,
+        }
+    }
+
+    /// `nn`, `tn`, `nt` or `tt`: what an entry point's `{ops}` stands for.
+    pub const fn letters(self) -> &'static str {
+        match (self.a_transposed, self.b_transposed) {
+            (false, false) => "nn",
+            (true, false) => "tn",
+            (false, true) => "nt",
+            (true, true) => "tt",
+        }
+    }
+}
+
+/// The layouts of a kernel that reads op(A) = A, op(B) = B only.
+pub const NN_ONLY: &[Layout] = &[Layout::NN];
+
 /// One GPU variant.
 pub struct Variant {
     /// The name `--variant` takes.
@@ -26,8 +63,11 @@ pub struct Variant {
     pub summary: &'static str,
     /// Where it comes from in the source documents.
     pub source: &'static str,
-    /// The PTX entry point without its `_f32`/`_f64` suffix; `{tile}` stands for the tile width.
+    /// The PTX entry point without its `_f32`/`_f64` suffix; `{tile}` stands for the tile width,
+    /// `{ops}` for the layout (`tn`: [`Layout::letters`]).
     pub entry: &'static str,
+    /// The layouts it computes, each an entry point where the entry has `{ops}`.
+    pub layouts: &'static [Layout],
     /// The tile widths `--tile` accepts, the default first; empty when there is no parameter.
     pub tiles: &'static [u32],
     /// Grid, block and shared memory for a problem (`tile` is 0 when `tiles` is empty).
@@ -45,8 +85,8 @@ pub struct Variant {
     /// The PTX build that holds its entry points.
     pub target: Target,
     /// For kernels fed by the TMA engine: their tensor maps and grid ([`TmaOperands`]) for a
-    /// tile configuration.
-    pub tma: Option<fn(tile: u32) -> TmaOperands>,
+    /// tile configuration and layout.
+    pub tma: Option<fn(tile: u32, layout: Layout) -> TmaOperands>,
 }
 
 /// Which PTX build a variant's entry points are in.
@@ -78,8 +118,10 @@ pub struct TmaOperands {
     pub a_box: [u32; 2],
     /// A is stored k × m (op(A) = Aᵀ, `lda ≥ k`): the FP8 kernels' K-major A.
     pub a_transposed: bool,
-    /// B's box: rows (k) × columns (n).
+    /// B's box: rows (k) × columns (n); with `b_transposed`, rows (n) × columns (k).
     pub b_box: [u32; 2],
+    /// B is stored n × k (op(B) = Bᵀ, `ldb ≥ n`).
+    pub b_transposed: bool,
     pub swizzle: crate::device::tma::Swizzle,
     /// The grid is persistent: at most one block per multiprocessor, each looping over tiles
     /// (`geometry` gives one block per tile; the backend caps it).
@@ -90,12 +132,16 @@ pub struct TmaOperands {
     /// C's box (rows (m) × columns (n)), for a kernel that stores C with the TMA engine: a third
     /// tensor map follows A's and B's.
     pub c_box: Option<[u32; 2]>,
+    /// Stream-k's tile (rows × columns of C, [`crate::pipeline::stream`]): after the tensor maps
+    /// the host writes the addresses of an f32 workspace of one tile per segment (grid + tiles
+    /// segments) and of one zeroed u32 counter per tile.
+    pub stream_k: Option<[u32; 2]>,
 }
 
 impl TmaOperands {
     /// The tensor maps of a problem's A (m × k, leading dimension `lda`, or k × m with
-    /// `a_transposed`) and B (k × n, `ldb`) at `a` and `b`, elements of `element_bytes` bytes,
-    /// column-major.
+    /// `a_transposed`) and B (k × n, `ldb`, or n × k with `b_transposed`) at `a` and `b`,
+    /// elements of `element_bytes` bytes, column-major.
     pub fn specs(
         &self,
         shape: &Shape,
@@ -118,7 +164,11 @@ impl TmaOperands {
             } else {
                 spec(a, shape.m, shape.k, shape.lda, self.a_box)
             },
-            spec(b, shape.k, shape.n, shape.ldb, self.b_box),
+            if self.b_transposed {
+                spec(b, shape.n, shape.k, shape.ldb, self.b_box)
+            } else {
+                spec(b, shape.k, shape.n, shape.ldb, self.b_box)
+            },
         ]
     }
 
@@ -138,6 +188,16 @@ impl TmaOperands {
                 box_dims,
                 swizzle: self.swizzle,
             })
+    }
+
+    /// Stream-k's workspace for a launch of `grid` blocks: (bytes of the f32 workspace, number of
+    /// counters), or `None` for a kernel without stream-k.
+    pub fn stream_k_scratch(&self, shape: &Shape, grid: (u32, u32)) -> Option<(usize, usize)> {
+        self.stream_k.map(|[bm, bn]| {
+            let tiles = shape.m.div_ceil(bm) as usize * shape.n.div_ceil(bn) as usize;
+            let segments = grid.0 as usize + tiles;
+            (segments * (bm * bn) as usize * 4, tiles)
+        })
     }
 
     /// The grid of a launch on a device with `multiprocessors` SMs: one block per SM at most
@@ -194,9 +254,12 @@ impl TmaOperands {
 pub const BOTH_DTYPES: &[Dtype] = &[Dtype::F32, Dtype::F64];
 
 impl Variant {
-    /// The PTX entry point for a dtype and tile width.
-    pub fn entry_name(&self, dtype: Dtype, tile: u32) -> String {
-        let base = self.entry.replace("{tile}", &tile.to_string());
+    /// The PTX entry point for a dtype, tile width and layout.
+    pub fn entry_name(&self, dtype: Dtype, tile: u32, layout: Layout) -> String {
+        let base = self
+            .entry
+            .replace("{tile}", &tile.to_string())
+            .replace("{ops}", layout.letters());
         format!("{base}_{}", dtype.name())
     }
 
@@ -224,10 +287,20 @@ impl Variant {
             .reduce
             .into_iter()
             .flat_map(|r| self.dtypes.iter().map(move |d| format!("{r}_{}", d.name())));
+        // A layout is an entry point of its own only where the entry names it.
+        let layouts: &[Layout] = if self.entry.contains("{ops}") {
+            self.layouts
+        } else {
+            &self.layouts[..1]
+        };
         self.dtypes
             .iter()
             .copied()
-            .flat_map(move |d| tiles.iter().map(move |t| self.entry_name(d, *t)))
+            .flat_map(move |d| {
+                tiles
+                    .iter()
+                    .flat_map(move |t| layouts.iter().map(move |l| self.entry_name(d, *t, *l)))
+            })
             .chain(reduce)
     }
 }
@@ -351,11 +424,13 @@ const fn wgmma_operands(bn: u32) -> TmaOperands {
         cluster: 1,
         c_box: None,
         a_transposed: false,
+        b_transposed: false,
+        stream_k: None,
     }
 }
 
 /// The 16-bit kernels' boxes: A in 64 m × 64 k (a 128-byte row of m per k), B in 64 k × 128 n.
-fn wgmma_16bit_operands(_tile: u32) -> TmaOperands {
+fn wgmma_16bit_operands(_tile: u32, _layout: Layout) -> TmaOperands {
     TmaOperands {
         a_box: [wgmma_16bit::BK, wgmma_16bit::BK],
         b_box: [wgmma_16bit::BK, wgmma_16bit::BN],
@@ -364,6 +439,8 @@ fn wgmma_16bit_operands(_tile: u32) -> TmaOperands {
         cluster: 1,
         c_box: None,
         a_transposed: false,
+        b_transposed: false,
+        stream_k: None,
     }
 }
 
@@ -381,10 +458,10 @@ fn wgmma_cluster_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geom
     }
 }
 
-fn wgmma_cluster_operands(tile: u32) -> TmaOperands {
+fn wgmma_cluster_operands(tile: u32, _layout: Layout) -> TmaOperands {
     TmaOperands {
         cluster: 2,
-        ..wgmma_16bit_operands(tile)
+        ..wgmma_16bit_operands(tile, Layout::NN)
     }
 }
 
@@ -405,11 +482,11 @@ fn wgmma_tma_store_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Ge
     }
 }
 
-fn wgmma_tma_store_operands(tile: u32) -> TmaOperands {
+fn wgmma_tma_store_operands(tile: u32, _layout: Layout) -> TmaOperands {
     TmaOperands {
         cluster: if tile == 2 || tile == 5 { 1 } else { 2 },
         c_box: Some([64, 64]),
-        ..wgmma_16bit_operands(tile)
+        ..wgmma_16bit_operands(tile, Layout::NN)
     }
 }
 
@@ -426,12 +503,12 @@ fn wgmma_pingpong_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geo
     }
 }
 
-fn wgmma_pingpong_operands(tile: u32) -> TmaOperands {
+fn wgmma_pingpong_operands(tile: u32, _layout: Layout) -> TmaOperands {
     TmaOperands {
         b_box: [wgmma_16bit::BK, 64],
         cluster: 2,
         c_box: (tile == 1).then_some([64, 64]),
-        ..wgmma_16bit_operands(tile)
+        ..wgmma_16bit_operands(tile, Layout::NN)
     }
 }
 
@@ -440,17 +517,46 @@ fn wgmma_split_k_geometry(m: u32, n: u32, k: u32, bytes: u32, parts: u32) -> Geo
     wgmma_split_k::geometry::<wgmma_16bit::Plain<4>>(m, n, k, bytes, parts)
 }
 
+/// `wgmma-narrow`'s tiles, by `--tile` (the tile's n, the `wgmma`'s N).
+fn wgmma_narrow_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        8 => wgmma_narrow::geometry::<4>(m, n, k, bytes),
+        16 => wgmma_narrow::geometry::<8>(m, n, k, bytes),
+        32 => wgmma_narrow::geometry::<16>(m, n, k, bytes),
+        64 => wgmma_narrow::geometry::<32>(m, n, k, bytes),
+        128 => wgmma_narrow::geometry::<64>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+/// `wgmma-narrow`'s tensor maps: A K-major (stored k × m) in boxes of 64 k × 128 m, or MN-major
+/// in boxes of 64 m × 64 k; B k × n in boxes of 64 k × N; the stream-k scratch after them.
+fn wgmma_narrow_operands(tile: u32, layout: Layout) -> TmaOperands {
+    let bk = wgmma_narrow::BK;
+    TmaOperands {
+        a_box: if layout.a_transposed {
+            [bk, wgmma_narrow::BM]
+        } else {
+            [64, bk]
+        },
+        a_transposed: layout.a_transposed,
+        b_box: [bk, tile],
+        stream_k: Some([wgmma_narrow::BM, tile]),
+        ..wgmma_16bit_operands(tile, Layout::NN)
+    }
+}
+
 /// The FP8 kernels' tensor maps: A stored k × m in boxes of 128 k × 64 m, B k × n in boxes of
 /// 128 k × 128 n (one 128-byte swizzled row of k each), C's bf16 boxes of 64 m × 64 n; `--tile
 /// 1` of `wgmma-fp8` in clusters of two along n sharing A.
-fn wgmma_fp8_operands(tile: u32) -> TmaOperands {
+fn wgmma_fp8_operands(tile: u32, _layout: Layout) -> TmaOperands {
     TmaOperands {
         a_box: [wgmma_fp8::BK, 64],
         b_box: [wgmma_fp8::BK, wgmma_fp8::BN],
         a_transposed: true,
         cluster: if tile == 1 || tile == 3 { 2 } else { 1 },
         c_box: Some([64, 64]),
-        ..wgmma_16bit_operands(tile)
+        ..wgmma_16bit_operands(tile, Layout::NN)
     }
 }
 
@@ -473,10 +579,10 @@ fn wgmma_fp8_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry
     }
 }
 
-fn wgmma_fp8_block_operands(tile: u32) -> TmaOperands {
+fn wgmma_fp8_block_operands(tile: u32, _layout: Layout) -> TmaOperands {
     TmaOperands {
         cluster: if tile == 4 { 2 } else { 1 },
-        ..wgmma_fp8_operands(0)
+        ..wgmma_fp8_operands(0, Layout::TN)
     }
 }
 
@@ -509,7 +615,7 @@ pub const HALF_DTYPES: &[Dtype] = &[Dtype::Bf16, Dtype::F16];
 
 /// With clusters of two down m (`--tile 5`, `6`; 3xTF32's `2`), each block loads half of B's
 /// columns: B's box is half as wide.
-fn wgmma_tf32_operands(tile: u32) -> TmaOperands {
+fn wgmma_tf32_operands(tile: u32, _layout: Layout) -> TmaOperands {
     match tile {
         3 => wgmma_operands(128),
         5 | 6 => TmaOperands {
@@ -521,7 +627,7 @@ fn wgmma_tf32_operands(tile: u32) -> TmaOperands {
     }
 }
 
-fn wgmma_3xtf32_operands(tile: u32) -> TmaOperands {
+fn wgmma_3xtf32_operands(tile: u32, _layout: Layout) -> TmaOperands {
     match tile {
         2 => TmaOperands {
             b_box: [32, 64],
@@ -539,6 +645,7 @@ pub const ALL: &[Variant] = &[
         summary: "one thread per element of C, thread x along C's columns (uncoalesced)",
         source: "001 gemm_32x32_v0",
         entry: "gemm_v0",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| v0_uncoalesced::geometry(m, n, k, b),
         supports: any_shape,
@@ -553,6 +660,7 @@ pub const ALL: &[Variant] = &[
         summary: "one thread per element of C, thread x along C's rows (coalesced)",
         source: "001 gemm_32x32_v1",
         entry: "gemm_v1",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| v1_coalesced::geometry(m, n, k, b),
         supports: any_shape,
@@ -567,6 +675,7 @@ pub const ALL: &[Variant] = &[
         summary: "32x32 shared-memory tiles, unpadded (32-way bank conflicts)",
         source: "001 gemm_32x32_v3",
         entry: "gemm_v3",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| v3_shared_tiles::geometry(m, n, k, b),
         supports: any_shape,
@@ -581,6 +690,7 @@ pub const ALL: &[Variant] = &[
         summary: "32x32 shared-memory tiles padded by one column (no bank conflicts)",
         source: "001 gemm_32x32_v4, 000 (tile 32)",
         entry: "gemm_v4",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| v4_padded_tiles::geometry(m, n, k, b),
         supports: any_shape,
@@ -595,6 +705,7 @@ pub const ALL: &[Variant] = &[
         summary: "padded shared-memory tiles of width --tile (1, 2, 4, 8, 16, 32): the 000 sweep",
         source: "000 MatMatMul<BLOCK_SIZE>",
         entry: "gemm_tiled_w{tile}",
+        layouts: NN_ONLY,
         tiles: &[16, 1, 2, 4, 8, 32],
         geometry: tiled_geometry,
         supports: any_shape,
@@ -610,6 +721,7 @@ pub const ALL: &[Variant] = &[
         summary: "v1 with thread indices in locals and pointers moved to the tile first",
         source: "001 gemm_32x32_v2",
         entry: "gemm_v2",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| v2_local_indices::geometry(m, n, k, b),
         supports: any_shape,
@@ -624,6 +736,7 @@ pub const ALL: &[Variant] = &[
         summary: "256 threads per 32x32 tile, 4 rows per thread, float4 loads, register prefetch",
         source: "001 gemm_32x32_v5",
         entry: "gemm_v5",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| v5_float4::geometry(m, n, k, b),
         supports: |s, _| v5_float4::check_vec4("v5", s.m, s.k, s.lda, s.ldb),
@@ -638,6 +751,7 @@ pub const ALL: &[Variant] = &[
         summary: "64x64 tile, 256 threads, 4x4 per thread, 16-byte shared loads of A and B",
         source: "001 gemm_64x64",
         entry: "gemm_64x64",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| gemm64::geometry(m, n, k, b),
         supports: |s, _| v5_float4::check_vec4("gemm64", s.m, s.k, s.lda, s.ldb),
@@ -653,6 +767,7 @@ pub const ALL: &[Variant] = &[
             "128x128 tile, 8x8 per thread, k-step 8, two shared buffers (one barrier per step)",
         source: "001 gemm_128x128",
         entry: "gemm_128x128",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| gemm128::geometry(m, n, k, b),
         supports: |s, _| v5_float4::check_vec4("gemm128", s.m, s.k, s.lda, s.ldb),
@@ -667,6 +782,7 @@ pub const ALL: &[Variant] = &[
         summary: "tutorial 32x32 tiles, row-major indexing, bounds checks in the loop, unpadded",
         source: "001 Alcanderian::cuda_kernel_sgemm_1",
         entry: "gemm_alc1",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| alc1::geometry(m, n, k, b),
         supports: any_shape,
@@ -681,6 +797,7 @@ pub const ALL: &[Variant] = &[
         summary: "tutorial tiles padded to 33 plus read-only loads (ld.global.nc)",
         source: "001 Alcanderian::cuda_kernel_sgemm_2",
         entry: "gemm_alc2",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| alc2::geometry(m, n, k, b),
         supports: any_shape,
@@ -695,6 +812,7 @@ pub const ALL: &[Variant] = &[
         summary: "tutorial tiles with read-only loads, unpadded",
         source: "001 Alcanderian::cuda_kernel_sgemm_3",
         entry: "gemm_alc3",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| alc3::geometry(m, n, k, b),
         supports: any_shape,
@@ -709,6 +827,7 @@ pub const ALL: &[Variant] = &[
         summary: "fynv's g_fgemm: 128x128 tile, 8x8 per thread as f8 vectors, two shared buffers",
         source: "001 fynv::g_fgemm",
         entry: "gemm_fynv",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| fynv::geometry(m, n, k, b),
         supports: |s, _| v5_float4::check_vec4("fynv", s.m, s.k, s.lda, s.ldb),
@@ -724,6 +843,7 @@ pub const ALL: &[Variant] = &[
         summary: "one thread per element of C on a 1D grid of 256-thread blocks, FMA accumulation",
         source: "002 matMultCUDA (first)",
         entry: "gemm_naive",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| naive::geometry(m, n, k, b, naive::BLOCK),
         supports: naive::supports,
@@ -738,6 +858,7 @@ pub const ALL: &[Variant] = &[
         summary: "naive with Kahan compensated summation of each dot product",
         source: "002 matMultCUDA (Kahan)",
         entry: "gemm_kahan",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| naive::geometry(m, n, k, b, naive::BLOCK),
         supports: naive::supports,
@@ -752,6 +873,7 @@ pub const ALL: &[Variant] = &[
         summary: "one block per line of C, the reused line (column of B) in shared memory, Kahan",
         source: "002 matMultCUDA (row of A in shared memory)",
         entry: "gemm_row_shared",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| row_shared::geometry(m, n, k, b),
         supports: row_shared::supports,
@@ -766,6 +888,7 @@ pub const ALL: &[Variant] = &[
         summary: "16x16 shared-memory tiles of A and B, Kahan summation",
         source: "002 matMultCUDA (16x16 blocking)",
         entry: "gemm_blocked_kahan",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| blocked_kahan::geometry(m, n, k, b),
         supports: any_shape,
@@ -780,6 +903,7 @@ pub const ALL: &[Variant] = &[
         summary: "same kernel as `naive`, 1D blocks of --tile threads (2..1024): the 003 sweep",
         source: "003 gemm_gpu_impl",
         entry: "gemm_naive",
+        layouts: NN_ONLY,
         tiles: naive::BLOCK_SIZES,
         geometry: naive::geometry,
         supports: naive::supports,
@@ -794,6 +918,7 @@ pub const ALL: &[Variant] = &[
         summary: "same kernel as `tiled` (003's blockL = tile width, 2..32)",
         source: "003 gemm_gpu_block_impl<blockL>",
         entry: "gemm_tiled_w{tile}",
+        layouts: NN_ONLY,
         tiles: &[32, 2, 4, 8, 16],
         geometry: tiled_geometry,
         supports: any_shape,
@@ -808,6 +933,7 @@ pub const ALL: &[Variant] = &[
         summary: "32x32 tile, 8 warps, A exchanged by warp shuffles, output tile in shared memory",
         source: "004 sgemm_naive",
         entry: "gemm_cg_shuffle",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| cg_shuffle::geometry(m, n, k, b),
         supports: any_shape,
@@ -822,6 +948,7 @@ pub const ALL: &[Variant] = &[
         summary: "32x32 tile, 8 warps, 4 outputs per thread in registers",
         source: "004 sgemm_shared",
         entry: "gemm_cg_regs",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| cg_regs::geometry(m, n, k, b),
         supports: any_shape,
@@ -837,6 +964,7 @@ pub const ALL: &[Variant] = &[
             "32x32 tile, 2x2 outputs per thread, padded tiles, C written through shared memory",
         source: "004 sgemm_thread_tile",
         entry: "gemm_cg_tile2x2",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| cg_tile2x2::geometry(m, n, k, b),
         supports: any_shape,
@@ -852,6 +980,7 @@ pub const ALL: &[Variant] = &[
         summary: "warp tiles, 8x8 per thread, cp.async multi-stage pipeline, any shape; --tile: 1 128x64x16 (default), 2 128x128x8, 3 64x64x16, 4 128x128x8 2-stage",
         source: "beyond the documents (001's leads)",
         entry: "gemm_best_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[1, 2, 3, 4],
         geometry: best_geometry,
         supports: any_shape,
@@ -866,6 +995,7 @@ pub const ALL: &[Variant] = &[
         summary: "cuBLAS's SIMT design: 256x128 block tile, 8 warps of 64x64, 16x8 outputs per thread (8x8 in f64), one block per SM, B k-major and swizzled (no bank conflicts), 16-byte cp.async of A and B; --tile (f32; f64 is 128x128 with 128x64 for 3): 5 256x128x16 B read 2 k-steps per load (default), 1 256x128x8, 2 256x128x16, 3 128x128x8 4-stage, 4 256x128x8 4-stage, 6 256x128x32, 7 256x128x32 2 k-steps per load",
         source: "beyond the documents (cuBLAS's SGEMM kernel, from its profile)",
         entry: "gemm_big_tile_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[5, 1, 2, 3, 4, 6, 7],
         geometry: big_tile_geometry,
         supports: any_shape,
@@ -880,6 +1010,7 @@ pub const ALL: &[Variant] = &[
         summary: "big-tile over --tile parts of k (4 default; 2, 3, 6, 8, 12, 16) into a workspace, then a second launch adds the parts and applies alpha, beta once: for shapes with too few tiles to fill the GPU",
         source: "beyond the documents",
         entry: "gemm_split_k",
+        layouts: NN_ONLY,
         tiles: &[4, 2, 3, 6, 8, 12, 16],
         geometry: split_k_geometry,
         supports: any_shape,
@@ -895,6 +1026,7 @@ pub const ALL: &[Variant] = &[
         summary: "tensor cores: mma.sync m16n8k8 in TF32, 32x32 per warp, each fragment register loaded where the PTX ISA's table puts it",
         source: "beyond the documents (tensor cores, chapter 1)",
         entry: "gemm_tc_tf32_basic",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| tc_tf32_basic::geometry(m, n, k, b),
         supports: any_shape,
@@ -909,6 +1041,7 @@ pub const ALL: &[Variant] = &[
         summary: "TF32 tensor cores, fast: cp.async pipeline into swizzled shared memory, 64x64 warp tiles, 16-byte fragment loads by renaming rows and k, inputs truncated by the tensor core; --tile: 1 128x128x32 3-stage (default), 2 128x256x32, 3 128x128x32 4-stage, 4 64x128x32 4-stage; rounded to nearest like cuBLAS: 5 128x128x32 64x32 warps, 6 the same 4-stage",
         source: "beyond the documents (tensor cores, chapter 1)",
         entry: "gemm_tc_tf32_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[1, 2, 3, 4, 5, 6],
         geometry: tc_tf32_geometry,
         supports: any_shape,
@@ -923,6 +1056,7 @@ pub const ALL: &[Variant] = &[
         summary: "FP32 accuracy from TF32 tensor cores: each input split into big + small TF32 parts, three mma per tile (small terms first), each 16-deep k-step summed from zero in the tensor core and added on the CUDA cores, tc-tf32's pipeline; --tile: 1 64x64x32 32x32 warps 4-stage 3 blocks/SM (default), 2 the same 3-stage, 3 the same 2 blocks/SM, 4 128x64x32 4-stage",
         source: "beyond the documents (tensor cores, chapter 1)",
         entry: "gemm_tc_3xtf32_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[1, 2, 3, 4],
         geometry: tc_3xtf32_geometry,
         supports: any_shape,
@@ -937,6 +1071,7 @@ pub const ALL: &[Variant] = &[
         summary: "FP64 tensor cores (DMMA m16n8k16): tc-tf32's pipeline for doubles, fragments as 16-byte loads by renaming; --tile: 1 128x128x16 64x32 warps, 2 128x64x16 4-stage (default), 3 64x64x16 4-stage 32x32 warps, 4 128x128x16 4-stage, 5 64x128x16 32x64 warps",
         source: "beyond the documents (tensor cores, chapter 1)",
         entry: "gemm_tc_f64_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[2, 1, 3, 4, 5],
         geometry: tc_f64_geometry,
         supports: any_shape,
@@ -952,6 +1087,7 @@ pub const ALL: &[Variant] = &[
         summary: "Hopper warpgroup MMA in TF32 (sm_90a): one warpgroup per 64x128 tile, A and B staged by the threads into 128-byte-swizzled K-major shared memory, read by wgmma.m64n128k8 through matrix descriptors, each slice waited for",
         source: "beyond the documents (tensor cores, chapter 2)",
         entry: "gemm_wgmma_tf32_basic",
+        layouts: NN_ONLY,
         tiles: &[],
         geometry: |m, n, k, b, _| wgmma_tf32_basic::geometry(m, n, k, b),
         supports: any_shape,
@@ -966,6 +1102,7 @@ pub const ALL: &[Variant] = &[
         summary: "Hopper's TF32 GEMM pipeline (sm_90a): TMA copies into a ring of 128-byte-swizzled stages, mbarrier handoffs, a producer warpgroup and two consumer warpgroups (setmaxnreg), A fragments from registers, B through wgmma descriptors, a persistent grid; --tile: 1 128x256x32 4-stage, one wgmma group per k-step, two in flight (default), 2 the same, one group per slice, each waited for, 3 128x128x32 6-stage, two groups in flight, 4 as 1 with tiles in groups of 16 tile-rows (not 8), 5 as 1 in clusters of two blocks down m that share B (each loads half, multicast), 6 as 5 with groups of 16",
         source: "beyond the documents (tensor cores, chapter 2)",
         entry: "gemm_wgmma_tf32_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[1, 2, 3, 4, 5, 6],
         geometry: wgmma_tf32_geometry,
         supports: |s, d| TmaOperands::check(s, d.bytes()),
@@ -980,6 +1117,7 @@ pub const ALL: &[Variant] = &[
         summary: "FP32 accuracy from wgmma-tf32's pipeline: A split in the consumers' registers, B split in shared memory by the producer's idle warps (fence.proxy.async, a third mbarrier), three wgmma per k-step, each slice summed from zero and added with FADD; --tile: 1 128x128x32 4-stage (default), 2 in clusters of two blocks down m sharing B (multicast)",
         source: "beyond the documents (tensor cores, chapter 2)",
         entry: "gemm_wgmma_3xtf32_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[1, 2],
         geometry: wgmma_3xtf32_geometry,
         supports: |s, d| TmaOperands::check(s, d.bytes()),
@@ -995,6 +1133,7 @@ pub const ALL: &[Variant] = &[
         summary: "bf16/f16 (f32 accumulation) on the Hopper skeleton: both operands read by the tensor cores through descriptors (A MN-major through the transpose bit), Cᵀ = Bᵀ·Aᵀ so that each thread stores pairs of adjacent rows, 256x128x64 tiles, two consumer warpgroups of wgmma.m64n256k16, one group in flight; --tile: 1 4-stage (default)",
         source: "beyond the documents (tensor cores, chapter 3)",
         entry: "gemm_wgmma_16bit_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[1],
         geometry: wgmma_16bit_geometry,
         supports: |s, d| TmaOperands::check(s, d.bytes()),
@@ -1009,6 +1148,7 @@ pub const ALL: &[Variant] = &[
         summary: "wgmma-16bit in clusters of two blocks side by side along n: each loads half of the A they share and the TMA engine multicasts it into both (a third less L2 traffic), consumers release each stage to both producers; --tile: 1 4-stage (default)",
         source: "beyond the documents (tensor cores, chapter 3)",
         entry: "gemm_wgmma_cluster_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[1],
         geometry: wgmma_cluster_geometry,
         supports: |s, d| TmaOperands::check(s, d.bytes()),
@@ -1023,6 +1163,7 @@ pub const ALL: &[Variant] = &[
         summary: "wgmma-cluster with C written through shared memory: stmatrix into 128-byte-swizzled 64x64 boxes (two per consumer warpgroup, in turn), fence.proxy.async, a named barrier, one TMA store per box that drains under the next tile's mainloop; --tile: 1 clusters of two (default), 2 no cluster, 3 clusters of two, the whole tile staged at once (four boxes per warpgroup, one barrier pair per tile) and three stages, 4 as 1 and 5 as 2 in the orientation C = A·B (each consumer 128 rows of m as two wgmma.m64n128k16 with A transposed, as cuBLAS; stmatrix.trans)",
         source: "beyond the documents (tensor cores, chapter 3)",
         entry: "gemm_wgmma_tma_store_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[1, 2, 3, 4, 5],
         geometry: wgmma_tma_store_geometry,
         supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
@@ -1037,6 +1178,7 @@ pub const ALL: &[Variant] = &[
         summary: "the two consumer warpgroups take whole 256x64 tiles in turn, an ordering barrier (two mbarriers) alternating their mainloops and their epilogues so that one's epilogue runs under the other's wgmmas; clusters of two sharing A, five stages; --tile: 1 with the TMA-store epilogue, the two sharing its buffers (default), 2 direct stores",
         source: "beyond the documents (tensor cores, chapter 3)",
         entry: "gemm_wgmma_pingpong_c{tile}",
+        layouts: NN_ONLY,
         tiles: &[1, 2],
         geometry: wgmma_pingpong_geometry,
         supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
@@ -1051,6 +1193,7 @@ pub const ALL: &[Variant] = &[
         summary: "wgmma-16bit with k split over --tile rows of the grid (2 default; 4, 8; at most one per slice of 64): each row writes its f32 partial products to a workspace, a second launch adds them in a fixed order and applies alpha, beta once: for shapes with fewer tiles than SMs",
         source: "beyond the documents (tensor cores, chapter 3)",
         entry: "gemm_wgmma_split_k",
+        layouts: NN_ONLY,
         tiles: &[2, 4, 8],
         geometry: wgmma_split_k_geometry,
         supports: |s, d| TmaOperands::check(s, d.bytes()),
@@ -1065,6 +1208,8 @@ pub const ALL: &[Variant] = &[
         summary: "e4m3 A and B (TN: A stored k x m, both K-major), one f32 scale per tensor applied with alpha in the epilogue, bf16 C: wgmma-tma-store:4/:5's pipeline with two wgmma.m64n128k32.e4m3 per consumer and k-step, 128-deep slices; --tile: 1 clusters of two sharing A (default), 2 no cluster, 3 and 4 the same in ping-pong (each consumer a whole 128x128 tile in turn, six stages), 5 three consumer warpgroups of 64 rows (192x128 tiles, four stages: wgmma-fp8-block:7's kernel with one scale per tensor)",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_c{tile}",
+        // FP8 `wgmma` reads both operands along k: A stored k × m, cuBLASLt's FP8 layout.
+        layouts: &[Layout::TN],
         tiles: &[1, 2, 3, 4, 5],
         geometry: wgmma_fp8_geometry,
         supports: fp8_supports,
@@ -1079,6 +1224,8 @@ pub const ALL: &[Variant] = &[
         summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register); 128x128 tiles, five stages; --tile: 6 two slices issued per wait, the first promoted while the second runs (default; auto's choice below 6144 rows or columns), 1 one slice per wait, 2 as 1 with six stages, 3 two slices' partial sums in turn (the next slice issued before this one is promoted), 4 as 1 in clusters of two along n sharing A, 5 as 1 with each slice's k-steps alternating between two partial sums, 7 as 1 with three consumer warpgroups (192x128 tiles, four stages, 160 registers each; auto's choice from 6144 rows and columns); 2 to 5 are measured negatives",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_block_c{tile}",
+        // FP8 `wgmma` reads both operands along k: A stored k × m, cuBLASLt's FP8 layout.
+        layouts: &[Layout::TN],
         tiles: &[6, 1, 2, 3, 4, 5, 7],
         geometry: wgmma_fp8_block_geometry,
         supports: fp8_supports,
@@ -1087,6 +1234,22 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_fp8_block_operands),
+    },
+    // -- tensor cores, chapter 5: the shapes programs run (sm_90a) --
+    Variant {
+        name: "wgmma-narrow",
+        summary: "tiles as narrow as the tokens of a decode step: 128 rows of m by --tile columns of n (the wgmma's N: 8, 16, 32, 64 default, 128), A K-major (op(A) = Aᵀ, the model's layout) or MN-major, a ring of 6 to 11 stages; stream-k: every block takes an equal share of the tiles' k-slices, and the last block of a shared tile adds the parts (a counter in global memory, no second launch); C from the registers, any m, n, ldc",
+        source: "beyond the documents (tensor cores, chapter 5)",
+        entry: "gemm_wgmma_narrow_{ops}_n{tile}",
+        layouts: &[Layout::NN, Layout::TN],
+        tiles: &[64, 8, 16, 32, 128],
+        geometry: wgmma_narrow_geometry,
+        supports: |s, d| TmaOperands::check(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_narrow_operands),
     },
 ];
 

@@ -137,11 +137,17 @@ pub fn launch() -> Launch {
     let k = kernels_gpu::registry::find("wgmma-fp8").expect("registered");
     let s = shape();
     Launch::Kernel {
-        entry: k.entry_name(kernels_gpu::gemm::Dtype::E4m3, 2),
+        entry: k.entry_name(
+            kernels_gpu::gemm::Dtype::E4m3,
+            2,
+            kernels_gpu::registry::Layout::TN,
+        ),
         geometry: (k.geometry)(s.m, s.n, s.k, 1, 2),
         reduce: None,
         target: k.target,
-        tma: k.tma.map(|operands| operands(2)),
+        tma: k
+            .tma
+            .map(|operands| operands(2, kernels_gpu::registry::Layout::TN)),
     }
 }
 

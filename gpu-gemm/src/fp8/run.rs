@@ -92,11 +92,11 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
             }
             let s = p.shape;
             let launch = Launch::Kernel {
-                entry: k.entry_name(Dtype::E4m3, tile),
+                entry: k.entry_name(Dtype::E4m3, tile, kernels_gpu::registry::Layout::TN),
                 geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
                 reduce: None,
                 target: k.target,
-                tma: k.tma.map(|operands| operands(tile)),
+                tma: k.tma.map(|operands| operands(tile, kernels_gpu::registry::Layout::TN)),
             };
             Ok((Fp8Launch::Kernel(launch), registry::label(variant, Some(tile))?))
         }

@@ -36,6 +36,7 @@ use nvptx as backend;
 pub mod fp8;
 pub mod half;
 pub mod mma;
+pub mod semaphore;
 
 // Hopper: compiled for the GPU only in the sm_90a build (`wgmma` and `setmaxnreg` do not exist
 // elsewhere), always for the emulator.

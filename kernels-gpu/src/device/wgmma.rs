@@ -224,6 +224,9 @@ macro_rules! registers {
     };
 }
 
+registers!(4, fence_operands_4);
+registers!(8, fence_operands_8);
+registers!(16, fence_operands_16);
 registers!(32, fence_operands_32);
 registers!(64, fence_operands_64);
 registers!(128, fence_operands_128);
@@ -329,9 +332,15 @@ macro_rules! half_wgmma {
     };
 }
 
+half_wgmma!(Bf16, 4, 8, wgmma_m64n8k16_bf16_ss);
+half_wgmma!(Bf16, 8, 16, wgmma_m64n16k16_bf16_ss);
+half_wgmma!(Bf16, 16, 32, wgmma_m64n32k16_bf16_ss);
 half_wgmma!(Bf16, 32, 64, wgmma_m64n64k16_bf16_ss);
 half_wgmma!(Bf16, 64, 128, wgmma_m64n128k16_bf16_ss);
 half_wgmma!(Bf16, 128, 256, wgmma_m64n256k16_bf16_ss);
+half_wgmma!(F16, 4, 8, wgmma_m64n8k16_f16_ss);
+half_wgmma!(F16, 8, 16, wgmma_m64n16k16_f16_ss);
+half_wgmma!(F16, 16, 32, wgmma_m64n32k16_f16_ss);
 half_wgmma!(F16, 32, 64, wgmma_m64n64k16_f16_ss);
 half_wgmma!(F16, 64, 128, wgmma_m64n128k16_f16_ss);
 half_wgmma!(F16, 128, 256, wgmma_m64n256k16_f16_ss);
@@ -376,6 +385,9 @@ macro_rules! fp8_wgmma {
     };
 }
 
+fp8_wgmma!(4, 8, wgmma_m64n8k32_e4m3_ss);
+fp8_wgmma!(8, 16, wgmma_m64n16k32_e4m3_ss);
+fp8_wgmma!(16, 32, wgmma_m64n32k32_e4m3_ss);
 fp8_wgmma!(32, 64, wgmma_m64n64k32_e4m3_ss);
 fp8_wgmma!(64, 128, wgmma_m64n128k32_e4m3_ss);
 fp8_wgmma!(128, 256, wgmma_m64n256k32_e4m3_ss);

@@ -25,6 +25,7 @@
 pub mod epilogue;
 pub mod ring;
 pub mod schedule;
+pub mod stream;
 
 use crate::device::cluster;
 use crate::device::mbarrier::{fence_mbarrier_init, MBarrier};
@@ -32,15 +33,30 @@ use crate::device::tma::TensorMap;
 use crate::device::wgmma;
 use crate::device::{block_idx_y, grid_dim_y, sync_threads, thread_idx_x, WARP_SIZE};
 pub use ring::{Ring, Stages};
-use schedule::{Tiles, Walk};
+use schedule::{StreamK, Tiles, Walk};
 
-/// One unit of a consumer's work: a tile of C, over part `split` of k (0 without split-k),
-/// `slices` slices of k long.
+/// One unit of a block's work: a tile of C, `slices` slices of k from `first_slice`, part
+/// `split` of the tile's `parts` (split-k: the grid row and the grid's rows; stream-k: the
+/// block's place among the blocks that share the tile), and with stream-k the workspace slab
+/// of the part (`segment`, [`schedule::StreamK`]). A whole tile is part 0 of 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Work {
     pub tile: (u32, u32),
     pub split: u32,
+    pub parts: u32,
+    pub first_slice: u32,
     pub slices: u32,
+    pub segment: u32,
+    /// The tile's number in the tile order (stream-k's counter for it).
+    pub unit: u32,
+}
+
+impl Work {
+    /// Whether this block computes the whole tile, over all of k.
+    #[inline(always)]
+    pub fn whole(&self) -> bool {
+        self.parts == 1
+    }
 }
 
 /// Threads of a warpgroup: four warps, the unit of `wgmma`.
@@ -135,6 +151,10 @@ pub trait Kernel: Copy {
     /// each at least one slice: the host sees to it), for shapes with fewer tiles than
     /// multiprocessors.
     const SPLIT_K: bool = false;
+    /// Stream-k ([`schedule::StreamK`]): the blocks of a one-row grid share the iterations of
+    /// all tiles evenly, and a tile split between blocks is finished by the last of them (the
+    /// kernel's epilogue does it: [`Work::whole`] says when). Not with clusters or split-k.
+    const STREAM_K: bool = false;
 
     /// Threads in a block.
     const THREADS: u32 = WARPGROUP * (1 + Self::CONSUMERS);
@@ -280,6 +300,84 @@ impl Consumer {
     }
 }
 
+/// This block's units of work, in the order every role walks them: the persistent walk over
+/// the tiles (with split-k, this grid row's part of k of each), or the block's stream-k
+/// segments.
+#[inline(always)]
+fn works<K: Kernel>(tiles: Tiles, slices: u32, rank: u32) -> Works {
+    const { assert!(!K::STREAM_K || (!K::SPLIT_K && K::CLUSTER.0 * K::CLUSTER.1 == 1)) };
+    if K::STREAM_K {
+        let stream = StreamK::new(cluster::id(), cluster::count(), tiles.units(), slices);
+        return Works::Stream { stream, tiles };
+    }
+    // Split-k: this grid row's part of the slices, as even as whole slices go.
+    let (split, parts) = if K::SPLIT_K {
+        (block_idx_y(), grid_dim_y())
+    } else {
+        (0, 1)
+    };
+    let first_slice = split * slices / parts;
+    Works::Tiles {
+        walk: Walk::new(cluster::id(), cluster::count(), tiles.units()),
+        tiles,
+        rank,
+        template: Work {
+            tile: (0, 0),
+            split,
+            parts,
+            first_slice,
+            slices: (split + 1) * slices / parts - first_slice,
+            segment: 0,
+            unit: 0,
+        },
+    }
+}
+
+/// The iterator of [`works`].
+#[derive(Clone, Copy)]
+enum Works {
+    Tiles {
+        walk: Walk,
+        tiles: Tiles,
+        rank: u32,
+        /// Every unit's work but its tile.
+        template: Work,
+    },
+    Stream {
+        stream: StreamK,
+        tiles: Tiles,
+    },
+}
+
+impl Iterator for Works {
+    type Item = Work;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Work> {
+        match self {
+            Works::Tiles {
+                walk,
+                tiles,
+                rank,
+                template,
+            } => walk.next().map(|unit| Work {
+                tile: tiles.tile(unit, *rank),
+                unit,
+                ..*template
+            }),
+            Works::Stream { stream, tiles } => stream.next().map(|s| Work {
+                tile: tiles.tile(s.tile, 0),
+                split: s.part,
+                parts: s.parts,
+                first_slice: s.first_slice,
+                slices: s.slices,
+                segment: s.segment,
+                unit: s.tile,
+            }),
+        }
+    }
+}
+
 /// The kernel: barriers, roles, the producer's loop and the consumers' tile loop.
 ///
 /// # Safety
@@ -326,37 +424,29 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
     // (ptxas would see accumulators defined while a group may be in flight, and serialize
     // every `wgmma`: C7515).
     let slices = k.div_ceil(K::BK).max(1);
-    // Split-k: this grid row's part of the slices, as even as whole slices go.
-    let (split, first_slice, slices) = if K::SPLIT_K {
-        let (y, parts) = (block_idx_y(), grid_dim_y());
-        let first = y * slices / parts;
-        (y, first, (y + 1) * slices / parts - first)
-    } else {
-        (0, 0, slices)
-    };
-    let walk = Walk::new(cluster::id(), cluster::count(), tiles.units());
     let rank = cluster::rank();
+    // Every role walks the same units of work, in the same order.
+    let works = || works::<K>(tiles, slices, rank);
     // ANCHOR: core_loop
     let warpgroup = tid / WARPGROUP;
     if warpgroup == 0 {
         wgmma::setmaxnreg_dec(K::PRODUCER_REGISTERS);
         if tid == 0 {
             let mut ring = stages.ring();
-            for unit in walk {
-                let tile = tiles.tile(unit, rank);
-                for slice in first_slice..first_slice + slices {
+            for work in works() {
+                for slice in work.first_slice..work.first_slice + work.slices {
                     let s = ring.stage;
                     // On the first pass the "previous" phase counts as complete.
                     stages.empty(s).wait(ring.phase ^ 1);
                     stages.full(s).arrive_expect_tx(K::LOADED_BYTES);
-                    unsafe { kernel.load(maps, stages, s, tile, slice) };
+                    unsafe { kernel.load(maps, stages, s, work.tile, slice) };
                     ring.advance();
                 }
             }
         } else if K::ASSISTS && tid >= WARP_SIZE {
             let mut ring = stages.ring();
-            for _ in walk {
-                for _ in 0..slices {
+            for work in works() {
+                for _ in 0..work.slices {
                     kernel.assist(stages, ring, tid - WARP_SIZE);
                     ring.advance();
                 }
@@ -377,17 +467,11 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
         // alternate between the two, and each skips the other's slices in the ring.
         let mut mine = consumer.warpgroup == 0 || K::SCHEDULE == Schedule::Cooperative;
         let mut units = 0;
-        for unit in walk {
+        for work in works() {
             if mine {
-                let tile = tiles.tile(unit, rank);
-                let work = Work {
-                    tile,
-                    split,
-                    slices,
-                };
                 unsafe { kernel.consume(args, maps, &mut consumer, work) };
             } else {
-                consumer.ring.skip(slices);
+                consumer.ring.skip(work.slices);
             }
             if K::SCHEDULE == Schedule::PingPong {
                 mine = !mine;

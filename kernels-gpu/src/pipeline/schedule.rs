@@ -95,3 +95,134 @@ impl Iterator for Walk {
         })
     }
 }
+
+/// Stream-k (Osama et al., "Stream-K: Work-centric Parallel Decomposition for Dense
+/// Matrix-Matrix Multiplication on the GPU", 2023; CUTLASS's `PersistentTileSchedulerSm90StreamK`):
+/// the grid divides the *iterations* (one slice of k of one tile), not the tiles, as evenly as
+/// whole iterations go. Block `b` of `G` takes iterations `⌊b·T/G⌋ .. ⌊(b+1)·T/G⌋` of the `T =
+/// tiles × slices` in tile order, so every block streams the same share of A and B whatever
+/// the number of tiles: no wave is left half empty.
+///
+/// A block's range cuts the tiles it crosses into *segments*. A tile covered by one segment is
+/// computed whole; a tile shared by several blocks is computed in parts, one per block, that
+/// the last of them to finish adds ([`crate::device::semaphore`]). Segments are numbered in
+/// iteration order: the segment of block `b` in tile `t` is number `b + t` (each block start and
+/// each tile start opens a new one), fewer than `G + tiles` in all: the host's workspace has a
+/// slab per number.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamK {
+    /// The next iteration of this block, and one past its last.
+    next: u64,
+    end: u64,
+    slices: u64,
+    blocks: u64,
+    total: u64,
+    block: u32,
+}
+
+/// One segment of a stream-k block: `slices` slices of tile number `tile` from `first_slice`;
+/// part `part` of the tile's `parts`, workspace slab `segment`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub tile: u32,
+    pub first_slice: u32,
+    pub slices: u32,
+    pub part: u32,
+    pub parts: u32,
+    pub segment: u32,
+}
+
+impl StreamK {
+    /// Block `block` of `blocks`, over `tiles` tiles of `slices` slices each. Every block must
+    /// have an iteration (`blocks ≤ tiles × slices`: the host sizes the grid so), or a tile
+    /// would count a part that never arrives.
+    #[inline(always)]
+    pub fn new(block: u32, blocks: u32, tiles: u32, slices: u32) -> Self {
+        let (blocks64, total) = (blocks as u64, tiles as u64 * slices as u64);
+        StreamK {
+            next: block as u64 * total / blocks64,
+            end: (block as u64 + 1) * total / blocks64,
+            slices: slices as u64,
+            blocks: blocks64,
+            total,
+            block,
+        }
+    }
+
+    /// The block whose range holds iteration `x`: the largest `b` with `⌊b·T/G⌋ ≤ x`.
+    #[inline(always)]
+    fn block_of(&self, x: u64) -> u64 {
+        ((x + 1) * self.blocks - 1) / self.total
+    }
+}
+
+impl Iterator for StreamK {
+    type Item = Segment;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Segment> {
+        if self.next >= self.end {
+            return None;
+        }
+        let tile = self.next / self.slices;
+        let (tile_start, tile_end) = (tile * self.slices, (tile + 1) * self.slices);
+        let stop = tile_end.min(self.end);
+        let first_block = self.block_of(tile_start);
+        let segment = Segment {
+            tile: tile as u32,
+            first_slice: (self.next - tile_start) as u32,
+            slices: (stop - self.next) as u32,
+            part: (self.block as u64 - first_block) as u32,
+            parts: (self.block_of(tile_end - 1) - first_block + 1) as u32,
+            segment: self.block + tile as u32,
+        };
+        self.next = stop;
+        Some(segment)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every iteration is covered once, each tile's parts are numbered 0.. in block order with
+    /// the same count, and segment numbers are distinct and below blocks + tiles.
+    #[test]
+    fn stream_k_covers_every_iteration_once() {
+        for (blocks, tiles, slices) in [
+            (132, 17, 112),
+            (132, 48, 64),
+            (7, 3, 5),
+            (5, 9, 1),
+            (3, 1, 3),
+            (2, 2, 1),
+            (9, 9, 1),
+        ] {
+            let mut covered = vec![0u32; (tiles * slices) as usize];
+            let mut parts_seen = vec![Vec::new(); tiles as usize];
+            let mut segments = Vec::new();
+            for b in 0..blocks {
+                for s in StreamK::new(b, blocks, tiles, slices) {
+                    assert!(s.slices > 0 && s.first_slice + s.slices <= slices);
+                    for i in s.first_slice..s.first_slice + s.slices {
+                        covered[(s.tile * slices + i) as usize] += 1;
+                    }
+                    parts_seen[s.tile as usize].push((s.part, s.parts));
+                    segments.push(s.segment);
+                }
+            }
+            assert!(covered.iter().all(|&c| c == 1), "{blocks} {tiles} {slices}");
+            for seen in &parts_seen {
+                let parts = seen[0].1;
+                let indices: Vec<u32> = seen.iter().map(|p| p.0).collect();
+                assert!(seen.iter().all(|p| p.1 == parts));
+                assert_eq!(indices, (0..parts).collect::<Vec<_>>());
+            }
+            let count = segments.len();
+            segments.sort();
+            segments.dedup();
+            assert_eq!(segments.len(), count);
+            assert!(segments.iter().all(|&s| s < blocks + tiles));
+        }
+    }
+}

@@ -406,3 +406,23 @@ pub unsafe fn st_global_b32(p: *mut u32, v: u32) {
 pub fn named_barrier(id: u32, threads: u32) {
     current().named_barrier(id, threads);
 }
+
+/// The arrival of a grid-wide counter, as a host atomic: the emulator's blocks run on worker
+/// threads at the same time, and acquire-release orders their global writes as the GPU's
+/// `atom.acq_rel.gpu` does.
+///
+/// # Safety
+/// `p` inside a buffer of the launch (checked), 4-byte aligned.
+pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
+    current().check_global(p as usize, 4, 4);
+    unsafe { core::sync::atomic::AtomicU32::from_ptr(p) }
+        .fetch_add(v, core::sync::atomic::Ordering::AcqRel)
+}
+
+/// # Safety
+/// As [`atom_add_acq_rel_gpu`].
+pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {
+    current().check_global(p as usize, 4, 4);
+    unsafe { core::sync::atomic::AtomicU32::from_ptr(p) }
+        .store(v, core::sync::atomic::Ordering::Relaxed)
+}

@@ -319,6 +319,62 @@ macro_rules! wgmma_shapes {
     };
 }
 
+/// The narrow shapes, N = 8, 16 and 32, for tiles as narrow as a decode step's tokens
+/// (`crate::variants::wgmma_narrow`), and their accumulators' operand fences.
+#[rustfmt::skip]
+macro_rules! wgmma_narrow_shapes {
+    ($wgmma:ident, $ty:literal, $n8:ident, $n16:ident, $n32:ident) => {
+        $wgmma!(8, $ty, $n8, [0, 1, 2, 3]);
+        $wgmma!(16, $ty, $n16, [0, 1, 2, 3, 4, 5, 6, 7]);
+        $wgmma!(32, $ty, $n32, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+    };
+}
+
+/// The operand fence of an accumulator of N/2 registers (as `wgmma_tf32!`'s, for the shapes
+/// that have no TF32 kernel).
+macro_rules! fence_operands {
+    ($fence:ident, $r:literal, [$first:literal $(, $i:literal)* $(,)?]) => {
+        /// Every accumulator register may change here (see `wgmma_tf32!`'s fence).
+        #[inline(always)]
+        pub fn $fence(d: &mut [f32; $r]) {
+            unsafe {
+                asm!(
+                    concat!("// accumulators: {", $first, "}" $(, " {", $i, "}")*),
+                    inout(reg32) d[$first] $(, inout(reg32) d[$i])*,
+                    options(nostack, nomem, preserves_flags)
+                )
+            }
+        }
+    };
+}
+
+fence_operands!(fence_operands_4, 4, [0, 1, 2, 3]);
+fence_operands!(fence_operands_8, 8, [0, 1, 2, 3, 4, 5, 6, 7]);
+#[rustfmt::skip]
+fence_operands!(fence_operands_16, 16, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+
+wgmma_narrow_shapes!(
+    wgmma_half,
+    "bf16",
+    wgmma_m64n8k16_bf16_ss,
+    wgmma_m64n16k16_bf16_ss,
+    wgmma_m64n32k16_bf16_ss
+);
+wgmma_narrow_shapes!(
+    wgmma_half,
+    "f16",
+    wgmma_m64n8k16_f16_ss,
+    wgmma_m64n16k16_f16_ss,
+    wgmma_m64n32k16_f16_ss
+);
+wgmma_narrow_shapes!(
+    wgmma_fp8,
+    "e4m3",
+    wgmma_m64n8k32_e4m3_ss,
+    wgmma_m64n16k32_e4m3_ss,
+    wgmma_m64n32k32_e4m3_ss
+);
+
 wgmma_shapes!(
     wgmma_half,
     "bf16",

@@ -509,3 +509,38 @@ pub unsafe fn st_global_b32(p: *mut u32, v: u32) {
 pub fn named_barrier(id: u32, threads: u32) {
     unsafe { asm!("bar.sync {i}, {t};", i = in(reg32) id, t = in(reg32) threads, options(nostack)) }
 }
+
+/// `atom.acq_rel.gpu.global.add.u32 old, [p], v`: the arrival of a grid-wide counter. Release:
+/// this thread's earlier writes (and, after a barrier, its block's) are visible to whoever
+/// acquires the counter's new value; acquire: the writes released by earlier arrivals are
+/// visible to this thread (and, after a barrier, to its block).
+///
+/// # Safety
+/// `p` inside an allocation, 4-byte aligned.
+#[inline(always)]
+pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
+    let old: u32;
+    unsafe {
+        asm!(
+            "atom.acq_rel.gpu.global.add.u32 {old}, [{p}], {v};",
+            old = out(reg32) old, p = in(reg64) p, v = in(reg32) v,
+            options(nostack)
+        )
+    };
+    old
+}
+
+/// `st.relaxed.gpu.global.u32 [p], v`: a counter put back for the next launch.
+///
+/// # Safety
+/// As [`atom_add_acq_rel_gpu`].
+#[inline(always)]
+pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {
+    unsafe {
+        asm!(
+            "st.relaxed.gpu.global.u32 [{p}], {v};",
+            p = in(reg64) p, v = in(reg32) v,
+            options(nostack)
+        )
+    }
+}

@@ -1,0 +1,117 @@
+//! Stream-k's fixup: how the blocks that share a tile ([`super::schedule::StreamK`]) add their
+//! parts without a second launch.
+//!
+//! Each part is a block's accumulators for its slices of the tile. Every block writes its part
+//! to its own slab of a workspace and arrives on the tile's counter ([`Semaphore`]); the block
+//! whose arrival completes the count reads the others' slabs, adds all parts in the order of
+//! their blocks (not of their arrivals: the sum does not depend on timing), puts the counter
+//! back to zero and writes C. No block waits for another.
+//!
+//! The host gives the workspace and the counters after the kernel's tensor maps
+//! ([`Scratch::after`]): a slab of `threads × R` f32 per segment number (fewer than blocks +
+//! tiles), laid out so that each thread's registers go out as 16-byte stores that a warp makes
+//! contiguous, and one zeroed u32 per tile, which every launch leaves zeroed.
+use super::Work;
+use crate::device::semaphore::Semaphore;
+use crate::device::tma::TensorMap;
+use crate::device::{named_barrier, GlobalMut, Shared};
+
+/// Where the parts go: the host writes the two addresses after the kernel's tensor maps.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Scratch {
+    pub workspace: *mut f32,
+    pub counters: *mut u32,
+}
+
+impl Scratch {
+    /// The scratch the host placed after `maps` tensor maps at `at`.
+    ///
+    /// # Safety
+    /// The host wrote a [`Scratch`] there.
+    #[inline(always)]
+    pub unsafe fn after(at: *const TensorMap, maps: usize) -> Self {
+        unsafe { *(at.wrapping_add(maps) as *const Scratch) }
+    }
+}
+
+/// The `bar.sync` id of the fixup's two barriers among the consumer threads (0 is the block's,
+/// 1 and 2 the TMA-store epilogue's).
+pub const FIXUP_BARRIER: u32 = 3;
+
+/// Bytes of shared memory the fixup needs (the flag that tells the block whether it finishes
+/// the tile), for a kernel's `EXTRA_BYTES`.
+pub const FIXUP_BYTES: u32 = 16;
+
+/// A part of `work`'s tile (this thread's `R` accumulators, thread `thread` of the `threads`
+/// consumer threads): `Some(the sum of all parts)` in the block that finishes the tile, `None`
+/// in the others. Called by every consumer thread; `flag` is the pool byte of
+/// [`FIXUP_BYTES`] of shared memory.
+///
+/// # Safety
+/// `scratch` is the launch's (a slab per segment, a zeroed counter per tile), `R` a multiple of
+/// 4, `work` a stream-k segment of this block.
+#[inline(always)]
+pub unsafe fn finish<const R: usize>(
+    scratch: Scratch,
+    work: &Work,
+    values: &[f32; R],
+    thread: u32,
+    threads: u32,
+    flag: u32,
+) -> Option<[f32; R]> {
+    const { assert!(R % 4 == 0) };
+    let slab_len = (threads as usize) * R;
+    // The tile's parts are consecutive segments: part `j` is `segment - split + j`.
+    let slab = |j: u32| {
+        let at = (work.segment - work.split + j) as usize * slab_len;
+        GlobalMut::new(scratch.workspace.wrapping_add(at))
+    };
+    let own = slab(work.split);
+    for q in 0..R / 4 {
+        let at = (q * threads as usize + thread as usize) * 4;
+        let part = [
+            values[4 * q],
+            values[4 * q + 1],
+            values[4 * q + 2],
+            values[4 * q + 3],
+        ];
+        unsafe { own.store4(at, part) };
+    }
+    // Every thread's part is written before the block arrives (the arrival releases them all).
+    named_barrier(FIXUP_BARRIER, threads);
+    let last = Shared::<f32>::at(flag, 1);
+    if thread == 0 {
+        let counter = Semaphore::new(scratch.counters.wrapping_add(work.unit as usize));
+        let arrived = unsafe { counter.arrive() } + 1;
+        let finishes = arrived == work.parts;
+        if finishes {
+            unsafe { counter.reset() };
+        }
+        last.store(0, if finishes { 1.0 } else { 0.0 });
+    }
+    named_barrier(FIXUP_BARRIER, threads);
+    if last.load(0) == 0.0 {
+        return None;
+    }
+    let mut total = [0.0f32; R];
+    for j in 0..work.parts {
+        for q in 0..R / 4 {
+            let part = if j == work.split {
+                [
+                    values[4 * q],
+                    values[4 * q + 1],
+                    values[4 * q + 2],
+                    values[4 * q + 3],
+                ]
+            } else {
+                let at = (q * threads as usize + thread as usize) * 4;
+                unsafe { slab(j).load4(at) }
+            };
+            for e in 0..4 {
+                total[4 * q + e] += part[e];
+            }
+        }
+    }
+    Some(total)
+}

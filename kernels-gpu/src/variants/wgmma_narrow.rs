@@ -1,0 +1,271 @@
+//! `wgmma-narrow`: tiles as narrow as the problem, and a grid that shares the iterations, not
+//! the tiles: the GEMM of a decode step, and of any shape with fewer tiles than multiprocessors.
+//!
+//! Source: none of the documents (CUTLASS's stream-k scheduler and its split-k fixup; the
+//! "swap-AB" of DeepGEMM's and TensorRT-LLM's small-batch kernels; the shapes of issue 28).
+//! Changed from chapter 3's `wgmma-tma-store:5` (the orientation `C = A·B`):
+//!
+//! - **Why.** A language model's linear layer is `D[M×N] = X[M×K]·W[N×K]ᵀ` with M the tokens:
+//!   a few to a few hundred when it generates text. In this project's column-major terms that
+//!   is `m = N`, `n = M`, `k = K` with A stored k × m (`op(A) = Aᵀ`): n is the small dimension.
+//!   With 256 × 128 tiles, n = 64 wastes half of every tile and m = 2112 makes 9 tile-rows for
+//!   132 multiprocessors. Such a GEMM is bound by memory, not by the tensor cores: every byte of
+//!   the weights A is read once, and the time to beat is A's bytes over the HBM bandwidth.
+//! - **The tile's n is the `wgmma`'s N**: 8, 16, 32, 64 or 128 (`--tile`), the tokens rounded up
+//!   to the next shape. Each of two consumer warpgroups takes 64 rows of m (one
+//!   `wgmma.m64nNk16`), so a tile is 128 × N and its accumulator N/2 registers per thread. In
+//!   row-major terms this is *swap-AB*: the weights are the `wgmma`'s A and the few tokens its
+//!   N, which the column-major orientation `C = A·B` gives without swapping anything.
+//! - **A is read as it lies**: K-major when stored k × m (`--transa t`, the model's layout, as
+//!   FP8's), MN-major when stored m × k (the transpose bit, chapter 3). B is K-major (`op(B) =
+//!   B`, stored k × n: the activations of a row-major program).
+//! - **Stream-k** ([`crate::pipeline::schedule::StreamK`]): the grid is one block per
+//!   multiprocessor, and block `b` takes iterations `⌊b·T/G⌋..⌊(b+1)·T/G⌋` of the `T = tiles ×
+//!   slices` (a slice is 64 of k): every block streams the same share of A whatever the number
+//!   of tiles, where split-k by whole parts leaves multiprocessors idle (17 tiles × 7 parts is
+//!   119 of 132) or starts a second wave.
+//! - **The fixup in the epilogue, no second launch** ([`crate::pipeline::stream`]): a tile
+//!   shared by several blocks is finished by the last of them to arrive on its counter
+//!   ([`crate::device::semaphore`]), which adds the parts in block order (deterministic), puts
+//!   the counter back and writes C. The parts go through an f32 workspace in 16-byte stores; at
+//!   decode sizes it is a few MiB against A's hundreds, and stays in L2.
+//! - **C is written from the registers**, with bounds checks: any m, n and `ldc` (the TMA store
+//!   needs m and `ldc` multiples of 8). A pair of accumulators is two adjacent *columns* of C,
+//!   `ldc` apart: 2-byte stores, which cost nothing beside A's traffic when n is small.
+//! - **A deep ring**: a stage is A's 128 × 64 and B's N × 64 (17 to 32 KiB), as many as fit in
+//!   the shared memory (6 to 11), so that each multiprocessor keeps 100–190 KiB of loads in
+//!   flight: what it takes to cover the memory latency at this bandwidth.
+//!
+//! What the SASS shows and what it measured: see the book's shapes chapter and
+//! `docs/perf-notes.md`.
+use crate::device::half::Half;
+use crate::device::pool_address;
+use crate::device::tma::{self, Swizzle, TensorMap};
+use crate::device::wgmma::{Accumulator, Descriptor, HalfWgmma, Registers, K_MAJOR, MN_MAJOR};
+use crate::gemm::{scaled, Geometry, HalfGemmArgs};
+use crate::pipeline::stream::{self, Scratch, FIXUP_BYTES};
+use crate::pipeline::{self, Consumer, Kernel, Stages, Work, WARPGROUP};
+use core::marker::PhantomData;
+
+/// Rows of m per tile: two consumer warpgroups of one `wgmma.m64` each.
+pub const BM: u32 = 128;
+/// k per slice: 64 16-bit values, one 128-byte swizzled row.
+pub const BK: u32 = 64;
+/// Bytes of A's part of a stage.
+const A_BYTES: u32 = BM * BK * 2;
+/// m per TMA box of an MN-major A: a 128-byte row of m per k.
+const A_BOX_M: u32 = 64;
+/// The shared memory the ring may take (of the H100's 227 KiB per block), the rest left to the
+/// barriers and the fixup's flag.
+const RING_BYTES: u32 = 200 * 1024;
+
+/// The tile's columns for an accumulator of `R` registers per thread: the `wgmma`'s N.
+pub const fn tile_n(r: usize) -> u32 {
+    2 * r as u32
+}
+
+/// Bytes of one stage: A's 128 × 64 and B's N × 64.
+pub const fn stage_bytes(r: usize) -> u32 {
+    A_BYTES + tile_n(r) * BK * 2
+}
+
+/// As many stages as fit in [`RING_BYTES`].
+pub const fn stages(r: usize) -> u32 {
+    RING_BYTES / stage_bytes(r)
+}
+
+/// The kernel for the 16-bit type `H`, an accumulator of `R` registers (N = 2R columns of n per
+/// tile), A K-major (`A_K_MAJOR`: stored k × m) or MN-major (stored m × k).
+#[derive(Clone, Copy, Default)]
+pub struct WgmmaNarrow<H, const R: usize, const A_K_MAJOR: bool>(PhantomData<H>);
+
+/// The launch geometry: one block per iteration, which the host caps at one per
+/// multiprocessor (the grid is persistent, and stream-k needs every block to have an
+/// iteration: `G ≤ T`).
+pub fn geometry<const R: usize>(m: u32, n: u32, k: u32, _element_bytes: u32) -> Geometry
+where
+    Accumulator<R>: HalfWgmma<crate::device::half::Bf16>,
+{
+    type K<const R: usize> = WgmmaNarrow<crate::device::half::Bf16, R, true>;
+    let tiles = m.div_ceil(BM) * n.div_ceil(tile_n(R));
+    let iterations = tiles * k.div_ceil(BK).max(1);
+    Geometry {
+        grid: (iterations, 1),
+        block: (K::<R>::THREADS, 1),
+        shared_bytes: K::<R>::POOL_BYTES,
+    }
+}
+
+impl<H: Half, const R: usize, const A_K_MAJOR: bool> Kernel for WgmmaNarrow<H, R, A_K_MAJOR>
+where
+    Accumulator<R>: HalfWgmma<H>,
+{
+    type Args = HalfGemmArgs<H>;
+    const BM: u32 = BM;
+    const BN: u32 = tile_n(R);
+    const BK: u32 = BK;
+    const STAGES: u32 = stages(R);
+    const STAGE_BYTES: u32 = stage_bytes(R);
+    const LOADED_BYTES: u32 = stage_bytes(R);
+    const STREAM_K: bool = true;
+    const EXTRA_BYTES: u32 = FIXUP_BYTES;
+
+    #[inline(always)]
+    unsafe fn load(
+        self,
+        maps: *const TensorMap,
+        stages: Stages,
+        s: u32,
+        tile: (u32, u32),
+        slice: u32,
+    ) {
+        let (a_map, b_map) = (maps, maps.wrapping_add(1));
+        let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
+        let (m0, n0, k0) = (tile.0 * BM, tile.1 * Self::BN, (slice * BK) as i32);
+        unsafe {
+            if A_K_MAJOR {
+                // A stored k × m: one box of 64 k × 128 m, a 128-byte row of k per m.
+                tma::load_box(a_map, stage, k0, m0 as i32, full);
+            } else {
+                // A stored m × k: two boxes of 64 m × 64 k, a 128-byte row of m per k.
+                for j in 0..BM / A_BOX_M {
+                    let m = (m0 + j * A_BOX_M) as i32;
+                    tma::load_box(a_map, stage + j * A_BOX_M * BK * 2, m, k0, full);
+                }
+            }
+            tma::load_box(b_map, stage + A_BYTES, k0, n0 as i32, full);
+        }
+    }
+
+    // ANCHOR: core_loop
+    #[inline(always)]
+    unsafe fn consume(
+        self,
+        args: HalfGemmArgs<H>,
+        maps: *const TensorMap,
+        c: &mut Consumer,
+        work: Work,
+    ) {
+        let mut acc = Accumulator::<R>::zero();
+        // This warpgroup's 64 rows of A: in a K-major stage 64 rows of 128 bytes, in an
+        // MN-major one the warpgroup's own TMA box.
+        let rows = 64 * c.warpgroup;
+        c.mainloop(work.slices, |stage, slice| {
+            let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
+            for step in 0..BK / 16 {
+                let accumulate = !(slice == 0 && step == 0);
+                let b = b.advanced(32 * step);
+                if A_K_MAJOR {
+                    let a = Descriptor::k_major(stage + rows * BK * 2, Swizzle::B128, 16, 1024);
+                    let a = a.advanced(32 * step);
+                    <Accumulator<R> as HalfWgmma<H>>::mma::<K_MAJOR, K_MAJOR>(
+                        &mut acc, a, b, accumulate,
+                    );
+                } else {
+                    let box_bytes = A_BOX_M * BK * 2;
+                    let a =
+                        Descriptor::mn_major(stage + rows * BK * 2, Swizzle::B128, box_bytes, 1024);
+                    let a = a.advanced(2048 * step);
+                    <Accumulator<R> as HalfWgmma<H>>::mma::<MN_MAJOR, K_MAJOR>(
+                        &mut acc, a, b, accumulate,
+                    );
+                }
+            }
+        });
+        acc.fence_registers();
+        let values = acc.get();
+        // A tile shared with other blocks: the last of them to finish writes it.
+        let total;
+        let values = if work.whole() {
+            values
+        } else {
+            let scratch = unsafe { Scratch::after(maps, 2) };
+            let thread = c.warpgroup * WARPGROUP + c.thread;
+            let flag = c.stages.extra();
+            match unsafe {
+                stream::finish(
+                    scratch,
+                    &work,
+                    values,
+                    thread,
+                    Self::CONSUMERS * WARPGROUP,
+                    flag,
+                )
+            } {
+                Some(sum) => {
+                    total = sum;
+                    &total
+                }
+                None => return,
+            }
+        };
+        let row0 = work.tile.0 * BM + rows;
+        let col0 = work.tile.1 * Self::BN;
+        unsafe { store(&args, values, row0, col0, c.thread) };
+    }
+    // ANCHOR_END: core_loop
+}
+
+/// Writes a warpgroup's 64 × N accumulator to C at (`row0`, `col0`): `alpha·acc + beta·C`
+/// rounded once, nothing past m or n. Registers `i`, `i + 1` are two adjacent columns of one
+/// row, `ldc` apart in column-major C: one element at a time.
+///
+/// # Safety
+/// `args` describes valid matrices.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+unsafe fn store<H: Half, const R: usize>(
+    args: &HalfGemmArgs<H>,
+    values: &[f32; R],
+    row0: u32,
+    col0: u32,
+    thread: u32,
+) {
+    let (warp, lane) = (thread / 32, thread % 32);
+    for p in 0..R / 2 {
+        let (r, c) = Accumulator::<R>::position(warp, lane, 2 * p as u32);
+        let (row, col) = (row0 + r, col0 + c);
+        if row >= args.m {
+            continue;
+        }
+        let inside = [col < args.n, col + 1 < args.n];
+        let at = [args.c_at(row, col), args.c_at(row, col + 1)];
+        let old = || {
+            core::array::from_fn(|e| {
+                if inside[e] {
+                    unsafe { args.c.load(at[e]) }
+                } else {
+                    0.0
+                }
+            })
+        };
+        let value = scaled(
+            args.alpha,
+            args.beta,
+            [values[2 * p], values[2 * p + 1]],
+            old,
+        );
+        for e in 0..2 {
+            if inside[e] {
+                unsafe { args.c.store(at[e], value[e]) };
+            }
+        }
+    }
+}
+
+/// The entry point's body.
+///
+/// # Safety
+/// As [`pipeline::run`]: `maps` points to A's and B's tensor maps (A k × m in boxes of 64 k ×
+/// 128 m, or m × k in boxes of 64 m × 64 k; B k × n in boxes of 64 k × N; 128-byte swizzle),
+/// then the stream-k [`Scratch`]; the launch has [`geometry`]'s block and pool, at most one
+/// block per multiprocessor and at most one per iteration.
+#[inline(always)]
+pub unsafe fn gemm<H: Half, const R: usize, const A_K_MAJOR: bool>(
+    args: HalfGemmArgs<H>,
+    maps: *const TensorMap,
+) where
+    Accumulator<R>: HalfWgmma<H>,
+{
+    unsafe { pipeline::run(WgmmaNarrow::<H, R, A_K_MAJOR>(PhantomData), args, maps) }
+}
