@@ -263,6 +263,12 @@ impl Variant {
         format!("{base}_{}", dtype.name())
     }
 
+    /// The entry point for a dtype and tile in the variant's first layout (N,N for all but the
+    /// TN-only FP8 kernels).
+    pub fn first_entry_name(&self, dtype: Dtype, tile: u32) -> String {
+        self.entry_name(dtype, tile, self.layouts[0])
+    }
+
     /// Whether it computes on the tensor cores (`mma.sync`): the chapter's variants are the
     /// ones named `tc-…`, and their SASS must show HMMA/DMMA where the others show FFMA/DFMA.
     pub fn uses_tensor_cores(&self) -> bool {
@@ -515,6 +521,28 @@ fn wgmma_pingpong_operands(tile: u32, _layout: Layout) -> TmaOperands {
 /// `wgmma-split-k`'s partial launch, `parts` parts of k.
 fn wgmma_split_k_geometry(m: u32, n: u32, k: u32, bytes: u32, parts: u32) -> Geometry {
     wgmma_split_k::geometry::<wgmma_16bit::Plain<4>>(m, n, k, bytes, parts)
+}
+
+/// `wgmma-layouts`' configurations: `wgmma-tma-store:4` (clusters of two sharing A) and `:5`
+/// (none), each in the four layouts.
+fn wgmma_layouts_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    wgmma_tma_store_geometry(m, n, k, bytes, if tile == 1 { 4 } else { 5 })
+}
+
+/// `wgmma-layouts`' tensor maps: A's boxes 64 × 64 of (m, k) or (k, m) as it lies, B's 64 k ×
+/// 128 n or two of 64 n × 64 k.
+fn wgmma_layouts_operands(tile: u32, layout: Layout) -> TmaOperands {
+    let bk = wgmma_16bit::BK;
+    TmaOperands {
+        a_transposed: layout.a_transposed,
+        b_box: if layout.b_transposed {
+            [64, bk]
+        } else {
+            [bk, wgmma_16bit::BN]
+        },
+        b_transposed: layout.b_transposed,
+        ..wgmma_tma_store_operands(if tile == 1 { 4 } else { 5 }, Layout::NN)
+    }
 }
 
 /// `wgmma-narrow`'s tiles, by `--tile` (the tile's n, the `wgmma`'s N).
@@ -1236,6 +1264,21 @@ pub const ALL: &[Variant] = &[
         tma: Some(wgmma_fp8_block_operands),
     },
     // -- tensor cores, chapter 5: the shapes programs run (sm_90a) --
+    Variant {
+        name: "wgmma-layouts",
+        summary: "wgmma-tma-store:4/:5 (the orientation C = A·B, C through the TMA store) for all four layouts: A read K-major (op(A) = Aᵀ, A stored k x m: the model's layout) or MN-major, B K-major or MN-major (op(B) = Bᵀ), each through its descriptor and transpose bit, no copy; --tile: 1 clusters of two sharing A (default), 2 no cluster",
+        source: "beyond the documents (tensor cores, chapter 5)",
+        entry: "gemm_wgmma_layouts_{ops}_c{tile}",
+        layouts: &Layout::ALL,
+        tiles: &[1, 2],
+        geometry: wgmma_layouts_geometry,
+        supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_layouts_operands),
+    },
     Variant {
         name: "wgmma-narrow",
         summary: "tiles as narrow as the tokens of a decode step: 128 rows of m by --tile columns of n (the wgmma's N: 8, 16, 32, 64 default, 128), A K-major (op(A) = Aᵀ, the model's layout) or MN-major, a ring of 6 to 11 stages; stream-k: every block takes an equal share of the tiles' k-slices, and the last block of a shared tile adds the parts (a counter in global memory, no second launch); C from the registers, any m, n, ldc",

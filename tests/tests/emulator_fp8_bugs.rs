@@ -213,11 +213,13 @@ fn run<const BUG: u8>() -> Fp8Check {
     let s = p.shape;
     let k = kernels_gpu::registry::find("wgmma-fp8-block").unwrap();
     let launch = Launch::Kernel {
-        entry: k.entry_name(Dtype::E4m3, 1),
+        entry: k.first_entry_name(Dtype::E4m3, 1),
         geometry: (k.geometry)(s.m, s.n, s.k, 1, 1),
         reduce: None,
         target: k.target,
-        tma: k.tma.map(|operands| operands(1)),
+        tma: k
+            .tma
+            .map(|operands| operands(1, kernels_gpu::registry::Layout::TN)),
     };
     let ops = Fp8Operands {
         a: &x.a.codes.data,

@@ -56,7 +56,9 @@ fn hot(variant: &str, dtype: Dtype) -> Mix {
 /// The hot loop of a variant at one of its tiles: the loop with the most FMA, or for a
 /// tensor-core variant the most HMMA/DMMA (not the epilogue's FFMA).
 fn hot_at(variant: &str, dtype: Dtype, tile: u32) -> Mix {
-    let entry = registry::find(variant).unwrap().entry_name(dtype, tile);
+    let entry = registry::find(variant)
+        .unwrap()
+        .first_entry_name(dtype, tile);
     let f = function(&entry);
     let precision = Precision::of(
         f,
@@ -238,7 +240,7 @@ fn wgmma_loops_issue_hgmma_from_8_byte_fragment_loads_without_barriers() {
     let hopper = |variant: &str, tile: u32| {
         let entry = registry::find(variant)
             .unwrap()
-            .entry_name(Dtype::F32, tile);
+            .first_entry_name(Dtype::F32, tile);
         let f = function(&entry);
         assert_eq!(
             Precision::of(f, Precision::F32),
@@ -309,7 +311,9 @@ fn sixteen_bit_loops_issue_four_transposed_hgmma_per_slice_with_one_group_in_fli
             (Dtype::Bf16, "HGMMA.64x256x16.F32.BF16"),
             (Dtype::F16, "HGMMA.64x256x16.F32"),
         ] {
-            let entry = registry::find(variant).unwrap().entry_name(dtype, tile);
+            let entry = registry::find(variant)
+                .unwrap()
+                .first_entry_name(dtype, tile);
             let f = function(&entry);
             let (hot, mix) = f.hot_loop(Precision::Warpgroup).unwrap();
             let hgmma: Vec<&Instruction> = f

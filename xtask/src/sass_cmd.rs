@@ -127,7 +127,7 @@ pub fn run(root: &Path, args: SassArgs) -> Result<()> {
             .filter(|v| v.dtypes.contains(&dtype) && v.target == target)
         {
             let tile = variant.tiles.first().copied().unwrap_or(0);
-            rows.push(module.entry(variant, variant.entry_name(dtype, tile), precision)?);
+            rows.push(module.entry(variant, variant.first_entry_name(dtype, tile), precision)?);
         }
         if args.json {
             let rows: Vec<Value> = rows
@@ -174,7 +174,7 @@ pub fn run(root: &Path, args: SassArgs) -> Result<()> {
         Some(arch) => arch.to_string(),
     };
     let module = Module::build(root, &arch)?;
-    let entry = module.entry(variant, variant.entry_name(dtype, tile), precision)?;
+    let entry = module.entry(variant, variant.first_entry_name(dtype, tile), precision)?;
     if args.json {
         println!(
             "{}",

@@ -44,9 +44,9 @@ pub const FIXUP_BARRIER: u32 = 3;
 pub const FIXUP_BYTES: u32 = 16;
 
 /// A part of `work`'s tile (this thread's `R` accumulators, thread `thread` of the `threads`
-/// consumer threads): `Some(the sum of all parts)` in the block that finishes the tile, `None`
-/// in the others. Called by every consumer thread; `flag` is the pool byte of
-/// [`FIXUP_BYTES`] of shared memory.
+/// consumer threads). Returns `true` in the block that finishes the tile, with `values` now the
+/// sum of all parts, `false` in the others. Called by every consumer thread; `flag` is the pool
+/// byte of [`FIXUP_BYTES`] of shared memory.
 ///
 /// # Safety
 /// `scratch` is the launch's (a slab per segment, a zeroed counter per tile), `R` a multiple of
@@ -55,11 +55,11 @@ pub const FIXUP_BYTES: u32 = 16;
 pub unsafe fn finish<const R: usize>(
     scratch: Scratch,
     work: &Work,
-    values: &[f32; R],
+    values: &mut [f32; R],
     thread: u32,
     threads: u32,
     flag: u32,
-) -> Option<[f32; R]> {
+) -> bool {
     const { assert!(R % 4 == 0) };
     let slab_len = (threads as usize) * R;
     // The tile's parts are consecutive segments: part `j` is `segment - split + j`.
@@ -67,16 +67,18 @@ pub unsafe fn finish<const R: usize>(
         let at = (work.segment - work.split + j) as usize * slab_len;
         GlobalMut::new(scratch.workspace.wrapping_add(at))
     };
+    // Register `4q + e` of this thread at `4·(q·threads + thread) + e`: a warp's 16-byte stores
+    // of one `q` are contiguous.
+    let at = |q: usize| (q * threads as usize + thread as usize) * 4;
     let own = slab(work.split);
     for q in 0..R / 4 {
-        let at = (q * threads as usize + thread as usize) * 4;
         let part = [
             values[4 * q],
             values[4 * q + 1],
             values[4 * q + 2],
             values[4 * q + 3],
         ];
-        unsafe { own.store4(at, part) };
+        unsafe { own.store4(at(q), part) };
     }
     // Every thread's part is written before the block arrives (the arrival releases them all).
     named_barrier(FIXUP_BARRIER, threads);
@@ -92,26 +94,27 @@ pub unsafe fn finish<const R: usize>(
     }
     named_barrier(FIXUP_BARRIER, threads);
     if last.load(0) == 0.0 {
-        return None;
+        return false;
     }
-    let mut total = [0.0f32; R];
+    // In the parts' order, this block's from its registers: the same sum whoever finishes.
+    let mine = *values;
+    *values = [0.0; R];
     for j in 0..work.parts {
         for q in 0..R / 4 {
             let part = if j == work.split {
                 [
-                    values[4 * q],
-                    values[4 * q + 1],
-                    values[4 * q + 2],
-                    values[4 * q + 3],
+                    mine[4 * q],
+                    mine[4 * q + 1],
+                    mine[4 * q + 2],
+                    mine[4 * q + 3],
                 ]
             } else {
-                let at = (q * threads as usize + thread as usize) * 4;
-                unsafe { slab(j).load4(at) }
+                unsafe { slab(j).load4(at(q)) }
             };
             for e in 0..4 {
-                total[4 * q + e] += part[e];
+                values[4 * q + e] += part[e];
             }
         }
     }
-    Some(total)
+    true
 }

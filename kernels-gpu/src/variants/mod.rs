@@ -55,4 +55,6 @@ pub mod wgmma_fp8;
 pub mod wgmma_fp8_block;
 // -- tensor cores, chapter 5: the shapes programs run, on the same skeleton --
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_layouts;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_narrow;

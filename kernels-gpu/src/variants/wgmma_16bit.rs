@@ -94,6 +94,12 @@ pub trait Config: Copy + Default + 'static {
     /// [`Config::store_direct`] (cooperative schedule only).
     const DIRECT: bool = false;
 
+    /// How A and B lie, in the [`Config::DIRECT`] orientation only: A K-major (stored k × m,
+    /// `op(A) = Aᵀ`) instead of MN-major, B MN-major (stored n × k, `op(B) = Bᵀ`) instead of
+    /// K-major ([`super::wgmma_layouts`]).
+    const A_K_MAJOR: bool = false;
+    const B_MN_MAJOR: bool = false;
+
     /// Ping-pong: waits for the warpgroup's turn ([`Consumer::wait_turn`]).
     #[inline(always)]
     fn wait_turn(consumer: &mut Consumer) {
@@ -101,15 +107,24 @@ pub trait Config: Copy + Default + 'static {
     }
 
     /// The producer: the copies of A's part of a slice, 256 m × 64 k from `(m0, k0)`, into the
-    /// stage at shared address `stage`, completing on `full`. Four boxes of 64 m.
+    /// stage at shared address `stage`, completing on `full`. Four boxes of 64 m, each 64
+    /// rows of 128 bytes: of k when A is stored m × k, of m when it is stored k × m
+    /// (`k_major`, whose tensor map's first coordinate is k).
     ///
     /// # Safety
     /// `a_map` is A's tensor map.
     #[inline(always)]
-    unsafe fn load_a(a_map: *const TensorMap, stage: u32, m0: u32, k0: i32, full: MBarrier) {
+    unsafe fn load_a(
+        a_map: *const TensorMap,
+        stage: u32,
+        m0: u32,
+        k0: i32,
+        full: MBarrier,
+        k_major: bool,
+    ) {
         for j in 0..BM / A_BOX_M {
-            let m = (m0 + j * A_BOX_M) as i32;
-            unsafe { tma::load_box(a_map, stage + j * A_BOX_BYTES, m, k0, full) };
+            let (x, y) = a_box_at(m0 + j * A_BOX_M, k0, k_major);
+            unsafe { tma::load_box(a_map, stage + j * A_BOX_BYTES, x, y, full) };
         }
     }
 
@@ -153,6 +168,17 @@ pub trait Config: Copy + Default + 'static {
     /// A consumer thread, after its last tile (an epilogue with work in flight waits for it).
     #[inline(always)]
     fn drain(_consumer: &Consumer) {}
+}
+
+/// The coordinates of A's box at row `m`, column `k`: `(m, k)` in a tensor map of m × k, `(k, m)`
+/// in one of k × m (`k_major`).
+#[inline(always)]
+pub fn a_box_at(m: u32, k: i32, k_major: bool) -> (i32, i32) {
+    if k_major {
+        (k, m as i32)
+    } else {
+        (m as i32, k)
+    }
 }
 
 /// This lesson's configuration: `STAGES` stages, direct stores.
@@ -218,9 +244,18 @@ where
         let (a_map, b_map) = (maps, maps.wrapping_add(1));
         let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
         let k0 = (slice * BK) as i32;
+        let n0 = tile.1 * Self::BN;
         unsafe {
-            C::load_a(a_map, stage, tile.0 * BM, k0, full);
-            tma::load_box(b_map, stage + A_BYTES, k0, (tile.1 * Self::BN) as i32, full);
+            C::load_a(a_map, stage, tile.0 * BM, k0, full, C::A_K_MAJOR);
+            if C::B_MN_MAJOR {
+                // B stored n × k: boxes of 64 n × 64 k, a 128-byte row of n per k.
+                for j in 0..Self::BN / 64 {
+                    let (at, n) = (stage + A_BYTES + j * A_BOX_BYTES, (n0 + 64 * j) as i32);
+                    tma::load_box(b_map, at, n, k0, full);
+                }
+            } else {
+                tma::load_box(b_map, stage + A_BYTES, k0, n0 as i32, full);
+            }
         }
     }
 
@@ -235,6 +270,8 @@ where
         if C::DIRECT {
             return unsafe { self.consume_direct(args, maps, c, work) };
         }
+        // (Compiled for every configuration, run only for the transposed orientation.)
+        const { assert!(C::DIRECT || !(C::A_K_MAJOR || C::B_MN_MAJOR)) };
         let (tile, slices) = (work.tile, work.slices);
         let ping_pong = matches!(C::SCHEDULE, Schedule::PingPong);
         // Cooperative: this warpgroup's 64 columns of the tile's 128. Ping-pong: the tile's 64.
@@ -322,27 +359,37 @@ where
         for slice in 0..slices {
             c.wait_full();
             let stage = pool_address(c.stages.stage(c.ring.stage));
-            // A's boxes 2w and 2w + 1 are this warpgroup's 128 rows.
+            // A's boxes 2w and 2w + 1 are this warpgroup's 128 rows: 64 rows of k (MN-major)
+            // or of m (K-major) each. A k-step of 16 is 16 rows further (MN-major) or 32 bytes
+            // along each row (K-major); likewise for B, whose MN-major 128 columns are two
+            // boxes of 64, LBO apart.
             let a_box = |j: u32| stage + (2 * c.warpgroup + j) * A_BOX_BYTES;
-            let a_upper = Descriptor::mn_major(a_box(0), Swizzle::B128, A_BOX_BYTES, 1024);
-            let a_lower = Descriptor::mn_major(a_box(1), Swizzle::B128, A_BOX_BYTES, 1024);
-            let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
+            let (a_upper, a_lower, a_step) = if C::A_K_MAJOR {
+                let d = |at| Descriptor::k_major(at, Swizzle::B128, 16, 1024);
+                (d(a_box(0)), d(a_box(1)), 32)
+            } else {
+                let d = |at| Descriptor::mn_major(at, Swizzle::B128, A_BOX_BYTES, 1024);
+                (d(a_box(0)), d(a_box(1)), 2048)
+            };
+            let (b, b_step) = if C::B_MN_MAJOR {
+                let d = Descriptor::mn_major(stage + A_BYTES, Swizzle::B128, A_BOX_BYTES, 1024);
+                (d, 2048)
+            } else {
+                (
+                    Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024),
+                    32,
+                )
+            };
             wgmma::fence();
             for step in 0..BK / 16 {
                 let accumulate = !(slice == 0 && step == 0);
-                let b = b.advanced(32 * step);
-                <Accumulator<64> as HalfWgmma<H>>::mma::<MN_MAJOR, K_MAJOR>(
-                    &mut upper,
-                    a_upper.advanced(2048 * step),
-                    b,
-                    accumulate,
+                let b = b.advanced(b_step * step);
+                let (upper_a, lower_a) = (
+                    a_upper.advanced(a_step * step),
+                    a_lower.advanced(a_step * step),
                 );
-                <Accumulator<64> as HalfWgmma<H>>::mma::<MN_MAJOR, K_MAJOR>(
-                    &mut lower,
-                    a_lower.advanced(2048 * step),
-                    b,
-                    accumulate,
-                );
+                mma_direct::<H, C>(&mut upper, upper_a, b, accumulate);
+                mma_direct::<H, C>(&mut lower, lower_a, b, accumulate);
             }
             wgmma::commit_group();
             wgmma::wait_group::<1>();
@@ -359,6 +406,25 @@ where
         let (row0, col0) = (tile.0 * BM + 128 * c.warpgroup, tile.1 * BN);
         let at = (row0, col0, work.split);
         unsafe { C::store_direct(&args, maps, [&upper, &lower], at, c) };
+    }
+}
+
+/// One `wgmma.m64n128k16` of the direct orientation, with the transpose bits of `C`'s layout.
+#[inline(always)]
+fn mma_direct<H: Half, C: Config>(
+    acc: &mut Accumulator<64>,
+    a: Descriptor,
+    b: Descriptor,
+    accumulate: bool,
+) where
+    Accumulator<64>: HalfWgmma<H>,
+{
+    type Acc = Accumulator<64>;
+    match (C::A_K_MAJOR, C::B_MN_MAJOR) {
+        (false, false) => <Acc as HalfWgmma<H>>::mma::<MN_MAJOR, K_MAJOR>(acc, a, b, accumulate),
+        (true, false) => <Acc as HalfWgmma<H>>::mma::<K_MAJOR, K_MAJOR>(acc, a, b, accumulate),
+        (false, true) => <Acc as HalfWgmma<H>>::mma::<MN_MAJOR, MN_MAJOR>(acc, a, b, accumulate),
+        (true, true) => <Acc as HalfWgmma<H>>::mma::<K_MAJOR, MN_MAJOR>(acc, a, b, accumulate),
     }
 }
 

@@ -35,7 +35,7 @@
 //! 2048³ (H100, `docs/results/005-hopper/`, `docs/perf-notes.md`).
 //!
 //! [`Kernel`]: crate::pipeline::Kernel
-use super::wgmma_16bit::{Config, A_BOX_BYTES, A_BOX_M, BM};
+use super::wgmma_16bit::{a_box_at, Config, A_BOX_BYTES, A_BOX_M, BM};
 use crate::device::cluster;
 use crate::device::mbarrier::MBarrier;
 use crate::device::tma::{self, TensorMap};
@@ -51,15 +51,22 @@ impl<const STAGES: u32, const CLUSTER_N: u32> Config for SharedA<STAGES, CLUSTER
     /// This block's share of A's slice, multicast to every block of the cluster.
     // ANCHOR: core_loop
     #[inline(always)]
-    unsafe fn load_a(a_map: *const TensorMap, stage: u32, m0: u32, k0: i32, full: MBarrier) {
+    unsafe fn load_a(
+        a_map: *const TensorMap,
+        stage: u32,
+        m0: u32,
+        k0: i32,
+        full: MBarrier,
+        k_major: bool,
+    ) {
         const { assert!((BM / A_BOX_M).is_multiple_of(CLUSTER_N)) };
         let share = BM / A_BOX_M / CLUSTER_N;
         let everyone = ((1u32 << CLUSTER_N) - 1) as u16;
         let first = cluster::rank() * share;
         for j in first..first + share {
-            let m = (m0 + j * A_BOX_M) as i32;
+            let (x, y) = a_box_at(m0 + j * A_BOX_M, k0, k_major);
             unsafe {
-                tma::load_box_multicast(a_map, stage + j * A_BOX_BYTES, m, k0, full, everyone)
+                tma::load_box_multicast(a_map, stage + j * A_BOX_BYTES, x, y, full, everyone)
             };
         }
     }

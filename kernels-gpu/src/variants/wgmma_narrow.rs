@@ -173,35 +173,20 @@ where
             }
         });
         acc.fence_registers();
-        let values = acc.get();
+        let mut values = *acc.get();
         // A tile shared with other blocks: the last of them to finish writes it.
-        let total;
-        let values = if work.whole() {
-            values
-        } else {
+        if !work.whole() {
             let scratch = unsafe { Scratch::after(maps, 2) };
             let thread = c.warpgroup * WARPGROUP + c.thread;
+            let threads = Self::CONSUMERS * WARPGROUP;
             let flag = c.stages.extra();
-            match unsafe {
-                stream::finish(
-                    scratch,
-                    &work,
-                    values,
-                    thread,
-                    Self::CONSUMERS * WARPGROUP,
-                    flag,
-                )
-            } {
-                Some(sum) => {
-                    total = sum;
-                    &total
-                }
-                None => return,
+            if !unsafe { stream::finish(scratch, &work, &mut values, thread, threads, flag) } {
+                return;
             }
-        };
+        }
         let row0 = work.tile.0 * BM + rows;
         let col0 = work.tile.1 * Self::BN;
-        unsafe { store(&args, values, row0, col0, c.thread) };
+        unsafe { store(&args, &values, row0, col0, c.thread) };
     }
     // ANCHOR_END: core_loop
 }

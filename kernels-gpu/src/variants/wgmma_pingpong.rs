@@ -59,8 +59,15 @@ impl<B: Config> Config for PingPong<B> {
     }
 
     #[inline(always)]
-    unsafe fn load_a(a_map: *const TensorMap, stage: u32, m0: u32, k0: i32, full: MBarrier) {
-        unsafe { B::load_a(a_map, stage, m0, k0, full) }
+    unsafe fn load_a(
+        a_map: *const TensorMap,
+        stage: u32,
+        m0: u32,
+        k0: i32,
+        full: MBarrier,
+        k_major: bool,
+    ) {
+        unsafe { B::load_a(a_map, stage, m0, k0, full, k_major) }
     }
 
     #[inline(always)]

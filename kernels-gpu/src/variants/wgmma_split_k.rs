@@ -49,8 +49,9 @@ impl<B: Config> Config for SplitK<B> {
         m0: u32,
         k0: i32,
         full: crate::device::mbarrier::MBarrier,
+        k_major: bool,
     ) {
-        unsafe { B::load_a(a_map, stage, m0, k0, full) }
+        unsafe { B::load_a(a_map, stage, m0, k0, full, k_major) }
     }
 
     /// The warpgroup's partial product, unscaled, into slab `split` of the workspace the host

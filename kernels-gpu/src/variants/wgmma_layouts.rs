@@ -1,0 +1,98 @@
+//! `wgmma-layouts`: the 16-bit pipeline for every layout BLAS has, `op(A)` and `op(B)` each
+//! transposed or not; above all the one a row-major program calls, `C = Aᵀ·B` ("TN").
+//!
+//! Source: none of the documents (cuBLAS's `transa`/`transb`; CUTLASS's `GmmaMajor` and
+//! `make_gmma_desc<Major::K / Major::MN>`). Changed from chapter 3's `wgmma-tma-store:4`/`:5`
+//! (the orientation `C = A·B`, C through the TMA store), two constants of its [`Config`]:
+//!
+//! - **Why.** A linear layer of a model is `Y[M×N] = X[M×K]·W[N×K]ᵀ`, row-major. Read as
+//!   column-major matrices, `Yᵀ = W·Xᵀ`: A is `W` stored k × m (`op(A) = Aᵀ`), B is `Xᵀ`,
+//!   stored k × n. A kernel that reads A only as m × k cannot run it without a transposed copy of
+//!   the weights.
+//! - **A `wgmma` operand is K-major or MN-major**, and the 16-bit instructions take a transpose
+//!   bit per operand: the tensor cores read either layout from shared memory, at the same speed.
+//!   What changes is how the tile lies there and what its descriptor says:
+//!   - A stored m × k (`N`, as before): a TMA box is 64 m wide, a 128-byte row of m per k; the
+//!     descriptor is MN-major (LBO: the next 64 m, SBO: the next 8 k), a k-step 16 rows further.
+//!   - A stored k × m (`T`, [`Config::A_K_MAJOR`]): a box is 64 k wide, a 128-byte row of k per
+//!     m, and its first coordinate is k; the descriptor is K-major (SBO: the next 8 m), a k-step
+//!     32 bytes along each row. Same bytes per box, same stage.
+//!   - B stored k × n (`N`): K-major, as before. B stored n × k (`T`,
+//!     [`Config::B_MN_MAJOR`]): two boxes of 64 n per 128 columns, MN-major.
+//!
+//!   The tensor maps follow the matrices as they lie (the host encodes them from the layout),
+//!   the swizzle is the same 128 bytes, the epilogue does not change: `C` is m × n whatever
+//!   `op` was.
+//! - **Every byte still goes from global memory to the tensor cores untouched by a thread**, in
+//!   all four layouts: no transposed copy, in memory or in registers.
+//!
+//! The emulator computes each `wgmma` from the bytes its descriptors and transpose bits point at
+//! (`tests/tests/emulator_hopper.rs` runs every layout at shapes that cross every tile edge), so
+//! a wrong LBO, SBO or transpose bit fails there as on the GPU.
+//!
+//! What it measured: the book's shapes chapter and `docs/perf-notes.md`.
+use super::wgmma_16bit::Config;
+use crate::device::half::Half;
+use crate::device::mbarrier::MBarrier;
+use crate::device::tma::TensorMap;
+use crate::device::wgmma::Accumulator;
+use crate::gemm::HalfGemmArgs;
+use crate::pipeline::{Consumer, Schedule};
+use core::marker::PhantomData;
+
+/// The step `B` (a configuration of the direct orientation) reading A stored k × m
+/// (`A_TRANSPOSED`) and B stored n × k (`B_TRANSPOSED`).
+#[derive(Clone, Copy, Default)]
+pub struct Layouts<B, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool>(PhantomData<B>);
+
+// ANCHOR: core_loop
+impl<B: Config, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool> Config
+    for Layouts<B, A_TRANSPOSED, B_TRANSPOSED>
+{
+    const A_K_MAJOR: bool = A_TRANSPOSED;
+    const B_MN_MAJOR: bool = B_TRANSPOSED;
+    // ANCHOR_END: core_loop
+    const STAGES: u32 = B::STAGES;
+    const RASTER: u32 = B::RASTER;
+    const CLUSTER_N: u32 = B::CLUSTER_N;
+    const EXTRA_BYTES: u32 = B::EXTRA_BYTES;
+    const SCHEDULE: Schedule = B::SCHEDULE;
+    const SPLIT_K: bool = B::SPLIT_K;
+    const DIRECT: bool = {
+        assert!(B::DIRECT, "the layouts are the direct orientation's");
+        true
+    };
+
+    #[inline(always)]
+    fn wait_turn(consumer: &mut Consumer) {
+        B::wait_turn(consumer)
+    }
+
+    #[inline(always)]
+    unsafe fn load_a(
+        a_map: *const TensorMap,
+        stage: u32,
+        m0: u32,
+        k0: i32,
+        full: MBarrier,
+        k_major: bool,
+    ) {
+        unsafe { B::load_a(a_map, stage, m0, k0, full, k_major) }
+    }
+
+    #[inline(always)]
+    unsafe fn store_direct<H: Half>(
+        args: &HalfGemmArgs<H>,
+        maps: *const TensorMap,
+        accs: [&Accumulator<64>; 2],
+        at: (u32, u32, u32),
+        consumer: &Consumer,
+    ) {
+        unsafe { B::store_direct(args, maps, accs, at, consumer) }
+    }
+
+    #[inline(always)]
+    fn drain(consumer: &Consumer) {
+        B::drain(consumer)
+    }
+}
