@@ -356,7 +356,15 @@ mod hopper {
             gemm_wgmma_layouts_tt_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>, true, true>>, launch_bounds(384, 1), cluster(2);
             gemm_wgmma_layouts_tt_c2_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, true, true>>, launch_bounds(384, 1);
             gemm_wgmma_layouts_tt_c2_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, true, true>>, launch_bounds(384, 1);
-                    gemm_wgmma_narrow_nn_n8_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 4, false>, launch_bounds(384, 1);
+            gemm_wgmma_stream_k_nn_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_stream_k::Streamed<wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, false, false>>>, launch_bounds(384, 1);
+        gemm_wgmma_stream_k_nn_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_stream_k::Streamed<wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, false, false>>>, launch_bounds(384, 1);
+        gemm_wgmma_stream_k_tn_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_stream_k::Streamed<wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, true, false>>>, launch_bounds(384, 1);
+        gemm_wgmma_stream_k_tn_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_stream_k::Streamed<wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, true, false>>>, launch_bounds(384, 1);
+        gemm_wgmma_stream_k_nt_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_stream_k::Streamed<wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, false, true>>>, launch_bounds(384, 1);
+        gemm_wgmma_stream_k_nt_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_stream_k::Streamed<wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, false, true>>>, launch_bounds(384, 1);
+        gemm_wgmma_stream_k_tt_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_stream_k::Streamed<wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, true, true>>>, launch_bounds(384, 1);
+        gemm_wgmma_stream_k_tt_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_stream_k::Streamed<wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, true, true>>>, launch_bounds(384, 1);
+                gemm_wgmma_narrow_nn_n8_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 4, false>, launch_bounds(384, 1);
             gemm_wgmma_narrow_nn_n8_f16: f16 + maps = wgmma_narrow::gemm::<F16, 4, false>, launch_bounds(384, 1);
             gemm_wgmma_narrow_nn_n16_bf16: bf16 + maps = wgmma_narrow::gemm::<Bf16, 8, false>, launch_bounds(384, 1);
             gemm_wgmma_narrow_nn_n16_f16: f16 + maps = wgmma_narrow::gemm::<F16, 8, false>, launch_bounds(384, 1);

@@ -133,8 +133,8 @@ pub struct TmaOperands {
     /// tensor map follows A's and B's.
     pub c_box: Option<[u32; 2]>,
     /// Stream-k's tile (rows × columns of C, [`crate::pipeline::stream`]): after the tensor maps
-    /// the host writes the addresses of an f32 workspace of one tile per segment (grid + tiles
-    /// segments) and of one zeroed u32 counter per tile.
+    /// the host writes the addresses of an f32 workspace of two tiles per block of the grid and
+    /// of one zeroed u32 counter per tile.
     pub stream_k: Option<[u32; 2]>,
 }
 
@@ -195,8 +195,8 @@ impl TmaOperands {
     pub fn stream_k_scratch(&self, shape: &Shape, grid: (u32, u32)) -> Option<(usize, usize)> {
         self.stream_k.map(|[bm, bn]| {
             let tiles = shape.m.div_ceil(bm) as usize * shape.n.div_ceil(bn) as usize;
-            let segments = grid.0 as usize + tiles;
-            (segments * (bm * bn) as usize * 4, tiles)
+            let slabs = 2 * grid.0 as usize;
+            (slabs * (bm * bn) as usize * 4, tiles)
         })
     }
 
@@ -542,6 +542,21 @@ fn wgmma_layouts_operands(tile: u32, layout: Layout) -> TmaOperands {
         },
         b_transposed: layout.b_transposed,
         ..wgmma_tma_store_operands(if tile == 1 { 4 } else { 5 }, Layout::NN)
+    }
+}
+
+/// `wgmma-stream-k`: `wgmma-layouts:2` on a stream-k grid.
+fn wgmma_stream_k_geometry(m: u32, n: u32, k: u32, bytes: u32, _tile: u32) -> Geometry {
+    use wgmma_tma_store::TmaStore;
+    type Config = wgmma_stream_k::Streamed<TmaStore<wgmma_16bit::Plain<4>, false, true>>;
+    wgmma_16bit::geometry::<Config>(m, n, k, bytes)
+}
+
+/// `wgmma-layouts:2`'s tensor maps, and the stream-k scratch after them (256 × 128 tiles).
+fn wgmma_stream_k_operands(_tile: u32, layout: Layout) -> TmaOperands {
+    TmaOperands {
+        stream_k: Some([wgmma_16bit::BM, wgmma_16bit::BN]),
+        ..wgmma_layouts_operands(2, layout)
     }
 }
 
@@ -1278,6 +1293,21 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_layouts_operands),
+    },
+    Variant {
+        name: "wgmma-stream-k",
+        summary: "wgmma-layouts:2 (256x128 tiles, C through the TMA store, every layout) on a stream-k grid: the whole waves of tiles but the last a tile per block, the rest divided into equal runs of k-slices, a tile split between blocks added by the last of them (an f32 workspace of two slabs per block, a counter per tile); --tile: 1 4-stage (default)",
+        source: "beyond the documents (tensor cores, chapter 5)",
+        entry: "gemm_wgmma_stream_k_{ops}_c{tile}",
+        layouts: &Layout::ALL,
+        tiles: &[1],
+        geometry: wgmma_stream_k_geometry,
+        supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_stream_k_operands),
     },
     Variant {
         name: "wgmma-narrow",

@@ -221,6 +221,42 @@ for step in "$@"; do
           echo "compute-sanitizer $tool $scaling: exit $? ($(grep -c 'pass' "$OUT/fp8-sanitize-$tool-$scaling.log") passes; $(grep -m1 'SUMMARY' "$OUT/fp8-sanitize-$tool-$scaling.log"))"
         done
       done ;;
+    shapes-check)
+      # Chapter 5's kernels against the f64 reference at shapes that cross every tile edge, in
+      # every layout they compute, bf16 and f16, beta 0.5 (C read), padded leading dimensions.
+      for dtype in bf16 f16; do
+        for ops in "n n" "t n" "n t" "t t"; do
+          set -- $ops
+          $host --variant wgmma-layouts:1,wgmma-layouts:2 --dtype $dtype --transa $1 --transb $2 --m 1000 --n 1100 --k 1000 --lda 1008 --ldb 1112 --ldc 1008 --beta 0.5 --iters 1 --warmup 0 2>&1 | tee -a "$OUT/shapes-check.log" | grep -E '^\| |FAIL|error' | tail -3
+        done
+        for ta in n t; do
+          for shape in "--m 2112 --n 1 --k 7168" "--m 1000 --n 37 --k 4000 --ldc 1001" "--m 333 --n 130 --k 520" "--m 7168 --n 64 --k 2048 --beta 0.5"; do
+            $host --variant wgmma-narrow:8,wgmma-narrow:16,wgmma-narrow:32,wgmma-narrow:64,wgmma-narrow:128 --dtype $dtype --transa $ta $shape --iters 2 --warmup 1 2>&1 | tee -a "$OUT/shapes-check.log" | grep -E 'FAIL|error' | head -3
+          done
+        done
+      done
+      echo "shapes-check: $(grep -c 'PASS' "$OUT/shapes-check.log") checks passed, $(grep -c 'FAIL' "$OUT/shapes-check.log") failed, $(grep -ci 'error' "$OUT/shapes-check.log") errors" ;;
+    shapes-sanitize)
+      # compute-sanitizer on chapter 5's kernels at shapes crossing every tile edge (stream-k
+      # tiles split between blocks included: 3 blocks per tile at n = 40, k = 1000).
+      for tool in memcheck racecheck synccheck; do
+        compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-narrow:8,wgmma-narrow:64,wgmma-narrow:128 --dtype bf16 --transa t --m 1000 --n 40 --k 1000 --ldc 1001 --beta 0.5 --iters 1 --warmup 0 > "$OUT/shapes-sanitize-$tool.log" 2>&1; r1=$?
+        compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-layouts:1,wgmma-layouts:2 --dtype bf16 --transa t --transb t --m 1000 --n 1100 --k 200 --lda 208 --ldb 1112 --ldc 1008 --beta 0.5 --iters 1 --warmup 0 >> "$OUT/shapes-sanitize-$tool.log" 2>&1; r2=$?
+        echo "compute-sanitizer $tool: exit $r1/$r2 ($(grep -c 'PASS' "$OUT/shapes-sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/shapes-sanitize-$tool.log"))"
+      done ;;
+    shapes-probe)
+      # Every candidate of chapter 5 at the model shapes (D = X·Wᵀ: m = N, n = tokens, k = K,
+      # TN), beside cuBLAS, one process per shape, speed only. PROBE_DTYPE (bf16), PROBE_M (the
+      # token counts), PROBE_NK (the (N, K) pairs) narrow it.
+      for nk in ${PROBE_NK:-2112x7168 24576x1536 32768x512 7168x16384 4096x7168 7168x2048 6144x4096 4096x4096 28672x4096 4096x14336 128256x4096 10240x8192 8192x8192 57344x8192 8192x28672}; do
+        for tokens in ${PROBE_M:-1 16 64 128 2000 4096}; do
+          set -- ${nk//x/ }
+          if [ $tokens -le 16 ]; then v=wgmma-narrow:8,wgmma-narrow:16
+          elif [ $tokens -le 128 ]; then v=wgmma-narrow:32,wgmma-narrow:64,wgmma-narrow:128,wgmma-layouts:2
+          else v=wgmma-narrow:128,wgmma-layouts:1,wgmma-layouts:2; fi
+          $host --variant $v --compare cublas --dtype ${PROBE_DTYPE:-bf16} --transa t --m $1 --n $tokens --k $2 --iters ${PROBE_ITERS:-10} --warmup 2 --no-check 2>&1 | tee "$OUT/probe-$1x$tokens x$2.log" | grep -E '^\| [a-z]' | sed "s/^/$1x${tokens}x$2 /"
+        done
+      done ;;
     fp8-ncu)
       # One launch each at 8192³ (clocks not locked): each kernel beside cuBLASLt's, per tensor
       # and per block.

@@ -37,8 +37,8 @@ use schedule::{StreamK, Tiles, Walk};
 
 /// One unit of a block's work: a tile of C, `slices` slices of k from `first_slice`, part
 /// `split` of the tile's `parts` (split-k: the grid row and the grid's rows; stream-k: the
-/// block's place among the blocks that share the tile), and with stream-k the workspace slab
-/// of the part (`segment`, [`schedule::StreamK`]). A whole tile is part 0 of 1.
+/// block's place among the blocks that share the tile, whose part 0 has workspace slab `slab0`:
+/// [`schedule::StreamK`]). A whole tile is part 0 of 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Work {
     pub tile: (u32, u32),
@@ -46,7 +46,7 @@ pub struct Work {
     pub parts: u32,
     pub first_slice: u32,
     pub slices: u32,
-    pub segment: u32,
+    pub slab0: u32,
     /// The tile's number in the tile order (stream-k's counter for it).
     pub unit: u32,
 }
@@ -301,15 +301,11 @@ impl Consumer {
 }
 
 /// This block's units of work, in the order every role walks them: the persistent walk over
-/// the tiles (with split-k, this grid row's part of k of each), or the block's stream-k
-/// segments.
+/// the tiles (with split-k, this grid row's part of k of each), or with stream-k the walk over
+/// the data-parallel tiles and then the block's streamed segments.
 #[inline(always)]
 fn works<K: Kernel>(tiles: Tiles, slices: u32, rank: u32) -> Works {
     const { assert!(!K::STREAM_K || (!K::SPLIT_K && K::CLUSTER.0 * K::CLUSTER.1 == 1)) };
-    if K::STREAM_K {
-        let stream = StreamK::new(cluster::id(), cluster::count(), tiles.units(), slices);
-        return Works::Stream { stream, tiles };
-    }
     // Split-k: this grid row's part of the slices, as even as whole slices go.
     let (split, parts) = if K::SPLIT_K {
         (block_idx_y(), grid_dim_y())
@@ -317,36 +313,43 @@ fn works<K: Kernel>(tiles: Tiles, slices: u32, rank: u32) -> Works {
         (0, 1)
     };
     let first_slice = split * slices / parts;
-    Works::Tiles {
-        walk: Walk::new(cluster::id(), cluster::count(), tiles.units()),
+    let whole = Work {
+        tile: (0, 0),
+        split,
+        parts,
+        first_slice,
+        slices: (split + 1) * slices / parts - first_slice,
+        slab0: 0,
+        unit: 0,
+    };
+    let (walk, stream) = if K::STREAM_K {
+        let (walk, stream) =
+            StreamK::hybrid(cluster::id(), cluster::count(), tiles.units(), slices);
+        (walk, Some(stream))
+    } else {
+        (
+            Walk::new(cluster::id(), cluster::count(), tiles.units()),
+            None,
+        )
+    };
+    Works {
+        walk,
+        stream,
         tiles,
         rank,
-        template: Work {
-            tile: (0, 0),
-            split,
-            parts,
-            first_slice,
-            slices: (split + 1) * slices / parts - first_slice,
-            segment: 0,
-            unit: 0,
-        },
+        whole,
     }
 }
 
-/// The iterator of [`works`].
+/// The iterator of [`works`]: the walk's tiles, then the stream's segments.
 #[derive(Clone, Copy)]
-enum Works {
-    Tiles {
-        walk: Walk,
-        tiles: Tiles,
-        rank: u32,
-        /// Every unit's work but its tile.
-        template: Work,
-    },
-    Stream {
-        stream: StreamK,
-        tiles: Tiles,
-    },
+struct Works {
+    walk: Walk,
+    stream: Option<StreamK>,
+    tiles: Tiles,
+    rank: u32,
+    /// Every walked tile's work but its tile.
+    whole: Work,
 }
 
 impl Iterator for Works {
@@ -354,27 +357,23 @@ impl Iterator for Works {
 
     #[inline(always)]
     fn next(&mut self) -> Option<Work> {
-        match self {
-            Works::Tiles {
-                walk,
-                tiles,
-                rank,
-                template,
-            } => walk.next().map(|unit| Work {
-                tile: tiles.tile(unit, *rank),
+        if let Some(unit) = self.walk.next() {
+            return Some(Work {
+                tile: self.tiles.tile(unit, self.rank),
                 unit,
-                ..*template
-            }),
-            Works::Stream { stream, tiles } => stream.next().map(|s| Work {
-                tile: tiles.tile(s.tile, 0),
-                split: s.part,
-                parts: s.parts,
-                first_slice: s.first_slice,
-                slices: s.slices,
-                segment: s.segment,
-                unit: s.tile,
-            }),
+                ..self.whole
+            });
         }
+        let s = self.stream.as_mut()?.next()?;
+        Some(Work {
+            tile: self.tiles.tile(s.tile, 0),
+            split: s.part,
+            parts: s.parts,
+            first_slice: s.first_slice,
+            slices: s.slices,
+            slab0: s.slab0,
+            unit: s.tile,
+        })
     }
 }
 

@@ -105,10 +105,14 @@ impl Iterator for Walk {
 ///
 /// A block's range cuts the tiles it crosses into *segments*. A tile covered by one segment is
 /// computed whole; a tile shared by several blocks is computed in parts, one per block, that
-/// the last of them to finish adds ([`crate::device::semaphore`]). Segments are numbered in
-/// iteration order: the segment of block `b` in tile `t` is number `b + t` (each block start and
-/// each tile start opens a new one), fewer than `G + tiles` in all: the host's workspace has a
-/// slab per number.
+/// the last of them to finish adds ([`crate::pipeline::stream`]). Only a block's first and last
+/// segments can be parts: each has a workspace slab, `2b` and `2b + 1`, so the workspace is
+/// `2·G` slabs whatever the problem.
+///
+/// With more tiles than blocks, the whole waves are better computed a tile per block (no parts
+/// to add, and the blocks working together cover a compact patch of C, whose operands stay in
+/// L2): [`StreamK::hybrid`] streams only the last partial wave and one whole wave before it,
+/// as CUTLASS's hybrid stream-k does.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamK {
     /// The next iteration of this block, and one past its last.
@@ -118,10 +122,13 @@ pub struct StreamK {
     blocks: u64,
     total: u64,
     block: u32,
+    /// The first streamed tile's number (the data-parallel tiles come before).
+    first_tile: u32,
 }
 
 /// One segment of a stream-k block: `slices` slices of tile number `tile` from `first_slice`;
-/// part `part` of the tile's `parts`, workspace slab `segment`.
+/// part `part` of the tile's `parts`, whose part 0 has workspace slab `slab0` (part `j > 0`
+/// slab `2·(slab0 / 2 + j)`: [`Segment::slab`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment {
     pub tile: u32,
@@ -129,7 +136,20 @@ pub struct Segment {
     pub slices: u32,
     pub part: u32,
     pub parts: u32,
-    pub segment: u32,
+    pub slab0: u32,
+}
+
+impl Segment {
+    /// The workspace slab of part `j` of the tile: part 0 is its first block's first or last
+    /// segment, every later part the first segment of its block.
+    #[inline(always)]
+    pub fn slab(slab0: u32, j: u32) -> u32 {
+        if j == 0 {
+            slab0
+        } else {
+            2 * (slab0 / 2 + j)
+        }
+    }
 }
 
 impl StreamK {
@@ -138,6 +158,12 @@ impl StreamK {
     /// would count a part that never arrives.
     #[inline(always)]
     pub fn new(block: u32, blocks: u32, tiles: u32, slices: u32) -> Self {
+        Self::from_tile(block, blocks, 0, tiles, slices)
+    }
+
+    /// Tiles `first_tile..first_tile + tiles` streamed.
+    #[inline(always)]
+    fn from_tile(block: u32, blocks: u32, first_tile: u32, tiles: u32, slices: u32) -> Self {
         let (blocks64, total) = (blocks as u64, tiles as u64 * slices as u64);
         StreamK {
             next: block as u64 * total / blocks64,
@@ -146,13 +172,40 @@ impl StreamK {
             blocks: blocks64,
             total,
             block,
+            first_tile,
         }
+    }
+
+    /// The hybrid: of `tiles`, the tiles of all but the last whole wave go a tile per block
+    /// (the [`Walk`] returned, over tiles `0..data_parallel`), the rest is streamed (tiles
+    /// `data_parallel..tiles`). With at most a wave of tiles, or whole waves only, nothing or
+    /// everything is streamed.
+    #[inline(always)]
+    pub fn hybrid(block: u32, blocks: u32, tiles: u32, slices: u32) -> (Walk, StreamK) {
+        let streamed = if tiles <= blocks {
+            tiles
+        } else if tiles.is_multiple_of(blocks) {
+            0
+        } else {
+            tiles % blocks + blocks
+        };
+        let data_parallel = tiles - streamed;
+        (
+            Walk::new(block, blocks, data_parallel),
+            Self::from_tile(block, blocks, data_parallel, streamed, slices),
+        )
     }
 
     /// The block whose range holds iteration `x`: the largest `b` with `⌊b·T/G⌋ ≤ x`.
     #[inline(always)]
     fn block_of(&self, x: u64) -> u64 {
         ((x + 1) * self.blocks - 1) / self.total
+    }
+
+    /// The first iteration of block `b`.
+    #[inline(always)]
+    fn start_of(&self, b: u64) -> u64 {
+        b * self.total / self.blocks
     }
 }
 
@@ -168,13 +221,15 @@ impl Iterator for StreamK {
         let (tile_start, tile_end) = (tile * self.slices, (tile + 1) * self.slices);
         let stop = tile_end.min(self.end);
         let first_block = self.block_of(tile_start);
+        // Part 0 is its block's first segment when the block starts with the tile, else its last.
+        let slab0 = 2 * first_block as u32 + (self.start_of(first_block) < tile_start) as u32;
         let segment = Segment {
-            tile: tile as u32,
+            tile: self.first_tile + tile as u32,
             first_slice: (self.next - tile_start) as u32,
             slices: (stop - self.next) as u32,
             part: (self.block as u64 - first_block) as u32,
             parts: (self.block_of(tile_end - 1) - first_block + 1) as u32,
-            segment: self.block + tile as u32,
+            slab0,
         };
         self.next = stop;
         Some(segment)
@@ -186,7 +241,8 @@ mod tests {
     use super::*;
 
     /// Every iteration is covered once, each tile's parts are numbered 0.. in block order with
-    /// the same count, and segment numbers are distinct and below blocks + tiles.
+    /// the same count, and the slabs of split tiles' parts are distinct, below 2·blocks, and the
+    /// ones [`Segment::slab`] computes from part 0's.
     #[test]
     fn stream_k_covers_every_iteration_once() {
         for (blocks, tiles, slices) in [
@@ -197,32 +253,63 @@ mod tests {
             (3, 1, 3),
             (2, 2, 1),
             (9, 9, 1),
+            (4, 30, 7),
         ] {
             let mut covered = vec![0u32; (tiles * slices) as usize];
             let mut parts_seen = vec![Vec::new(); tiles as usize];
-            let mut segments = Vec::new();
+            let mut slabs = Vec::new();
             for b in 0..blocks {
                 for s in StreamK::new(b, blocks, tiles, slices) {
                     assert!(s.slices > 0 && s.first_slice + s.slices <= slices);
                     for i in s.first_slice..s.first_slice + s.slices {
                         covered[(s.tile * slices + i) as usize] += 1;
                     }
-                    parts_seen[s.tile as usize].push((s.part, s.parts));
-                    segments.push(s.segment);
+                    parts_seen[s.tile as usize].push((s.part, s.parts, s.slab0));
+                    if s.parts > 1 {
+                        slabs.push(Segment::slab(s.slab0, s.part));
+                        // Its own slab: its block's first segment (2b) or its last (2b + 1).
+                        assert!(slabs.last().unwrap() / 2 == b);
+                    }
                 }
             }
             assert!(covered.iter().all(|&c| c == 1), "{blocks} {tiles} {slices}");
             for seen in &parts_seen {
-                let parts = seen[0].1;
+                let (parts, slab0) = (seen[0].1, seen[0].2);
                 let indices: Vec<u32> = seen.iter().map(|p| p.0).collect();
-                assert!(seen.iter().all(|p| p.1 == parts));
+                assert!(seen.iter().all(|p| p.1 == parts && p.2 == slab0));
                 assert_eq!(indices, (0..parts).collect::<Vec<_>>());
             }
-            let count = segments.len();
-            segments.sort();
-            segments.dedup();
-            assert_eq!(segments.len(), count);
-            assert!(segments.iter().all(|&s| s < blocks + tiles));
+            let count = slabs.len();
+            slabs.sort();
+            slabs.dedup();
+            assert_eq!(slabs.len(), count, "{blocks} {tiles} {slices}");
+            assert!(slabs.iter().all(|&s| s < 2 * blocks));
+        }
+    }
+
+    /// The hybrid streams nothing with whole waves, everything with at most one, else the
+    /// partial wave and one whole wave; the walk and the stream cover every tile once.
+    #[test]
+    fn hybrid_streams_the_last_waves() {
+        for (blocks, tiles, streamed) in [
+            (132, 1024, 100 + 132),
+            (132, 264, 0),
+            (132, 100, 100),
+            (4, 9, 5),
+        ] {
+            let mut seen = vec![0u32; tiles as usize];
+            for b in 0..blocks {
+                let (walk, stream) = StreamK::hybrid(b, blocks, tiles, 3);
+                for t in walk {
+                    assert!(t < tiles - streamed);
+                    seen[t as usize] += 3;
+                }
+                for s in stream {
+                    assert!(s.tile >= tiles - streamed);
+                    seen[s.tile as usize] += s.slices;
+                }
+            }
+            assert!(seen.iter().all(|&c| c == 3), "{blocks} {tiles}");
         }
     }
 }

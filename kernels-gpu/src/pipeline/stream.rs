@@ -8,9 +8,10 @@
 //! back to zero and writes C. No block waits for another.
 //!
 //! The host gives the workspace and the counters after the kernel's tensor maps
-//! ([`Scratch::after`]): a slab of `threads × R` f32 per segment number (fewer than blocks +
-//! tiles), laid out so that each thread's registers go out as 16-byte stores that a warp makes
-//! contiguous, and one zeroed u32 per tile, which every launch leaves zeroed.
+//! ([`Scratch::after`]): two slabs of `threads × R` f32 per block (a block's first and last
+//! segments), laid out so that each thread's registers go out as 16-byte stores that a warp
+//! makes contiguous, and one zeroed u32 per tile, which every launch leaves zeroed.
+use super::schedule::Segment;
 use super::Work;
 use crate::device::semaphore::Semaphore;
 use crate::device::tma::TensorMap;
@@ -62,9 +63,8 @@ pub unsafe fn finish<const R: usize>(
 ) -> bool {
     const { assert!(R % 4 == 0) };
     let slab_len = (threads as usize) * R;
-    // The tile's parts are consecutive segments: part `j` is `segment - split + j`.
     let slab = |j: u32| {
-        let at = (work.segment - work.split + j) as usize * slab_len;
+        let at = Segment::slab(work.slab0, j) as usize * slab_len;
         GlobalMut::new(scratch.workspace.wrapping_add(at))
     };
     // Register `4q + e` of this thread at `4·(q·threads + thread) + e`: a warp's 16-byte stores
@@ -96,23 +96,15 @@ pub unsafe fn finish<const R: usize>(
     if last.load(0) == 0.0 {
         return false;
     }
-    // In the parts' order, this block's from its registers: the same sum whoever finishes.
-    let mine = *values;
+    // All parts from the workspace, this block's too, in the parts' order: the same sum
+    // whoever finishes, and no second copy of the accumulators in registers.
     *values = [0.0; R];
     for j in 0..work.parts {
+        let part = slab(j);
         for q in 0..R / 4 {
-            let part = if j == work.split {
-                [
-                    mine[4 * q],
-                    mine[4 * q + 1],
-                    mine[4 * q + 2],
-                    mine[4 * q + 3],
-                ]
-            } else {
-                unsafe { slab(j).load4(at(q)) }
-            };
+            let four = unsafe { part.load4(at(q)) };
             for e in 0..4 {
-                values[4 * q + e] += part[e];
+                values[4 * q + e] += four[e];
             }
         }
     }

@@ -58,3 +58,5 @@ pub mod wgmma_fp8_block;
 pub mod wgmma_layouts;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_narrow;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_stream_k;

@@ -55,7 +55,8 @@ use crate::device::wgmma::{
     self, Accumulator, Descriptor, HalfWgmma, Registers, K_MAJOR, MN_MAJOR,
 };
 use crate::gemm::{Geometry, HalfGemmArgs};
-use crate::pipeline::{self, epilogue, Consumer, Kernel, Schedule, Stages, Work};
+use crate::pipeline::stream::{self, Scratch, FIXUP_BYTES};
+use crate::pipeline::{self, epilogue, Consumer, Kernel, Schedule, Stages, Work, WARPGROUP};
 use core::marker::PhantomData;
 
 /// Rows of m per tile: the `wgmma`'s N.
@@ -86,6 +87,11 @@ pub trait Config: Copy + Default + 'static {
 
     /// Split-k: grid row `y` computes part `y` of k ([`crate::pipeline::Kernel::SPLIT_K`]).
     const SPLIT_K: bool = false;
+
+    /// Stream-k ([`crate::pipeline::Kernel::STREAM_K`]), in the direct orientation: a tile
+    /// shared by blocks is finished by the last of them, whose flag is the last
+    /// [`crate::pipeline::stream::FIXUP_BYTES`] of `EXTRA_BYTES` ([`super::wgmma_stream_k`]).
+    const STREAM_K: bool = false;
 
     /// The product as it stands, `C = A·B`, instead of `Cᵀ = Bᵀ·Aᵀ`: the `wgmma`'s M is C's m,
     /// its A operand is A (MN-major, the transposed one, 64 rows) and its B operand B (K-major,
@@ -204,11 +210,18 @@ pub const fn tile_n<C: Config>() -> u32 {
 
 /// The launch geometry for configuration `C`: one block per tile, in whole clusters (the host
 /// caps the grid at one block per multiprocessor).
-pub fn geometry<C: Config>(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geometry {
+pub fn geometry<C: Config>(m: u32, n: u32, k: u32, _element_bytes: u32) -> Geometry {
     type K<C> = Wgmma16<crate::device::half::Bf16, C>;
     let units = m.div_ceil(BM) * n.div_ceil(tile_n::<C>() * C::CLUSTER_N);
+    // Stream-k: a block per iteration at most (every block must have one), which the host caps
+    // at one per multiprocessor.
+    let blocks = if C::STREAM_K {
+        units * k.div_ceil(BK).max(1)
+    } else {
+        units * C::CLUSTER_N
+    };
     Geometry {
-        grid: (units * C::CLUSTER_N, 1),
+        grid: (blocks, 1),
         block: (K::<C>::THREADS, 1),
         shared_bytes: K::<C>::POOL_BYTES,
     }
@@ -228,6 +241,7 @@ where
     const LOADED_BYTES: u32 = Self::STAGE_BYTES;
     const SCHEDULE: Schedule = C::SCHEDULE;
     const SPLIT_K: bool = C::SPLIT_K;
+    const STREAM_K: bool = C::STREAM_K;
     const RASTER_GROUP: u32 = C::RASTER;
     const CLUSTER: (u32, u32) = (1, C::CLUSTER_N);
     const EXTRA_BYTES: u32 = C::EXTRA_BYTES;
@@ -403,6 +417,25 @@ where
         upper.fence_registers();
         lower.fence_registers();
         c.release(previous);
+        // Stream-k: a tile shared with other blocks is stored by the last of them to finish.
+        if C::STREAM_K && !work.whole() {
+            let mut values: [f32; 128] = core::array::from_fn(|i| {
+                if i < 64 {
+                    upper.get()[i]
+                } else {
+                    lower.get()[i - 64]
+                }
+            });
+            let scratch = unsafe { Scratch::after(maps, 3) };
+            let thread = c.warpgroup * WARPGROUP + c.thread;
+            let threads = Self::CONSUMERS * WARPGROUP;
+            let flag = c.stages.extra() + C::EXTRA_BYTES - FIXUP_BYTES;
+            if !unsafe { stream::finish(scratch, &work, &mut values, thread, threads, flag) } {
+                return;
+            }
+            upper = Accumulator::from_registers(core::array::from_fn(|i| values[i]));
+            lower = Accumulator::from_registers(core::array::from_fn(|i| values[64 + i]));
+        }
         let (row0, col0) = (tile.0 * BM + 128 * c.warpgroup, tile.1 * BN);
         let at = (row0, col0, work.split);
         unsafe { C::store_direct(&args, maps, [&upper, &lower], at, c) };
