@@ -8,7 +8,7 @@ use crate::gpu::Gpu;
 pub use crate::launch::{Launch, Reduce};
 use crate::problem::{Inputs, Problem, Scalar};
 use crate::registry::{self, Variant};
-pub use crate::timing::{Measured, Timing};
+pub use crate::timing::{median, Measured, Timing};
 use crate::verify::{self, Check};
 use anyhow::{bail, Result};
 use kernels_gpu::gemm::Dtype;
@@ -153,18 +153,6 @@ impl Report {
 /// TFLOP/s of `flops` done in `ms` milliseconds.
 pub fn tflops(flops: f64, ms: f64) -> f64 {
     flops / (ms * 1e-3) / 1e12
-}
-
-/// Median of a non-empty sample (the mean of the middle two for an even count).
-pub fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[mid]
-    } else {
-        (v[mid - 1] + v[mid]) / 2.0
-    }
 }
 
 /// `p` with its leading dimensions as given (`None`) or pitched to a multiple of `pitch` bytes.
