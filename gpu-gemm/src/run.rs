@@ -220,6 +220,11 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
             let choice = crate::auto::choose(p, math, arch)?;
             plan(choice.variant, choice.tile, p, arch)
         }
+        // Tuning times the candidates on the caller's own buffers, which a plan has not got.
+        Variant::Tuned(_) => bail!(
+            "`tuned` is chosen by timing its candidates on the buffers of a call: it runs through \
+             the library (`Gemm::run` with `Algorithm::Tuned`), as `host --variant tuned` does"
+        ),
     }
 }
 
