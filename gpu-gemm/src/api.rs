@@ -799,9 +799,10 @@ impl Gemm {
             });
         }
         // Every candidate's runs write C: with β ≠ 0 its input must come back for the winner.
-        let saved = match problem.beta {
-            0.0 => None,
-            _ => Some(self.save_c(&problem, &c)?),
+        let saved = if problem.beta == 0.0 {
+            None
+        } else {
+            Some(self.save_c(&problem, &c)?)
         };
         let mut timed: Vec<Timed> = Vec::new();
         for candidate in candidates {

@@ -632,11 +632,11 @@ pub fn entry(ranking: &[(&Candidate, Measurement)]) -> Option<Entry> {
 /// One sentence on a tuning: what was timed, how, and who won.
 pub fn summary(timed: &[Timed], protocol: &Protocol) -> String {
     let ranking = ranking(timed);
-    let kernels = {
-        let mut names: Vec<&str> = timed.iter().map(|t| t.candidate.variant.name()).collect();
-        names.dedup();
-        names.len()
-    };
+    let kernels = timed
+        .iter()
+        .map(|t| t.candidate.variant.name())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let pruned = ranking.iter().filter(|(_, m)| m.pruned).count();
     let failed: Vec<String> = timed
         .iter()
@@ -978,9 +978,16 @@ mod tests {
             ranking[1].1, 1.0,
             "the runner-up: the first candidate timed"
         );
-        assert!(choice
-            .reason
-            .starts_with("tuned now under the strict contract: "));
+        let p = problem(40, 24, 16, Dtype::F32);
+        let configurations = candidates(&p, Math::Strict, None).len();
+        let kernels = auto::candidates(&p, Math::Strict, None).len();
+        assert_eq!(ranking.len(), configurations, "every candidate ran");
+        assert!(
+            choice.reason.starts_with(&format!(
+                "tuned now under the strict contract: {configurations} configurations of {kernels} kernels timed"
+            )),
+            "{choice}"
+        );
         assert!(
             choice.reason.contains("stopped after the warm-up"),
             "{}",

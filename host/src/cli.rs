@@ -367,7 +367,10 @@ mod tests {
         assert_eq!(c.math, Some(Math::Fp32Accurate));
         assert_eq!(c.tuning_cache, Some(PathBuf::from("/tmp/t.csv")));
         assert_eq!(parse("--variant tuned").unwrap().tuning_cache, None);
-        assert!(parse("--variant tuned --tuning-cache").is_err(), "a path is needed");
+        assert!(
+            parse("--variant tuned --tuning-cache").is_err(),
+            "a path is needed"
+        );
     }
 
     #[test]
