@@ -113,18 +113,26 @@ fn cuda_trampolines(out: &Path, symbols: &[&str]) {
 fn embed_ptx(root: &Path, out: &Path) {
     let mut table = String::from("/// (architecture, PTX) pairs built by gpu-gemm/build.rs.\n");
     table.push_str("pub const EMBEDDED_PTX: &[(&str, &str)] = &[\n");
+    // One fingerprint of every embedded module, computed here rather than hashing megabytes of
+    // PTX at run time: the tuning cache trusts an entry only from the same kernels.
+    let mut fingerprint = ptx_builder::FNV_OFFSET;
     for arch in EMBEDDED_ARCHS {
         let built = ptx_builder::build_ptx(root, arch, true).unwrap_or_else(|e| {
             panic!("building the kernels' PTX for {arch} failed: {e:#}\n(try `cargo xtask build-ptx --arch {arch}` for the full output)")
         });
         let dest = out.join(format!("kernels_gpu_{arch}.ptx"));
         std::fs::copy(&built.ptx, &dest).unwrap();
+        fingerprint = ptx_builder::fnv1a64(fingerprint, &std::fs::read(&dest).unwrap());
         table.push_str(&format!(
             "    (\"{arch}\", include_str!({:?})),\n",
             dest.display().to_string()
         ));
     }
     table.push_str("];\n");
+    table.push_str(&format!(
+        "/// FNV-1a of the embedded PTX modules, in the order above (`ptx_builder::fnv1a64`).\n\
+         pub const EMBEDDED_PTX_FINGERPRINT: u64 = {fingerprint:#018x};\n"
+    ));
     std::fs::write(out.join("embedded_ptx.rs"), table).unwrap();
 }
 

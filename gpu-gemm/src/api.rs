@@ -36,11 +36,17 @@ use crate::launch::Launch;
 use crate::problem::{Init, Problem, Transposes};
 use crate::registry::{self, CublasMath, Math, Variant};
 use crate::run::{self, Backend};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceSlice};
+use crate::timing::Timing;
+use crate::tuning::{self, Cache, Candidate, Key, Measurement, Protocol, Timed};
+use cust::memory::{
+    AsyncCopyDestination, CopyDestination, DeviceBuffer, DevicePointer, DeviceSlice,
+};
 use cust::stream::Stream;
 use kernels_gpu::gemm::Arithmetic;
 use kernels_gpu::registry::{Shape, Target};
+use std::cell::RefCell;
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 /// An element type of the kernels: `f32`, `f64`, [`half::bf16`] and [`half::f16`]. The 16-bit
 /// types accumulate in f32 and take α and β as f32.
@@ -218,6 +224,14 @@ impl GemmConfig {
 pub enum Algorithm {
     /// The fastest kernel measured for the shape, type and device that keeps the contract.
     Auto(Math),
+    /// The fastest of `Auto`'s candidates under the contract, each at every tile, timed on this
+    /// GPU with the call's own buffers the first time a problem is seen, then read from a
+    /// tuning cache keyed by GPU, driver, build and problem ([`crate::tuning`] has the rules;
+    /// [`Gemm::with_tuning_cache`] says where). The first call of a shape pays for the timing
+    /// (from milliseconds to seconds at large sizes); C still ends as if only the winner ran.
+    /// [`Choice::tuning`] says whether the choice was cached or measured. On the emulator,
+    /// whose times say nothing of a GPU, `Auto`'s choice runs, untimed.
+    Tuned(Math),
     /// A kernel of the course by name (`host --list`), with its tile parameter or the default.
     Kernel {
         /// Its name (`wgmma-3xtf32`).
@@ -250,6 +264,7 @@ impl Algorithm {
     fn label(&self) -> String {
         match self {
             Algorithm::Auto(math) => format!("auto ({})", math.name()),
+            Algorithm::Tuned(math) => format!("tuned ({})", math.name()),
             Algorithm::Kernel { name, tile: None } => name.clone(),
             Algorithm::Kernel {
                 name,
@@ -261,7 +276,7 @@ impl Algorithm {
 }
 
 /// What a call ran, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Choice {
     /// The kernel and tile, as `host` names them (`wgmma-3xtf32:2`), or `cublas`.
     pub variant: String,
@@ -273,6 +288,33 @@ pub struct Choice {
     pub reason: String,
     /// Where it ran: the GPU's name and architecture, or the emulator.
     pub device: String,
+    /// For [`Algorithm::Tuned`]: whether the choice was read from the cache or timed by this
+    /// call, and the times; `None` for the other algorithms.
+    pub tuning: Option<Tuning>,
+}
+
+/// Where [`Algorithm::Tuned`]'s choice came from. The [`Choice`]'s reason says the same in a
+/// sentence, with the cache file and any warning about it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tuning {
+    /// Read from the tuning cache: an earlier call, of this process or another, timed the
+    /// candidates on this GPU, driver and build.
+    Cached {
+        /// The winner's median when it was tuned, in milliseconds.
+        median_ms: f64,
+    },
+    /// Timed by this call.
+    Measured {
+        /// Each candidate that ran and its median in milliseconds, fastest first; those stopped
+        /// after their first run (over 3× the best so far) last, with that run's time.
+        ranking: Vec<(String, f64)>,
+        /// The cache file the winner was written to; `None` when it could not be (the reason
+        /// says why; the handle still remembers the winner for its later calls).
+        stored: Option<PathBuf>,
+    },
+    /// Not tuned: `Auto`'s choice. On the emulator, whose times are the CPU's, always; from
+    /// [`Gemm::choose`], before a run has tuned the problem.
+    NotTuned,
 }
 
 impl fmt::Display for Choice {
@@ -444,15 +486,34 @@ const OPERAND_ALIGN: u64 = 16;
 /// driver caches the result for later processes.
 pub struct Gemm {
     backend: Backend,
+    /// [`Algorithm::Tuned`]'s cache: its file and what this handle read or tuned.
+    cache: RefCell<Cache>,
+    /// Tuning on the emulator, for the tests: a device to key by and a clock.
+    clock: Option<EmulatorClock>,
+}
+
+/// What lets the tests tune on the emulator: the device its keys name, and the milliseconds
+/// each run of a candidate (by label) is said to take. The emulator still runs every candidate
+/// on the buffers, so that what tuning does to C is the real thing.
+struct EmulatorClock {
+    device: tuning::Device,
+    time: RefCell<ClockFn>,
+}
+
+/// A candidate's label → the milliseconds a run of it is said to take.
+type ClockFn = Box<dyn FnMut(&str) -> f64 + Send>;
+
+/// C's input, kept while candidates overwrite it.
+enum SavedC<T: Element> {
+    Device(DeviceBuffer<T::Bits>),
+    Host(Vec<T>),
 }
 
 impl Gemm {
     /// On device 0: initialises the driver, makes a context and a non-blocking stream.
     pub fn new() -> Result<Self> {
         let gpu = Gpu::open(None).map_err(|e| GemmError::NoGpu(format!("{e:#}")))?;
-        Ok(Gemm {
-            backend: Backend::Gpu(Box::new(gpu.quiet())),
-        })
+        Ok(Gemm::on(Backend::Gpu(Box::new(gpu.quiet()))))
     }
 
     /// On the caller's current `cust` context, launching on `stream` (or a new non-blocking
@@ -460,16 +521,92 @@ impl Gemm {
     pub fn on_current_context(stream: Option<Stream>) -> Result<Self> {
         let gpu =
             Gpu::on_current_context(stream).map_err(|e| GemmError::NoGpu(format!("{e:#}")))?;
-        Ok(Gemm {
-            backend: Backend::Gpu(Box::new(gpu.quiet())),
-        })
+        Ok(Gemm::on(Backend::Gpu(Box::new(gpu.quiet()))))
     }
 
     /// On the CPU emulator: the same kernels over host memory, every access checked. Slow
     /// (seconds for a 256³ product), for programs and tests without a GPU.
     pub fn emulator() -> Self {
+        Gemm::on(Backend::Emulator)
+    }
+
+    /// On a backend the pipeline opened (`host` runs its GPU or emulator through it), with the
+    /// default tuning cache ([`tuning::default_path`]).
+    pub fn on(backend: Backend) -> Self {
         Gemm {
-            backend: Backend::Emulator,
+            backend,
+            cache: RefCell::new(Cache::new(tuning::default_path())),
+            clock: None,
+        }
+    }
+
+    /// The backend calls run on.
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// With [`Algorithm::Tuned`]'s cache in the file `path` instead of the default
+    /// (`$GPU_GEMM_TUNING_CACHE`, else `$XDG_CACHE_HOME/gpu-gemm/tuning.csv`, else
+    /// `~/.cache/gpu-gemm/tuning.csv`). Its folder is made when the first winner is written. A
+    /// file that cannot be written never fails a call: the [`Choice`]'s reason says so, and the
+    /// handle remembers its winners in memory.
+    ///
+    /// ```
+    /// use gpu_gemm::{Algorithm, Gemm, GemmConfig, GemmError, Math, Tuning};
+    ///
+    /// fn main() -> Result<(), GemmError> {
+    ///     let cache = std::env::temp_dir().join("gpu-gemm-doctest").join("tuning.csv");
+    ///     let _ = std::fs::remove_file(&cache); // so that the first call below tunes
+    ///     let gemm = Gemm::new()
+    ///         .unwrap_or_else(|_| Gemm::emulator())
+    ///         .with_tuning_cache(&cache);
+    ///     let (m, n, k) = (64, 48, 32);
+    ///     let (a, b) = (gemm.upload(&vec![1.0f32; m * k])?, gemm.upload(&vec![0.5f32; k * n])?);
+    ///     let mut c = gemm.zeros::<f32>(m * n)?;
+    ///     let config = GemmConfig::new(m as u32, n as u32, k as u32);
+    ///     let tuned = Algorithm::Tuned(Math::Strict);
+    ///     let first = gemm.run(&config, &tuned, &a, &b, &mut c)?;
+    ///     let later = gemm.run(&config, &tuned, &a, &b, &mut c)?;
+    ///     match (&first.tuning, &later.tuning) {
+    ///         // On a GPU: every candidate timed by the first call, the winner read back after.
+    ///         (Some(Tuning::Measured { ranking, .. }), Some(Tuning::Cached { .. })) => {
+    ///             assert_eq!(ranking[0].0, later.variant);
+    ///         }
+    ///         // On the emulator (as here, in the doctest): auto's choice, nothing timed.
+    ///         (Some(Tuning::NotTuned), Some(Tuning::NotTuned)) => assert!(!gemm.is_gpu()),
+    ///         other => panic!("{other:?}"),
+    ///     }
+    ///     // Whatever ran, C is the product: 32 × 1 × 0.5.
+    ///     assert!(gemm.download(&c)?.iter().all(|&x| x == 16.0));
+    ///     println!("{later}");
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn with_tuning_cache(self, path: impl Into<PathBuf>) -> Self {
+        Gemm {
+            cache: RefCell::new(Cache::new(Some(path.into()))),
+            ..self
+        }
+    }
+
+    /// The tuning cache's file, if there is one.
+    pub fn tuning_cache(&self) -> Option<PathBuf> {
+        self.cache.borrow().path().map(Path::to_path_buf)
+    }
+
+    /// The emulator, tuning with a clock of the tests' own: `time` gives each run of a
+    /// candidate (by label) its milliseconds, and the keys name `device`.
+    #[cfg(test)]
+    pub(crate) fn emulator_with_clock(
+        device: tuning::Device,
+        time: impl FnMut(&str) -> f64 + Send + 'static,
+    ) -> Self {
+        Gemm {
+            clock: Some(EmulatorClock {
+                device,
+                time: RefCell::new(Box::new(time)),
+            }),
+            ..Gemm::emulator()
         }
     }
 
@@ -538,17 +675,29 @@ impl Gemm {
         b: &(impl Operand<T> + ?Sized),
         c: &mut (impl OperandMut<T> + ?Sized),
     ) -> Result<Choice> {
+        if let Algorithm::Tuned(math) = algorithm {
+            return self.run_tuned(config, *math, a, b, c);
+        }
         let (choice, launch, problem) = self.resolve::<T>(config, algorithm)?;
-        let needs = if self.is_gpu() { "device" } else { "host" };
-        let [ao, bo, co] = problem.stored();
         let (a, b) = (a.memory(), b.memory());
-        let c = c.memory_mut();
-        let views = [
-            (ao, location(&a)),
-            (bo, location(&b)),
-            (co, location(&c.as_memory())),
-        ];
-        for ((operand, rows, cols, ld), (found, address, len, element)) in views {
+        let mut c = c.memory_mut();
+        let cublas = matches!(launch, Launch::Cublas(_));
+        self.check_buffers(&problem, cublas, [&a, &b, &c.as_memory()])?;
+        self.launch_on(&choice.entry, &launch, &problem, (&a, &b, &mut c))?;
+        Ok(choice)
+    }
+
+    /// Whether each buffer is in the handle's memory, long enough for its matrix, and aligned
+    /// for the kernels' vector loads and TMA (cuBLAS needs only the element's alignment).
+    fn check_buffers<T: Element>(
+        &self,
+        problem: &Problem,
+        cublas: bool,
+        buffers: [&Memory<'_, T>; 3],
+    ) -> Result<()> {
+        let needs = if self.is_gpu() { "device" } else { "host" };
+        for ((operand, rows, cols, ld), memory) in problem.stored().into_iter().zip(buffers) {
+            let (found, address, len, element) = location(memory);
             if found != needs {
                 return Err(GemmError::WrongMemory {
                     operand,
@@ -568,12 +717,7 @@ impl Gemm {
                     ld,
                 });
             }
-            // cuBLAS needs only the element's alignment, which any typed buffer has.
-            let align = if matches!(launch, Launch::Cublas(_)) {
-                element
-            } else {
-                OPERAND_ALIGN
-            };
+            let align = if cublas { element } else { OPERAND_ALIGN };
             if address % align != 0 {
                 return Err(GemmError::Misaligned {
                     operand,
@@ -582,6 +726,17 @@ impl Gemm {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// One launch on checked buffers, returning when C is written.
+    fn launch_on<T: Element>(
+        &self,
+        entry: &str,
+        launch: &Launch,
+        problem: &Problem,
+        (a, b, c): (&Memory<'_, T>, &Memory<'_, T>, &mut MemoryMut<'_, T>),
+    ) -> Result<()> {
         let failed = |e: anyhow::Error| GemmError::Launch(format!("{e:#}"));
         match (&self.backend, a, b, c) {
             (
@@ -590,19 +745,298 @@ impl Gemm {
                 Memory::Device { address: b, .. },
                 MemoryMut::Device { address: c, .. },
             ) => {
-                gpu.prepare(&launch, &problem, (a, b, c))
+                gpu.prepare(launch, problem, (*a, *b, *c))
                     .and_then(|prepared| prepared.enqueue::<T>())
                     .map_err(failed)?;
-                gpu.stream().synchronize().map_err(|e| {
-                    GemmError::Launch(format!("{} failed on the device: {e}", choice.entry))
-                })?;
+                gpu.stream()
+                    .synchronize()
+                    .map_err(|e| GemmError::Launch(format!("{entry} failed on the device: {e}")))?;
             }
             (Backend::Emulator, Memory::Host(a), Memory::Host(b), MemoryMut::Host(c)) => {
-                emulator::launch_on(&launch, &problem, (a, b), c, None).map_err(failed)?;
+                emulator::launch_on(launch, problem, (*a, *b), c, None).map_err(failed)?;
             }
             _ => unreachable!("every operand's memory was checked against the backend"),
         }
+        Ok(())
+    }
+
+    /// [`Algorithm::Tuned`]: the cached winner, or every candidate timed on these buffers (the
+    /// rules: [`crate::tuning`]).
+    fn run_tuned<T: Element>(
+        &self,
+        config: &GemmConfig,
+        math: Math,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        c: &mut (impl OperandMut<T> + ?Sized),
+    ) -> Result<Choice> {
+        let problem = self.problem::<T>(config)?;
+        let (a, b) = (a.memory(), b.memory());
+        let mut c = c.memory_mut();
+        // Every candidate is a kernel of the course: the buffers are checked as for any.
+        self.check_buffers(&problem, false, [&a, &b, &c.as_memory()])?;
+        let Some(device) = self.tuning_device() else {
+            let (choice, launch) = self.untuned(&problem, math)?;
+            self.launch_on(&choice.entry, &launch, &problem, (&a, &b, &mut c))?;
+            return Ok(choice);
+        };
+        let key = Key::new(device, &problem, math);
+        let (cached, warnings) = self.cached_choice(&key, &problem, math);
+        if let Some((mut choice, launch)) = cached {
+            append_warnings(&mut choice.reason, &warnings);
+            self.launch_on(&choice.entry, &launch, &problem, (&a, &b, &mut c))?;
+            return Ok(choice);
+        }
+        let algorithm = Algorithm::Tuned(math);
+        let candidates = tuning::candidates(&problem, math, self.backend.arch());
+        if candidates.is_empty() {
+            // `auto` names the constraint that leaves none (its fallback's plan fails), or
+            // that no kernel computes the transposes.
+            self.auto_choice(&algorithm, &problem, math)?;
+            return Err(GemmError::Unsupported {
+                algorithm: algorithm.label(),
+                reason: "no kernel of the course supports this shape, type and device".into(),
+            });
+        }
+        // Every candidate's runs write C: with β ≠ 0 its input must come back for the winner.
+        let saved = if problem.beta == 0.0 {
+            None
+        } else {
+            Some(self.save_c(&problem, &c)?)
+        };
+        let mut timed: Vec<Timed> = Vec::new();
+        for candidate in candidates {
+            let best = tuning::best_ms(&timed);
+            let outcome = self
+                .plan_choice(&algorithm, candidate, String::new(), &problem)
+                .map_err(|e| e.to_string())
+                .and_then(|(_, launch)| {
+                    self.time_candidate(&candidate, &launch, &problem, (&a, &b, &mut c), best)
+                        .map_err(|e| format!("{e:#}"))
+                });
+            timed.push(Timed { candidate, outcome });
+        }
+        if let Some(saved) = &saved {
+            self.restore_c(saved, &mut c)?;
+        }
+        let summary = tuning::summary(&timed, &Protocol::DEFAULT);
+        let ranking = tuning::ranking(&timed);
+        let (Some(entry), Some(&(&winner, _))) = (tuning::entry(&ranking), ranking.first()) else {
+            return Err(GemmError::Launch(format!(
+                "tuning found no candidate that runs: {summary}"
+            )));
+        };
+        let ranking: Vec<(String, f64)> = ranking
+            .iter()
+            .map(|(c, m)| (c.label(), m.median_ms))
+            .collect();
+        let (mut choice, launch) = self.plan_choice(&algorithm, winner, String::new(), &problem)?;
+        let stored = self.cache.borrow_mut().store(key, entry);
+        choice.reason = format!("tuned now under the {} contract: {summary}; ", math.name());
+        match &stored {
+            Ok(path) => choice.reason += &format!("stored in {}", path.display()),
+            Err(why) => choice.reason += &format!("not stored ({why}); this handle remembers it"),
+        }
+        append_warnings(&mut choice.reason, &warnings);
+        choice.tuning = Some(Tuning::Measured {
+            ranking,
+            stored: stored.ok(),
+        });
+        self.launch_on(&choice.entry, &launch, &problem, (&a, &b, &mut c))?;
         Ok(choice)
+    }
+
+    /// The device and build the cache keys by: the GPU's; on the emulator, the tests' clock's,
+    /// and `None` without one (the emulator is not tuned).
+    fn tuning_device(&self) -> Option<tuning::Device> {
+        match (&self.backend, &self.clock) {
+            (Backend::Gpu(gpu), _) => Some(tuning::Device::new(
+                &gpu.device_name,
+                gpu.driver_version,
+                &gpu.arch,
+                tuning::build_id(gpu.ptx_fingerprint),
+            )),
+            (Backend::Emulator, Some(clock)) => Some(clock.device.clone()),
+            (Backend::Emulator, None) => None,
+        }
+    }
+
+    /// `Tuned` where nothing is timed: `Auto`'s choice, saying why.
+    fn untuned(&self, problem: &Problem, math: Math) -> Result<(Choice, Launch)> {
+        let (mut choice, launch) = self.auto_choice(&Algorithm::Tuned(math), problem, math)?;
+        choice.reason = format!(
+            "not tuned: on the CPU emulator a time is the emulation's wall time, which ranks \
+             nothing on a GPU, so `Tuned` runs auto's choice and leaves the tuning cache alone; \
+             auto: {}",
+            choice.reason
+        );
+        choice.tuning = Some(Tuning::NotTuned);
+        Ok((choice, launch))
+    }
+
+    /// `Auto`'s choice, refused under `algorithm`'s name.
+    fn auto_choice(
+        &self,
+        algorithm: &Algorithm,
+        problem: &Problem,
+        math: Math,
+    ) -> Result<(Choice, Launch)> {
+        let choice = auto::choose(problem, math, self.backend.arch()).map_err(|e| {
+            GemmError::Unsupported {
+                algorithm: algorithm.label(),
+                reason: format!("{e:#}"),
+            }
+        })?;
+        let reason = choice.reason(problem.dtype);
+        let candidate = Candidate {
+            variant: choice.variant,
+            tile: choice.tile,
+        };
+        self.plan_choice(algorithm, candidate, reason, problem)
+    }
+
+    /// The cache's winner for `key`, planned, if it has a usable one; and the warnings to
+    /// report (a file that could not be read, an entry that no longer runs).
+    fn cached_choice(
+        &self,
+        key: &Key,
+        problem: &Problem,
+        math: Math,
+    ) -> (Option<(Choice, Launch)>, Vec<String>) {
+        let mut cache = self.cache.borrow_mut();
+        let (entry, warning) = cache.lookup(key);
+        let mut warnings: Vec<String> = warning.into_iter().collect();
+        let Some(entry) = entry else {
+            return (None, warnings);
+        };
+        let algorithm = Algorithm::Tuned(math);
+        let planned = tuning::candidate_named(&entry.winner, problem, math, self.backend.arch())
+            .and_then(|candidate| {
+                self.plan_choice(&algorithm, candidate, String::new(), problem)
+                    .map_err(|e| e.to_string())
+            });
+        match planned {
+            Ok((mut choice, launch)) => {
+                let file = match cache.path() {
+                    Some(path) => format!("the tuning cache {}", path.display()),
+                    None => "this handle's memory".into(),
+                };
+                choice.reason = format!(
+                    "from {file}: tuned earlier on this GPU, driver and build under the {} contract ({:.4} ms)",
+                    key.math.name(),
+                    entry.median_ms
+                );
+                choice.tuning = Some(Tuning::Cached {
+                    median_ms: entry.median_ms,
+                });
+                (Some((choice, launch)), warnings)
+            }
+            Err(why) => {
+                warnings.push(format!(
+                    "the cache's entry for this problem names `{}`, which cannot run it ({why}), so it was tuned again",
+                    entry.winner
+                ));
+                (None, warnings)
+            }
+        }
+    }
+
+    /// Times one candidate on the call's buffers with [`Protocol::DEFAULT`]: CUDA events around
+    /// each launch on the GPU (the backend's [`Gpu::time`]); on the emulator, the tests' clock
+    /// after each emulated launch.
+    fn time_candidate<T: Element>(
+        &self,
+        candidate: &Candidate,
+        launch: &Launch,
+        problem: &Problem,
+        (a, b, c): (&Memory<'_, T>, &Memory<'_, T>, &mut MemoryMut<'_, T>),
+        best_ms: Option<f64>,
+    ) -> anyhow::Result<Measurement> {
+        let protocol = Protocol::DEFAULT;
+        match (&self.backend, a, b, c) {
+            (
+                Backend::Gpu(gpu),
+                Memory::Device { address: a, .. },
+                Memory::Device { address: b, .. },
+                MemoryMut::Device { address: c, .. },
+            ) => {
+                // Loading, shared memory, tensor maps, workspace: once, outside the times.
+                let prepared = gpu.prepare(launch, problem, (*a, *b, *c))?;
+                let once = Timing {
+                    warmup: 0,
+                    iters: 1,
+                    budget_ms: f64::INFINITY,
+                    check: false,
+                };
+                protocol.measure(best_ms, || {
+                    Ok(gpu.time(launch.name(), once, &|| prepared.enqueue::<T>())?[0])
+                })
+            }
+            (Backend::Emulator, Memory::Host(a), Memory::Host(b), MemoryMut::Host(c)) => {
+                let clock = self
+                    .clock
+                    .as_ref()
+                    .ok_or_else(|| anyhow::anyhow!("the emulator is not tuned"))?;
+                let label = candidate.label();
+                protocol.measure(best_ms, || {
+                    emulator::launch_on(launch, problem, (*a, *b), c, None)?;
+                    Ok((clock.time.borrow_mut())(&label))
+                })
+            }
+            _ => unreachable!("every operand's memory was checked against the backend"),
+        }
+    }
+
+    /// A copy of the part of C the GEMM covers (`ldc·(n − 1) + m` elements), on the handle's
+    /// stream, so that it is taken after the caller's earlier work and before any candidate.
+    fn save_c<T: Element>(&self, problem: &Problem, c: &MemoryMut<'_, T>) -> Result<SavedC<T>> {
+        let s = problem.shape;
+        let span = s.ldc as usize * (s.n as usize - 1) + s.m as usize;
+        let failed = |e: cust::error::CudaError| {
+            GemmError::Launch(format!("cannot keep C's input while tuning: {e}"))
+        };
+        match (&self.backend, c) {
+            (Backend::Gpu(gpu), MemoryMut::Device { address, .. }) => {
+                // SAFETY: C holds at least `span` elements of the handle's context
+                // (`check_buffers`), and the copy has exactly `span`.
+                unsafe {
+                    let c = DeviceSlice::<T::Bits>::from_raw_parts(
+                        DevicePointer::from_raw(*address),
+                        span,
+                    );
+                    let mut copy = DeviceBuffer::<T::Bits>::uninitialized(span).map_err(failed)?;
+                    c.async_copy_to(&mut copy, gpu.stream()).map_err(failed)?;
+                    Ok(SavedC::Device(copy))
+                }
+            }
+            (_, MemoryMut::Host(h)) => Ok(SavedC::Host(h[..span].to_vec())),
+            _ => unreachable!("C's memory was checked against the backend"),
+        }
+    }
+
+    /// Puts C's input back, before the winner's final run.
+    fn restore_c<T: Element>(&self, saved: &SavedC<T>, c: &mut MemoryMut<'_, T>) -> Result<()> {
+        let failed = |e: cust::error::CudaError| {
+            GemmError::Launch(format!("cannot restore C's input after tuning: {e}"))
+        };
+        match (&self.backend, saved, c) {
+            (Backend::Gpu(gpu), SavedC::Device(copy), MemoryMut::Device { address, .. }) => {
+                // SAFETY: as in `save_c`, the same span of the same C.
+                unsafe {
+                    let mut c = DeviceSlice::<T::Bits>::from_raw_parts_mut(
+                        DevicePointer::from_raw(*address),
+                        copy.len(),
+                    );
+                    c.async_copy_from(copy, gpu.stream()).map_err(failed)?;
+                }
+                gpu.stream().synchronize().map_err(failed)
+            }
+            (_, SavedC::Host(copy), MemoryMut::Host(h)) => {
+                h[..copy.len()].copy_from_slice(copy);
+                Ok(())
+            }
+            _ => unreachable!("C's memory was checked against the backend"),
+        }
     }
 
     /// The checks that need no buffer, and what to launch.
@@ -611,11 +1045,52 @@ impl Gemm {
         config: &GemmConfig,
         algorithm: &Algorithm,
     ) -> Result<(Choice, Launch, Problem)> {
-        let dtype = T::DTYPE;
+        let problem = self.problem::<T>(config)?;
+        let caller = |reason: &str| reason.to_string();
+        let (candidate, reason) = match algorithm {
+            Algorithm::Auto(math) => {
+                let (choice, launch) = self.auto_choice(algorithm, &problem, *math)?;
+                return Ok((choice, launch, problem));
+            }
+            Algorithm::Tuned(math) => {
+                let (choice, launch) = self.tuned_without_timing(&problem, *math)?;
+                return Ok((choice, launch, problem));
+            }
+            Algorithm::Kernel { name, tile } => match registry::find(name) {
+                Ok(variant @ Variant::Kernel(_)) => (
+                    Candidate {
+                        variant,
+                        tile: *tile,
+                    },
+                    caller("named by the caller"),
+                ),
+                Ok(_) => {
+                    return Err(GemmError::UnknownAlgorithm(format!(
+                        "`{name}` is not a GPU kernel (the CPU variants, `auto` and `tuned` run \
+                         through `host`; here, `Algorithm::Auto`, `Algorithm::Tuned` and \
+                         `Algorithm::Cublas`)"
+                    )))
+                }
+                Err(e) => return Err(GemmError::UnknownAlgorithm(format!("{e:#}"))),
+            },
+            Algorithm::Cublas => (
+                Candidate {
+                    variant: Variant::Cublas(CublasMath::Default),
+                    tile: None,
+                },
+                caller("named by the caller"),
+            ),
+        };
+        let (choice, launch) = self.plan_choice(algorithm, candidate, reason, &problem)?;
+        Ok((choice, launch, problem))
+    }
+
+    /// The problem a configuration describes in `T`, or why it describes none.
+    fn problem<T: Element>(&self, config: &GemmConfig) -> Result<Problem> {
         let problem = Problem {
             shape: config.shape(),
             transposes: Transposes::new(config.transa, config.transb),
-            dtype,
+            dtype: T::DTYPE,
             alpha: config.alpha,
             beta: config.beta,
             init: Init::Random,
@@ -624,36 +1099,24 @@ impl Gemm {
         problem
             .validate()
             .map_err(|e| GemmError::InvalidConfig(format!("{e:#}")))?;
+        Ok(problem)
+    }
+
+    /// What to launch for a kernel (or cuBLAS) at a tile, checked against the problem and the
+    /// device, and the [`Choice`] that reports it with `reason`; refusals name `algorithm`.
+    fn plan_choice(
+        &self,
+        algorithm: &Algorithm,
+        Candidate { variant, tile }: Candidate,
+        reason: String,
+        problem: &Problem,
+    ) -> Result<(Choice, Launch)> {
         let unsupported = |reason: String| GemmError::Unsupported {
             algorithm: algorithm.label(),
             reason,
         };
-        let arch = self.backend.arch();
-        let (variant, tile, reason) = match algorithm {
-            Algorithm::Auto(math) => {
-                let choice = auto::choose(&problem, *math, arch)
-                    .map_err(|e| unsupported(format!("{e:#}")))?;
-                let reason = choice.reason(dtype);
-                (choice.variant, choice.tile, reason)
-            }
-            Algorithm::Kernel { name, tile } => match registry::find(name) {
-                Ok(v @ Variant::Kernel(_)) => (v, *tile, "named by the caller".to_string()),
-                Ok(_) => {
-                    return Err(GemmError::UnknownAlgorithm(format!(
-                        "`{name}` is not a GPU kernel (the CPU variants and `auto` run through \
-                         `host`; here, `Algorithm::Auto` and `Algorithm::Cublas`)"
-                    )))
-                }
-                Err(e) => return Err(GemmError::UnknownAlgorithm(format!("{e:#}"))),
-            },
-            Algorithm::Cublas => (
-                Variant::Cublas(CublasMath::Default),
-                None,
-                "named by the caller".to_string(),
-            ),
-        };
-        let launch =
-            run::plan(variant, tile, &problem, arch).map_err(|e| unsupported(format!("{e:#}")))?;
+        let launch = run::plan(variant, tile, problem, self.backend.arch())
+            .map_err(|e| unsupported(format!("{e:#}")))?;
         let device = match &self.backend {
             Backend::Gpu(gpu) => Some((
                 gpu.arch_number(),
@@ -672,8 +1135,43 @@ impl Gemm {
             arithmetic: variant.arithmetic(),
             reason,
             device: self.device(),
+            tuning: None,
         };
-        Ok((choice, launch, problem))
+        Ok((choice, launch))
+    }
+
+    /// What `Tuned` runs without timing anything ([`Gemm::choose`]): the cached winner, or
+    /// else `Auto`'s choice, saying that a run would tune first.
+    fn tuned_without_timing(&self, problem: &Problem, math: Math) -> Result<(Choice, Launch)> {
+        let Some(device) = self.tuning_device() else {
+            return self.untuned(problem, math);
+        };
+        let (cached, warnings) =
+            self.cached_choice(&Key::new(device, problem, math), problem, math);
+        let (mut choice, launch) = match cached {
+            Some(known) => known,
+            None => {
+                let algorithm = Algorithm::Tuned(math);
+                let (mut choice, launch) = self.auto_choice(&algorithm, problem, math)?;
+                let count = tuning::candidates(problem, math, self.backend.arch()).len();
+                choice.reason = format!(
+                    "not tuned yet: a run would time {count} candidate configurations on its \
+                     buffers and run the fastest; until then, auto's choice: {}",
+                    choice.reason
+                );
+                choice.tuning = Some(Tuning::NotTuned);
+                (choice, launch)
+            }
+        };
+        append_warnings(&mut choice.reason, &warnings);
+        Ok((choice, launch))
+    }
+}
+
+/// The cache's warnings, after a choice's reason.
+fn append_warnings(reason: &mut String, warnings: &[String]) {
+    for warning in warnings {
+        *reason += &format!("; warning: {warning}");
     }
 }
 

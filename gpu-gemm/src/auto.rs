@@ -132,6 +132,33 @@ pub fn runs_on(v: &Variant, arch: Option<u32>) -> bool {
     }
 }
 
+/// Whether `v` is a candidate for problem `p` under `math` on a device of compute capability
+/// `arch` (`None`: the emulator): a GPU kernel whose arithmetic the contract admits
+/// ([`is_candidate`]), with a version for the dtype, computing the problem's transposes,
+/// supporting its shape and running on the device. The one definition of "a candidate" that
+/// `auto` (which picks one from a table) and the tuner (`crate::tuning`, which times them all)
+/// share, so that `Algorithm::Tuned` never considers a kernel `Algorithm::Auto` would refuse.
+pub fn fits(v: &Variant, p: &Problem, math: Math, arch: Option<u32>) -> bool {
+    match v {
+        Variant::Kernel(k) => {
+            (k.supports)(&p.shape, p.dtype).is_ok()
+                && k.dtypes.contains(&p.dtype)
+                && v.transposes().contains(&p.transposes)
+                && is_candidate(v, p.dtype, math)
+                && runs_on(v, arch)
+        }
+        _ => false,
+    }
+}
+
+/// Every candidate for a problem ([`fits`]), in course order.
+pub fn candidates(p: &Problem, math: Math, arch: Option<u32>) -> Vec<Variant> {
+    registry::all()
+        .into_iter()
+        .filter(|v| fits(v, p, math, arch))
+        .collect()
+}
+
 /// log₂ distance between two shapes.
 fn distance(row: &Row, s: &Shape) -> f64 {
     let d = |a: u32, b: u32| ((a.max(1) as f64).log2() - (b.max(1) as f64).log2()).abs();
@@ -210,16 +237,7 @@ pub fn choose(p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
 // ANCHOR: core_loop
 pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
     let (shape, dtype) = (&p.shape, p.dtype);
-    let fits = |v: &Variant| match v {
-        Variant::Kernel(k) => {
-            (k.supports)(shape, dtype).is_ok()
-                && k.dtypes.contains(&dtype)
-                && v.transposes().contains(&p.transposes)
-                && is_candidate(v, dtype, math)
-                && runs_on(v, arch)
-        }
-        _ => false,
-    };
+    let fits = |v: &Variant| fits(v, p, math, arch);
     if let Some(row) = nearest(rows, shape, dtype, math) {
         let v = registry::find(&row.variant)
             .map_err(|e| anyhow!("auto table names `{}`: {e}", row.variant))?;

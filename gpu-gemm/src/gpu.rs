@@ -26,6 +26,11 @@ pub struct Gpu {
     pub arch: String,
     /// Where the PTX came from ("embedded sm_90 + sm_90a", or a path).
     pub ptx_origin: String,
+    /// A fingerprint of the kernels this backend runs: the embedded PTX's (computed by
+    /// `build.rs`), combined with a given PTX file's. The tuning cache keys its entries by it.
+    pub ptx_fingerprint: u64,
+    /// The CUDA version the driver supports, as `cuDriverGetVersion` gives it (13000 is 13.0).
+    pub driver_version: i32,
     /// The kernels of every architecture (sm_80 or sm_90 build).
     portable: LazyModule,
     /// The sm_90a build (the `wgmma` kernels), on compute capability 9.0 only.
@@ -283,6 +288,10 @@ impl Gpu {
         let device_arch = major * 10 + minor;
         let arch = format!("sm_{device_arch}");
         let device_name = device.name()?;
+        let driver_version = cust::CudaApiVersion::get()
+            .map(|v| v.major() * 1000 + v.minor() * 10)
+            .context("cuDriverGetVersion failed")?;
+        let mut ptx_fingerprint = crate::embedded::EMBEDDED_PTX_FINGERPRINT;
 
         // A given PTX file replaces the embedded module of its target.
         let given = match ptx_file {
@@ -302,6 +311,7 @@ impl Gpu {
                     );
                 }
                 let origin = format!("{} ({target})", path.display());
+                ptx_fingerprint = ptx_builder::fnv1a64(ptx_fingerprint, text.as_bytes());
                 Some((target, LazyModule::new(text, origin)))
             }
             None => None,
@@ -345,6 +355,8 @@ impl Gpu {
             device_name,
             arch,
             ptx_origin,
+            ptx_fingerprint,
+            driver_version,
             portable,
             hopper,
             multiprocessors,
@@ -666,7 +678,7 @@ impl Gpu {
 impl Gpu {
     /// The timing protocol's launches: `timing.warmup` untimed, then timed ones (CUDA events
     /// around each `enqueue`) while [`Timing::wants_more`].
-    fn time(
+    pub fn time(
         &self,
         name: &str,
         timing: Timing,

@@ -12,7 +12,7 @@
 //!
 //! The modules form layers, each importing only those below it (a test in `tests/` checks
 //! that no import circle comes back): `problem`, `progress`, `cuda_driver`, `timing` → `verify`,
-//! `cpu` → `registry` → `auto`, `launch` → `gpu`, `emulator` → `run` → `api`.
+//! `cpu` → `registry` → `auto`, `launch` → `tuning`, `gpu`, `emulator` → `run` → `api`.
 #![deny(missing_docs)]
 pub mod api;
 pub mod auto;
@@ -27,10 +27,12 @@ pub mod progress;
 pub mod registry;
 pub mod run;
 pub mod timing;
+pub mod tuning;
 pub mod verify;
 
 pub use api::{
-    Algorithm, Buffer, Choice, Element, Gemm, GemmConfig, GemmError, Operand, OperandMut, Transpose,
+    Algorithm, Buffer, Choice, Element, Gemm, GemmConfig, GemmError, Operand, OperandMut,
+    Transpose, Tuning,
 };
 pub use registry::Math;
 

@@ -1,6 +1,6 @@
 //! Every variant `--variant` accepts: the GPU kernels of `kernels_gpu::registry`, the CPU
-//! variants of [`crate::cpu::registry`], cuBLAS as the yardstick, and `auto` under a precision
-//! contract ([`Math`]).
+//! variants of [`crate::cpu::registry`], cuBLAS as the yardstick, and `auto` and `tuned` under
+//! a precision contract ([`Math`]).
 use crate::cpu::CpuVariant;
 use crate::problem::Transposes;
 use anyhow::{bail, Result};
@@ -87,6 +87,11 @@ pub enum Variant {
     /// The fastest kernel for the shape and dtype that keeps a precision contract, from a
     /// measured table ([`crate::auto`]); `--variant auto` is `Auto(Math::Strict)`.
     Auto(Math),
+    /// The fastest of `auto`'s candidates timed on this GPU, driver and shape, once, then read
+    /// from a file ([`crate::tuning`]). It times on the caller's buffers, so it runs through the
+    /// library's call (`Algorithm::Tuned`); `host --variant tuned` makes that call first and
+    /// then runs its choice.
+    Tuned(Math),
 }
 
 impl Variant {
@@ -98,6 +103,7 @@ impl Variant {
             Variant::Cublas(CublasMath::Default) => "cublas",
             Variant::Cublas(CublasMath::Tf32) => "cublas-tf32",
             Variant::Auto(_) => "auto",
+            Variant::Tuned(_) => "tuned",
         }
     }
 
@@ -109,6 +115,7 @@ impl Variant {
             Variant::Cublas(CublasMath::Default) => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32; bf16/f16: cublasGemmEx with f32 accumulation), the yardstick (GPU only)",
             Variant::Cublas(CublasMath::Tf32) => "cuBLAS SGEMM with CUBLAS_TF32_TENSOR_OP_MATH: the TF32 tensor-core yardstick (GPU only, f32)",
             Variant::Auto(_) => "the fastest kernel for the shape and dtype, from a table measured on an H100 (gpu-gemm/src/auto-table.csv): in the dtype's own arithmetic, or with --math fp32-accurate (3xTF32) or tf32 in f32; in e4m3 wgmma-fp8 (--scaling tensor) or wgmma-fp8-block (block); the report names the choice",
+            Variant::Tuned(_) => "auto's candidates under the same contract (--math), every tile, timed on this GPU for the shape the first time and stored in a tuning cache (--tuning-cache) keyed by GPU, driver, build and shape; later runs read it; the report names the choice and whether it was cached (on the emulator: auto's choice, not tuned)",
         }
     }
 
@@ -118,7 +125,9 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.dtypes,
             Variant::Cpu(_) => kernels_gpu::registry::BOTH_DTYPES,
-            Variant::Cublas(CublasMath::Default) | Variant::Auto(_) => ALL_DTYPES,
+            Variant::Cublas(CublasMath::Default) | Variant::Auto(_) | Variant::Tuned(_) => {
+                ALL_DTYPES
+            }
             Variant::Cublas(CublasMath::Tf32) => &[Dtype::F32],
         }
     }
@@ -128,9 +137,10 @@ impl Variant {
     pub fn arithmetic(&self) -> Arithmetic {
         match self {
             Variant::Kernel(k) => k.arithmetic,
-            Variant::Cpu(_) | Variant::Cublas(CublasMath::Default) | Variant::Auto(_) => {
-                Arithmetic::Native
-            }
+            Variant::Cpu(_)
+            | Variant::Cublas(CublasMath::Default)
+            | Variant::Auto(_)
+            | Variant::Tuned(_) => Arithmetic::Native,
             Variant::Cublas(CublasMath::Tf32) => Arithmetic::Tf32,
         }
     }
@@ -143,7 +153,7 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.layouts.iter().map(|&l| Transposes::from(l)).collect(),
             Variant::Cpu(_) => NN_ONLY.to_vec(),
-            Variant::Cublas(_) | Variant::Auto(_) => Transposes::ALL.to_vec(),
+            Variant::Cublas(_) | Variant::Auto(_) | Variant::Tuned(_) => Transposes::ALL.to_vec(),
         }
     }
 
@@ -182,7 +192,7 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.tiles,
             Variant::Cpu(c) => c.tiles,
-            Variant::Cublas(_) | Variant::Auto(_) => &[],
+            Variant::Cublas(_) | Variant::Auto(_) | Variant::Tuned(_) => &[],
         }
     }
 }
@@ -191,7 +201,7 @@ impl Variant {
 pub fn all() -> Vec<Variant> {
     let kernels = kernels_gpu::registry::ALL.iter().map(Variant::Kernel);
     kernels
-        .chain([Variant::Auto(Math::Strict)])
+        .chain([Variant::Auto(Math::Strict), Variant::Tuned(Math::Strict)])
         .chain(crate::cpu::registry::ALL.iter().map(Variant::Cpu))
         .chain([
             Variant::Cublas(CublasMath::Default),
@@ -227,7 +237,7 @@ pub fn listing() -> String {
             }
             // N,N goes without saying; any other combination a variant computes is named
             // (`auto`'s are its kernels').
-            if v.transposes() != NN_ONLY && !matches!(v, Variant::Auto(_)) {
+            if v.transposes() != NN_ONLY && !matches!(v, Variant::Auto(_) | Variant::Tuned(_)) {
                 let names: Vec<String> = v.transposes().iter().map(|t| t.name()).collect();
                 extra += &format!(" [--transa/--transb {}]", names.join("|"));
             }

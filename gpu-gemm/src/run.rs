@@ -8,7 +8,7 @@ use crate::gpu::Gpu;
 pub use crate::launch::{Launch, Reduce};
 use crate::problem::{Inputs, Problem, Scalar};
 use crate::registry::{self, Variant};
-pub use crate::timing::{Measured, Timing};
+pub use crate::timing::{median, Measured, Timing};
 use crate::verify::{self, Check};
 use anyhow::{bail, Result};
 use kernels_gpu::gemm::Dtype;
@@ -155,18 +155,6 @@ pub fn tflops(flops: f64, ms: f64) -> f64 {
     flops / (ms * 1e-3) / 1e12
 }
 
-/// Median of a non-empty sample (the mean of the middle two for an even count).
-pub fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[mid]
-    } else {
-        (v[mid - 1] + v[mid]) / 2.0
-    }
-}
-
 /// `p` with its leading dimensions as given (`None`) or pitched to a multiple of `pitch` bytes.
 pub fn with_layout(p: Problem, pitch: Option<u32>) -> Result<Problem> {
     match pitch {
@@ -232,6 +220,11 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
             let choice = crate::auto::choose(p, math, arch)?;
             plan(choice.variant, choice.tile, p, arch)
         }
+        // Tuning times the candidates on the caller's own buffers, which a plan has not got.
+        Variant::Tuned(_) => bail!(
+            "`tuned` is chosen by timing its candidates on the buffers of a call: it runs through \
+             the library (`Gemm::run` with `Algorithm::Tuned`), as `host --variant tuned` does"
+        ),
     }
 }
 

@@ -1,6 +1,7 @@
 //! How a backend times a run ([`Timing`]) and what it brings back ([`Measured`]): the protocol
 //! every backend follows (warm-ups, timed runs within a budget, then one checked run on a fresh
-//! C), below the backends and the CPU variants that share it.
+//! C), below the backends, the CPU variants and the tuner that share it; and the statistic every
+//! report and the tuner take of the runs ([`median`]).
 
 /// How a backend runs a variant: warm-ups, timed runs until `iters` or the budget, then with
 /// `check` one more run on a fresh C whose result is downloaded for the check.
@@ -35,4 +36,16 @@ pub struct Measured<T> {
     pub uploaded_c: Vec<T>,
     /// C after the checked run.
     pub result: Vec<T>,
+}
+
+/// Median of a non-empty sample (the mean of the middle two for an even count).
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    }
 }

@@ -3,7 +3,7 @@
 //! call is in `tests/tests/gpu.rs`.)
 use gpu_gemm::api::{Memory, Operand};
 use gpu_gemm::half::{bf16, f16};
-use gpu_gemm::{Algorithm, Element, Gemm, GemmConfig, GemmError, Math, Transpose};
+use gpu_gemm::{Algorithm, Element, Gemm, GemmConfig, GemmError, Math, Transpose, Tuning};
 
 /// Column-major inputs in [-1, 1) from a small generator, rounded to the type.
 fn matrix<T: Element>(rows: usize, cols: usize, seed: u64) -> Vec<T> {
@@ -368,4 +368,77 @@ fn without_a_driver_the_gpu_handle_says_so_and_names_the_emulator() {
             );
         }
     }
+}
+
+#[test]
+fn tuned_on_the_emulator_runs_autos_choice_and_leaves_the_cache_alone() {
+    let cache =
+        std::env::temp_dir().join(format!("gpu-gemm-api-{}/tuning.csv", std::process::id()));
+    let gemm = Gemm::emulator().with_tuning_cache(&cache);
+    assert_eq!(gemm.tuning_cache().as_deref(), Some(cache.as_path()));
+    let config = GemmConfig::new(130, 72, 96)
+        .scale(0.5, -1.25)
+        .leading_dimensions(136, 96, 132);
+    let a = matrix::<f32>(136, 96, 1);
+    let b = matrix::<f32>(96, 72, 2);
+    let c0 = matrix::<f32>(132, 72, 3);
+    let mut c = c0.clone();
+    let tuned = Algorithm::Tuned(Math::Fp32Accurate);
+    let choice = gemm.run(&config, &tuned, &a, &b, &mut c).unwrap();
+    let auto = gemm
+        .choose::<f32>(&config, &Algorithm::Auto(Math::Fp32Accurate))
+        .unwrap();
+    assert_eq!(
+        (&choice.variant, &choice.entry),
+        (&auto.variant, &auto.entry)
+    );
+    assert_eq!(choice.tuning, Some(Tuning::NotTuned));
+    assert!(
+        choice.reason.starts_with("not tuned: on the CPU emulator")
+            && choice.reason.ends_with(&auto.reason),
+        "{choice}"
+    );
+    assert!(relative_error(&c, &reference(&config, &a, &b, &c0)) < 1e-5);
+    assert!(!cache.exists(), "the emulator writes no cache");
+    assert_eq!(gemm.choose::<f32>(&config, &tuned).unwrap(), choice);
+    // The other algorithms say nothing of tuning.
+    assert_eq!(auto.tuning, None);
+}
+
+#[test]
+fn tuned_is_refused_where_auto_is_with_the_same_reason() {
+    let config = GemmConfig::new(8, 8, 8).transposes(Transpose::Yes, Transpose::No);
+    let (a, b, mut c) = buffers(&config);
+    let e = refused(
+        config,
+        Algorithm::Tuned(Math::Strict),
+        (&a, &b, &mut c),
+        "`tuned (strict)` cannot run this GEMM: auto: no kernel of the course computes op(A)=Aᵀ, op(B)=B (T,N)",
+    );
+    assert!(matches!(e, GemmError::Unsupported { .. }));
+    // bf16 with a leading dimension that is not a 16-byte row: the 16-bit kernels' constraint.
+    let config = GemmConfig::new(7, 8, 8);
+    let (a, b, mut c) = (
+        vec![bf16::ZERO; 7 * 8],
+        vec![bf16::ZERO; 8 * 8],
+        vec![bf16::ZERO; 7 * 8],
+    );
+    let e = refused(
+        config,
+        Algorithm::Tuned(Math::Strict),
+        (&a, &b, &mut c),
+        "lda = 7",
+    );
+    assert!(matches!(e, GemmError::Unsupported { .. }), "{e:?}");
+    // And buffers are checked as for any kernel.
+    let config = GemmConfig::new(8, 8, 8);
+    let (a, b, _) = buffers(&config);
+    let mut short = vec![0f32; 63];
+    let e = refused(
+        config,
+        Algorithm::Tuned(Math::Strict),
+        (&a, &b, &mut short),
+        "C holds 63 elements",
+    );
+    assert!(matches!(e, GemmError::BufferTooSmall { operand: 'C', .. }));
 }

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 #[command(
     name = "host",
     about = "Run one GEMM variant (C = alpha*op(A)*op(B) + beta*C, column-major) on the GPU, the CPU emulator or (the cpu-* variants) the host CPU, verify it against an f64 reference and time it",
-    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants\n  host --variant v4,gemm128 --size 1000 --pitch-compare   # leading dimensions as given and pitched to 512 B\n  host --variant wgmma-16bit --dtype bf16 --compare cublas   # bf16, f32 accumulation (H100/H200)\n  host --variant auto --math fp32-accurate --compare cublas   # auto may choose 3xTF32 (FP32 accuracy)\n  host experiment 000                     # the 000 tile sweep: tables, CSV, JSON, chart, page\n  host experiment all --out results       # every experiment (`host experiment --help`)",
+    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants\n  host --variant v4,gemm128 --size 1000 --pitch-compare   # leading dimensions as given and pitched to 512 B\n  host --variant wgmma-16bit --dtype bf16 --compare cublas   # bf16, f32 accumulation (H100/H200)\n  host --variant auto --math fp32-accurate --compare cublas   # auto may choose 3xTF32 (FP32 accuracy)\n  host --variant tuned --math fp32-accurate --size 4096   # time auto's candidates once, then read the tuning cache\n  host experiment 000                     # the 000 tile sweep: tables, CSV, JSON, chart, page\n  host experiment all --out results       # every experiment (`host experiment --help`)",
     // `host experiment …` has its own options; the run options apply without it.
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
@@ -85,10 +85,14 @@ pub struct Cli {
     /// e4m3: make every 97th row of op(A) 1000× larger (the outliers of activations)
     #[arg(long)]
     pub outliers: bool,
-    /// The precision contract of `--variant auto`: what arithmetic it may choose in f32
-    /// (f64, bf16 and f16 always run in their own) [default: strict]
+    /// The precision contract of `--variant auto` and `--variant tuned`: what arithmetic they
+    /// may choose in f32 (f64, bf16 and f16 always run in their own) [default: strict]
     #[arg(long, value_enum)]
     pub math: Option<Math>,
+    /// The file where `--variant tuned` keeps its winners [default: $GPU_GEMM_TUNING_CACHE, else
+    /// $XDG_CACHE_HOME/gpu-gemm/tuning.csv, else ~/.cache/gpu-gemm/tuning.csv]
+    #[arg(long, value_name = "PATH")]
+    pub tuning_cache: Option<PathBuf>,
     /// How A, B and C are filled
     #[arg(long, value_enum, default_value_t = Init::Random)]
     pub init: Init,
@@ -355,6 +359,18 @@ mod tests {
         assert_eq!(parse("--variant auto").unwrap().math, None);
         assert!(parse("--variant auto --math fast").is_err());
         assert!(parse("experiment auto --math strict,fp32-accurate,tf32").is_ok());
+    }
+
+    #[test]
+    fn tuned_takes_a_contract_and_a_cache_file() {
+        let c = parse("--variant tuned --math fp32-accurate --tuning-cache /tmp/t.csv").unwrap();
+        assert_eq!(c.math, Some(Math::Fp32Accurate));
+        assert_eq!(c.tuning_cache, Some(PathBuf::from("/tmp/t.csv")));
+        assert_eq!(parse("--variant tuned").unwrap().tuning_cache, None);
+        assert!(
+            parse("--variant tuned --tuning-cache").is_err(),
+            "a path is needed"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use gpu_gemm::fp8::quantize::Fp8Problem;
 use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::{execute_many, with_layout, Backend, Engine, Report, Timing};
+use gpu_gemm::Gemm;
 use host::cli::{Cli, Command};
 use kernels_gpu::gemm::Dtype;
 use std::process::ExitCode;
@@ -65,6 +66,7 @@ fn run() -> Result<bool> {
         };
         let variant = match (registry::find(name)?, cli.math) {
             (Variant::Auto(_), Some(math)) => Variant::Auto(math),
+            (Variant::Tuned(_), Some(math)) => Variant::Tuned(math),
             (variant, _) => variant,
         };
         let takes_tile = !variant.tiles().is_empty();
@@ -75,16 +77,20 @@ fn run() -> Result<bool> {
         });
         variants.push((variant, tile));
     }
-    // --math is auto's contract; a named kernel runs its own arithmetic, which --math would
-    // silently misdescribe.
+    // --math is auto's and tuned's contract; a named kernel runs its own arithmetic, which
+    // --math would silently misdescribe.
+    let chooses = |v: &Variant| matches!(v, Variant::Auto(_) | Variant::Tuned(_));
     if let Some(math) = cli.math {
-        if !variants.iter().any(|(v, _)| matches!(v, Variant::Auto(_))) {
+        if !variants.iter().any(|(v, _)| chooses(v)) {
             anyhow::bail!(
-                "--math {} is the contract of `--variant auto`; the named variants run their own \
-                 arithmetic (`--list` says which)",
+                "--math {} is the contract of `--variant auto` and `--variant tuned`; the named \
+                 variants run their own arithmetic (`--list` says which)",
                 math.name()
             );
         }
+    }
+    if cli.tuning_cache.is_some() && !variants.iter().any(|(v, _)| matches!(v, Variant::Tuned(_))) {
+        anyhow::bail!("--tuning-cache is the cache of `--variant tuned`, which is not in the list");
     }
     // Say where a list's --tile does not go, rather than drop it silently.
     if let (Some(tile), true) = (cli.tile, items.len() > 1) {
@@ -126,6 +132,12 @@ fn run() -> Result<bool> {
     if let Some(note) = note {
         println!("{note}");
     }
+    // `tuned` chooses through the library's call, on this backend.
+    let gemm = match &cli.tuning_cache {
+        Some(path) => Gemm::on(backend).with_tuning_cache(path),
+        None => Gemm::on(backend),
+    };
+    let backend = gemm.backend();
     let gpu = backend.is_gpu();
     let seed = cli.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -223,7 +235,34 @@ fn run() -> Result<bool> {
                     runs
                 })
                 .collect();
-            let print = |r: &Result<Report>| print_one(r, &layout, timing);
+            // `tuned` becomes the kernel it chose, under a label that says so.
+            let mut labels: Vec<Option<String>> = Vec::new();
+            let mut chosen = Vec::new();
+            for (v, tile) in runnable {
+                let Variant::Tuned(math) = v else {
+                    chosen.push((v, tile));
+                    labels.push(None);
+                    continue;
+                };
+                match host::tuned::resolve(&gemm, &p, math, tile) {
+                    Ok(r) => {
+                        println!("tuned{layout} {}: {}", dtype.name(), r.choice);
+                        chosen.push((r.variant, r.tile));
+                        labels.push(Some(r.label));
+                    }
+                    Err(e) => {
+                        all_passed = false;
+                        eprintln!("tuned{layout} {}: error: {e:#}", dtype.name());
+                    }
+                }
+            }
+            let runnable = chosen;
+            let mut printed = 0;
+            let print = |r: &Result<Report>| {
+                let label = labels.get(printed).cloned().flatten();
+                printed += 1;
+                print_one(r, label.as_deref(), &layout, timing)
+            };
             let reports = if dtype == Dtype::E4m3 {
                 let fp8 = Fp8Problem {
                     scaling: cli.scaling,
@@ -232,17 +271,24 @@ fn run() -> Result<bool> {
                 };
                 let fast = yardsticks.contains(&FAST_ACCUM);
                 gpu_gemm::fp8::run::execute_with_yardsticks(
-                    &backend, &runnable, fast, &fp8, timing, print,
+                    backend, &runnable, fast, &fp8, timing, print,
                 )
             } else {
-                execute_many(&backend, &runnable, &p, timing, print)
+                execute_many(backend, &runnable, &p, timing, print)
             };
             for (i, report) in reports.into_iter().enumerate() {
                 // (The FP8 pipeline's fast-accumulation yardstick follows the variants.)
-                let name = runnable.get(i).map_or(FAST_ACCUM, |(v, _)| v.name());
+                let name = match (labels.get(i), runnable.get(i)) {
+                    (Some(Some(label)), _) => label.as_str(),
+                    (_, Some((v, _))) => v.name(),
+                    _ => FAST_ACCUM,
+                };
                 match report {
                     Ok(mut r) => {
                         all_passed &= r.passed();
+                        if let Some(Some(label)) = labels.get(i) {
+                            r.variant = label.clone();
+                        }
                         r.variant += &layout;
                         rows.push(r);
                     }
@@ -262,7 +308,8 @@ fn run() -> Result<bool> {
 
 /// `layout` follows the variant's name: "", " TN" (the transposes, when not N,N),
 /// " (pitch 512 B)", or both.
-fn print_one(report: &Result<Report>, layout: &str, timing: Timing) {
+/// `label` replaces the variant's own (`tuned→…` for the kernel tuning chose).
+fn print_one(report: &Result<Report>, label: Option<&str>, layout: &str, timing: Timing) {
     let Ok(r) = report else { return };
     let speed = match r.engine {
         Engine::Gpu => format!("{:.2} TFLOP/s", r.tflops()),
@@ -281,7 +328,7 @@ fn print_one(report: &Result<Report>, layout: &str, timing: Timing) {
     };
     println!(
         "{}{layout} {} ({}): median {:.3} ms, min {:.3} ms over {} runs{budget} after {} warm-up; {speed}",
-        r.variant,
+        label.unwrap_or(&r.variant),
         r.problem.dtype.name(),
         r.entry,
         r.median_ms,

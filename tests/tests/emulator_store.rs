@@ -213,7 +213,6 @@ mod ping_pong {
     //! they share.
     use super::*;
     use kernels_gpu::device::half::GlobalHalf;
-    use kernels_gpu::device::mbarrier::MBarrier;
     use kernels_gpu::gemm::HalfGemmArgs;
     use kernels_gpu::pipeline::Consumer;
     use kernels_gpu::variants::wgmma_16bit::{self, Config, Plain};
@@ -228,10 +227,6 @@ mod ping_pong {
         const STAGES: u32 = 5;
 
         fn wait_turn(_consumer: &mut Consumer) {}
-
-        unsafe fn load_a(a: *const TensorMap, stage: u32, m0: u32, k0: i32, full: MBarrier) {
-            unsafe { Plain::<5>::load_a(a, stage, m0, k0, full) }
-        }
     }
 
     type Unordered = TmaStore<PingPong<NeverWaits>>;

@@ -122,6 +122,9 @@ fn every_variant_matches_the_reference_on_the_gpu() {
             }
             // They run on the host, not the GPU; host's own tests (cpu::tests) check them.
             Variant::Cpu(_) => {}
+            // It times its candidates on a call's buffers, through the library:
+            // `the_tuner_times_on_the_callers_buffers_and_keeps_c` below.
+            Variant::Tuned(_) => {}
             _ => variants.push((v, None)),
         }
     }
@@ -447,6 +450,85 @@ fn the_library_runs_on_device_buffers_the_caller_owns() {
         ),
         "{e}"
     );
+}
+
+/// `Algorithm::Tuned` on the GPU: the first call times the candidates on the caller's
+/// buffers, with β ≠ 0, and C still holds the product (checked against the f64 reference);
+/// the file it writes names the winner; a second handle reads it without timing; the result
+/// of the cached call is the same product.
+#[test]
+fn the_tuner_times_on_the_callers_buffers_and_keeps_c() {
+    use cust::memory::{CopyDestination, DeviceBuffer};
+    use gpu_gemm::{Algorithm, Gemm, GemmConfig, Math, Tuning};
+    let cache = std::env::temp_dir()
+        .join(format!("gpu-gemm-gpu-test-{}", std::process::id()))
+        .join("tuning.csv");
+    let open = || match Gemm::new() {
+        Ok(g) => Some(g.with_tuning_cache(&cache)),
+        Err(e) => {
+            eprintln!("SKIPPED: {e}; gpu-gemm's tuning tests run the same code on the emulator");
+            None
+        }
+    };
+    let Some(gemm) = open() else { return };
+    let config = GemmConfig::new(1000, 1020, 996)
+        .scale(1.5, -0.5)
+        .leading_dimensions(1004, 996, 1000);
+    let p = Problem {
+        shape: Shape {
+            m: config.m,
+            n: config.n,
+            k: config.k,
+            lda: config.lda,
+            ldb: config.ldb,
+            ldc: config.ldc,
+        },
+        transposes: Transposes::NN,
+        dtype: Dtype::F32,
+        alpha: config.alpha,
+        beta: config.beta,
+        init: Init::Random,
+        seed: 12,
+    };
+    let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
+    let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);
+    let a = DeviceBuffer::from_slice(&inputs.a.data).unwrap();
+    let b = DeviceBuffer::from_slice(&inputs.b.data).unwrap();
+    let mut winners = Vec::new();
+    for (handle, expect_cached) in [(gemm, false), (open().unwrap(), true)] {
+        for math in [Math::Strict, Math::Fp32Accurate] {
+            let mut c = DeviceBuffer::from_slice(&inputs.c.data).unwrap();
+            let start = std::time::Instant::now();
+            let choice = handle
+                .run(&config, &Algorithm::Tuned(math), &a, &b, &mut c)
+                .unwrap();
+            let seconds = start.elapsed().as_secs_f64();
+            let mut result = inputs.c.data.clone();
+            c.copy_to(&mut result[..]).unwrap();
+            let check = gpu_gemm::verify::check_against(
+                &p,
+                choice.arithmetic,
+                &reference,
+                &inputs.c.data,
+                &result,
+            );
+            assert!(check.passed(), "{math:?} {choice}: {}", check.summary());
+            match (&choice.tuning, expect_cached) {
+                (Some(Tuning::Measured { ranking, stored }), false) => {
+                    assert_eq!(stored.as_deref(), Some(cache.as_path()), "{choice}");
+                    assert_eq!(ranking[0].0, choice.variant);
+                    winners.push(choice.variant.clone());
+                }
+                (Some(Tuning::Cached { .. }), true) => {
+                    assert!(winners.contains(&choice.variant), "{choice}")
+                }
+                other => panic!("{math:?}, cached expected: {expect_cached}: {other:?}"),
+            }
+            eprintln!("{math:?} in {seconds:.2} s: {choice}; {}", check.summary());
+        }
+    }
+    eprintln!("{}", std::fs::read_to_string(&cache).unwrap());
+    let _ = std::fs::remove_dir_all(cache.parent().unwrap());
 }
 
 /// Both FP8 kernels and cuBLASLt on the GPU against the f64 reference of the dequantised

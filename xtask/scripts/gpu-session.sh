@@ -252,10 +252,18 @@ for step in "$@"; do
         for tokens in ${PROBE_M:-1 16 64 128 2000 4096}; do
           set -- ${nk//x/ }
           if [ $tokens -le 16 ]; then v=wgmma-narrow:8,wgmma-narrow:16
-          elif [ $tokens -le 128 ]; then v=wgmma-narrow:32,wgmma-narrow:64,wgmma-narrow:128,wgmma-layouts:2
-          else v=wgmma-narrow:128,wgmma-layouts:1,wgmma-layouts:2; fi
-          $host --variant $v --compare cublas --dtype ${PROBE_DTYPE:-bf16} --transa t --m $1 --n $tokens --k $2 --iters ${PROBE_ITERS:-10} --warmup 2 --no-check 2>&1 | tee "$OUT/probe-$1x$tokens x$2.log" | grep -E '^\| [a-z]' | sed "s/^/$1x${tokens}x$2 /"
+          elif [ $tokens -le 64 ]; then v=wgmma-narrow:64,wgmma-layouts:2,wgmma-stream-k
+          elif [ $tokens -le 128 ]; then v=wgmma-narrow:64,wgmma-narrow:128,wgmma-layouts:2,wgmma-stream-k
+          else v=wgmma-layouts:1,wgmma-layouts:2,wgmma-stream-k; fi
+          v=${PROBE_VARIANTS:-$v}
+          $host --variant $v --compare cublas --dtype ${PROBE_DTYPE:-bf16} --transa t --m $1 --n $tokens --k $2 --iters ${PROBE_ITERS:-10} --warmup 2 --no-check 2>&1 | tee -a "$OUT/probe.log" | grep -E '^\| [a-z]' | sed "s/^/$1x${tokens}x$2 /"
         done
+      done ;;
+    squares-probe)
+      # The squares of suite 3 (N,N): chapter 3's best beside chapter 5's, and cuBLAS.
+      for mnk in "1024 1024 1024" "2048 2048 2048" "4096 4096 4096" "8192 8192 8192" "8192 8192 1024" "1024 1024 8192" "8192 256 8192"; do
+        set -- $mnk
+        $host --variant ${SQUARES:-auto,wgmma-tma-store:5,wgmma-layouts:1,wgmma-stream-k,wgmma-narrow:128} --compare cublas --dtype ${PROBE_DTYPE:-bf16} --m $1 --n $2 --k $3 --iters ${PROBE_ITERS:-10} --warmup 2 --no-check 2>&1 | tee -a "$OUT/squares.log" | grep -E '^\| [a-z]' | sed "s/^/$1x$2x$3 /"
       done ;;
     fp8-ncu)
       # One launch each at 8192³ (clocks not locked): each kernel beside cuBLASLt's, per tensor

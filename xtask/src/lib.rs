@@ -214,6 +214,19 @@ pub fn ptx_target(ptx: &str) -> Option<&str> {
         .map(|t| t.split(',').next().unwrap().trim())
 }
 
+/// A 64-bit FNV-1a hash of `bytes`, continuing from `seed` (start with [`FNV_OFFSET`]): the
+/// fingerprint of a PTX build that the library's tuning cache keys its entries by. Stable
+/// across processes, builds and Rust versions, which `std`'s `DefaultHasher` does not promise,
+/// so `build.rs` and the library compute the same value.
+pub fn fnv1a64(seed: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(seed, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// FNV-1a's starting value.
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
 /// rustc's `llvm-tools` component: the three programs of the link step.
 struct LlvmTools {
     bin: PathBuf,
