@@ -812,34 +812,48 @@ fn page(
                 all_spread.counted
             )),
         ]);
+        // Ours and the yardstick's shares over the same shapes, those with both numbers, so
+        // that a shape only one of them ran does not tilt the comparison.
+        let paired: Vec<usize> = decode
+            .iter()
+            .copied()
+            .filter(|&i| measured[i].ratio(v).is_some())
+            .collect();
+        let over = if decode.is_empty() {
+            "no decode shape in this run".to_string()
+        } else {
+            format!(
+                "{} of {} decode shapes (those with both numbers)",
+                paired.len(),
+                decode.len()
+            )
+        };
         let mut shares = |who: &str, report: &dyn Fn(&Measured) -> Option<&Result<Report>>| {
-            let of_hbm: Vec<Option<f64>> = decode
-                .iter()
-                .map(|&i| measured[i].share(report(&measured[i]), hbm))
-                .collect();
-            let of_copy: Vec<Option<f64>> = decode
-                .iter()
-                .map(|&i| measured[i].share(report(&measured[i]), copy_bandwidth))
-                .collect();
-            let (h, c) = (spread(&of_hbm), spread(&of_copy));
-            for (what, s) in [("% of HBM datasheet", h), ("% of copy bandwidth", c)] {
+            let geomean_of = |bandwidth| {
+                let shares: Vec<Option<f64>> = paired
+                    .iter()
+                    .map(|&i| measured[i].share(report(&measured[i]), bandwidth))
+                    .collect();
+                spread(&shares).geomean
+            };
+            let (of_hbm, of_copy) = (geomean_of(hbm), geomean_of(copy_bandwidth));
+            for (what, g) in [
+                ("% of HBM datasheet", of_hbm),
+                ("% of copy bandwidth", of_copy),
+            ] {
                 summary.push(vec![
                     Cell::text(who),
                     Cell::text(format!("geomean {what}, M ≤ 128")),
-                    value(s.geomean.map(|g| 100.0 * g), 1),
-                    Cell::text(if decode.is_empty() {
-                        "no decode shape in this run".to_string()
-                    } else {
-                        format!("{} of {} decode shapes", s.counted, decode.len())
-                    }),
+                    value(g.map(|g| 100.0 * g), 1),
+                    Cell::text(&over),
                 ]);
             }
-            h.geomean
+            of_hbm
         };
         let our_hbm = shares(name, &|m| Some(&m.ours[v]));
-        let their_hbm = (v == 0)
-            .then(|| shares("yardstick", &|m| m.yardstick.as_ref()))
-            .flatten();
+        let their_hbm = shares(&format!("yardstick beside {name}"), &|m| {
+            m.yardstick.as_ref()
+        });
         if v == 0 {
             headline_parts.push(headline(
                 name,
@@ -848,7 +862,7 @@ fn page(
                 (&models, models_spread),
                 all_spread,
                 behind,
-                (our_hbm, their_hbm, &hbm_name),
+                (our_hbm, their_hbm, hbm),
             ));
         }
     }
@@ -916,7 +930,7 @@ fn page(
             .into(),
     );
     main.notes.push(format!(
-        "× yardstick is {yardstick}'s median time / ours, on the same inputs in the same \
+        "× yardstick is the median time of {yardstick} / ours, on the same inputs in the same \
          process: above 1 is faster. `error: …` is a run that could not be made, and says why; \
          FAIL a run whose check failed. Neither counts in the summary."
     ));
@@ -1056,7 +1070,7 @@ fn headline(
     (models, models_spread): (&[usize], Spread),
     all: Spread,
     behind: usize,
-    (ours_hbm, theirs_hbm, hbm_name): (Option<f64>, Option<f64>, &str),
+    (ours_hbm, theirs_hbm, hbm): (Option<f64>, Option<f64>, Option<f64>),
 ) -> String {
     let yardstick = dtype.yardstick_short();
     let Some(geo) = all.geomean else {
@@ -1085,10 +1099,11 @@ fn headline(
         text += &format!(", lowest {low:.3}× at {}", measured[at].shape.named());
     }
     text += &format!("; {behind} below {BEHIND:.2}×.");
-    if let Some(ours) = ours_hbm {
+    if let (Some(ours), Some(hbm)) = (ours_hbm, hbm) {
         text += &format!(
-            " At M ≤ 128 {name} moves its bytes at {:.0}% of the {hbm_name}",
-            100.0 * ours
+            " At M ≤ 128 {name} moves its bytes at {:.0}% of the datasheet's {:.2} TB/s",
+            100.0 * ours,
+            hbm / 1e12
         );
         text += &match theirs_hbm {
             Some(t) => format!(" ({yardstick} {:.0}%).", 100.0 * t),
@@ -1373,6 +1388,28 @@ mod tests {
             "at DeepGEMM M=64 N=2112 K=7168"
         );
         assert_eq!(row("shapes below 0.90× yardstick")[2].value(), Some(1.0));
+        // The bandwidth shares of ours and of the yardstick over the same decode shapes, 0 and
+        // 3: the shapes 1 and 2 have no time of ours that counts.
+        let bandwidth = |who: &str| {
+            s.rows
+                .iter()
+                .find(|r| r[0].shown() == who && r[1].shown().starts_with("geomean % of HBM"))
+                .unwrap()
+                .clone()
+        };
+        let share = |i: usize, ms: f64| {
+            let p = measured[i].problem.shape;
+            bytes_moved(p.m, p.n, p.k, Dtype::Bf16) / (ms * 1e-3) / 3.35e12
+        };
+        for (who, ms) in [("auto", [2.0, 1.0]), ("yardstick beside auto", [1.6, 1.6])] {
+            let r = bandwidth(who);
+            let expected = 100.0 * (share(0, ms[0]) * share(3, ms[1])).sqrt();
+            assert!((r[2].value().unwrap() - expected).abs() < 1e-9, "{who}");
+            assert_eq!(
+                r[3].shown(),
+                "2 of 4 decode shapes (those with both numbers)"
+            );
+        }
         let h = &page.headline;
         assert!(
             h.starts_with(&format!(
