@@ -501,9 +501,13 @@ fn shapes_on_the_emulator() {
             "{r:?}"
         );
     }
-    // The model's M×N×K is the BLAS n, m, k: DeepGEMM's first shape, tokens kept at 16.
-    assert_eq!(rows[0][at("M×N×K")], "16×48×112");
+    // DeepGEMM's first shape as the suite has it, and the shrunk BLAS problem that ran for it:
+    // the model's M×N×K is m = N, n = M, k = K, each divided by 64 and rounded up to 16.
+    assert_eq!(rows[0][at("M×N×K")], "64×2112×7168");
     assert_eq!(rows[0][at("m×n×k")], "48×16×112");
+    // Prefills are not decode shapes, shrunk or not.
+    assert_eq!(rows[12][at("M×N×K")], "4096×2112×7168");
+    assert_eq!(rows[12][at("MB moved")], "M > 128");
     // The squares are N,N, which the 16-bit kernels compute: each ran and passed.
     for r in &rows[18..] {
         assert_eq!(r[at("M×N×K")], "-");

@@ -424,11 +424,9 @@ pub const BEHIND: f64 = 0.90;
 
 /// The runs of one shape.
 struct Measured {
-    /// As run: shrunk on the emulator.
+    /// As the suite has it: on the emulator, the shape the shrunk run stands for.
     shape: SuiteShape,
-    /// Whether the suite's shape is a decode shape (the emulator's shrunk prefills would look
-    /// like ones).
-    decode: bool,
+    /// As run: shrunk on the emulator.
     problem: Problem,
     /// One per variant.
     ours: Vec<Result<Report>>,
@@ -444,7 +442,7 @@ impl Measured {
 
     /// Bytes moved per second by a checked run, as a share of `bandwidth` (decode shapes only).
     fn share(&self, report: Option<&Result<Report>>, bandwidth: Option<f64>) -> Option<f64> {
-        if !self.decode {
+        if !self.shape.is_decode() {
             return None;
         }
         let s = self.problem.shape;
@@ -555,8 +553,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
                 .gpu
                 .then(|| reports.pop().expect("the yardstick's report"));
             Measured {
-                shape,
-                decode: suite_shape.is_decode(),
+                shape: *suite_shape,
                 problem: p,
                 ours: reports,
                 yardstick,
@@ -682,7 +679,7 @@ fn page(
         Dims::Blas { .. } => "-",
     };
     let no_bandwidth = |m: &Measured| {
-        if !m.decode {
+        if !m.shape.is_decode() {
             not_decode(m)
         } else if !ctx.gpu {
             "n/a (emulator)"
@@ -701,7 +698,7 @@ fn page(
                 ),
                 Err(_) => Cell::missing("-"),
             };
-            let bytes = if m.decode {
+            let bytes = if m.shape.is_decode() {
                 // The emulator's shrunk shapes move kilobytes: more digits there.
                 let mb = bytes_moved(s.m, s.n, s.k, m.problem.dtype) / 1e6;
                 Cell::fixed(mb, if mb < 10.0 { 3 } else { 1 })
@@ -758,7 +755,7 @@ fn page(
         .filter(|&i| measured[i].shape.suite <= 2)
         .collect();
     let decode: Vec<usize> = (0..measured.len())
-        .filter(|&i| measured[i].decode)
+        .filter(|&i| measured[i].shape.is_decode())
         .collect();
     let all: Vec<usize> = (0..measured.len()).collect();
     let mut headline_parts = Vec::new();
@@ -902,7 +899,7 @@ fn page(
     } else {
         BarChart {
             title: format!(
-                "{}: emulator wall time per shape (not GPU speed)",
+                "{}: emulator wall time per shape, shrunk (not GPU speed)",
                 dtype.name()
             ),
             value_label: "emulator wall ms".into(),
@@ -941,6 +938,14 @@ fn page(
          and writes each byte: 2·bytes/time), the bandwidth memory alone sustains.",
         dtype.name()
     ));
+    if !ctx.gpu {
+        main.notes.push(
+            "On the emulator M×N×K (and the chart's rows) name the suite's shape, and m×n×k the \
+             shrunk problem that ran in its place (see emulator sizes); MB moved is that \
+             problem's."
+                .into(),
+        );
+    }
     let mut last = Section::new(summary);
     last.notes.push(format!(
         "The geomeans and minima count only the shapes with a checked time of ours and of the \
@@ -1328,7 +1333,6 @@ mod tests {
                 };
                 Measured {
                     shape: *s,
-                    decode: s.is_decode(),
                     problem: p,
                     ours: vec![ours],
                     yardstick: Some(report("cublas", &p, 1.6, true)),
