@@ -635,6 +635,38 @@ impl Gpu {
         &self.stream
     }
 
+    /// Times a device-to-device copy of `bytes` (`cuMemcpyDtoDAsync` on the backend's stream,
+    /// between CUDA events, with the warm-ups and runs of `timing`, as a kernel is timed) and
+    /// returns the milliseconds of each timed run. A copy reads and writes every byte, so
+    /// `2·bytes / time` is the bandwidth that memory alone sustains on this GPU: the practical
+    /// ceiling of a GEMM whose time is spent streaming its operands (decode-sized ones).
+    pub fn time_device_copy(&self, bytes: usize, timing: Timing) -> Result<Vec<f64>> {
+        let allocate = |what: &str| {
+            // SAFETY: a byte buffer; what it holds is never read on the host.
+            unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }.map_err(|e| {
+                anyhow!(
+                    "cannot allocate the copy's {what} ({:.2} GiB): {e}",
+                    bytes as f64 / (1u64 << 30) as f64
+                )
+            })
+        };
+        let (source, destination) = (allocate("source")?, allocate("destination")?);
+        let (src, dst) = (
+            source.as_device_ptr().as_raw(),
+            destination.as_device_ptr().as_raw(),
+        );
+        let stream = self.stream.as_inner();
+        self.time("cuMemcpyDtoDAsync", timing, &|| {
+            use cust::sys::{cuMemcpyDtoDAsync_v2, CUresult};
+            // SAFETY: both buffers are live device allocations of `bytes` bytes.
+            let status = unsafe { cuMemcpyDtoDAsync_v2(dst, src, bytes, stream) };
+            if status != CUresult::CUDA_SUCCESS {
+                bail!("cuMemcpyDtoDAsync of {bytes} bytes failed: {status:?}");
+            }
+            Ok(())
+        })
+    }
+
     /// Uploads, times `timing.iters` launches after `timing.warmup`, then runs once more on a
     /// fresh (NaN-poisoned when beta = 0) C and downloads it for the check.
     pub fn run<T: Scalar>(

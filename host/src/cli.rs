@@ -312,6 +312,35 @@ mod tests {
     }
 
     #[test]
+    fn shapes_takes_its_dtypes_suites_layouts_and_variants() {
+        use crate::experiments::shapes::{LayoutArg, ShapesDtype};
+        let c = parse(
+            "experiment shapes --dtype tf32 --suite 1,2 --layout nn --variant auto,wgmma-tf32:4 \
+             --no-check --iters 5",
+        )
+        .unwrap();
+        let Some(Command::Experiment(Experiment::Shapes(a))) = c.command else {
+            panic!("{c:?}")
+        };
+        assert_eq!((a.dtype, a.layout), (ShapesDtype::Tf32, LayoutArg::Nn));
+        assert_eq!(a.suite, [1, 2]);
+        assert_eq!(a.variant, ["auto", "wgmma-tf32:4"]);
+        assert!(a.no_check);
+        assert_eq!(a.common.iters, Some(5));
+        let d = parse("experiment shapes").unwrap();
+        let Some(Command::Experiment(e @ Experiment::Shapes(_))) = d.command else {
+            panic!("{d:?}")
+        };
+        assert_eq!(e.id(), "shapes-bf16", "bf16, TN, every suite by default");
+        for refused in ["--suite 4", "--suite 0", "--dtype f32", "--layout tt"] {
+            assert!(
+                parse(&format!("experiment shapes {refused}")).is_err(),
+                "{refused}"
+            );
+        }
+    }
+
+    #[test]
     fn pitch_takes_an_optional_alignment_and_excludes_explicit_leading_dimensions() {
         let pitch = |args| parse(args).map(|c| (c.pitch, c.pitch_compare));
         assert_eq!(pitch("--variant v4").unwrap(), (None, false));

@@ -444,3 +444,127 @@ fn hopper_005() {
     );
     assert!(dir.0.join("hopper-bf16-speed.svg").is_file());
 }
+
+#[test]
+fn shapes_on_the_emulator() {
+    let dir = TempDir::new("shapes");
+    // Suite 1 in the models' layout (T,N) and suite 3 (N,N): whichever the 16-bit kernels
+    // compute runs, the others are refused with the reason, and the run goes on.
+    assert!(run("shapes --dtype bf16 --suite 1,3", &dir.0));
+    let (header, rows) = read_csv(&dir.0.join("shapes-bf16.csv"));
+    assert_eq!(rows.len(), 18 + 7, "one row per shape of suites 1 and 3");
+    for name in [
+        "suite",
+        "source",
+        "M×N×K",
+        "m×n×k",
+        "layout",
+        "variant",
+        "choice",
+        "emulator wall ms",
+        "TFLOP/s",
+        "yardstick TFLOP/s",
+        "× yardstick",
+        "MB moved",
+        "% of HBM",
+        "% of copy",
+        "yardstick % of HBM",
+        "yardstick % of copy",
+        "check",
+    ] {
+        column(&header, name);
+    }
+    assert!(
+        !header.iter().any(|h| h == "median ms"),
+        "no GPU time column"
+    );
+    let at = |name: &str| column(&header, name);
+    for (i, r) in rows.iter().enumerate() {
+        let (suite, layout) = if i < 18 { ("1", "TN") } else { ("3", "NN") };
+        assert_eq!(
+            (r[at("suite")].as_str(), r[at("layout")].as_str()),
+            (suite, layout)
+        );
+        // Emulator wall time or the reason it could not run; never a speed or a ratio.
+        let time = &r[at("emulator wall ms")];
+        assert!(
+            time.parse::<f64>().is_ok() || time.starts_with("error: "),
+            "{r:?}"
+        );
+        assert_eq!(r[at("yardstick TFLOP/s")], "n/a (emulator)");
+        assert!(
+            ["n/a (emulator)", "-"].contains(&r[at("TFLOP/s")].as_str()),
+            "{r:?}"
+        );
+        assert!(
+            ["n/a (emulator)", "-"].contains(&r[at("× yardstick")].as_str()),
+            "{r:?}"
+        );
+    }
+    // DeepGEMM's first shape as the suite has it, and the shrunk BLAS problem that ran for it:
+    // the model's M×N×K is m = N, n = M, k = K, each divided by 64 and rounded up to 16.
+    assert_eq!(rows[0][at("M×N×K")], "64×2112×7168");
+    assert_eq!(rows[0][at("m×n×k")], "48×16×112");
+    // Prefills are not decode shapes, shrunk or not.
+    assert_eq!(rows[12][at("M×N×K")], "4096×2112×7168");
+    assert_eq!(rows[12][at("MB moved")], "M > 128");
+    // The squares are N,N, which the 16-bit kernels compute: each ran and passed.
+    for r in &rows[18..] {
+        assert_eq!(r[at("M×N×K")], "-");
+        assert!(r[at("emulator wall ms")].parse::<f64>().is_ok(), "{r:?}");
+        assert!(r[at("check")].starts_with("pass"), "{r:?}");
+        assert!(r[at("choice")].starts_with("wgmma-"), "{r:?}");
+    }
+    let (header, rows) = read_csv(&dir.0.join("shapes-bf16-summary.csv"));
+    assert_eq!(header, ["variant", "measure", "value", "over"]);
+    let measures: Vec<&str> = rows.iter().map(|r| r[1].as_str()).collect();
+    for m in [
+        "geomean × yardstick, suites 1+2",
+        "min × yardstick, every shape",
+        "shapes below 0.90× yardstick",
+        "geomean % of HBM datasheet, M ≤ 128",
+    ] {
+        assert!(measures.contains(&m), "{measures:?}");
+    }
+    assert!(rows.iter().all(|r| r[2] == "n/a (emulator)"), "{rows:?}");
+    let json = read_json(&dir.0);
+    let headline = json["headline"].as_str().unwrap();
+    assert!(
+        headline.starts_with("On the emulator") && headline.contains("CPU wall time"),
+        "{headline}"
+    );
+    assert!(headline.contains("of 25 runs ran"), "{headline}");
+    assert_page_embeds(&dir.0, &["shapes-bf16", "shapes-bf16-summary"]);
+    assert!(dir.0.join("shapes-bf16.svg").is_file());
+    let page = read_page(&dir.0);
+    for text in [
+        "| emulator sizes |",
+        "| yardstick | cuBLAS",
+        "| copy bandwidth | n/a",
+    ] {
+        assert!(page.contains(text), "the page has `{text}`");
+    }
+}
+
+#[test]
+fn shapes_in_e4m3_run_the_fp8_pipeline_in_tn_and_refuse_nn() {
+    let dir = TempDir::new("shapes-e4m3");
+    assert!(run("shapes --dtype e4m3 --suite 3", &dir.0));
+    let (header, rows) = read_csv(&dir.0.join("shapes-e4m3.csv"));
+    assert_eq!(rows.len(), 7);
+    for r in &rows {
+        assert_eq!(r[column(&header, "layout")], "TN", "FP8 has one layout");
+        assert!(
+            r[column(&header, "choice")].starts_with("wgmma-fp8:"),
+            "{r:?}"
+        );
+        assert!(r[column(&header, "check")].starts_with("pass"), "{r:?}");
+    }
+    let line = "host experiment shapes --dtype e4m3 --layout nn --backend emu";
+    let cli = Cli::try_parse_from(line.split_whitespace()).unwrap();
+    let Some(Command::Experiment(experiment)) = cli.command else {
+        panic!("`{line}` is not an experiment")
+    };
+    let e = experiments::run_with_command_line(&experiment, line.into()).unwrap_err();
+    assert!(e.to_string().contains("drop --layout nn"), "{e}");
+}

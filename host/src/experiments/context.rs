@@ -130,12 +130,42 @@ impl Context {
         p: &Problem,
         timing: Timing,
     ) -> Vec<Result<Report>> {
+        self.measure_with(progress, variants, p, |each| {
+            run::execute_many(&self.backend, variants, p, timing, each)
+        })
+    }
+
+    /// [`Context::measure`] for an e4m3 problem (`p` in the FP8 layout, op(A) = Aᵀ): through
+    /// [`gpu_gemm::fp8::run::execute_many`] with one scale per tensor, where `cublas` is
+    /// cuBLASLt.
+    pub fn measure_fp8(
+        &self,
+        progress: &Progress,
+        variants: &[(Variant, Option<u32>)],
+        p: &Problem,
+        timing: Timing,
+    ) -> Vec<Result<Report>> {
+        let fp8 = gpu_gemm::fp8::quantize::Fp8Problem::per_tensor(p);
+        self.measure_with(progress, variants, p, |each| {
+            gpu_gemm::fp8::run::execute_many(&self.backend, variants, &fp8, timing, each)
+        })
+    }
+
+    /// Runs `execute`, which hands each report to the callback it is given, with one printed
+    /// line per run and the bar saying what runs next.
+    fn measure_with(
+        &self,
+        progress: &Progress,
+        variants: &[(Variant, Option<u32>)],
+        p: &Problem,
+        execute: impl FnOnce(&mut dyn FnMut(&Result<Report>)) -> Vec<Result<Report>>,
+    ) -> Vec<Result<Report>> {
         let labels: Vec<String> = variants.iter().map(|&(v, t)| label(v, t)).collect();
         let mut next = 0;
         if let Some(first) = labels.first() {
             progress.running(&format!("{first} {}", describe(p)));
         }
-        run::execute_many(&self.backend, variants, p, timing, |report| {
+        execute(&mut |report| {
             progress.done(&run_line(&labels[next], p, report));
             next += 1;
             if let Some(label) = labels.get(next) {

@@ -14,6 +14,8 @@
 //! | `sweeps` (`003`) | 003 | CPU vs GPU: sizes, block sizes, blockL |
 //! | `cg` (`004`) | 004 | the cooperative-groups kernels as a percentage of cuBLAS |
 //! | `hopper` (`005`) | tensor cores 2, 3 | every step of the Hopper kernels against cuBLAS of the same type |
+//! | `auto` | | every candidate of `auto` at each shape beside cuBLAS; writes `auto-table.csv` |
+//! | `shapes` | | the shapes real models run (DeepGEMM's dense set, Llama-3 8B and 70B, the squares): `auto` beside cuBLAS or cuBLASLt, and the memory bandwidth decode shapes reach |
 //!
 //! On the emulator (`--backend emu`) every experiment runs at small sizes; its times are the
 //! emulation's CPU wall time and are labelled so, never as GPU throughput.
@@ -26,6 +28,7 @@ pub mod page;
 pub mod precision;
 pub mod progress;
 pub mod progression;
+pub mod shapes;
 pub mod sweeps;
 pub mod table;
 pub mod tile_sweep;
@@ -62,7 +65,11 @@ pub enum Experiment {
     /// auto's table: every candidate kernel at each shape beside cuBLAS; writes auto-table.csv
     #[command(name = "auto")]
     Auto(auto::Args),
-    /// Every experiment at its default sizes, each into `OUT/<experiment>/` (OUT defaults to `results/`)
+    /// The shapes real models run (DeepGEMM's dense set, Llama-3 8B and 70B, the squares): auto
+    /// beside cuBLAS (cuBLASLt in e4m3), and the memory bandwidth decode shapes reach
+    #[command(name = "shapes")]
+    Shapes(shapes::Args),
+    /// Every experiment but `auto` and `shapes` at its default sizes, each into `OUT/<experiment>/` (OUT defaults to `results/`)
     All(AllArgs),
 }
 
@@ -85,6 +92,7 @@ impl Experiment {
             Experiment::Cg(a) => &a.common,
             Experiment::Hopper(a) => &a.common,
             Experiment::Auto(a) => &a.common,
+            Experiment::Shapes(a) => &a.common,
             Experiment::All(a) => &a.common,
         }
     }
@@ -99,6 +107,7 @@ impl Experiment {
             Experiment::Cg(_) => cg::ID,
             Experiment::Hopper(_) => hopper::ID,
             Experiment::Auto(_) => auto::ID,
+            Experiment::Shapes(a) => a.dtype.id(),
             Experiment::All(_) => "all",
         }
     }
@@ -178,6 +187,7 @@ fn run_one(ctx: &Context, experiment: &Experiment, out: &Path) -> Result<bool> {
         Experiment::Cg(a) => cg::run(ctx, a)?,
         Experiment::Hopper(a) => hopper::run(ctx, a)?,
         Experiment::Auto(a) => auto::run(ctx, a)?,
+        Experiment::Shapes(a) => shapes::run(ctx, a)?,
         Experiment::All(_) => unreachable!("`all` runs the others"),
     };
     let written = page.write(out)?;
