@@ -39,7 +39,11 @@ pub const TABLE: &str = include_str!("auto-table.csv");
 /// that supports the shape and runs on the device.
 pub fn fallbacks(dtype: Dtype, math: Math) -> &'static [(&'static str, u32)] {
     match (dtype, math) {
-        (Dtype::Bf16 | Dtype::F16, _) => &[("wgmma-16bit", 1)],
+        (Dtype::Bf16 | Dtype::F16, _) => &[
+            ("wgmma-layouts", 1),
+            ("wgmma-narrow", 128),
+            ("wgmma-16bit", 1),
+        ],
         (Dtype::F32, Math::Fp32Accurate) => &[("wgmma-3xtf32", 1), ("tc-3xtf32", 1), ("best", 1)],
         (Dtype::F32, Math::Tf32) => &[("wgmma-tf32", 1), ("tc-tf32", 1), ("best", 1)],
         _ => &[("best", 1)],
@@ -181,6 +185,102 @@ pub fn nearest<'a>(rows: &'a [Row], shape: &Shape, dtype: Dtype, math: Math) -> 
         })
 }
 
+/// Multiprocessors of the GPU the rule was measured on (an H100 SXM or an H200: 132).
+const SMS: u32 = 132;
+
+/// The 16-bit shapes rule: for bf16 and f16, the kernel from the shape's features rather than
+/// the nearest measured square (chapter 5, `docs/perf-notes.md`; measured on the model shapes
+/// of `host experiment shapes`). `None` leaves the problem to the table (N,N beyond 128 columns,
+/// where chapter 3's kernels were measured) and the fallbacks.
+///
+/// - **n ≤ 128 (a decode step's tokens) and few 256-row tiles**: the problem is bound by reading
+///   A; `wgmma-narrow` with the tile as narrow as n (8, 16, 32, 64 or 128 columns) and a
+///   stream-k grid that gives every multiprocessor the same share of A.
+/// - **n ≤ 128 and at least 0.7 of a wave of 256-row tiles** (m ≥ about 24 000): the
+///   256 × 128 tiles of `wgmma-layouts:2` (half of each wasted at n = 64) keep every
+///   multiprocessor busy without stream-k's fixups, and read each row of B half as often.
+/// - **n > 128**, any layout but N,N: `wgmma-layouts:1` (256 × 128 tiles, clusters of two
+///   sharing A). N,N beyond 128 columns goes to the measured table.
+/// - C's rows not a multiple of 8 or `ldc` not a multiple of 8 (the TMA store's constraint):
+///   `wgmma-narrow` (C from the registers), 128 columns beyond n = 64.
+pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
+    if !p.dtype.is_16bit() {
+        return None;
+    }
+    let s = &p.shape;
+    let tma_store = s.m.is_multiple_of(8) && s.ldc.is_multiple_of(8);
+    let wide_tiles = s.m.div_ceil(256) * s.n.div_ceil(128);
+    let narrow = |n: u32| match n {
+        0..=8 => 8,
+        9..=16 => 16,
+        17..=32 => 32,
+        33..=64 => 64,
+        _ => 128,
+    };
+    if s.n <= 128 {
+        if tma_store && 10 * wide_tiles >= 7 * SMS {
+            return Some((
+                "wgmma-layouts",
+                2,
+                "n ≤ 128 with at least 0.7 of a wave of 256 × 128 tiles: the wide tiles, no fixups",
+            ));
+        }
+        return Some((
+            "wgmma-narrow",
+            narrow(s.n),
+            "n ≤ 128: a tile as narrow as n, every multiprocessor streaming an equal share of A",
+        ));
+    }
+    if !tma_store {
+        return Some((
+            "wgmma-narrow",
+            128,
+            "m or ldc not a multiple of 8 (the TMA store's rows): C written from the registers",
+        ));
+    }
+    if p.transposes != Transposes::NN {
+        return Some((
+            "wgmma-layouts",
+            1,
+            "n > 128: 256 × 128 tiles in clusters of two sharing A, the operands read as they lie",
+        ));
+    }
+    None
+}
+
+/// The problem with A's and B's leading dimensions padded so that each column starts 16 bytes
+/// after the last (the TMA engine's rule), and the copies that make them; `None` when both are
+/// aligned already. C is left as it is: the kernels that cannot store it (the TMA store's
+/// `ldc`) have others beside them that can.
+pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)> {
+    use crate::launch::{Copies, Pitch};
+    let bytes = p.dtype.bytes();
+    let pitch = |(rows, cols): (u32, u32), ld: u32| {
+        let to = crate::problem::pitched_ld(rows, bytes, 16).ok()?;
+        (!(ld * bytes).is_multiple_of(16)).then_some(Pitch {
+            rows,
+            cols,
+            from: ld,
+            to,
+        })
+    };
+    let copies = Copies {
+        a: pitch(p.stored_a(), p.shape.lda),
+        b: pitch(p.stored_b(), p.shape.ldb),
+    };
+    if copies.a.is_none() && copies.b.is_none() {
+        return None;
+    }
+    let mut aligned = *p;
+    if let Some(a) = copies.a {
+        aligned.shape.lda = a.to;
+    }
+    if let Some(b) = copies.b {
+        aligned.shape.ldb = b.to;
+    }
+    Some((aligned, copies))
+}
+
 /// What `auto` runs for a problem.
 #[derive(Clone)]
 pub struct Choice {
@@ -190,8 +290,13 @@ pub struct Choice {
     pub tile: Option<u32>,
     /// The contract asked for (f64, bf16 and f16 are chosen from strict's rows whatever it is).
     pub math: Math,
-    /// The table row that decided it; `None` for a fallback.
+    /// The table row that decided it; `None` for a fallback or the shapes rule.
     pub row: Option<Row>,
+    /// The branch of the 16-bit shapes rule ([`shape_rule`]) that decided it, in words.
+    pub rule: Option<&'static str>,
+    /// Whether the kernel reads copies of A and B with aligned leading dimensions
+    /// ([`aligned_operands`]): no candidate reads them as they lie.
+    pub copy_operands: bool,
 }
 
 impl Choice {
@@ -209,6 +314,9 @@ impl Choice {
             Math::Strict => format!("{}'s own arithmetic", dtype.name()),
             m => format!("the {} contract", m.name()),
         };
+        if let Some(rule) = self.rule {
+            return format!("{rule} (the 16-bit shapes rule, in {contract})");
+        }
         match &self.row {
             Some(r) => format!(
                 "the fastest kernel in {contract} measured at {}×{}×{} (the table's nearest shape)",
@@ -238,6 +346,19 @@ pub fn choose(p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
 pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
     let (shape, dtype) = (&p.shape, p.dtype);
     let fits = |v: &Variant| fits(v, p, math, arch);
+    if let Some((name, tile, rule)) = shape_rule(p) {
+        let variant = registry::find(name)?;
+        if fits(&variant) {
+            return Ok(Choice {
+                variant,
+                tile: Some(tile),
+                math,
+                row: None,
+                rule: Some(rule),
+                copy_operands: false,
+            });
+        }
+    }
     if let Some(row) = nearest(rows, shape, dtype, math) {
         let v = registry::find(&row.variant)
             .map_err(|e| anyhow!("auto table names `{}`: {e}", row.variant))?;
@@ -247,6 +368,20 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
                 tile: row.tile,
                 math,
                 row: Some(row.clone()),
+                rule: None,
+                copy_operands: false,
+            });
+        }
+    }
+    // In 16 bits every kernel is fed by the TMA engine, which cannot describe a row stride that
+    // is not a multiple of 16 bytes: such an A or B is copied first into an aligned workspace
+    // (one pass over it, against the GEMM's k), and the choice is the aligned problem's.
+    if dtype.is_16bit() {
+        if let Some((aligned, _)) = aligned_operands(p) {
+            let choice = choose_from(rows, &aligned, math, arch)?;
+            return Ok(Choice {
+                copy_operands: true,
+                ..choice
             });
         }
     }
@@ -261,6 +396,8 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             tile: Some(tile),
             math,
             row: None,
+            rule: None,
+            copy_operands: false,
         });
     }
     if p.transposes == Transposes::NN {
@@ -272,6 +409,8 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             tile: Some(tile),
             math,
             row: None,
+            rule: None,
+            copy_operands: false,
         });
     }
     match registry::all().into_iter().find(|v| fits(v)) {
@@ -280,6 +419,8 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             tile: variant.tiles().first().copied(),
             math,
             row: None,
+            rule: None,
+            copy_operands: false,
         }),
         None => bail!(
             "auto: no kernel of the course computes {} ({}) in {} under the {} contract for this shape and device (cuBLAS does)",
@@ -365,6 +506,60 @@ mod tests {
         assert!(format!("{e:#}").contains("unknown dtype"), "{e:#}");
     }
 
+    /// The rule's branches at the model shapes (m = N, n = tokens, TN) and beside them.
+    #[test]
+    fn the_shapes_rule_sees_tokens_waves_layout_and_alignment() {
+        let tn = |m, n, k| Problem {
+            transposes: Transposes::ALL[1],
+            ..problem(
+                Shape {
+                    lda: k,
+                    ..shape(m, n, k)
+                },
+                Dtype::Bf16,
+            )
+        };
+        let label = |p: &Problem| shape_rule(p).map(|(v, t, _)| format!("{v}:{t}"));
+        let cases = [
+            ((2112, 1, 7168), "wgmma-narrow:8"),
+            ((7168, 16, 16384), "wgmma-narrow:16"),
+            ((4096, 30, 7168), "wgmma-narrow:32"),
+            ((4096, 64, 7168), "wgmma-narrow:64"),
+            ((8192, 128, 8192), "wgmma-narrow:128"),
+            // 96 of 132 multiprocessors' worth of 256-row tiles: the wide tiles.
+            ((24576, 64, 1536), "wgmma-layouts:2"),
+            ((128256, 128, 4096), "wgmma-layouts:2"),
+            ((4096, 2000, 7168), "wgmma-layouts:1"),
+        ];
+        for ((m, n, k), expected) in cases {
+            assert_eq!(
+                label(&tn(m, n, k)).as_deref(),
+                Some(expected),
+                "{m}x{n}x{k}"
+            );
+        }
+        // m off the TMA store's 16 bytes: C from the registers, wide or not.
+        assert_eq!(
+            label(&tn(4097, 2000, 4096)).as_deref(),
+            Some("wgmma-narrow:128")
+        );
+        assert_eq!(
+            label(&tn(4097, 64, 4096)).as_deref(),
+            Some("wgmma-narrow:64")
+        );
+        // N,N beyond 128 columns is the measured table's; f32 is not the rule's.
+        assert_eq!(label(&problem(shape(4096, 4096, 4096), Dtype::Bf16)), None);
+        assert_eq!(label(&problem(shape(64, 64, 64), Dtype::F32)), None);
+        // And `auto` takes what the rule says, with the rule as its reason.
+        let c = choose(&tn(4096, 64, 7168), Math::Strict, Some(90)).unwrap();
+        assert_eq!(c.label(), "wgmma-narrow:64");
+        assert!(
+            c.reason(Dtype::Bf16).contains("shapes rule"),
+            "{}",
+            c.reason(Dtype::Bf16)
+        );
+    }
+
     #[test]
     fn no_row_for_the_dtype_falls_back() {
         let rows = parse(&format!("{HEADER}\nf32,strict,64,64,64,v1,0,0,0,0,x")).unwrap();
@@ -377,13 +572,19 @@ mod tests {
     }
 
     #[test]
-    fn the_16_bit_types_fall_back_to_the_16_bit_kernel() {
-        // A table of f32 rows only: the 16-bit problems have no row and fall back.
+    fn the_16_bit_types_take_the_shapes_rule_then_the_fallbacks() {
+        // A table of f32 rows only: the 16-bit problems have no row; the shapes rule decides
+        // up to 128 columns, the fallbacks beyond (N,N).
         let f32_only = parse(&format!("{HEADER}\nf32,strict,64,64,64,gemm128,-,0,0,0,x")).unwrap();
         for dtype in [Dtype::Bf16, Dtype::F16] {
-            for s in [shape(64, 64, 64), shape(4096, 4096, 4096), shape(8, 1, 8)] {
+            let expected = [
+                (shape(64, 64, 64), "wgmma-narrow:64"),
+                (shape(4096, 4096, 4096), "wgmma-layouts:1"),
+                (shape(8, 1, 8), "wgmma-narrow:8"),
+            ];
+            for (s, label) in expected {
                 let c = choose_from(&f32_only, &problem(s, dtype), Math::Strict, Some(90)).unwrap();
-                assert_eq!(c.label(), "wgmma-16bit:1", "{dtype:?}");
+                assert_eq!(c.label(), label, "{dtype:?}");
                 assert!(c.row.is_none() && c.variant.dtypes().contains(&dtype));
                 assert!(is_candidate(&c.variant, dtype, Math::Strict));
                 // And through the real table, what `--variant auto` runs: a 16-bit kernel.

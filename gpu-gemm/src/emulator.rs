@@ -40,6 +40,32 @@ pub fn launch_on<T: Scalar>(
     c: &mut [T],
     step: Option<&Step>,
 ) -> Result<()> {
+    // Operands the kernel reads from aligned copies: made here as the GPU's 2D copy makes them,
+    // then the launch on the copies.
+    if let Launch::Kernel {
+        copies: Some(copies),
+        ..
+    } = launch
+    {
+        let mut on_copies = launch.clone();
+        if let Launch::Kernel { copies, .. } = &mut on_copies {
+            *copies = None;
+        }
+        let mut aligned = *p;
+        let a_copy = copies.a.map(|pitch| {
+            aligned.shape.lda = pitch.to;
+            pitch.copy(a, a[0])
+        });
+        let b_copy = copies.b.map(|pitch| {
+            aligned.shape.ldb = pitch.to;
+            pitch.copy(b, b[0])
+        });
+        let operands = (
+            a_copy.as_deref().unwrap_or(a),
+            b_copy.as_deref().unwrap_or(b),
+        );
+        return launch_on(&on_copies, &aligned, operands, c, step);
+    }
     let Launch::Kernel {
         entry,
         geometry,

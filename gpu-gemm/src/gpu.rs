@@ -526,6 +526,42 @@ impl Gpu {
         p: &Problem,
         (a, b, c): (u64, u64, u64),
     ) -> Result<Prepared<'g>> {
+        // Operands the kernel reads from aligned copies: from here on the problem and the
+        // operands are the copies', and each enqueue makes them first.
+        let copies = match launch {
+            Launch::Kernel {
+                copies: Some(copies),
+                ..
+            } => [(copies.a, a, "A"), (copies.b, b, "B")]
+                .into_iter()
+                .filter_map(|(pitch, from, what)| pitch.map(|pitch| (pitch, from, what)))
+                .map(|(pitch, from, what)| {
+                    let bytes = pitch.to as usize * pitch.cols as usize * p.dtype.bytes() as usize;
+                    // SAFETY: written by the copy before any kernel reads it.
+                    let to = unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }.map_err(|e| {
+                        anyhow!("cannot allocate the aligned copy of {what} ({bytes} bytes): {e}")
+                    })?;
+                    Ok(OperandCopy {
+                        pitch,
+                        from,
+                        to,
+                        what,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?,
+            _ => Vec::new(),
+        };
+        let mut p = *p;
+        let (mut a, mut b) = (a, b);
+        for copy in &copies {
+            let to = copy.to.as_device_ptr().as_raw();
+            if copy.what == "A" {
+                (p.shape.lda, a) = (copy.pitch.to, to);
+            } else {
+                (p.shape.ldb, b) = (copy.pitch.to, to);
+            }
+        }
+        let p = &p;
         let function = match launch {
             Launch::Kernel {
                 entry,
@@ -627,6 +663,7 @@ impl Gpu {
             maps,
             resident,
             _stream_k: stream_k,
+            copies,
         })
     }
 
@@ -860,6 +897,46 @@ pub struct Prepared<'g> {
     resident: u32,
     /// Stream-k's workspace and counters, which the tensor-map buffer points to.
     _stream_k: Option<(DeviceBuffer<u8>, DeviceBuffer<u32>)>,
+    /// The aligned copies the kernel reads A and B from, made on each enqueue.
+    copies: Vec<OperandCopy>,
+}
+
+/// An operand copied into an aligned workspace before the kernel ([`crate::launch::Copies`]).
+struct OperandCopy {
+    pitch: crate::launch::Pitch,
+    /// The caller's operand.
+    from: u64,
+    to: DeviceBuffer<u8>,
+    what: &'static str,
+}
+
+impl OperandCopy {
+    /// Enqueues the copy, column by column: `cuMemcpy2DAsync` from the caller's pitch to the
+    /// workspace's.
+    fn enqueue(&self, element_bytes: u32, stream: &Stream) -> Result<()> {
+        use cudarc::driver::sys::{cuMemcpy2DAsync_v2, CUmemorytype, CUresult, CUDA_MEMCPY2D};
+        let bytes = element_bytes as usize;
+        // SAFETY: a zeroed CUDA_MEMCPY2D is a valid start (offsets 0, null host pointers).
+        let mut copy: CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
+        copy.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        copy.srcDevice = self.from;
+        copy.srcPitch = self.pitch.from as usize * bytes;
+        copy.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
+        copy.dstDevice = self.to.as_device_ptr().as_raw();
+        copy.dstPitch = self.pitch.to as usize * bytes;
+        copy.WidthInBytes = self.pitch.rows as usize * bytes;
+        copy.Height = self.pitch.cols as usize;
+        // SAFETY: both pitched regions lie inside their allocations (the problem was validated
+        // against the caller's buffers, the workspace was sized from the pitch).
+        let status = unsafe { cuMemcpy2DAsync_v2(&copy, stream.as_inner() as _) };
+        if status != CUresult::CUDA_SUCCESS {
+            bail!(
+                "copying {} into its aligned workspace failed: {status:?}",
+                self.what
+            );
+        }
+        Ok(())
+    }
 }
 
 impl Prepared<'_> {
@@ -868,6 +945,9 @@ impl Prepared<'_> {
     pub fn enqueue<T: Scalar>(&self) -> Result<()> {
         let (p, s) = (&self.problem, self.problem.shape);
         let (alpha, beta) = (T::factor(p.alpha), T::factor(p.beta));
+        for copy in &self.copies {
+            copy.enqueue(p.dtype.bytes(), &self.gpu.stream)?;
+        }
         let (a_ptr, b_ptr, c_ptr) = self.operands;
         let stream = &self.gpu.stream;
         let name = self.launch.name();

@@ -24,6 +24,8 @@ pub enum Launch {
         target: Target,
         /// Tensor maps for A and B (TMA kernels), and whether the grid is persistent.
         tma: Option<TmaOperands>,
+        /// Operands copied first into workspaces the kernel can read (`auto` only).
+        copies: Option<Copies>,
     },
     /// cuBLAS in this math mode, on the same buffers (GPU only).
     Cublas(CublasMath),
@@ -37,6 +39,47 @@ pub enum Launch {
         /// `blockL`, as resolved by [`crate::registry::resolve_tile`].
         tile: u32,
     },
+}
+
+/// Operands whose columns the kernel cannot read as they lie (a row stride that is not a
+/// multiple of 16 bytes, which the TMA engine cannot describe): each is copied first, column by
+/// column, into a workspace whose leading dimension is ([`crate::auto`] plans it, the backends
+/// do it: a 2D copy on the GPU, `cuMemcpy2DAsync`), and the kernel reads the copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Copies {
+    /// A's copy, if A needs one.
+    pub a: Option<Pitch>,
+    /// B's copy, if B needs one.
+    pub b: Option<Pitch>,
+}
+
+/// A stored matrix of `rows × cols`, its leading dimension `from` in the caller's buffer and
+/// `to` in the copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pitch {
+    /// Rows of the stored matrix (the contiguous dimension).
+    pub rows: u32,
+    /// Its columns.
+    pub cols: u32,
+    /// Its leading dimension in the caller's buffer.
+    pub from: u32,
+    /// Its leading dimension in the copy: a multiple of 16 bytes.
+    pub to: u32,
+}
+
+impl Pitch {
+    /// `source` (leading dimension `from`) into a new vector of leading dimension `to`, the
+    /// padding `pad` (the GPU's copy leaves it unwritten; no kernel reads it): the emulator's
+    /// copy, as the GPU's 2D copy makes it.
+    pub fn copy<T: Copy>(&self, source: &[T], pad: T) -> Vec<T> {
+        let mut out = vec![pad; self.to as usize * self.cols as usize];
+        for col in 0..self.cols as usize {
+            let (from, to) = (col * self.from as usize, col * self.to as usize);
+            out[to..to + self.rows as usize]
+                .copy_from_slice(&source[from..from + self.rows as usize]);
+        }
+        out
+    }
 }
 
 /// The second launch of a split-k variant (`kernels_gpu::variants::split_k`): the first writes

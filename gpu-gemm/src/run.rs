@@ -202,6 +202,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 reduce,
                 target: k.target,
                 tma: k.tma.map(|operands| operands(tile, p.transposes.into())),
+                copies: None,
             })
         }
         Variant::Cpu(c) => Ok(Launch::Cpu {
@@ -218,7 +219,30 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 bail!("auto chooses its own configuration (got a tile)");
             }
             let choice = crate::auto::choose(p, math, arch)?;
-            plan(choice.variant, choice.tile, p, arch)
+            if !choice.copy_operands {
+                return plan(choice.variant, choice.tile, p, arch);
+            }
+            // The choice reads A and B from aligned copies: its launch on them, and the copies.
+            let (aligned, copies) = crate::auto::aligned_operands(p)
+                .expect("auto copies operands only when some need it");
+            match plan(choice.variant, choice.tile, &aligned, arch)? {
+                Launch::Kernel {
+                    entry,
+                    geometry,
+                    reduce,
+                    target,
+                    tma,
+                    copies: None,
+                } => Ok(Launch::Kernel {
+                    entry,
+                    geometry,
+                    reduce,
+                    target,
+                    tma,
+                    copies: Some(copies),
+                }),
+                _ => unreachable!("auto chooses kernels only"),
+            }
         }
         // Tuning times the candidates on the caller's own buffers, which a plan has not got.
         Variant::Tuned(_) => bail!(

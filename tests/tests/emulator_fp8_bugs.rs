@@ -220,6 +220,7 @@ fn run<const BUG: u8>() -> Fp8Check {
         tma: k
             .tma
             .map(|operands| operands(1, kernels_gpu::registry::Layout::TN)),
+        copies: None,
     };
     let ops = Fp8Operands {
         a: &x.a.codes.data,

@@ -48,9 +48,73 @@ fn seed() -> u64 {
         .as_nanos() as u64
 }
 
+/// The shapes each layout other than N,N runs at, for every kernel that computes it: the
+/// 16-bit TMA cases (edges in m, n and k, several tiles per emulated multiprocessor, padded
+/// leading dimensions), stored as the layout says (A k × m for op(A) = Aᵀ, B n × k for
+/// op(B) = Bᵀ).
+const TRANSPOSED_CASES: &[Case] = &[(304, 520, 104, 8, 1.5, -0.5), (33, 17, 65, 7, -0.5, 1.25)];
+
+/// Every layout but N,N that `variant` computes, at [`TRANSPOSED_CASES`], in each of its dtypes.
+fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
+    let Variant::Kernel(kernel) = variant else {
+        return 0;
+    };
+    let mut runs = 0;
+    for transposes in variant
+        .transposes()
+        .into_iter()
+        .filter(|&t| t != Transposes::NN)
+    {
+        for &dtype in kernel.dtypes.iter().filter(|d| **d != Dtype::E4m3) {
+            for &(m, n, k, pad, alpha, beta) in TRANSPOSED_CASES {
+                let mut p = Problem {
+                    shape: Shape {
+                        m,
+                        n,
+                        k,
+                        lda: 0,
+                        ldb: 0,
+                        ldc: m + pad,
+                    },
+                    transposes,
+                    dtype,
+                    alpha,
+                    beta,
+                    init: Init::Random,
+                    seed: seed(),
+                };
+                p.shape.lda = p.stored_a().0 + pad;
+                p.shape.ldb = p.stored_b().0 + pad;
+                let what = format!(
+                    "{} tile {tile:?} {} {} {m}x{n}x{k} ld+{pad} seed {}",
+                    variant.name(),
+                    transposes.name(),
+                    dtype.name(),
+                    p.seed
+                );
+                if (kernel.supports)(&p.shape, dtype).is_err() {
+                    continue;
+                }
+                let timing = Timing {
+                    warmup: 0,
+                    iters: 1,
+                    budget_ms: f64::INFINITY,
+                    check: true,
+                };
+                let report = execute(&Backend::Emulator, variant, tile, &p, timing)
+                    .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                let check = report.check.expect("checked run");
+                assert!(check.passed(), "{what}: {}", check.summary());
+                runs += 1;
+            }
+        }
+    }
+    runs
+}
+
 fn run_all(variant: Variant, tile: Option<u32>) -> usize {
     let started = std::time::Instant::now();
-    let mut runs = 0;
+    let mut runs = run_transposed(variant, tile);
     let tma = matches!(variant, Variant::Kernel(k) if k.tma.is_some());
     for dtype in [Dtype::F32, Dtype::F64, Dtype::Bf16, Dtype::F16] {
         let runs_before = runs;

@@ -148,6 +148,7 @@ pub fn launch() -> Launch {
         tma: k
             .tma
             .map(|operands| operands(2, kernels_gpu::registry::Layout::TN)),
+        copies: None,
     }
 }
 

@@ -97,6 +97,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
                 reduce: None,
                 target: k.target,
                 tma: k.tma.map(|operands| operands(tile, kernels_gpu::registry::Layout::TN)),
+            copies: None,
             };
             Ok((Fp8Launch::Kernel(launch), registry::label(variant, Some(tile))?))
         }

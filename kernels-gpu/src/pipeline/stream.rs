@@ -61,7 +61,7 @@ pub unsafe fn finish<const R: usize>(
     threads: u32,
     flag: u32,
 ) -> bool {
-    const { assert!(R % 4 == 0) };
+    const { assert!(R.is_multiple_of(4)) };
     let slab_len = (threads as usize) * R;
     let slab = |j: u32| {
         let at = Segment::slab(work.slab0, j) as usize * slab_len;
