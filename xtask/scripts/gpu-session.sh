@@ -259,6 +259,13 @@ for step in "$@"; do
           $host --variant $v --compare cublas --dtype ${PROBE_DTYPE:-bf16} --transa t --m $1 --n $tokens --k $2 --iters ${PROBE_ITERS:-10} --warmup 2 --no-check 2>&1 | tee -a "$OUT/probe.log" | grep -E '^\| [a-z]' | sed "s/^/$1x${tokens}x$2 /"
         done
       done ;;
+    shapes)
+      # The shapes issue's suite (`host experiment shapes`) for each of SHAPES_DTYPES, speed only
+      # (correctness: the step shapes-check and the tests); pages into $OUT/results/shapes-<dtype>.
+      for dtype in ${SHAPES_DTYPES:-bf16 f16 e4m3 tf32}; do
+        $host experiment shapes --dtype $dtype --no-check --out "$OUT/results/shapes-$dtype" ${SHAPES_ARGS:-} > "$OUT/shapes-$dtype.log" 2>&1
+        echo "shapes $dtype: exit $?"; grep -A14 '^### Summary' "$OUT/shapes-$dtype.log" | grep '^|' | head -14
+      done ;;
     squares-probe)
       # The squares of suite 3 (N,N): chapter 3's best beside chapter 5's, and cuBLAS.
       for mnk in "1024 1024 1024" "2048 2048 2048" "4096 4096 4096" "8192 8192 8192" "8192 8192 1024" "1024 1024 8192" "8192 256 8192"; do

@@ -97,16 +97,53 @@ pub unsafe fn finish<const R: usize>(
         return false;
     }
     // All parts from the workspace, this block's too, in the parts' order: the same sum
-    // whoever finishes, and no second copy of the accumulators in registers.
-    *values = [0.0; R];
-    for j in 0..work.parts {
-        let part = slab(j);
-        for q in 0..R / 4 {
-            let four = unsafe { part.load4(at(q)) };
-            for e in 0..4 {
-                values[4 * q + e] += four[e];
-            }
-        }
+    // whoever finishes, and no second copy of the accumulators in registers. One block reads
+    // every part, so its loads are issued in groups before the additions that use them (a
+    // load followed at once by its addition waits a round trip to L2 each): `U` parts of `C`
+    // registers at a time, as many as the 168 registers the kernels launch with leave room for.
+    match R {
+        0..=16 => sum_parts::<R, 4, R>(values, work.parts, slab, at),
+        17..=32 => sum_parts::<R, 2, 32>(values, work.parts, slab, at),
+        33..=64 => sum_parts::<R, 1, 64>(values, work.parts, slab, at),
+        _ => sum_parts::<R, 1, 16>(values, work.parts, slab, at),
     }
     true
+}
+
+/// `values = Σ_j part j`, in order of j, `C` registers at a time, loading `U` parts of them
+/// before adding them.
+#[inline(always)]
+fn sum_parts<const R: usize, const U: usize, const C: usize>(
+    values: &mut [f32; R],
+    parts: u32,
+    slab: impl Fn(u32) -> GlobalMut<f32>,
+    at: impl Fn(usize) -> usize,
+) {
+    // (Every arm of the caller's match is compiled for every R: the chunk is at most R.)
+    let c = C.min(R);
+    *values = [0.0; R];
+    for chunk in 0..R / c {
+        let mut first = 0;
+        while first < parts {
+            let mut loaded = [[0.0f32; C]; U];
+            for (u, part) in loaded.iter_mut().enumerate() {
+                let j = first + u as u32;
+                if j < parts {
+                    let slab = slab(j);
+                    for q in 0..c / 4 {
+                        let four = unsafe { slab.load4(at(chunk * c / 4 + q)) };
+                        part[4 * q..4 * q + 4].copy_from_slice(&four);
+                    }
+                }
+            }
+            for (u, part) in loaded.iter().enumerate() {
+                if first + (u as u32) < parts {
+                    for (value, add) in values[chunk * c..chunk * c + c].iter_mut().zip(part) {
+                        *value += add;
+                    }
+                }
+            }
+            first += U as u32;
+        }
+    }
 }
