@@ -12,19 +12,28 @@
 //! 2. [`TABLE`] holds, per dtype, contract and measured shape, the fastest candidate (median,
 //!    checks passing). `host experiment auto` measures it; `gpu-gemm/src/auto-table.csv` is its
 //!    output, copied here from the results folder (the README's "Regenerate `auto`'s table").
-//! 3. A problem takes the choice of the table row of its dtype and contract whose shape is
-//!    nearest in log₂ m + log₂ n + log₂ k distance (ties: the first row), provided the kernel
-//!    supports the shape and runs on the device; otherwise, or with no row, the first of the
-//!    contract's [`fallbacks`] that does: `best:1` in f32 and f64; `wgmma-16bit:1` in bf16 and
-//!    f16 (on a GPU other than an H100/H200 the backend says that it needs sm_90a); for
-//!    `fp32-accurate` and `tf32` in f32, Hopper's `wgmma` kernel, then Ampere's `mma.sync` one,
-//!    then `best:1`. The table is measured on an H100: on another GPU its choices are the H100's
-//!    (the report names them), not that GPU's fastest.
-//! 4. The table and the fallbacks are measured and chosen for op(A)·op(B) with op = N. For
-//!    transposed operands every candidate must also compute the problem's combination
-//!    ([`Variant::transposes`]); when neither the nearest row nor a fallback does, the first
-//!    kernel of the course (in course order) that does and fits runs, and when none does,
-//!    `auto` refuses: it runs the course's kernels only, never cuBLAS.
+//! 3. In bf16 and f16 the shape decides first ([`shape_rule`], chapter 5): the tokens of a
+//!    decode step (n ≤ 128) go to `wgmma-narrow` with a tile as narrow as n, unless m alone
+//!    makes 0.7 of a wave of 256-row tiles (`wgmma-layouts:2`); wider problems in any layout but
+//!    N,N go to `wgmma-layouts:1`; C whose rows or `ldc` the TMA store cannot write goes to
+//!    `wgmma-narrow`. N,N beyond 128 columns is left to the table, where chapter 3's kernels were
+//!    measured. A or B whose row stride is not a multiple of 16 bytes (every 16-bit kernel is fed
+//!    by the TMA engine) is copied first into an aligned workspace, and the choice is the aligned
+//!    problem's ([`aligned_operands`]).
+//! 4. Otherwise a problem takes the choice of the table row of its dtype and contract whose
+//!    shape is nearest in log₂ m + log₂ n + log₂ k distance (ties: the first row), provided the
+//!    kernel supports the shape and runs on the device; otherwise, or with no row, the first of
+//!    the contract's [`fallbacks`] that does: `best:1` in f32 and f64; `wgmma-layouts:1`, then
+//!    `wgmma-narrow:128`, then `wgmma-16bit:1` in bf16 and f16 (on a GPU other than an
+//!    H100/H200 the backend says that it needs sm_90a); for `fp32-accurate` and `tf32` in f32,
+//!    Hopper's `wgmma` kernel, then Ampere's `mma.sync` one, then `best:1`. The table and the
+//!    rule are measured on an H100: on another GPU their choices are the H100's (the report
+//!    names them), not that GPU's fastest.
+//! 5. The table is measured for op(A)·op(B) with op = N. For transposed operands every
+//!    candidate must also compute the problem's combination ([`Variant::transposes`]: in 16 bits
+//!    every layout has kernels, in f32 and f64 only N,N does); when neither the nearest row nor a
+//!    fallback does, the first kernel of the course (in course order) that does and fits runs,
+//!    and when none does, `auto` refuses: it runs the course's kernels only, never cuBLAS.
 use crate::problem::{Problem, Transposes};
 pub use crate::registry::Math;
 use crate::registry::{self, Variant};
@@ -203,6 +212,7 @@ const SMS: u32 = 132;
 ///   sharing A). N,N beyond 128 columns goes to the measured table.
 /// - C's rows not a multiple of 8 or `ldc` not a multiple of 8 (the TMA store's constraint):
 ///   `wgmma-narrow` (C from the registers), 128 columns beyond n = 64.
+// ANCHOR: shape_rule
 pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
     if !p.dtype.is_16bit() {
         return None;
@@ -251,6 +261,7 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
     }
     None
 }
+// ANCHOR_END: shape_rule
 
 /// The problem with A's and B's leading dimensions padded so that each column starts 16 bytes
 /// after the last (the TMA engine's rule), and the copies that make them; `None` when both are

@@ -52,6 +52,7 @@ pub const FIXUP_BYTES: u32 = 16;
 /// # Safety
 /// `scratch` is the launch's (a slab per segment, a zeroed counter per tile), `R` a multiple of
 /// 4, `work` a stream-k segment of this block.
+// ANCHOR: core_loop
 #[inline(always)]
 pub unsafe fn finish<const R: usize>(
     scratch: Scratch,
@@ -109,6 +110,7 @@ pub unsafe fn finish<const R: usize>(
     }
     true
 }
+// ANCHOR_END: core_loop
 
 /// `values = Σ_j part j`, in order of j, `C` registers at a time, loading `U` parts of them
 /// before adding them.

@@ -417,6 +417,7 @@ where
         upper.fence_registers();
         lower.fence_registers();
         c.release(previous);
+        // ANCHOR: stream_k
         // Stream-k: a tile shared with other blocks is stored by the last of them to finish.
         if C::STREAM_K && !work.whole() {
             let mut values: [f32; 128] = core::array::from_fn(|i| {
@@ -436,6 +437,7 @@ where
             upper = Accumulator::from_registers(core::array::from_fn(|i| values[i]));
             lower = Accumulator::from_registers(core::array::from_fn(|i| values[64 + i]));
         }
+        // ANCHOR_END: stream_k
         let (row0, col0) = (tile.0 * BM + 128 * c.warpgroup, tile.1 * BN);
         let at = (row0, col0, work.split);
         unsafe { C::store_direct(&args, maps, [&upper, &lower], at, c) };

@@ -2,7 +2,8 @@
 //! the tiles: the GEMM of a decode step, and of any shape with fewer tiles than multiprocessors.
 //!
 //! Source: none of the documents (CUTLASS's stream-k scheduler and its split-k fixup; the
-//! "swap-AB" of DeepGEMM's and TensorRT-LLM's small-batch kernels; the shapes of issue 28).
+//! "swap-AB" of DeepGEMM's and TensorRT-LLM's small-batch kernels; the models' shapes of
+//! `host experiment shapes`).
 //! Changed from chapter 3's `wgmma-tma-store:5` (the orientation `C = A·B`):
 //!
 //! - **Why.** A language model's linear layer is `D[M×N] = X[M×K]·W[N×K]ᵀ` with M the tokens:
@@ -36,8 +37,18 @@
 //!   the shared memory (6 to 11), so that each multiprocessor keeps 100–190 KiB of loads in
 //!   flight: what it takes to cover the memory latency at this bandwidth.
 //!
-//! What the SASS shows and what it measured: see the book's shapes chapter and
-//! `docs/perf-notes.md`.
+//! What the SASS shows (`cargo xtask sass --variant wgmma-narrow --dtype bf16`, `--tile 64`): 168
+//! registers at entry, no spills, no stack; the hot loop is four `HGMMA.64x64x16.F32.BF16` per
+//! 64-deep slice in 79 instructions, the rest the mbarrier handshakes and descriptor arithmetic:
+//! at decode sizes the tensor cores wait for memory, not for the loop.
+//!
+//! Measured on the H100 (`host experiment shapes`, `docs/results/006-shapes-bf16/`, median of 20,
+//! cuBLAS in the same process), as `auto`'s choice on the models' decode shapes: 1.04× cuBLAS
+//! geomean with one token, 1.02× with 16, 0.99× with 64, 0.92× with 128 (lowest 0.67× at
+//! 7168 × 128 × 2048); the bytes moved at 65% of the 3.35 TB/s datasheet (cuBLAS 66%). What holds
+//! the 128-token shapes back: the block that finishes a shared tile reads every part alone while
+//! the others are done (ncu: multiprocessors active 55% of the time at 2112 × 128 × 7168), and
+//! 128 × 128 tiles read B once per 128 rows of A (`docs/perf-notes.md`).
 use crate::device::half::Half;
 use crate::device::pool_address;
 use crate::device::tma::{self, Swizzle, TensorMap};

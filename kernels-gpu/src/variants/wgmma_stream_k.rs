@@ -21,7 +21,13 @@
 //!   TMA-store epilogue. The finisher reads every part from the workspace, its own too, so that
 //!   its 128 accumulators need no second copy in registers.
 //!
-//! What it measured: the book's shapes chapter and `docs/perf-notes.md`.
+//! Measured (a negative; H200 in the same process as `wgmma-layouts:2`,
+//! `docs/results/h200-2026-11-26-shapes/run2/`): 0.68× cuBLAS at 2112 × 2000 × 7168 where the
+//! data-parallel tiles reach 0.55×, but 0.68× where they reach 0.99× (4096 × 2000 × 7168, every
+//! tile streamed), 0.95× against 0.98× at 8192³ (the last 200 of 2048 tiles streamed), and 0.47×
+//! at 2112 × 128 × 7168, behind `wgmma-narrow`'s 0.78×. The finisher of a tile split 15 ways reads
+//! 1.9 MiB alone, and blocks that start at different k no longer read each slice of A and B
+//! together from L2. `auto` does not take it; the book's chapter says what would come next.
 use super::wgmma_16bit::Config;
 use crate::device::half::Half;
 use crate::device::mbarrier::MBarrier;

@@ -16,10 +16,11 @@ pub enum Part {
     TensorCores2,
     TensorCores3,
     TensorCores4,
+    TensorCores5,
 }
 
 impl Part {
-    pub const ALL: [Part; 7] = [
+    pub const ALL: [Part; 8] = [
         Part::Progression,
         Part::OtherDocuments,
         Part::BeyondTheDocuments,
@@ -27,6 +28,7 @@ impl Part {
         Part::TensorCores2,
         Part::TensorCores3,
         Part::TensorCores4,
+        Part::TensorCores5,
     ];
 
     pub fn title(self) -> &'static str {
@@ -38,6 +40,7 @@ impl Part {
             Part::TensorCores2 => "Tensor cores, chapter 2: Hopper's TMA and wgmma",
             Part::TensorCores3 => "Tensor cores, chapter 3: 16-bit types on Hopper",
             Part::TensorCores4 => "Tensor cores, chapter 4: FP8 on Hopper",
+            Part::TensorCores5 => "Tensor cores, chapter 5: the shapes programs run",
         }
     }
 }
@@ -448,6 +451,58 @@ pub const CHAPTERS: &[Chapter] = &[
         lessons: &[variant!("wgmma_fp8_block.rs")],
         code: &[code(variant!("wgmma_fp8_block.rs"))],
         measured: &[],
+    },
+    Chapter {
+        slug: "wgmma-layouts",
+        title: "wgmma-layouts: every op(A), op(B), read as it lies",
+        part: Part::TensorCores5,
+        variants: &["wgmma-layouts"],
+        lessons: &[variant!("wgmma_layouts.rs")],
+        code: &[code(variant!("wgmma_layouts.rs"))],
+        measured: &[],
+    },
+    Chapter {
+        slug: "wgmma-narrow",
+        title: "wgmma-narrow: decode-sized tiles and a stream-k grid",
+        part: Part::TensorCores5,
+        variants: &["wgmma-narrow"],
+        lessons: &[
+            variant!("wgmma_narrow.rs"),
+            "kernels-gpu/src/pipeline/stream.rs",
+            "kernels-gpu/src/device/semaphore.rs",
+        ],
+        code: &[
+            code(variant!("wgmma_narrow.rs")),
+            code("kernels-gpu/src/pipeline/stream.rs"),
+        ],
+        measured: &[],
+    },
+    Chapter {
+        slug: "wgmma-stream-k",
+        title: "wgmma-stream-k: the wide tiles on a stream-k grid (a measured negative)",
+        part: Part::TensorCores5,
+        variants: &["wgmma-stream-k"],
+        lessons: &[variant!("wgmma_stream_k.rs")],
+        code: &[
+            code(variant!("wgmma_stream_k.rs")),
+            Code {
+                file: variant!("wgmma_16bit.rs"),
+                anchor: "stream_k",
+            },
+        ],
+        measured: &[],
+    },
+    Chapter {
+        slug: "shapes",
+        title: "Shapes: auto over the models' shapes, beside cuBLAS",
+        part: Part::TensorCores5,
+        variants: &[],
+        lessons: &["host/src/experiments/shapes.rs"],
+        code: &[Code {
+            file: "gpu-gemm/src/auto.rs",
+            anchor: "shape_rule",
+        }],
+        measured: &[Measured::Page("006-shapes-bf16")],
     },
 ];
 
