@@ -916,16 +916,25 @@ impl OperandCopy {
     fn enqueue(&self, element_bytes: u32, stream: &Stream) -> Result<()> {
         use cudarc::driver::sys::{cuMemcpy2DAsync_v2, CUmemorytype, CUresult, CUDA_MEMCPY2D};
         let bytes = element_bytes as usize;
-        // SAFETY: a zeroed CUDA_MEMCPY2D is a valid start (offsets 0, null host pointers).
-        let mut copy: CUDA_MEMCPY2D = unsafe { std::mem::zeroed() };
-        copy.srcMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        copy.srcDevice = self.from;
-        copy.srcPitch = self.pitch.from as usize * bytes;
-        copy.dstMemoryType = CUmemorytype::CU_MEMORYTYPE_DEVICE;
-        copy.dstDevice = self.to.as_device_ptr().as_raw();
-        copy.dstPitch = self.pitch.to as usize * bytes;
-        copy.WidthInBytes = self.pitch.rows as usize * bytes;
-        copy.Height = self.pitch.cols as usize;
+        // Every field written: the memory types are enums whose zero is no value.
+        let copy = CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: self.from,
+            srcArray: std::ptr::null_mut(),
+            srcPitch: self.pitch.from as usize * bytes,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: self.to.as_device_ptr().as_raw(),
+            dstArray: std::ptr::null_mut(),
+            dstPitch: self.pitch.to as usize * bytes,
+            WidthInBytes: self.pitch.rows as usize * bytes,
+            Height: self.pitch.cols as usize,
+        };
         // SAFETY: both pitched regions lie inside their allocations (the problem was validated
         // against the caller's buffers, the workspace was sized from the pitch).
         let status = unsafe { cuMemcpy2DAsync_v2(&copy, stream.as_inner() as _) };
