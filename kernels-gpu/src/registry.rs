@@ -548,7 +548,8 @@ fn wgmma_layouts_operands(tile: u32, layout: Layout) -> TmaOperands {
 /// `wgmma-stream-k`: `wgmma-layouts:2` on a stream-k grid.
 fn wgmma_stream_k_geometry(m: u32, n: u32, k: u32, bytes: u32, _tile: u32) -> Geometry {
     use wgmma_tma_store::TmaStore;
-    type Config = wgmma_stream_k::Streamed<TmaStore<wgmma_16bit::Plain<4>, false, true>>;
+    type Config =
+        wgmma_stream_k::Streamed<TmaStore<wgmma_16bit::Plain<4>, false, true>, false, false>;
     wgmma_16bit::geometry::<Config>(m, n, k, bytes)
 }
 

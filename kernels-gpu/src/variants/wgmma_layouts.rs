@@ -44,25 +44,43 @@ use crate::device::mbarrier::MBarrier;
 use crate::device::tma::TensorMap;
 use crate::device::wgmma::Accumulator;
 use crate::gemm::HalfGemmArgs;
+use crate::pipeline::stream::FIXUP_BYTES;
 use crate::pipeline::{Consumer, Schedule};
 use core::marker::PhantomData;
 
 /// The step `B` (a configuration of the direct orientation) reading A stored k × m
-/// (`A_TRANSPOSED`) and B stored n × k (`B_TRANSPOSED`).
+/// (`A_TRANSPOSED`) and B stored n × k (`B_TRANSPOSED`); with `STREAMED`, on a stream-k grid
+/// (the next lesson, [`super::wgmma_stream_k`]: no cluster, the fixup's flag after `B`'s extra
+/// shared memory).
 #[derive(Clone, Copy, Default)]
-pub struct Layouts<B, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool>(PhantomData<B>);
+pub struct Layouts<
+    B,
+    const A_TRANSPOSED: bool,
+    const B_TRANSPOSED: bool,
+    const STREAMED: bool = false,
+>(PhantomData<B>);
 
 // ANCHOR: core_loop
-impl<B: Config, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool> Config
-    for Layouts<B, A_TRANSPOSED, B_TRANSPOSED>
+impl<B: Config, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool, const STREAMED: bool> Config
+    for Layouts<B, A_TRANSPOSED, B_TRANSPOSED, STREAMED>
 {
     const A_K_MAJOR: bool = A_TRANSPOSED;
     const B_MN_MAJOR: bool = B_TRANSPOSED;
     // ANCHOR_END: core_loop
+    // ANCHOR: stream_k_config
+    const STREAM_K: bool = {
+        assert!(!STREAMED || (B::CLUSTER_N == 1 && !B::SPLIT_K));
+        STREAMED
+    };
+    const EXTRA_BYTES: u32 = if STREAMED {
+        B::EXTRA_BYTES + FIXUP_BYTES
+    } else {
+        B::EXTRA_BYTES
+    };
+    // ANCHOR_END: stream_k_config
     const STAGES: u32 = B::STAGES;
     const RASTER: u32 = B::RASTER;
     const CLUSTER_N: u32 = B::CLUSTER_N;
-    const EXTRA_BYTES: u32 = B::EXTRA_BYTES;
     const SCHEDULE: Schedule = B::SCHEDULE;
     const SPLIT_K: bool = B::SPLIT_K;
     const DIRECT: bool = {

@@ -3,7 +3,9 @@
 //!
 //! Source: none of the documents (Osama et al., "Stream-K", 2023; CUTLASS's hybrid stream-k
 //! scheduler). Changed from [`super::wgmma_layouts`] (`wgmma-tma-store:5`'s pipeline in every
-//! layout), the schedule ([`Config::STREAM_K`]) and nothing else:
+//! layout), the schedule ([`Config::STREAM_K`], `Layouts`' `STREAMED`) and nothing else:
+//!
+//! [`Config::STREAM_K`]: super::wgmma_16bit::Config::STREAM_K
 //!
 //! - **Why.** A tile per block per wave leaves multiprocessors idle whenever the tiles are not a
 //!   multiple of 132: m = 2112 and n = 2000 make 9 × 16 = 144 tiles of 256 × 128, two waves of
@@ -28,63 +30,12 @@
 //! at 2112 × 128 × 7168, behind `wgmma-narrow`'s 0.78×. The finisher of a tile split 15 ways reads
 //! 1.9 MiB alone, and blocks that start at different k no longer read each slice of A and B
 //! together from L2. `auto` does not take it; the book's chapter says what would come next.
-use super::wgmma_16bit::Config;
-use crate::device::half::Half;
-use crate::device::mbarrier::MBarrier;
-use crate::device::tma::TensorMap;
-use crate::device::wgmma::Accumulator;
-use crate::gemm::HalfGemmArgs;
-use crate::pipeline::stream::FIXUP_BYTES;
-use crate::pipeline::{Consumer, Schedule};
-use core::marker::PhantomData;
+use super::wgmma_layouts::Layouts;
 
-/// The step `B` (a configuration of the direct orientation, without clusters) on a stream-k
-/// grid.
-#[derive(Clone, Copy, Default)]
-pub struct Streamed<B>(PhantomData<B>);
-
-// ANCHOR: core_loop
-impl<B: Config> Config for Streamed<B> {
-    const STREAM_K: bool = {
-        assert!(B::DIRECT && B::CLUSTER_N == 1 && !B::SPLIT_K);
-        true
-    };
-    /// The fixup's flag after the epilogue's staging buffers.
-    const EXTRA_BYTES: u32 = B::EXTRA_BYTES + FIXUP_BYTES;
-    // ANCHOR_END: core_loop
-    const A_K_MAJOR: bool = B::A_K_MAJOR;
-    const B_MN_MAJOR: bool = B::B_MN_MAJOR;
-    const STAGES: u32 = B::STAGES;
-    const RASTER: u32 = B::RASTER;
-    const CLUSTER_N: u32 = B::CLUSTER_N;
-    const SCHEDULE: Schedule = B::SCHEDULE;
-    const DIRECT: bool = B::DIRECT;
-
-    #[inline(always)]
-    unsafe fn load_a(
-        a_map: *const TensorMap,
-        stage: u32,
-        m0: u32,
-        k0: i32,
-        full: MBarrier,
-        k_major: bool,
-    ) {
-        unsafe { B::load_a(a_map, stage, m0, k0, full, k_major) }
-    }
-
-    #[inline(always)]
-    unsafe fn store_direct<H: Half>(
-        args: &HalfGemmArgs<H>,
-        maps: *const TensorMap,
-        accs: [&Accumulator<64>; 2],
-        at: (u32, u32, u32),
-        consumer: &Consumer,
-    ) {
-        unsafe { B::store_direct(args, maps, accs, at, consumer) }
-    }
-
-    #[inline(always)]
-    fn drain(consumer: &Consumer) {
-        B::drain(consumer)
-    }
-}
+/// `wgmma-layouts`' configuration `B` in the layout (`A_TRANSPOSED`, `B_TRANSPOSED`) on a
+/// stream-k grid: its `STREAMED` parameter ([`Config::STREAM_K`], and room for the fixup's flag
+/// after the epilogue's staging buffers), nothing else.
+///
+/// [`Config::STREAM_K`]: super::wgmma_16bit::Config::STREAM_K
+pub type Streamed<B, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool> =
+    Layouts<B, A_TRANSPOSED, B_TRANSPOSED, true>;

@@ -484,7 +484,10 @@ pub const CHAPTERS: &[Chapter] = &[
         variants: &["wgmma-stream-k"],
         lessons: &[variant!("wgmma_stream_k.rs")],
         code: &[
-            code(variant!("wgmma_stream_k.rs")),
+            Code {
+                file: variant!("wgmma_layouts.rs"),
+                anchor: "stream_k_config",
+            },
             Code {
                 file: variant!("wgmma_16bit.rs"),
                 anchor: "stream_k",
