@@ -86,30 +86,23 @@ pub fn launch_on<T: Scalar>(
         g.grid = t.grid(g, EMULATED_MULTIPROCESSORS);
     }
     let cluster = tma.map_or(1, |t| t.cluster);
-    // Stream-k's workspace (NaN-poisoned: every part read must have been written) and its
-    // zeroed counters, their addresses after the tensor maps, as the GPU backend places them.
-    let (mut workspace, mut counters) = match tma.and_then(|t| t.stream_k_scratch(&s, g.grid)) {
-        Some((bytes, tiles)) => (vec![f32::NAN; bytes / 4], vec![0u32; tiles]),
-        None => (Vec::new(), Vec::new()),
-    };
     let mut scratch = Vec::new();
+    let mut stream_k = (Vec::new(), Vec::new());
     let maps = match tma {
         Some(t) => {
             let mut maps = tensor_maps(t, &p.shape, (a, b, c))?;
+            stream_k = stream_k_scratch(t, &s, g.grid, &mut maps);
             if t.stream_k.is_some() {
-                let mut after = TensorMap { opaque: [0; 16] };
-                after.opaque[0] = workspace.as_mut_ptr() as u64;
-                after.opaque[1] = counters.as_mut_ptr() as u64;
-                maps.push(after);
                 scratch = vec![
-                    buffer("stream-k workspace", &workspace),
-                    buffer("stream-k counters", &counters),
+                    buffer("stream-k workspace", &stream_k.0),
+                    buffer("stream-k counters", &stream_k.1),
                 ];
             }
             Some(maps)
         }
         None => None,
     };
+    let counters = &stream_k.1;
     match reduce {
         None => {
             let args = (s.m, s.n, s.k, alpha, a, s.lda, b, s.ldb, beta);
@@ -237,6 +230,26 @@ fn emulate_half_reduce<T: Scalar>(
         ),
     }
     Ok(())
+}
+
+/// Stream-k's workspace (NaN-poisoned: every part read must have been written) and its zeroed
+/// counters for a launch of `grid` blocks, their addresses appended after `maps` as the GPU
+/// backend places them; empty for a kernel without stream-k.
+fn stream_k_scratch(
+    tma: &TmaOperands,
+    shape: &Shape,
+    grid: (u32, u32),
+    maps: &mut Vec<TensorMap>,
+) -> (Vec<f32>, Vec<u32>) {
+    let Some((bytes, tiles)) = tma.stream_k_scratch(shape, grid) else {
+        return (Vec::new(), Vec::new());
+    };
+    let (mut workspace, mut counters) = (vec![f32::NAN; bytes / 4], vec![0u32; tiles]);
+    let mut after = TensorMap { opaque: [0; 16] };
+    after.opaque[0] = workspace.as_mut_ptr() as u64;
+    after.opaque[1] = counters.as_mut_ptr() as u64;
+    maps.push(after);
+    (workspace, counters)
 }
 
 /// The multiprocessors of the emulator's notional GPU: a persistent kernel's grid is capped at
@@ -395,8 +408,11 @@ pub fn launch_fp8_body(
     else {
         bail!("{} is not a TMA kernel's launch", launch.name());
     };
-    let maps = tensor_maps(tma, shape, (ops.a, ops.b, &c[..]))?;
-    let buffers = [
+    let mut g = *geometry;
+    g.grid = tma.grid(g, EMULATED_MULTIPROCESSORS);
+    let mut maps = tensor_maps(tma, shape, (ops.a, ops.b, &c[..]))?;
+    let (workspace, counters) = stream_k_scratch(tma, shape, g.grid, &mut maps);
+    let mut buffers = vec![
         buffer("A", ops.a),
         buffer("B", ops.b),
         buffer("A's scales", ops.scale_a),
@@ -404,6 +420,10 @@ pub fn launch_fp8_body(
         buffer("C", c),
         buffer("tensor maps", &maps),
     ];
+    if tma.stream_k.is_some() {
+        buffers.push(buffer("stream-k workspace", &workspace));
+        buffers.push(buffer("stream-k counters", &counters));
+    }
     let args = Fp8GemmArgs {
         m: shape.m,
         n: shape.n,
@@ -421,8 +441,6 @@ pub fn launch_fp8_body(
     };
     // The kernel runs on several worker threads; the arguments travel as addresses.
     let (args_at, maps_at) = (&args as *const Fp8GemmArgs as usize, maps.as_ptr() as usize);
-    let mut g = *geometry;
-    g.grid = tma.grid(g, EMULATED_MULTIPROCESSORS);
     let shape = LaunchShape {
         grid: g.grid,
         block: g.block,
@@ -435,6 +453,11 @@ pub fn launch_fp8_body(
             maps_at as *const TensorMap,
         )
     })?;
+    // Every launch leaves the counters as it found them: the next one relies on it.
+    if counters.iter().any(|&c| c != 0) {
+        bail!("`{entry}` left stream-k counters nonzero ({counters:?}): the next launch would add its parts wrongly");
+    }
+    drop(workspace);
     Ok(())
 }
 

@@ -619,33 +619,13 @@ impl Gpu {
             }
             _ => self.multiprocessors,
         };
-        // Stream-k's workspace and its counters (zeroed here once: every launch leaves them
-        // zeroed), their addresses after the tensor maps.
         let stream_k = match (&tma, launch) {
             (Some(t), Launch::Kernel { geometry, .. }) => {
-                t.stream_k_scratch(&s, t.grid(*geometry, resident))
+                self.stream_k_scratch(t, &s, t.grid(*geometry, resident))?
             }
             _ => None,
         };
-        let stream_k = match stream_k {
-            Some((bytes, counters)) => {
-                let workspace = unsafe { DeviceBuffer::<u8>::uninitialized(bytes) };
-                let workspace = workspace.map_err(|e| {
-                    anyhow!("cannot allocate stream-k's workspace ({bytes} bytes): {e}")
-                })?;
-                let counters = DeviceBuffer::<u32>::zeroed(counters)
-                    .map_err(|e| anyhow!("cannot allocate stream-k's counters: {e}"))?;
-                Some((workspace, counters))
-            }
-            None => None,
-        };
-        let after: Vec<u64> = match &stream_k {
-            Some((w, counters)) => vec![
-                w.as_device_ptr().as_raw(),
-                counters.as_device_ptr().as_raw(),
-            ],
-            None => Vec::new(),
-        };
+        let after = stream_k.as_ref().map(|s| s.addresses()).unwrap_or_default();
         let maps = match &tma {
             Some(t) => Some(self.tensor_maps(t, &p.shape, p.dtype, (a, b, c), &after)?),
             None => None,
@@ -857,14 +837,18 @@ impl Gpu {
             self.multiprocessors
         };
         let grid = tma.grid(*g, resident);
+        let stream_k = self.stream_k_scratch(tma, &shape, grid)?;
+        let after = stream_k.as_ref().map(|s| s.addresses()).unwrap_or_default();
         // The tensor maps, with the operands' addresses they were encoded for.
         type Encoded = Option<((u64, u64, u64), DeviceBuffer<u64>)>;
         let maps: std::cell::RefCell<Encoded> = std::cell::RefCell::new(None);
         Ok(move |p: &Fp8Pointers| -> Result<()> {
+            // (The closure owns the workspace the maps point to.)
+            let _ = &stream_k;
             let operands = (p.a, p.b, p.c);
             let mut cached = maps.borrow_mut();
             if cached.as_ref().is_none_or(|(at, _)| *at != operands) {
-                let encoded = self.tensor_maps(tma, &shape, Dtype::E4m3, operands, &[])?;
+                let encoded = self.tensor_maps(tma, &shape, Dtype::E4m3, operands, &after)?;
                 *cached = Some((operands, encoded));
             }
             let maps = cached.as_ref().map(|(_, m)| m.as_device_ptr()).unwrap();
@@ -896,9 +880,49 @@ pub struct Prepared<'g> {
     /// Blocks of a persistent grid.
     resident: u32,
     /// Stream-k's workspace and counters, which the tensor-map buffer points to.
-    _stream_k: Option<(DeviceBuffer<u8>, DeviceBuffer<u32>)>,
+    _stream_k: Option<StreamKScratch>,
     /// The aligned copies the kernel reads A and B from, made on each enqueue.
     copies: Vec<OperandCopy>,
+}
+
+/// Stream-k's workspace and its counters on the device ([`TmaOperands::stream_k_scratch`]).
+struct StreamKScratch {
+    workspace: DeviceBuffer<u8>,
+    counters: DeviceBuffer<u32>,
+}
+
+impl StreamKScratch {
+    /// What the kernel reads after its tensor maps: the two addresses.
+    fn addresses(&self) -> Vec<u64> {
+        vec![
+            self.workspace.as_device_ptr().as_raw(),
+            self.counters.as_device_ptr().as_raw(),
+        ]
+    }
+}
+
+impl Gpu {
+    /// Stream-k's workspace and counters for a launch of `grid` blocks, if the kernel has
+    /// stream-k; the counters zeroed here once (every launch leaves them zeroed).
+    fn stream_k_scratch(
+        &self,
+        tma: &TmaOperands,
+        shape: &Shape,
+        grid: (u32, u32),
+    ) -> Result<Option<StreamKScratch>> {
+        let Some((bytes, counters)) = tma.stream_k_scratch(shape, grid) else {
+            return Ok(None);
+        };
+        // SAFETY: every slab is written before it is read (the fixup's protocol).
+        let workspace = unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }
+            .map_err(|e| anyhow!("cannot allocate stream-k's workspace ({bytes} bytes): {e}"))?;
+        let counters = DeviceBuffer::<u32>::zeroed(counters)
+            .map_err(|e| anyhow!("cannot allocate stream-k's counters: {e}"))?;
+        Ok(Some(StreamKScratch {
+            workspace,
+            counters,
+        }))
+    }
 }
 
 /// An operand copied into an aligned workspace before the kernel ([`crate::launch::Copies`]).

@@ -576,18 +576,34 @@ fn wgmma_narrow_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geome
 /// `wgmma-narrow`'s tensor maps: A K-major (stored k × m) in boxes of 64 k × 128 m, or MN-major
 /// in boxes of 64 m × 64 k; B k × n in boxes of 64 k × N; the stream-k scratch after them.
 fn wgmma_narrow_operands(tile: u32, layout: Layout) -> TmaOperands {
-    let bk = wgmma_narrow::BK;
     TmaOperands {
         a_box: if layout.a_transposed {
-            [bk, wgmma_narrow::BM]
+            [64, wgmma_narrow::BM]
         } else {
-            [64, bk]
+            [64, 64]
         },
         a_transposed: layout.a_transposed,
-        b_box: [bk, tile],
+        b_box: [64, tile],
         stream_k: Some([wgmma_narrow::BM, tile]),
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
+}
+
+/// `wgmma-fp8-narrow`'s: the same bytes, 128 e4m3 of k per 128-byte row (TN only).
+fn wgmma_fp8_narrow_operands(tile: u32, _layout: Layout) -> TmaOperands {
+    TmaOperands {
+        a_box: [128, wgmma_narrow::BM],
+        a_transposed: true,
+        b_box: [128, tile],
+        stream_k: Some([wgmma_narrow::BM, tile]),
+        ..wgmma_16bit_operands(tile, Layout::NN)
+    }
+}
+
+/// What the TMA engine asks of an FP8 problem whose C is written from the registers: A's and B's
+/// rows strided by multiples of 16 bytes; any m and `ldc`.
+fn fp8_narrow_supports(shape: &Shape, _dtype: Dtype) -> Result<(), String> {
+    TmaOperands::check(shape, 1)
 }
 
 /// The FP8 kernels' tensor maps: A stored k × m in boxes of 128 k × 64 m, B k × n in boxes of
@@ -1324,6 +1340,21 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_narrow_operands),
+    },
+    Variant {
+        name: "wgmma-fp8-narrow",
+        summary: "wgmma-narrow for e4m3 with one scale per tensor (TN, bf16 C): 128 rows of m by --tile columns of n (8, 16, 32, 64 default, 128), wgmma.m64nNk32.e4m3, 128-deep slices, stream-k with the fixup in the epilogue, C from the registers (any m, n, ldc)",
+        source: "beyond the documents (tensor cores, chapter 5)",
+        entry: "gemm_wgmma_fp8_narrow_n{tile}",
+        layouts: &[Layout::TN],
+        tiles: &[64, 8, 16, 32, 128],
+        geometry: wgmma_narrow_geometry,
+        supports: fp8_narrow_supports,
+        dtypes: &[Dtype::E4m3],
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_fp8_narrow_operands),
     },
 ];
 

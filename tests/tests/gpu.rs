@@ -578,7 +578,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
             // Every configuration of each kernel that takes this scaling.
             let mut names = vec!["wgmma-fp8-block"];
             if scaling == Scaling::PerTensor {
-                names.push("wgmma-fp8");
+                names.extend(["wgmma-fp8", "wgmma-fp8-narrow"]);
             }
             let mut variants: Vec<_> = names
                 .iter()

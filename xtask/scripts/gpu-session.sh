@@ -242,7 +242,8 @@ for step in "$@"; do
       for tool in memcheck racecheck synccheck; do
         compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-narrow:8,wgmma-narrow:64,wgmma-narrow:128 --dtype bf16 --transa t --m 1000 --n 40 --k 1000 --ldc 1001 --beta 0.5 --iters 1 --warmup 0 > "$OUT/shapes-sanitize-$tool.log" 2>&1; r1=$?
         compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-layouts:1,wgmma-layouts:2 --dtype bf16 --transa t --transb t --m 1000 --n 1100 --k 200 --lda 208 --ldb 1112 --ldc 1008 --beta 0.5 --iters 1 --warmup 0 >> "$OUT/shapes-sanitize-$tool.log" 2>&1; r2=$?
-        echo "compute-sanitizer $tool: exit $r1/$r2 ($(grep -c 'PASS' "$OUT/shapes-sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/shapes-sanitize-$tool.log"))"
+        compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-fp8-narrow:8,wgmma-fp8-narrow:64,wgmma-fp8-narrow:128 --dtype e4m3 --transa t --m 1000 --n 40 --k 1024 --ldc 1001 --beta 0.5 --iters 1 --warmup 0 >> "$OUT/shapes-sanitize-$tool.log" 2>&1; r3=$?
+        echo "compute-sanitizer $tool: exit $r1/$r2/$r3 ($(grep -c 'PASS\|: pass' "$OUT/shapes-sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/shapes-sanitize-$tool.log"))"
       done ;;
     shapes-probe)
       # Every candidate of chapter 5 at the model shapes (D = X·Wᵀ: m = N, n = tokens, k = K,

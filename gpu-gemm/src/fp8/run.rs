@@ -19,7 +19,7 @@ use kernels_gpu::gemm::Dtype;
 /// per block. A block-scaled kernel also runs a per-tensor problem (its scales broadcast).
 pub fn kernel_scaling(name: &str) -> Option<Scaling> {
     match name {
-        "wgmma-fp8" => Some(Scaling::PerTensor),
+        "wgmma-fp8" | "wgmma-fp8-narrow" => Some(Scaling::PerTensor),
         "wgmma-fp8-block" => Some(Scaling::Block),
         _ => None,
     }
@@ -35,9 +35,27 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// at least 6144, `:6` (two slices per wait) below: in run11 `:7` was ahead at 6144³, 8192³ and
 /// 8192×8192×1024 (by 4–16%), 11% behind at 4096³, where `:1`, `:2` and `:6` are within 1% of
 /// each other. A rule, not a table: two kernels.
+///
+/// Per tensor, the shapes of chapter 5 first, as in 16 bits (`crate::auto::shape_rule`): up to
+/// 128 columns (a decode step's tokens) `wgmma-fp8-narrow` with a tile as narrow as n, unless
+/// the 256-row tiles make 0.7 of a wave; and wherever the TMA store cannot write C (m or `ldc`
+/// not a multiple of 8), `wgmma-fp8-narrow:128`, which writes C from the registers.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let s = p.shape;
+    let tma_store = s.m.is_multiple_of(8) && s.ldc.is_multiple_of(8);
+    let wide_waves = 10 * s.m.div_ceil(256) * s.n.div_ceil(128) >= 7 * 132;
+    let narrow = match s.n {
+        0..=8 => 8,
+        9..=16 => 16,
+        17..=32 => 32,
+        33..=64 => 64,
+        _ => 128,
+    };
     let (name, tile) = match p.scaling {
+        Scaling::PerTensor if s.n <= 128 && (!wide_waves || !tma_store) => {
+            ("wgmma-fp8-narrow", narrow)
+        }
+        Scaling::PerTensor if !tma_store => ("wgmma-fp8-narrow", 128),
         Scaling::PerTensor if s.m.min(s.n) >= 6144 => ("wgmma-fp8", 5),
         Scaling::PerTensor => ("wgmma-fp8", 2),
         Scaling::Block if s.m.min(s.n) >= 6144 => ("wgmma-fp8-block", 7),
@@ -76,7 +94,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
         Variant::Kernel(k) => {
             let Some(scaling) = kernel_scaling(k.name) else {
                 bail!(
-                    "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8 and wgmma-fp8-block)",
+                    "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8, wgmma-fp8-narrow and wgmma-fp8-block)",
                     k.name
                 );
             };

@@ -49,21 +49,23 @@
 //! the 128-token shapes back: the block that finishes a shared tile reads every part alone while
 //! the others are done (ncu: multiprocessors active 55% of the time at 2112 × 128 × 7168), and
 //! 128 × 128 tiles read B once per 128 rows of A (`docs/perf-notes.md`).
-use crate::device::half::Half;
+use crate::device::half::{Bf16, Half};
 use crate::device::pool_address;
 use crate::device::tma::{self, Swizzle, TensorMap};
-use crate::device::wgmma::{Accumulator, Descriptor, HalfWgmma, Registers, K_MAJOR, MN_MAJOR};
-use crate::gemm::{scaled, Geometry, HalfGemmArgs};
+use crate::device::wgmma::{
+    Accumulator, Descriptor, Fp8Wgmma, HalfWgmma, Registers, K_MAJOR, MN_MAJOR,
+};
+use crate::gemm::{scaled, Fp8GemmArgs, Geometry, HalfGemmArgs};
 use crate::pipeline::stream::{self, Scratch, FIXUP_BYTES};
 use crate::pipeline::{self, Consumer, Kernel, Stages, Work, WARPGROUP};
 use core::marker::PhantomData;
 
 /// Rows of m per tile: two consumer warpgroups of one `wgmma.m64` each.
 pub const BM: u32 = 128;
-/// k per slice: 64 16-bit values, one 128-byte swizzled row.
-pub const BK: u32 = 64;
+/// Bytes of k per slice: one 128-byte swizzled row (64 16-bit values, 128 e4m3).
+const SLICE_BYTES: u32 = 128;
 /// Bytes of A's part of a stage.
-const A_BYTES: u32 = BM * BK * 2;
+const A_BYTES: u32 = BM * SLICE_BYTES;
 /// m per TMA box of an MN-major A: a 128-byte row of m per k.
 const A_BOX_M: u32 = 64;
 /// The shared memory the ring may take (of the H100's 227 KiB per block), the rest left to the
@@ -75,9 +77,9 @@ pub const fn tile_n(r: usize) -> u32 {
     2 * r as u32
 }
 
-/// Bytes of one stage: A's 128 × 64 and B's N × 64.
+/// Bytes of one stage: A's 128 rows and B's N rows of one 128-byte slice of k.
 pub const fn stage_bytes(r: usize) -> u32 {
-    A_BYTES + tile_n(r) * BK * 2
+    A_BYTES + tile_n(r) * SLICE_BYTES
 }
 
 /// As many stages as fit in 200 KiB of the H100's 227 KiB per block.
@@ -85,21 +87,100 @@ pub const fn stages(r: usize) -> u32 {
     RING_BYTES / stage_bytes(r)
 }
 
-/// The kernel for the 16-bit type `H`, an accumulator of `R` registers (N = 2R columns of n per
-/// tile), A K-major (`A_K_MAJOR`: stored k × m) or MN-major (stored m × k).
+/// What the element type decides, for an accumulator of `R` registers: the kernel's arguments,
+/// k per slice, the `wgmma` of one k-step (a slice is four, each 32 bytes along the rows), and
+/// the problem the epilogue writes.
+pub trait Operands<const R: usize>: Copy + Default + 'static {
+    type Args: pipeline::Problem;
+    /// k per slice: 128 bytes of it.
+    const BK: u32;
+    /// One k-step into `acc`: A and B K-major, or A MN-major (`a_k_major` false; 16 bits only).
+    fn mma(
+        acc: &mut Accumulator<R>,
+        a: Descriptor,
+        b: Descriptor,
+        accumulate: bool,
+        a_k_major: bool,
+    );
+    /// C, and the factor the accumulators take on their way to it.
+    fn output(args: &Self::Args) -> HalfGemmArgs<Self::Out>;
+    type Out: Half;
+}
+
+/// bf16 or f16 operands and C (f32 accumulation).
 #[derive(Clone, Copy, Default)]
-pub struct WgmmaNarrow<H, const R: usize, const A_K_MAJOR: bool>(PhantomData<H>);
+pub struct Sixteen<H>(PhantomData<H>);
+
+impl<H: Half, const R: usize> Operands<R> for Sixteen<H>
+where
+    Accumulator<R>: HalfWgmma<H>,
+{
+    type Args = HalfGemmArgs<H>;
+    type Out = H;
+    const BK: u32 = 64;
+
+    #[inline(always)]
+    fn mma(
+        acc: &mut Accumulator<R>,
+        a: Descriptor,
+        b: Descriptor,
+        accumulate: bool,
+        a_k_major: bool,
+    ) {
+        if a_k_major {
+            <Accumulator<R> as HalfWgmma<H>>::mma::<K_MAJOR, K_MAJOR>(acc, a, b, accumulate)
+        } else {
+            <Accumulator<R> as HalfWgmma<H>>::mma::<MN_MAJOR, K_MAJOR>(acc, a, b, accumulate)
+        }
+    }
+
+    #[inline(always)]
+    fn output(args: &HalfGemmArgs<H>) -> HalfGemmArgs<H> {
+        *args
+    }
+}
+
+/// e4m3 operands with one scale per tensor, bf16 C (chapter 4's `wgmma-fp8`, narrow): both
+/// operands K-major (TN), the scales folded into alpha.
+#[derive(Clone, Copy, Default)]
+pub struct E4m3;
+
+impl<const R: usize> Operands<R> for E4m3
+where
+    Accumulator<R>: Fp8Wgmma,
+{
+    type Args = Fp8GemmArgs;
+    type Out = Bf16;
+    const BK: u32 = 128;
+
+    #[inline(always)]
+    fn mma(acc: &mut Accumulator<R>, a: Descriptor, b: Descriptor, accumulate: bool, _: bool) {
+        Fp8Wgmma::mma(acc, a, b, accumulate)
+    }
+
+    /// One scale per tensor: `Σ (sa·a)(sb·b) = sa·sb·Σ a·b`.
+    #[inline(always)]
+    fn output(args: &Fp8GemmArgs) -> HalfGemmArgs<Bf16> {
+        let scale = unsafe { args.scale_a.load(0) * args.scale_b.load(0) };
+        args.output(args.alpha * scale)
+    }
+}
+
+/// The kernel for operands `O` (16-bit or e4m3), an accumulator of `R` registers (N = 2R columns
+/// of n per tile), A K-major (`A_K_MAJOR`: stored k × m) or MN-major (stored m × k, 16 bits).
+#[derive(Clone, Copy, Default)]
+pub struct WgmmaNarrow<O, const R: usize, const A_K_MAJOR: bool>(PhantomData<O>);
 
 /// The launch geometry: one block per iteration, which the host caps at one per
 /// multiprocessor (the grid is persistent, and stream-k needs every block to have an
-/// iteration: `G ≤ T`).
-pub fn geometry<const R: usize>(m: u32, n: u32, k: u32, _element_bytes: u32) -> Geometry
+/// iteration: `G ≤ T`). `element_bytes` is A's and B's (k per slice: 128 bytes of it).
+pub fn geometry<const R: usize>(m: u32, n: u32, k: u32, element_bytes: u32) -> Geometry
 where
-    Accumulator<R>: HalfWgmma<crate::device::half::Bf16>,
+    Accumulator<R>: HalfWgmma<Bf16>,
 {
-    type K<const R: usize> = WgmmaNarrow<crate::device::half::Bf16, R, true>;
+    type K<const R: usize> = WgmmaNarrow<Sixteen<Bf16>, R, true>;
     let tiles = m.div_ceil(BM) * n.div_ceil(tile_n(R));
-    let iterations = tiles * k.div_ceil(BK).max(1);
+    let iterations = tiles * k.div_ceil(SLICE_BYTES / element_bytes).max(1);
     Geometry {
         grid: (iterations, 1),
         block: (K::<R>::THREADS, 1),
@@ -107,14 +188,14 @@ where
     }
 }
 
-impl<H: Half, const R: usize, const A_K_MAJOR: bool> Kernel for WgmmaNarrow<H, R, A_K_MAJOR>
+impl<O: Operands<R>, const R: usize, const A_K_MAJOR: bool> Kernel for WgmmaNarrow<O, R, A_K_MAJOR>
 where
-    Accumulator<R>: HalfWgmma<H>,
+    Accumulator<R>: Registers,
 {
-    type Args = HalfGemmArgs<H>;
+    type Args = O::Args;
     const BM: u32 = BM;
     const BN: u32 = tile_n(R);
-    const BK: u32 = BK;
+    const BK: u32 = O::BK;
     const STAGES: u32 = stages(R);
     const STAGE_BYTES: u32 = stage_bytes(R);
     const LOADED_BYTES: u32 = stage_bytes(R);
@@ -132,16 +213,16 @@ where
     ) {
         let (a_map, b_map) = (maps, maps.wrapping_add(1));
         let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
-        let (m0, n0, k0) = (tile.0 * BM, tile.1 * Self::BN, (slice * BK) as i32);
+        let (m0, n0, k0) = (tile.0 * BM, tile.1 * Self::BN, (slice * O::BK) as i32);
         unsafe {
             if A_K_MAJOR {
-                // A stored k × m: one box of 64 k × 128 m, a 128-byte row of k per m.
+                // A stored k × m: one box of 128 bytes of k × 128 m, a row of k per m.
                 tma::load_box(a_map, stage, k0, m0 as i32, full);
             } else {
                 // A stored m × k: two boxes of 64 m × 64 k, a 128-byte row of m per k.
                 for j in 0..BM / A_BOX_M {
                     let m = (m0 + j * A_BOX_M) as i32;
-                    tma::load_box(a_map, stage + j * A_BOX_M * BK * 2, m, k0, full);
+                    tma::load_box(a_map, stage + j * A_BOX_M * SLICE_BYTES, m, k0, full);
                 }
             }
             tma::load_box(b_map, stage + A_BYTES, k0, n0 as i32, full);
@@ -150,37 +231,28 @@ where
 
     // ANCHOR: core_loop
     #[inline(always)]
-    unsafe fn consume(
-        self,
-        args: HalfGemmArgs<H>,
-        maps: *const TensorMap,
-        c: &mut Consumer,
-        work: Work,
-    ) {
+    unsafe fn consume(self, args: O::Args, maps: *const TensorMap, c: &mut Consumer, work: Work) {
         let mut acc = Accumulator::<R>::zero();
         // This warpgroup's 64 rows of A: in a K-major stage 64 rows of 128 bytes, in an
-        // MN-major one the warpgroup's own TMA box.
+        // MN-major one the warpgroup's own TMA box. A k-step is 32 bytes along a K-major row
+        // (16 of a 16-bit type, 32 of e4m3), 16 rows of an MN-major box.
         let rows = 64 * c.warpgroup;
         c.mainloop(work.slices, |stage, slice| {
             let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
-            for step in 0..BK / 16 {
+            let a_at = stage + rows * SLICE_BYTES;
+            let (a, a_step) = if A_K_MAJOR {
+                (Descriptor::k_major(a_at, Swizzle::B128, 16, 1024), 32)
+            } else {
+                let box_bytes = A_BOX_M * SLICE_BYTES;
+                (
+                    Descriptor::mn_major(a_at, Swizzle::B128, box_bytes, 1024),
+                    2048,
+                )
+            };
+            for step in 0..4 {
                 let accumulate = !(slice == 0 && step == 0);
-                let b = b.advanced(32 * step);
-                if A_K_MAJOR {
-                    let a = Descriptor::k_major(stage + rows * BK * 2, Swizzle::B128, 16, 1024);
-                    let a = a.advanced(32 * step);
-                    <Accumulator<R> as HalfWgmma<H>>::mma::<K_MAJOR, K_MAJOR>(
-                        &mut acc, a, b, accumulate,
-                    );
-                } else {
-                    let box_bytes = A_BOX_M * BK * 2;
-                    let a =
-                        Descriptor::mn_major(stage + rows * BK * 2, Swizzle::B128, box_bytes, 1024);
-                    let a = a.advanced(2048 * step);
-                    <Accumulator<R> as HalfWgmma<H>>::mma::<MN_MAJOR, K_MAJOR>(
-                        &mut acc, a, b, accumulate,
-                    );
-                }
+                let (a, b) = (a.advanced(a_step * step), b.advanced(32 * step));
+                O::mma(&mut acc, a, b, accumulate, A_K_MAJOR);
             }
         });
         acc.fence_registers();
@@ -197,7 +269,7 @@ where
         }
         let row0 = work.tile.0 * BM + rows;
         let col0 = work.tile.1 * Self::BN;
-        unsafe { store(&args, &values, row0, col0, c.thread) };
+        unsafe { store(&O::output(&args), &values, row0, col0, c.thread) };
     }
     // ANCHOR_END: core_loop
 }
@@ -252,16 +324,16 @@ unsafe fn store<H: Half, const R: usize>(
 /// The entry point's body.
 ///
 /// # Safety
-/// As [`pipeline::run`]: `maps` points to A's and B's tensor maps (A k × m in boxes of 64 k ×
-/// 128 m, or m × k in boxes of 64 m × 64 k; B k × n in boxes of 64 k × N; 128-byte swizzle),
-/// then the stream-k [`Scratch`]; the launch has [`geometry`]'s block and pool, at most one
-/// block per multiprocessor and at most one per iteration.
+/// As [`pipeline::run`]: `maps` points to A's and B's tensor maps (A k × m in boxes of 128 bytes
+/// of k × 128 m, or m × k in boxes of 64 m × 64 k; B k × n in boxes of 128 bytes of k × N;
+/// 128-byte swizzle), then the stream-k [`Scratch`]; the launch has [`geometry`]'s block and
+/// pool, at most one block per multiprocessor and at most one per iteration.
 #[inline(always)]
-pub unsafe fn gemm<H: Half, const R: usize, const A_K_MAJOR: bool>(
-    args: HalfGemmArgs<H>,
+pub unsafe fn gemm<O: Operands<R>, const R: usize, const A_K_MAJOR: bool>(
+    args: O::Args,
     maps: *const TensorMap,
 ) where
-    Accumulator<R>: HalfWgmma<H>,
+    Accumulator<R>: Registers,
 {
-    unsafe { pipeline::run(WgmmaNarrow::<H, R, A_K_MAJOR>(PhantomData), args, maps) }
+    unsafe { pipeline::run(WgmmaNarrow::<O, R, A_K_MAJOR>(PhantomData), args, maps) }
 }
