@@ -300,20 +300,17 @@ impl Consumer {
     }
 }
 
-/// This block's units of work, in the order every role walks them: the persistent walk over
-/// the tiles (with split-k, this grid row's part of k of each), or with stream-k the walk over
-/// the data-parallel tiles and then the block's streamed segments.
+/// Every unit's work but its tile: the whole of k, or with split-k this grid row's part of
+/// it (as even as whole slices go).
 #[inline(always)]
-fn works<K: Kernel>(tiles: Tiles, slices: u32, rank: u32) -> Works {
-    const { assert!(!K::STREAM_K || (!K::SPLIT_K && K::CLUSTER.0 * K::CLUSTER.1 == 1)) };
-    // Split-k: this grid row's part of the slices, as even as whole slices go.
+fn whole_tile<K: Kernel>(slices: u32) -> Work {
     let (split, parts) = if K::SPLIT_K {
         (block_idx_y(), grid_dim_y())
     } else {
         (0, 1)
     };
     let first_slice = split * slices / parts;
-    let whole = Work {
+    Work {
         tile: (0, 0),
         split,
         parts,
@@ -321,52 +318,50 @@ fn works<K: Kernel>(tiles: Tiles, slices: u32, rank: u32) -> Works {
         slices: (split + 1) * slices / parts - first_slice,
         slab0: 0,
         unit: 0,
-    };
-    let (walk, stream) = if K::STREAM_K {
-        let (walk, stream) =
-            StreamK::hybrid(cluster::id(), cluster::count(), tiles.units(), slices);
-        (walk, Some(stream))
-    } else {
-        (
-            Walk::new(cluster::id(), cluster::count(), tiles.units()),
-            None,
-        )
-    };
-    Works {
-        walk,
-        stream,
-        tiles,
-        rank,
-        whole,
     }
 }
 
-/// The iterator of [`works`]: the walk's tiles, then the stream's segments.
+/// A block's persistent walk over the tiles, a unit of work each.
 #[derive(Clone, Copy)]
-struct Works {
+struct TileWorks {
     walk: Walk,
-    stream: Option<StreamK>,
     tiles: Tiles,
     rank: u32,
-    /// Every walked tile's work but its tile.
+    /// Every unit's work but its tile.
     whole: Work,
 }
 
-impl Iterator for Works {
+impl Iterator for TileWorks {
     type Item = Work;
 
     #[inline(always)]
     fn next(&mut self) -> Option<Work> {
-        if let Some(unit) = self.walk.next() {
-            return Some(Work {
-                tile: self.tiles.tile(unit, self.rank),
-                unit,
-                ..self.whole
-            });
+        // (`unit` stays 0: a whole tile has no counter to arrive on.)
+        self.walk.next().map(|unit| Work {
+            tile: self.tiles.tile(unit, self.rank),
+            ..self.whole
+        })
+    }
+}
+
+/// A stream-k block's work: its data-parallel tiles, then its streamed segments.
+#[derive(Clone, Copy)]
+struct StreamWorks {
+    tiles: TileWorks,
+    stream: StreamK,
+}
+
+impl Iterator for StreamWorks {
+    type Item = Work;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Work> {
+        if let Some(work) = self.tiles.next() {
+            return Some(work);
         }
-        let s = self.stream.as_mut()?.next()?;
+        let s = self.stream.next()?;
         Some(Work {
-            tile: self.tiles.tile(s.tile, 0),
+            tile: self.tiles.tiles.tile(s.tile, 0),
             split: s.part,
             parts: s.parts,
             first_slice: s.first_slice,
@@ -416,17 +411,140 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
         sync_threads();
     }
 
+    const { assert!(!K::STREAM_K || (!K::SPLIT_K && K::CLUSTER.0 * K::CLUSTER.1 == 1)) };
+    if K::STREAM_K {
+        // The data-parallel tiles, then this block's streamed segments: each role makes its
+        // own walk, after it has set its registers.
+        let works = || {
+            let (tiles, slices) = tiles_of::<K>(&args);
+            let (data_parallel, stream) =
+                StreamK::hybrid(cluster::id(), cluster::count(), tiles.units(), slices);
+            StreamWorks {
+                tiles: tile_works::<K>(data_parallel, tiles, slices),
+                stream,
+            }
+        };
+        unsafe { stream_k_roles(kernel, args, maps, stages, cluster_size, works) };
+    } else {
+        // Every role walks the same tiles, in the same order: the persistent walk, each tile
+        // over all of k or this grid row's part of it (split-k).
+        let (tiles, slices) = tiles_of::<K>(&args);
+        let whole = whole_tile::<K>(slices);
+        let walk = Walk::new(cluster::id(), cluster::count(), tiles.units());
+        let rank = cluster::rank();
+        // ANCHOR: core_loop
+        let warpgroup = tid / WARPGROUP;
+        if warpgroup == 0 {
+            wgmma::setmaxnreg_dec(K::PRODUCER_REGISTERS);
+            if tid == 0 {
+                let mut ring = stages.ring();
+                for unit in walk {
+                    let tile = tiles.tile(unit, rank);
+                    for slice in whole.first_slice..whole.first_slice + whole.slices {
+                        let s = ring.stage;
+                        // On the first pass the "previous" phase counts as complete.
+                        stages.empty(s).wait(ring.phase ^ 1);
+                        stages.full(s).arrive_expect_tx(K::LOADED_BYTES);
+                        unsafe { kernel.load(maps, stages, s, tile, slice) };
+                        ring.advance();
+                    }
+                }
+            } else if K::ASSISTS && tid >= WARP_SIZE {
+                let mut ring = stages.ring();
+                for _ in walk {
+                    for _ in 0..whole.slices {
+                        kernel.assist(stages, ring, tid - WARP_SIZE);
+                        ring.advance();
+                    }
+                }
+            }
+        } else {
+            wgmma::setmaxnreg_inc(K::CONSUMER_REGISTERS);
+            let mut consumer = Consumer {
+                stages,
+                ring: stages.ring(),
+                warpgroup: warpgroup - 1,
+                thread: tid % WARPGROUP,
+                cluster_size,
+                rank,
+                turns: 0,
+            };
+            // Cooperative: every consumer warpgroup on every unit. Ping-pong: the block's units
+            // alternate between the two, and each skips the other's slices in the ring.
+            let mut mine = consumer.warpgroup == 0 || K::SCHEDULE == Schedule::Cooperative;
+            let mut units = 0;
+            for unit in walk {
+                if mine {
+                    let tile = tiles.tile(unit, rank);
+                    let work = Work {
+                        tile,
+                        unit,
+                        ..whole
+                    };
+                    unsafe { kernel.consume(args, maps, &mut consumer, work) };
+                } else {
+                    consumer.ring.skip(whole.slices);
+                }
+                if K::SCHEDULE == Schedule::PingPong {
+                    mine = !mine;
+                }
+                units += 1;
+            }
+            // With an odd number of units, warpgroup 0 has the last one, and its epilogue waits for
+            // a turn that warpgroup 1 must still hand over.
+            if K::SCHEDULE == Schedule::PingPong && consumer.warpgroup == 1 && units % 2 == 1 {
+                consumer.wait_turn();
+                consumer.pass_turn();
+            }
+            kernel.drain(&consumer);
+        }
+        // ANCHOR_END: core_loop
+    }
+    // No block may leave while a peer can still arrive on its barriers or multicast into it.
+    if cluster_size > 1 {
+        cluster::sync();
+    }
+}
+
+/// The problem's tiles and its slices of k. At least one slice (the host refuses k = 0): the
+/// consumers' loops then run at least once, and no path around them joins the path out of them
+/// before their last `wgmma.wait_group` (ptxas would see accumulators defined while a group may
+/// be in flight, and serialize every `wgmma`: C7515).
+#[inline(always)]
+fn tiles_of<K: Kernel>(args: &K::Args) -> (Tiles, u32) {
     let (m, n, k) = args.mnk();
     let tiles = Tiles::new(m, n, K::BM, K::BN, K::CLUSTER, K::RASTER_GROUP);
-    // At least one slice (the host refuses k = 0): the consumers' loops then run at least once,
-    // and no path around them joins the path out of them before their last `wgmma.wait_group`
-    // (ptxas would see accumulators defined while a group may be in flight, and serialize
-    // every `wgmma`: C7515).
-    let slices = k.div_ceil(K::BK).max(1);
-    let rank = cluster::rank();
-    // Every role walks the same units of work, in the same order.
-    let works = || works::<K>(tiles, slices, rank);
-    // ANCHOR: core_loop
+    (tiles, k.div_ceil(K::BK).max(1))
+}
+
+/// The walk's tiles as units of work of this block (its rank in the cluster).
+#[inline(always)]
+fn tile_works<K: Kernel>(walk: Walk, tiles: Tiles, slices: u32) -> TileWorks {
+    TileWorks {
+        walk,
+        tiles,
+        rank: cluster::rank(),
+        whole: whole_tile::<K>(slices),
+    }
+}
+
+/// The roles of a stream-k kernel: [`run`]'s loops, over units of [`Work`] (`works()` gives
+/// them, in the same order every time) rather than tile numbers. (The kernels without stream-k
+/// keep their loops over tile numbers: walking an iterator of `Work` made ptxas spill the
+/// 24-register producer of the three-consumer kernels, `wgmma-fp8:5` and `wgmma-fp8-block:7`.)
+///
+/// # Safety
+/// As [`run`].
+#[inline(always)]
+unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
+    kernel: K,
+    args: K::Args,
+    maps: *const TensorMap,
+    stages: Stages,
+    cluster_size: u32,
+    works: impl Fn() -> W,
+) {
+    let tid = thread_idx_x();
     let warpgroup = tid / WARPGROUP;
     if warpgroup == 0 {
         wgmma::setmaxnreg_dec(K::PRODUCER_REGISTERS);
@@ -459,7 +577,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             warpgroup: warpgroup - 1,
             thread: tid % WARPGROUP,
             cluster_size,
-            rank,
+            rank: cluster::rank(),
             turns: 0,
         };
         // Cooperative: every consumer warpgroup on every unit. Ping-pong: the block's units
@@ -484,10 +602,5 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             consumer.pass_turn();
         }
         kernel.drain(&consumer);
-    }
-    // ANCHOR_END: core_loop
-    // No block may leave while a peer can still arrive on its barriers or multicast into it.
-    if cluster_size > 1 {
-        cluster::sync();
     }
 }
