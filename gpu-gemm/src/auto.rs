@@ -197,6 +197,34 @@ pub fn nearest<'a>(rows: &'a [Row], shape: &Shape, dtype: Dtype, math: Math) -> 
 /// Multiprocessors of the GPU the rule was measured on (an H100 SXM or an H200: 132).
 const SMS: u32 = 132;
 
+/// What the shapes rules read of a shape ([`shape_rule`], and e4m3's
+/// `crate::fp8::run::auto_choice`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShapeFeatures {
+    /// Whether the TMA store can write C: m and `ldc` multiples of 8 (16-byte pieces of 2-byte
+    /// elements).
+    pub tma_store: bool,
+    /// Whether the 256 × 128 tiles make at least 0.7 of a wave on the multiprocessors.
+    pub wide_waves: bool,
+    /// The narrow kernels' tile for n ≤ 128: the `wgmma` N as narrow as n (8, 16, 32, 64 or 128).
+    pub narrow_tile: u32,
+}
+
+/// The features of `s`.
+pub fn features(s: &Shape) -> ShapeFeatures {
+    ShapeFeatures {
+        tma_store: s.m.is_multiple_of(8) && s.ldc.is_multiple_of(8),
+        wide_waves: 10 * s.m.div_ceil(256) * s.n.div_ceil(128) >= 7 * SMS,
+        narrow_tile: match s.n {
+            0..=8 => 8,
+            9..=16 => 16,
+            17..=32 => 32,
+            33..=64 => 64,
+            _ => 128,
+        },
+    }
+}
+
 /// The 16-bit shapes rule: for bf16 and f16, the kernel from the shape's features rather than
 /// the nearest measured square (chapter 5, `docs/perf-notes.md`; measured on the model shapes
 /// of `host experiment shapes`). `None` leaves the problem to the table (N,N beyond 128 columns,
@@ -218,21 +246,21 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
         return None;
     }
     let s = &p.shape;
-    let tma_store = s.m.is_multiple_of(8) && s.ldc.is_multiple_of(8);
-    let wide_tiles = s.m.div_ceil(256) * s.n.div_ceil(128);
+    let ShapeFeatures {
+        tma_store,
+        wide_waves,
+        narrow_tile,
+    } = features(s);
     // Beyond 64 columns, two tiles of 64 beat one of 128 up to k = 4096 (the H100's shapes run:
     // 0.97× against 0.87× cuBLAS at 6144 × 128 × 4096): the finisher of a split tile reads half
     // as much, which weighs more the fewer slices each block streams.
-    let narrow = |n: u32| match n {
-        0..=8 => 8,
-        9..=16 => 16,
-        17..=32 => 32,
-        33..=64 => 64,
-        _ if s.k <= 4096 => 64,
-        _ => 128,
+    let narrow = if narrow_tile == 128 && s.k <= 4096 {
+        64
+    } else {
+        narrow_tile
     };
     if s.n <= 128 {
-        if tma_store && 10 * wide_tiles >= 7 * SMS {
+        if tma_store && wide_waves {
             return Some((
                 "wgmma-layouts",
                 2,
@@ -241,7 +269,7 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
         }
         return Some((
             "wgmma-narrow",
-            narrow(s.n),
+            narrow,
             "n ≤ 128: a tile as narrow as n, every multiprocessor streaming an equal share of A",
         ));
     }

@@ -379,19 +379,17 @@ fn differing<H: gpu_gemm::problem::Scalar>(
 /// The library's call as a program makes it: on device buffers it allocated itself, `Auto`
 /// under the strict and FP32-accurate contracts, against the f64 product; and host memory
 /// refused by the GPU handle.
-#[test]
-fn the_library_runs_on_device_buffers_the_caller_owns() {
-    use cust::memory::{CopyDestination, DeviceBuffer};
-    use gpu_gemm::{Algorithm, Gemm, GemmConfig, GemmError, Math};
-    let gemm = match Gemm::new() {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("SKIPPED: {e}");
-            return;
-        }
-    };
-    // Edges in m, n and k for every tile; leading dimensions multiples of 4 for the TMA.
-    let config = GemmConfig::new(1000, 1020, 996)
+/// The library tests' f32 problem (edges in m, n and k for every tile, leading dimensions
+/// multiples of 4 for the TMA), its inputs from `seed` and their f64 reference.
+fn library_problem(
+    seed: u64,
+) -> (
+    gpu_gemm::GemmConfig,
+    Problem,
+    gpu_gemm::problem::Inputs<f32>,
+    gpu_gemm::verify::Reference,
+) {
+    let config = gpu_gemm::GemmConfig::new(1000, 1020, 996)
         .scale(1.5, -0.5)
         .leading_dimensions(1004, 996, 1000);
     let p = Problem {
@@ -408,10 +406,26 @@ fn the_library_runs_on_device_buffers_the_caller_owns() {
         alpha: config.alpha,
         beta: config.beta,
         init: Init::Random,
-        seed: 11,
+        seed,
     };
     let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
     let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);
+    (config, p, inputs, reference)
+}
+
+#[test]
+fn the_library_runs_on_device_buffers_the_caller_owns() {
+    use cust::memory::{CopyDestination, DeviceBuffer};
+    use gpu_gemm::{Algorithm, Gemm, GemmError, Math};
+    let gemm = match Gemm::new() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+    };
+    // Edges in m, n and k for every tile; leading dimensions multiples of 4 for the TMA.
+    let (config, p, inputs, reference) = library_problem(11);
     let a = DeviceBuffer::from_slice(&inputs.a.data).unwrap();
     let b = DeviceBuffer::from_slice(&inputs.b.data).unwrap();
     for math in [Math::Strict, Math::Fp32Accurate] {
@@ -459,7 +473,7 @@ fn the_library_runs_on_device_buffers_the_caller_owns() {
 #[test]
 fn the_tuner_times_on_the_callers_buffers_and_keeps_c() {
     use cust::memory::{CopyDestination, DeviceBuffer};
-    use gpu_gemm::{Algorithm, Gemm, GemmConfig, Math, Tuning};
+    use gpu_gemm::{Algorithm, Gemm, Math, Tuning};
     let cache = std::env::temp_dir()
         .join(format!("gpu-gemm-gpu-test-{}", std::process::id()))
         .join("tuning.csv");
@@ -471,27 +485,7 @@ fn the_tuner_times_on_the_callers_buffers_and_keeps_c() {
         }
     };
     let Some(gemm) = open() else { return };
-    let config = GemmConfig::new(1000, 1020, 996)
-        .scale(1.5, -0.5)
-        .leading_dimensions(1004, 996, 1000);
-    let p = Problem {
-        shape: Shape {
-            m: config.m,
-            n: config.n,
-            k: config.k,
-            lda: config.lda,
-            ldb: config.ldb,
-            ldc: config.ldc,
-        },
-        transposes: Transposes::NN,
-        dtype: Dtype::F32,
-        alpha: config.alpha,
-        beta: config.beta,
-        init: Init::Random,
-        seed: 12,
-    };
-    let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
-    let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);
+    let (config, p, inputs, reference) = library_problem(12);
     let a = DeviceBuffer::from_slice(&inputs.a.data).unwrap();
     let b = DeviceBuffer::from_slice(&inputs.b.data).unwrap();
     let mut winners = Vec::new();

@@ -44,15 +44,11 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// models' 63 shapes.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let s = p.shape;
-    let tma_store = s.m.is_multiple_of(8) && s.ldc.is_multiple_of(8);
-    let wide_waves = 10 * s.m.div_ceil(256) * s.n.div_ceil(128) >= 7 * 132;
-    let narrow = match s.n {
-        0..=8 => 8,
-        9..=16 => 16,
-        17..=32 => 32,
-        33..=64 => 64,
-        _ => 128,
-    };
+    let crate::auto::ShapeFeatures {
+        tma_store,
+        wide_waves,
+        narrow_tile: narrow,
+    } = crate::auto::features(&s);
     let (name, tile) = match p.scaling {
         Scaling::PerTensor if s.n <= 128 && (!wide_waves || !tma_store) => {
             ("wgmma-fp8-narrow", narrow)

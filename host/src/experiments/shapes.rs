@@ -214,15 +214,7 @@ pub const LLAMA3_70B_NK: [(u32, u32); 4] =
 
 /// Suite 3, the shapes of the chapters' tables (`auto`'s table): the squares, a short k, a
 /// long k, and a narrow n.
-pub const SQUARES: [(u32, u32, u32); 7] = [
-    (1024, 1024, 1024),
-    (2048, 2048, 2048),
-    (4096, 4096, 4096),
-    (8192, 8192, 8192),
-    (8192, 8192, 1024),
-    (1024, 1024, 8192),
-    (8192, 256, 8192),
-];
+pub const SQUARES: [(u32, u32, u32); 7] = super::auto::GPU_SHAPES;
 
 /// The suite in page order: DeepGEMM's set by M (as its README lists it), Llama-3 by model,
 /// then M, then layer, then the squares.

@@ -223,6 +223,20 @@ pub struct Consumer {
 }
 
 impl Consumer {
+    /// The consumer thread `tid` of the block (warpgroups 1 and up), at the start of the ring.
+    #[inline(always)]
+    fn new(stages: Stages, tid: u32, cluster_size: u32, rank: u32) -> Self {
+        Consumer {
+            stages,
+            ring: stages.ring(),
+            warpgroup: tid / WARPGROUP - 1,
+            thread: tid % WARPGROUP,
+            cluster_size,
+            rank,
+            turns: 0,
+        }
+    }
+
     /// Waits until the current stage holds its slice.
     #[inline(always)]
     pub fn wait_full(&self) {
@@ -411,7 +425,17 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
         sync_threads();
     }
 
-    const { assert!(!K::STREAM_K || (!K::SPLIT_K && K::CLUSTER.0 * K::CLUSTER.1 == 1)) };
+    // Stream-k's kernels: no split-k, no cluster, cooperative, no assisting threads
+    // (`stream_k_roles` has neither ping-pong's turns nor the assists).
+    const {
+        assert!(
+            !K::STREAM_K
+                || (!K::SPLIT_K
+                    && K::CLUSTER.0 * K::CLUSTER.1 == 1
+                    && !K::ASSISTS
+                    && matches!(K::SCHEDULE, Schedule::Cooperative))
+        )
+    };
     if K::STREAM_K {
         // The data-parallel tiles, then this block's streamed segments: each role makes its
         // own walk, after it has set its registers.
@@ -441,12 +465,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                 for unit in walk {
                     let tile = tiles.tile(unit, rank);
                     for slice in whole.first_slice..whole.first_slice + whole.slices {
-                        let s = ring.stage;
-                        // On the first pass the "previous" phase counts as complete.
-                        stages.empty(s).wait(ring.phase ^ 1);
-                        stages.full(s).arrive_expect_tx(K::LOADED_BYTES);
-                        unsafe { kernel.load(maps, stages, s, tile, slice) };
-                        ring.advance();
+                        unsafe { produce(kernel, maps, stages, &mut ring, tile, slice) };
                     }
                 }
             } else if K::ASSISTS && tid >= WARP_SIZE {
@@ -460,15 +479,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             }
         } else {
             wgmma::setmaxnreg_inc(K::CONSUMER_REGISTERS);
-            let mut consumer = Consumer {
-                stages,
-                ring: stages.ring(),
-                warpgroup: warpgroup - 1,
-                thread: tid % WARPGROUP,
-                cluster_size,
-                rank,
-                turns: 0,
-            };
+            let mut consumer = Consumer::new(stages, tid, cluster_size, rank);
             // Cooperative: every consumer warpgroup on every unit. Ping-pong: the block's units
             // alternate between the two, and each skips the other's slices in the ring.
             let mut mine = consumer.warpgroup == 0 || K::SCHEDULE == Schedule::Cooperative;
@@ -552,55 +563,38 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
             let mut ring = stages.ring();
             for work in works() {
                 for slice in work.first_slice..work.first_slice + work.slices {
-                    let s = ring.stage;
-                    // On the first pass the "previous" phase counts as complete.
-                    stages.empty(s).wait(ring.phase ^ 1);
-                    stages.full(s).arrive_expect_tx(K::LOADED_BYTES);
-                    unsafe { kernel.load(maps, stages, s, work.tile, slice) };
-                    ring.advance();
-                }
-            }
-        } else if K::ASSISTS && tid >= WARP_SIZE {
-            let mut ring = stages.ring();
-            for work in works() {
-                for _ in 0..work.slices {
-                    kernel.assist(stages, ring, tid - WARP_SIZE);
-                    ring.advance();
+                    unsafe { produce(kernel, maps, stages, &mut ring, work.tile, slice) };
                 }
             }
         }
     } else {
         wgmma::setmaxnreg_inc(K::CONSUMER_REGISTERS);
-        let mut consumer = Consumer {
-            stages,
-            ring: stages.ring(),
-            warpgroup: warpgroup - 1,
-            thread: tid % WARPGROUP,
-            cluster_size,
-            rank: cluster::rank(),
-            turns: 0,
-        };
-        // Cooperative: every consumer warpgroup on every unit. Ping-pong: the block's units
-        // alternate between the two, and each skips the other's slices in the ring.
-        let mut mine = consumer.warpgroup == 0 || K::SCHEDULE == Schedule::Cooperative;
-        let mut units = 0;
+        let mut consumer = Consumer::new(stages, tid, cluster_size, cluster::rank());
         for work in works() {
-            if mine {
-                unsafe { kernel.consume(args, maps, &mut consumer, work) };
-            } else {
-                consumer.ring.skip(work.slices);
-            }
-            if K::SCHEDULE == Schedule::PingPong {
-                mine = !mine;
-            }
-            units += 1;
-        }
-        // With an odd number of units, warpgroup 0 has the last one, and its epilogue waits for
-        // a turn that warpgroup 1 must still hand over.
-        if K::SCHEDULE == Schedule::PingPong && consumer.warpgroup == 1 && units % 2 == 1 {
-            consumer.wait_turn();
-            consumer.pass_turn();
+            unsafe { kernel.consume(args, maps, &mut consumer, work) };
         }
         kernel.drain(&consumer);
     }
+}
+
+/// The producer thread on one slice: wait until the ring's next stage is free, expect its
+/// bytes, start its copies.
+///
+/// # Safety
+/// As [`Kernel::load`].
+#[inline(always)]
+unsafe fn produce<K: Kernel>(
+    kernel: K,
+    maps: *const TensorMap,
+    stages: Stages,
+    ring: &mut Ring,
+    tile: (u32, u32),
+    slice: u32,
+) {
+    let s = ring.stage;
+    // On the first pass the "previous" phase counts as complete.
+    stages.empty(s).wait(ring.phase ^ 1);
+    stages.full(s).arrive_expect_tx(K::LOADED_BYTES);
+    unsafe { kernel.load(maps, stages, s, tile, slice) };
+    ring.advance();
 }

@@ -180,7 +180,9 @@ pub struct WgmmaNarrow<O, const R: usize, const A_K_MAJOR: bool>(PhantomData<O>)
 
 /// The launch geometry: one block per iteration, which the host caps at one per
 /// multiprocessor (the grid is persistent, and stream-k needs every block to have an
-/// iteration: `G ≤ T`). `element_bytes` is A's and B's (k per slice: 128 bytes of it).
+/// iteration: `G ≤ T`). `element_bytes` is A's and B's (k per slice: 128 bytes of it); the
+/// block and its pool are the same whatever the element type (a stage is 128-byte rows), so
+/// the 16-bit kernel's stand for both.
 pub fn geometry<const R: usize>(m: u32, n: u32, k: u32, element_bytes: u32) -> Geometry
 where
     Accumulator<R>: HalfWgmma<Bf16>,
