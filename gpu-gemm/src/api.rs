@@ -1039,6 +1039,17 @@ impl Gemm {
         }
     }
 
+    /// What a call with this configuration and algorithm launches, and the problem it
+    /// describes, for the crate's own launchers that enqueue on buffers they made themselves
+    /// (the tensor-parallel ranks): the same choice and checks as [`Gemm::run`] before buffers.
+    pub(crate) fn launch_for<T: Element>(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+    ) -> Result<(Choice, Launch, Problem)> {
+        self.resolve::<T>(config, algorithm)
+    }
+
     /// The checks that need no buffer, and what to launch.
     fn resolve<T: Element>(
         &self,

@@ -36,6 +36,9 @@ pub struct Gpu {
     /// The sm_90a build (the `wgmma` kernels), on compute capability 9.0 only.
     hopper: Option<LazyModule>,
     multiprocessors: u32,
+    /// Multiprocessors left out of persistent grids for other work running beside the GEMMs
+    /// (a tensor-parallel rank's NCCL kernels): [`Gpu::reserve_multiprocessors`].
+    reserved: std::cell::Cell<u32>,
     stream: Stream,
     /// Created on first use, on `stream`: one handle per math mode.
     cublas: [std::cell::OnceCell<CublasHandle>; 2],
@@ -254,9 +257,19 @@ impl Gpu {
     /// (each module is compiled on first use). The error says what is missing: a driver, a
     /// device, or PTX the device can run.
     pub fn open(ptx_file: Option<&std::path::Path>) -> Result<Self> {
+        Self::open_device(0, ptx_file)
+    }
+
+    /// As [`Gpu::open`], on device `ordinal` (a tensor-parallel rank's own GPU).
+    pub fn open_device(ordinal: u32, ptx_file: Option<&std::path::Path>) -> Result<Self> {
         Self::init_driver()?;
-        let device = Device::get_device(0)?;
-        let context = Context::new(device).context("cannot create a context on device 0")?;
+        let count = Device::num_devices()?;
+        if ordinal >= count {
+            bail!("there is no device {ordinal}: the driver reports {count}");
+        }
+        let device = Device::get_device(ordinal)?;
+        let context = Context::new(device)
+            .with_context(|| format!("cannot create a context on device {ordinal}"))?;
         let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
         Self::on_device(device, Some(context), stream, ptx_file)
     }
@@ -360,11 +373,18 @@ impl Gpu {
             portable,
             hopper,
             multiprocessors,
+            reserved: std::cell::Cell::new(0),
             stream,
             cublas: Default::default(),
             report_slow_loads: true,
             _context: context,
         })
+    }
+
+    /// Leaves `count` multiprocessors out of the persistent grids prepared from now on, so that
+    /// kernels running beside them (NCCL's) find multiprocessors free; 0 gives them all back.
+    pub fn reserve_multiprocessors(&self, count: u32) {
+        self.reserved.set(count.min(self.multiprocessors - 1));
     }
 
     /// The same backend, printing nothing.
@@ -615,9 +635,11 @@ impl Gpu {
         // wait for the first to finish their whole share of the tiles.
         let resident = match (&tma, &function, launch) {
             (Some(t), Some(f), Launch::Kernel { geometry, .. }) if t.cluster > 1 => {
-                resident_cluster_blocks(f, geometry, t.cluster, &self.stream)?
+                let reserved = self.reserved.get().next_multiple_of(t.cluster);
+                let blocks = resident_cluster_blocks(f, geometry, t.cluster, &self.stream)?;
+                blocks.saturating_sub(reserved).max(t.cluster)
             }
-            _ => self.multiprocessors,
+            _ => self.multiprocessors - self.reserved.get(),
         };
         let stream_k = match (&tma, launch) {
             (Some(t), Launch::Kernel { geometry, .. }) => {

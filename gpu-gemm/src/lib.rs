@@ -12,7 +12,7 @@
 //!
 //! The modules form layers, each importing only those below it (a test in `tests/` checks
 //! that no import circle comes back): `problem`, `progress`, `cuda_driver`, `timing` → `verify`,
-//! `cpu` → `registry` → `auto`, `launch` → `tuning`, `gpu`, `emulator` → `run` → `api`.
+//! `cpu` → `registry` → `auto`, `launch` → `tuning`, `gpu`, `emulator` → `run` → `api` → `parallel`.
 #![deny(missing_docs)]
 pub mod api;
 pub mod auto;
@@ -22,6 +22,7 @@ pub mod emulator;
 pub mod fp8;
 pub mod gpu;
 pub mod launch;
+pub mod parallel;
 pub mod problem;
 pub mod progress;
 pub mod registry;

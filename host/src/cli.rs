@@ -4,6 +4,7 @@ use crate::experiments::Experiment;
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use gpu_gemm::fp8::quantize::Scaling;
+use gpu_gemm::parallel::{Form, Overlap};
 use gpu_gemm::problem::{Init, Problem, Transpose, Transposes};
 use gpu_gemm::registry::Math;
 use gpu_gemm::run::BackendChoice;
@@ -15,7 +16,7 @@ use std::path::PathBuf;
 #[command(
     name = "host",
     about = "Run one GEMM variant (C = alpha*op(A)*op(B) + beta*C, column-major) on the GPU, the CPU emulator or (the cpu-* variants) the host CPU, verify it against an f64 reference and time it",
-    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants\n  host --variant v4,gemm128 --size 1000 --pitch-compare   # leading dimensions as given and pitched to 512 B\n  host --variant wgmma-16bit --dtype bf16 --compare cublas   # bf16, f32 accumulation (H100/H200)\n  host --variant auto --math fp32-accurate --compare cublas   # auto may choose 3xTF32 (FP32 accuracy)\n  host --variant tuned --math fp32-accurate --size 4096   # time auto's candidates once, then read the tuning cache\n  host experiment 000                     # the 000 tile sweep: tables, CSV, JSON, chart, page\n  host experiment all --out results       # every experiment (`host experiment --help`)",
+    after_help = "Examples:\n  host --list\n  host --variant v4                       # 4096³ f32 on GPU 0\n  host --variant tiled --tile 8 --dtype f64 --init seed\n  host --variant v1 --m 1000 --n 1023 --k 999 --lda 1024\n  host --variant v4 --backend emu --size 67 # on the CPU emulator, no GPU needed\n  host --variant v0,v1,v3,v4 --both-dtypes --compare cublas   # a table\n  host --variant cpu-simd,cpu-blocked:512,cpu-parallel,cpu-ndarray --size 1024   # CPU variants\n  host --variant v4,gemm128 --size 1000 --pitch-compare   # leading dimensions as given and pitched to 512 B\n  host --variant wgmma-16bit --dtype bf16 --compare cublas   # bf16, f32 accumulation (H100/H200)\n  host --variant auto --math fp32-accurate --compare cublas   # auto may choose 3xTF32 (FP32 accuracy)\n  host --variant tuned --math fp32-accurate --size 4096   # time auto's candidates once, then read the tuning cache\n  host experiment 000                     # the 000 tile sweep: tables, CSV, JSON, chart, page\n  host experiment all --out results       # every experiment (`host experiment --help`)\n  host --parallel allgather --gpus 2 --parts   # one layer across 2 GPUs (NCCL): sequential and chunked overlap\n  host --parallel reducescatter --gpus 3 --backend emu --tokens 96 --out-features 96 --in-features 48   # the ranks as threads on the emulator",
     // `host experiment …` has its own options; the run options apply without it.
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
@@ -24,7 +25,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// The variant to run (see --list), or several separated by commas for a table; `NAME:TILE` sets a tile width
-    #[arg(long, required_unless_present = "list")]
+    #[arg(long, required_unless_present_any = ["list", "parallel"])]
     pub variant: Option<String>,
     /// Also run these yardsticks (`cublas`, `cublas-tf32`, or both separated by a comma) and
     /// print each time as a ratio to each; in e4m3 `cublas` is cuBLASLt, and
@@ -121,9 +122,107 @@ pub struct Cli {
     /// Load this PTX instead of the embedded one (from `cargo xtask build-ptx --arch …`)
     #[arg(long)]
     pub ptx: Option<PathBuf>,
+    #[command(flatten)]
+    pub parallel: ParallelOptions,
+}
+
+/// `--parallel`: one linear layer `Y[T×N] = X[T×K]·W[N×K]ᵀ` across GPUs (tensor parallelism,
+/// NCCL), in bf16 or f16.
+#[derive(clap::Args, Debug, Clone)]
+#[command(next_help_heading = "Tensor parallelism (--parallel)")]
+pub struct ParallelOptions {
+    /// Run one linear layer across --gpus GPUs of this host: `allgather` (X's tokens sharded and
+    /// gathered, W split by out features) or `reducescatter` (W and X split by in features, the
+    /// partial products reduced and scattered by tokens); with --backend emu the ranks are
+    /// threads on the emulator
+    #[arg(long, value_enum, conflicts_with_all = ["variant", "list"])]
+    pub parallel: Option<Form>,
+    /// Ranks, one per GPU (devices 0..N)
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64), requires = "parallel")]
+    pub gpus: u32,
+    /// The overlaps to time, each checked: none (the collective, then the GEMM), chunked (the
+    /// GEMM of one chunk of tokens while NCCL moves another), ring (reduce-scatter only: each
+    /// rank's GEMM adds its product to the partial sum the previous rank sent, β = 1, and sends
+    /// it on) [default: none,chunked, and ring for reducescatter]
+    #[arg(long, value_enum, value_delimiter = ',', requires = "parallel")]
+    pub overlap: Vec<Overlap>,
+    /// Token chunks per rank's shard (--overlap chunked); several separated by commas time one
+    /// chunked run each
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4", value_parser = clap::value_parser!(u32).range(1..), requires = "parallel")]
+    pub chunks: Vec<u32>,
+    /// T: tokens, rows of X and Y
+    #[arg(long, default_value_t = 8192, value_parser = positive_size, requires = "parallel")]
+    pub tokens: u32,
+    /// N: out features, rows of W
+    #[arg(long, default_value_t = 28672, value_parser = positive_size, requires = "parallel")]
+    pub out_features: u32,
+    /// K: in features, columns of X and W
+    #[arg(long, default_value_t = 8192, value_parser = positive_size, requires = "parallel")]
+    pub in_features: u32,
+    /// Multiprocessors each GPU's GEMMs leave to NCCL (their persistent grids shrink by as
+    /// many; NCCL_MAX_CTAS is set to it); 0 leaves all to the GEMMs
+    #[arg(long, default_value_t = 8, requires = "parallel")]
+    pub comm_sms: u32,
+    /// Seconds a rank waits for its streams before it aborts its communicator and fails
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..), requires = "parallel")]
+    pub watchdog: u64,
+    /// Make this rank fail before it joins the communicator (to see every rank stop)
+    #[arg(long, requires = "parallel")]
+    pub fail_rank: Option<u32>,
+    /// Also time each rank's GEMMs alone, the collectives alone, and the whole layer on GPU 0
+    /// alone (the scaling efficiency's yardstick)
+    #[arg(long, requires = "parallel")]
+    pub parts: bool,
 }
 
 impl Cli {
+    /// The tensor-parallel run `--parallel` describes, if given.
+    pub fn parallel_run(&self, seed: u64) -> Option<Result<crate::parallel::ParallelRun>> {
+        let o = &self.parallel;
+        let form = o.parallel?;
+        Some((|| {
+            let dtype = match self.dtype {
+                DtypeArg::Bf16 => "bf16",
+                DtypeArg::F16 => "f16",
+                DtypeArg::F32 => "bf16", // the default --dtype: tensor parallelism runs in bf16
+                other => bail!(
+                    "--parallel runs bf16 or f16 (the types frameworks shard layers in), not {}",
+                    other.dtype().name()
+                ),
+            };
+            if let Some(r) = o.fail_rank.filter(|&r| r >= o.gpus) {
+                bail!("--fail-rank {r}: the ranks are 0..{}", o.gpus);
+            }
+            Ok(crate::parallel::ParallelRun {
+                form,
+                layer: gpu_gemm::parallel::Layer {
+                    tokens: o.tokens,
+                    out_features: o.out_features,
+                    in_features: o.in_features,
+                },
+                gpus: o.gpus,
+                overlaps: if o.overlap.is_empty() {
+                    match form {
+                        Form::AllGather => vec![Overlap::None, Overlap::Chunked],
+                        Form::ReduceScatter => vec![Overlap::None, Overlap::Chunked, Overlap::Ring],
+                    }
+                } else {
+                    o.overlap.clone()
+                },
+                chunks: o.chunks.clone(),
+                parts: o.parts,
+                whole: o.parts,
+                dtype,
+                warmup: self.warmup.unwrap_or(3),
+                iters: self.iters.unwrap_or(20),
+                seed,
+                comm_sms: o.comm_sms,
+                watchdog: std::time::Duration::from_secs(o.watchdog),
+                fail_rank: o.fail_rank,
+            })
+        })())
+    }
+
     /// The problem the options describe; `default_size` applies when no size is given.
     pub fn problem(&self, default_size: u32, seed: u64) -> Result<Problem> {
         let size = self.size.unwrap_or(default_size);
@@ -180,6 +279,91 @@ pub enum Command {
     /// Regenerate an experiment of the source documents: markdown tables, CSV, JSON, an SVG chart and a results page
     #[command(subcommand)]
     Experiment(Experiment),
+    /// One rank of a tensor-parallel run, on its GPU: what `--parallel` starts once per GPU,
+    /// and what a multi-host launcher (mpirun, srun) would start on every host with the same id
+    #[command(hide = true)]
+    Rank(RankArgs),
+}
+
+/// `host rank`: one process of a tensor-parallel run.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RankArgs {
+    /// NCCL's unique id, 256 hex digits (made by the launcher)
+    #[arg(long)]
+    pub id: String,
+    #[arg(long)]
+    pub rank: u32,
+    #[arg(long)]
+    pub ranks: u32,
+    /// The CUDA device [default: the rank]
+    #[arg(long)]
+    pub device: Option<u32>,
+    #[arg(long, value_enum)]
+    pub parallel: Form,
+    #[arg(long)]
+    pub tokens: u32,
+    #[arg(long)]
+    pub out_features: u32,
+    #[arg(long)]
+    pub in_features: u32,
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub overlap: Vec<Overlap>,
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub chunks: Vec<u32>,
+    #[arg(long, value_enum, default_value_t = DtypeArg::Bf16)]
+    pub dtype: DtypeArg,
+    #[arg(long, default_value_t = 3)]
+    pub warmup: usize,
+    #[arg(long, default_value_t = 20)]
+    pub iters: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 8)]
+    pub comm_sms: u32,
+    #[arg(long, default_value_t = 60)]
+    pub watchdog: u64,
+    #[arg(long)]
+    pub parts: bool,
+    #[arg(long)]
+    pub whole: bool,
+    #[arg(long)]
+    pub fail: bool,
+}
+
+impl RankArgs {
+    /// What this rank runs.
+    pub fn plan(&self) -> Result<gpu_gemm::parallel::nccl::RankPlan> {
+        use gpu_gemm::{Algorithm, Math};
+        if !matches!(self.dtype, DtypeArg::Bf16 | DtypeArg::F16) {
+            bail!("a rank runs bf16 or f16");
+        }
+        Ok(gpu_gemm::parallel::nccl::RankPlan {
+            form: self.parallel,
+            layer: gpu_gemm::parallel::Layer {
+                tokens: self.tokens,
+                out_features: self.out_features,
+                in_features: self.in_features,
+            },
+            ranks: self.ranks,
+            rank: self.rank,
+            device: self.device.unwrap_or(self.rank),
+            overlaps: self.overlap.clone(),
+            chunks: self.chunks.clone(),
+            parts: self.parts,
+            whole: self.whole,
+            algorithm: Algorithm::Auto(Math::Strict),
+            timing: gpu_gemm::timing::Timing {
+                warmup: self.warmup,
+                iters: self.iters,
+                budget_ms: f64::INFINITY,
+                check: true,
+            },
+            seed: self.seed,
+            comm_sms: self.comm_sms,
+            watchdog: std::time::Duration::from_secs(self.watchdog),
+            fail: self.fail,
+        })
+    }
 }
 
 /// The pitch of a bare `--pitch` (keep `default_missing_value` in step): the row padding

@@ -6,4 +6,5 @@
 pub mod args;
 pub mod cli;
 pub mod experiments;
+pub mod parallel;
 pub mod tuned;

@@ -32,6 +32,38 @@ fn run() -> Result<bool> {
     if let Some(Command::Experiment(experiment)) = &cli.command {
         return host::experiments::run(experiment);
     }
+    if let Some(Command::Rank(args)) = &cli.command {
+        return Ok(host::parallel::rank_main(
+            &args.plan()?,
+            &args.id,
+            args.dtype.dtype(),
+        ));
+    }
+    let seed = cli.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_secs())
+    });
+    if let Some(run) = cli.parallel_run(seed) {
+        let run = run?;
+        let emulate = match cli.backend {
+            Some(b) => b == gpu_gemm::run::BackendChoice::Emu,
+            None => gpu_gemm::gpu::Gpu::init_driver().is_err(),
+        };
+        if emulate {
+            return host::parallel::run_on_emulator(&run);
+        }
+        println!("seed {seed}; starting {} ranks", run.gpus);
+        let reports = host::parallel::launch(&run)?;
+        let passed = host::parallel::print(&run, &reports);
+        if let Some((name, _)) = host::parallel::Figures::from_reports(&reports).overlapped {
+            println!("rank 0's fastest overlapped run ({name}), step by step (CUDA events):");
+            for line in host::parallel::timeline(&reports[0], &name) {
+                println!("  {line}");
+            }
+        }
+        return Ok(passed);
+    }
     if cli.list {
         print!("{}", registry::listing());
         return Ok(true);

@@ -15,6 +15,25 @@ if [ -x "$here/host" ]; then bundle=$here; else bundle=.gpu; fi
 host=$bundle/host
 for step in "$@"; do
   case "$step" in
+    parallel)
+      # Tensor parallelism on every GPU of the host (PARALLEL_GPUS, default all): the bar's eight
+      # layers, each form's sequential and chunked runs with the parts and the one-GPU yardstick.
+      export NCCL_NVLS_ENABLE=0
+      gpus=${PARALLEL_GPUS:-$(nvidia-smi -L | wc -l)}
+      nvidia-smi topo -m 2>&1 | tee "$OUT/topo.txt" | head -8
+      for shape in ${PARALLEL_SHAPES:-"allgather 8192 28672 8192" "allgather 8192 10240 8192" "allgather 2048 28672 8192" "allgather 2048 10240 8192" "reducescatter 8192 8192 28672" "reducescatter 8192 8192 8192" "reducescatter 2048 8192 28672" "reducescatter 2048 8192 8192"}; do
+        set -- $shape
+        $host --parallel $1 --gpus $gpus --tokens $2 --out-features $3 --in-features $4 --parts --seed 1 ${PARALLEL_ARGS:-} 2>&1 | tee "$OUT/parallel-$gpus-$1-$2-$3-$4.log" | grep -v '^\s' | tail -14
+      done ;;
+    parallel-fail)
+      # A planted failure on the last rank: every rank must stop, with its message, within 30 s.
+      gpus=${PARALLEL_GPUS:-$(nvidia-smi -L | wc -l)}
+      start=$(date +%s%N)
+      $host --parallel allgather --gpus $gpus --tokens 2048 --out-features 10240 --in-features 8192 --fail-rank $((gpus - 1)) 2>&1 | tee "$OUT/parallel-fail.log" | tail -4
+      echo "exit status ${PIPESTATUS[0]} after $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$OUT/parallel-fail.log" ;;
+    parallel-torch)
+      # PyTorch's sequence and fused async-TP ops on the same GPUs, the same layers.
+      TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0 python3 "$bundle/tp_torch.py" ${PARALLEL_GPUS:-} 2>&1 | tee "$OUT/parallel-torch.log" | grep -v Warning | tail -12 ;;
     tests)
       for t in "$bundle"/tests-*; do "$t" --nocapture 2>&1 | tee -a "$OUT/gpu-tests.log" | tail -5; done ;;
     foundation)

@@ -1,0 +1,968 @@
+//! What each rank does, in what order, and what waits for what: the sharding of one linear
+//! layer over P ranks and the schedule of its GEMMs and collectives. Pure data, the same for the
+//! GPU (NCCL, two streams, events) and the emulator (threads, in order), and tested without
+//! either.
+//!
+//! The layer is `Y[T×N] = X[T×K]·W[N×K]ᵀ` (tokens T, in features K, out features N), which the
+//! project's column-major GEMM computes as `C (N×T) = Wᵀ… `: A is W stored K×N (`transa = t`),
+//! B is X stored K×T, C is Y stored N×T. Every rank's GEMM has the same form:
+//! A = its weight shard (k_local × m_local, `lda = k_local`), B = k_local × T (`ldb =
+//! k_local`), C = m_local × T. A token range is a range of B's and C's columns, contiguous in
+//! memory, so a chunk of tokens is a pointer offset and nothing is copied.
+//!
+//! - **All-gather → GEMM** (column-parallel): X's rows (tokens) are sharded, W's rows (out
+//!   features) too. Each rank gathers all of X (in place in B) and computes its N/P rows of Y for
+//!   every token: k_local = K, m_local = N/P.
+//! - **GEMM → reduce-scatter** (row-parallel): K is sharded. Each rank multiplies its K/P
+//!   columns of X and W into a partial Y of every token and out feature (C), and the partials are
+//!   summed and scattered by tokens: rank r ends with the tokens of shard r (D = N × T/P):
+//!   k_local = K/P, m_local = N.
+//!
+//! The overlaps:
+//! - [`Overlap::None`]: the collective, then the GEMM (or the GEMM, then the collective), as a
+//!   framework without overlap runs them.
+//! - [`Overlap::Chunked`]: every rank's token shard cut into `chunks` pieces. All-gather: the
+//!   rank multiplies its own shard first (its data is there), while the comm stream brings the
+//!   others' chunk q (one NCCL group of broadcasts, one per owner); the GEMM of each gathered
+//!   chunk waits for its group only. Reduce-scatter: the GEMMs of chunk q (one per owner's
+//!   piece) run, then one NCCL group of reduces (each piece to its owner) on the comm stream,
+//!   while the compute stream goes on to chunk q + 1.
+use std::fmt;
+use std::ops::Range;
+
+/// Which tensor-parallel form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Form {
+    /// X's tokens sharded and gathered before the GEMM; W split by out features (N).
+    #[cfg_attr(feature = "clap", value(name = "allgather"))]
+    AllGather,
+    /// W and X split by in features (K); the partial products reduced and scattered by tokens.
+    #[cfg_attr(feature = "clap", value(name = "reducescatter"))]
+    ReduceScatter,
+}
+
+impl Form {
+    /// As the command line spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Form::AllGather => "allgather",
+            Form::ReduceScatter => "reducescatter",
+        }
+    }
+}
+
+/// How the communication meets the GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Overlap {
+    /// The collective and the GEMM one after the other.
+    None,
+    /// The token shards in chunks: the GEMM of one chunk while NCCL moves another.
+    Chunked,
+    /// Reduce-scatter as a ring whose additions the GEMMs make: each rank adds its product to
+    /// the partial sum the previous rank sent (β = 1) and sends it on, chunk by chunk.
+    Ring,
+}
+
+impl Overlap {
+    /// As the command line spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Overlap::None => "none",
+            Overlap::Chunked => "chunked",
+            Overlap::Ring => "ring",
+        }
+    }
+}
+
+/// The linear layer `Y[T×N] = X[T×K]·W[N×K]ᵀ`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Layer {
+    /// T: rows of X and Y.
+    pub tokens: u32,
+    /// N: rows of W, columns of Y.
+    pub out_features: u32,
+    /// K: columns of X and W.
+    pub in_features: u32,
+}
+
+impl Layer {
+    /// Floating-point operations of the whole layer: 2·T·N·K.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.tokens as f64 * self.out_features as f64 * self.in_features as f64
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "T={} N={} K={}",
+            self.tokens, self.out_features, self.in_features
+        )
+    }
+}
+
+/// Why a layer cannot be sharded as asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardingError {
+    /// A dimension the form splits is not a multiple of the ranks.
+    #[error("{form} over {ranks} ranks splits {what} ({value}) into equal shards: it must be a multiple of {ranks}{hint}", form = .form.name())]
+    Indivisible {
+        /// The form.
+        form: Form,
+        /// What is split: `tokens (T)`, `out features (N)`, `in features (K)`.
+        what: &'static str,
+        /// Its value.
+        value: u32,
+        /// The ranks.
+        ranks: u32,
+        /// What the kernels further need, if anything.
+        hint: &'static str,
+    },
+    /// No ranks, or a rank outside them.
+    #[error("rank {rank} of {ranks}: ranks are numbered 0..{ranks} and there is at least one")]
+    BadRank {
+        /// The rank asked for.
+        rank: u32,
+        /// The number of ranks.
+        ranks: u32,
+    },
+    /// The ring is a reduce-scatter schedule.
+    #[error("--overlap ring is reduce-scatter's (its additions made by the GEMMs); all-gather overlaps with `chunked`")]
+    NoRing,
+    /// More chunks than a shard has tokens, or none.
+    #[error("{chunks} chunks of a shard of {tokens} tokens: give between 1 and {tokens}")]
+    BadChunks {
+        /// The chunks asked for.
+        chunks: u32,
+        /// Tokens in one rank's shard.
+        tokens: u32,
+    },
+}
+
+/// One rank's part of the layer: which rows and columns of X, W and Y it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sharding {
+    /// The form.
+    pub form: Form,
+    /// The whole layer.
+    pub layer: Layer,
+    /// P.
+    pub ranks: u32,
+    /// This rank.
+    pub rank: u32,
+}
+
+/// The four buffers of a rank, in the element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Buffer {
+    /// The weight shard: A, k_local × m_local.
+    A,
+    /// X as this rank multiplies it: B, k_local × T (all-gather: gathered here in place).
+    B,
+    /// The GEMM's output: C, m_local × T (reduce-scatter: the partial product).
+    C,
+    /// Reduce-scatter's result: N × T/P, the summed Y of this rank's tokens.
+    D,
+}
+
+impl Sharding {
+    /// Rank `rank` of `ranks` in `form`, or why the layer does not split so. The kernels'
+    /// TMA needs 16-byte rows, so every split dimension must also stay a multiple of 8 elements.
+    pub fn new(form: Form, layer: Layer, ranks: u32, rank: u32) -> Result<Self, ShardingError> {
+        if ranks == 0 || rank >= ranks {
+            return Err(ShardingError::BadRank { rank, ranks });
+        }
+        let split = |what, value: u32, hint| {
+            if value % ranks != 0 {
+                Err(ShardingError::Indivisible {
+                    form,
+                    what,
+                    value,
+                    ranks,
+                    hint,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        split("tokens (T)", layer.tokens, "")?;
+        match form {
+            Form::AllGather => split("out features (N)", layer.out_features, "")?,
+            Form::ReduceScatter => {
+                split("in features (K)", layer.in_features, "")?;
+                if (layer.in_features / ranks) % 8 != 0 {
+                    return Err(ShardingError::Indivisible {
+                        form,
+                        what: "in features (K)",
+                        value: layer.in_features,
+                        ranks: ranks * 8,
+                        hint: " (each shard's rows of W and X are 16-byte TMA rows: K/P a multiple of 8)",
+                    });
+                }
+            }
+        }
+        Ok(Self {
+            form,
+            layer,
+            ranks,
+            rank,
+        })
+    }
+
+    /// The same layer and form on another rank.
+    pub fn on_rank(self, rank: u32) -> Self {
+        Self { rank, ..self }
+    }
+
+    /// Tokens in each rank's shard: T/P.
+    pub fn shard_tokens(&self) -> u32 {
+        self.layer.tokens / self.ranks
+    }
+
+    /// The tokens of rank `owner`'s shard.
+    pub fn shard(&self, owner: u32) -> Range<u32> {
+        let t = self.shard_tokens();
+        owner * t..(owner + 1) * t
+    }
+
+    /// Out features this rank computes: rows of its A's stored columns, of C.
+    pub fn m_local(&self) -> u32 {
+        match self.form {
+            Form::AllGather => self.layer.out_features / self.ranks,
+            Form::ReduceScatter => self.layer.out_features,
+        }
+    }
+
+    /// In features this rank sums over: the GEMM's k.
+    pub fn k_local(&self) -> u32 {
+        match self.form {
+            Form::AllGather => self.layer.in_features,
+            Form::ReduceScatter => self.layer.in_features / self.ranks,
+        }
+    }
+
+    /// The out features (rows of W) this rank holds.
+    pub fn weight_rows(&self) -> Range<u32> {
+        let m = self.m_local();
+        match self.form {
+            Form::AllGather => self.rank * m..(self.rank + 1) * m,
+            Form::ReduceScatter => 0..m,
+        }
+    }
+
+    /// The in features (columns of W and X) this rank holds.
+    pub fn features(&self) -> Range<u32> {
+        let k = self.k_local();
+        match self.form {
+            Form::AllGather => 0..k,
+            Form::ReduceScatter => self.rank * k..(self.rank + 1) * k,
+        }
+    }
+
+    /// The tokens (rows of X) this rank holds before any communication: its shard (all-gather)
+    /// or all of them (reduce-scatter).
+    pub fn input_tokens(&self) -> Range<u32> {
+        match self.form {
+            Form::AllGather => self.shard(self.rank),
+            Form::ReduceScatter => 0..self.layer.tokens,
+        }
+    }
+
+    /// Where the rank's result is, and which part of Y it is: (buffer, out features, tokens).
+    /// The buffer is column-major with one column per token.
+    pub fn result(&self) -> (Buffer, Range<u32>, Range<u32>) {
+        match self.form {
+            Form::AllGather => (Buffer::C, self.weight_rows(), 0..self.layer.tokens),
+            Form::ReduceScatter => (Buffer::D, 0..self.layer.out_features, self.shard(self.rank)),
+        }
+    }
+
+    /// Elements of each buffer.
+    pub fn len(&self, buffer: Buffer) -> usize {
+        let (m, k, t) = (
+            self.m_local() as usize,
+            self.k_local() as usize,
+            self.layer.tokens as usize,
+        );
+        match buffer {
+            Buffer::A => k * m,
+            Buffer::B => k * t,
+            Buffer::C => m * t,
+            Buffer::D => match self.form {
+                Form::AllGather => 0,
+                Form::ReduceScatter => m * self.shard_tokens() as usize,
+            },
+        }
+    }
+
+    /// Where X's own shard goes in B before the schedule runs: the element offset (all-gather:
+    /// the shard's columns of the gathered B; reduce-scatter: all of B).
+    pub fn input_offset(&self) -> usize {
+        self.input_tokens().start as usize * self.k_local() as usize
+    }
+}
+
+/// A GEMM over a range of tokens: `out[:, tokens] = A·B[:, tokens] (+ out[:, tokens])`
+/// (k_local, m_local of the sharding).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GemmStep {
+    /// The tokens: columns of B, and of the output.
+    pub tokens: Range<u32>,
+    /// Where the product goes: C, or (the ring's last step) D.
+    pub out: Buffer,
+    /// The output's first element.
+    pub out_offset: usize,
+    /// β = 1: the product is added to what the output holds (the ring's partial sums).
+    pub accumulate: bool,
+}
+
+/// One NCCL collective, on element offsets of the rank's buffers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Collective {
+    /// `ncclAllGather` in place: each rank's `per_rank` elements at `rank·per_rank` of `buffer`.
+    AllGather {
+        /// Gathered into.
+        buffer: Buffer,
+        /// Elements each rank contributes.
+        per_rank: usize,
+    },
+    /// `ncclReduceScatter`: `send` holds P pieces of `per_rank` elements; rank r receives the
+    /// sum of every rank's piece r in `recv`.
+    ReduceScatter {
+        /// The partials.
+        send: Buffer,
+        /// The rank's sum.
+        recv: Buffer,
+        /// Elements each rank receives.
+        per_rank: usize,
+    },
+    /// `ncclBroadcast` in place: `root`'s `count` elements at `offset` of `buffer` to every rank.
+    Broadcast {
+        /// The rank whose data it is.
+        root: u32,
+        /// Sent from and received into.
+        buffer: Buffer,
+        /// First element.
+        offset: usize,
+        /// Elements.
+        count: usize,
+    },
+    /// `ncclSend` (in a group with the matching `Recv` of the peer): `count` elements at
+    /// `offset` of `buffer` to rank `peer`.
+    Send {
+        /// The receiving rank.
+        peer: u32,
+        /// Sent from.
+        buffer: Buffer,
+        /// First element.
+        offset: usize,
+        /// Elements.
+        count: usize,
+    },
+    /// `ncclRecv`: `count` elements from rank `peer` into `buffer` at `offset`.
+    Recv {
+        /// The sending rank.
+        peer: u32,
+        /// Received into.
+        buffer: Buffer,
+        /// First element.
+        offset: usize,
+        /// Elements.
+        count: usize,
+    },
+    /// `ncclReduce`: the sum of every rank's `count` elements at `send_offset` of `send`,
+    /// written on `root` at `recv_offset` of `recv`.
+    Reduce {
+        /// The rank that receives the sum.
+        root: u32,
+        /// The partials.
+        send: Buffer,
+        /// First element of the partial.
+        send_offset: usize,
+        /// The sum's buffer (on the root).
+        recv: Buffer,
+        /// First element of the sum.
+        recv_offset: usize,
+        /// Elements.
+        count: usize,
+    },
+}
+
+/// What a step does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// A GEMM, on the compute stream.
+    Gemm(GemmStep),
+    /// Collectives issued together (one `ncclGroupStart`/`ncclGroupEnd`), on the comm stream.
+    Collectives(Vec<Collective>),
+}
+
+/// The two streams of a rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lane {
+    /// The GEMMs.
+    Compute,
+    /// The collectives.
+    Comm,
+}
+
+/// One step: what it does and the steps of the other lane it waits for (steps of its own lane
+/// run in order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// What it does.
+    pub op: Op,
+    /// Indices of earlier steps on the other lane that must finish first.
+    pub after: Vec<usize>,
+}
+
+impl Step {
+    /// The stream it runs on.
+    pub fn lane(&self) -> Lane {
+        match self.op {
+            Op::Gemm(_) => Lane::Compute,
+            Op::Collectives(_) => Lane::Comm,
+        }
+    }
+}
+
+/// A rank's steps in an order that respects every dependency (so that running them one by one
+/// in this order, as the emulator does, is correct), and what they make.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// The rank.
+    pub sharding: Sharding,
+    /// How it overlaps.
+    pub overlap: Overlap,
+    /// Token chunks per shard ([`Overlap::Chunked`]; 1 otherwise).
+    pub chunks: u32,
+    /// The steps, in issue order.
+    pub steps: Vec<Step>,
+}
+
+/// The tokens of chunk `q` of `shard` cut into `chunks` nearly equal pieces.
+fn chunk(shard: Range<u32>, q: u32, chunks: u32) -> Range<u32> {
+    let len = shard.end - shard.start;
+    let at = |i: u32| shard.start + (len as u64 * i as u64 / chunks as u64) as u32;
+    at(q)..at(q + 1)
+}
+
+impl Schedule {
+    /// The schedule of `sharding`'s rank with `overlap` (`chunks` pieces per token shard).
+    pub fn new(sharding: Sharding, overlap: Overlap, chunks: u32) -> Result<Self, ShardingError> {
+        let chunks = match overlap {
+            Overlap::None => 1,
+            Overlap::Chunked | Overlap::Ring => chunks,
+        };
+        let shard_tokens = sharding.shard_tokens();
+        if chunks == 0 || chunks > shard_tokens {
+            return Err(ShardingError::BadChunks {
+                chunks,
+                tokens: shard_tokens,
+            });
+        }
+        let s = sharding;
+        let (k, m) = (s.k_local() as usize, s.m_local() as usize);
+        let mut steps: Vec<Step> = Vec::new();
+        let mut push = |op, after| {
+            steps.push(Step { op, after });
+            steps.len() - 1
+        };
+        let gemm = |tokens: Range<u32>| {
+            Op::Gemm(GemmStep {
+                out_offset: tokens.start as usize * m,
+                tokens,
+                out: Buffer::C,
+                accumulate: false,
+            })
+        };
+        let all = 0..s.layer.tokens;
+        match (s.form, overlap) {
+            (Form::AllGather, Overlap::None) => {
+                let gathered = push(
+                    Op::Collectives(vec![Collective::AllGather {
+                        buffer: Buffer::B,
+                        per_rank: k * shard_tokens as usize,
+                    }]),
+                    vec![],
+                );
+                push(gemm(all), vec![gathered]);
+            }
+            (Form::ReduceScatter, Overlap::None) => {
+                let product = push(gemm(all), vec![]);
+                push(
+                    Op::Collectives(vec![Collective::ReduceScatter {
+                        send: Buffer::C,
+                        recv: Buffer::D,
+                        per_rank: m * shard_tokens as usize,
+                    }]),
+                    vec![product],
+                );
+            }
+            (Form::AllGather, Overlap::Chunked) => {
+                // The own shard first: it needs nothing from the others.
+                push(gemm(s.shard(s.rank)), vec![]);
+                for q in 0..chunks {
+                    let pieces: Vec<(u32, Range<u32>)> = (0..s.ranks)
+                        .map(|owner| (owner, chunk(s.shard(owner), q, chunks)))
+                        .collect();
+                    let group = pieces
+                        .iter()
+                        .map(|(owner, tokens)| Collective::Broadcast {
+                            root: *owner,
+                            buffer: Buffer::B,
+                            offset: tokens.start as usize * k,
+                            count: (tokens.end - tokens.start) as usize * k,
+                        })
+                        .collect();
+                    let arrived = push(Op::Collectives(group), vec![]);
+                    for (owner, tokens) in pieces {
+                        if owner != s.rank {
+                            push(gemm(tokens), vec![arrived]);
+                        }
+                    }
+                }
+            }
+            (Form::AllGather, Overlap::Ring) => {
+                return Err(ShardingError::NoRing);
+            }
+            (Form::ReduceScatter, Overlap::Ring) => {
+                // Step t of P: this rank adds its product for the block of rank (r − t − 1) mod P
+                // to the partial sum rank r − 1 sent (none at t = 0) and sends it to rank r + 1;
+                // at the last step the block is its own, and the sum is final (in D).
+                let p = s.ranks;
+                let block = |t: u32| (s.rank + 2 * p - t - 1) % p;
+                let (next, previous) = ((s.rank + 1) % p, (s.rank + p - 1) % p);
+                // Where the partial sum of chunk q of step t lives on this rank.
+                let place = |t: u32, q: u32| {
+                    let tokens = chunk(s.shard(block(t)), q, chunks);
+                    if t == p - 1 {
+                        let first = tokens.start - s.shard(s.rank).start;
+                        (tokens, Buffer::D, first as usize * m)
+                    } else {
+                        let first = tokens.start as usize * m;
+                        (tokens, Buffer::C, first)
+                    }
+                };
+                // `received[q]`: the group that brought step t's partial of chunk q.
+                let mut received: Vec<Option<usize>> = vec![None; chunks as usize];
+                for t in 0..p {
+                    for q in 0..chunks {
+                        let (tokens, out, out_offset) = place(t, q);
+                        let count = (tokens.end - tokens.start) as usize * m;
+                        let product = push(
+                            Op::Gemm(GemmStep {
+                                tokens,
+                                out,
+                                out_offset,
+                                accumulate: t > 0,
+                            }),
+                            received[q as usize].into_iter().collect(),
+                        );
+                        if t + 1 < p {
+                            // Send this partial on; receive the next step's from the previous rank.
+                            let (_, into, into_offset) = place(t + 1, q);
+                            let group = vec![
+                                Collective::Send {
+                                    peer: next,
+                                    buffer: out,
+                                    offset: out_offset,
+                                    count,
+                                },
+                                Collective::Recv {
+                                    peer: previous,
+                                    buffer: into,
+                                    offset: into_offset,
+                                    count,
+                                },
+                            ];
+                            received[q as usize] =
+                                Some(push(Op::Collectives(group), vec![product]));
+                        }
+                    }
+                }
+            }
+            (Form::ReduceScatter, Overlap::Chunked) => {
+                for q in 0..chunks {
+                    let pieces: Vec<(u32, Range<u32>)> = (0..s.ranks)
+                        .map(|owner| (owner, chunk(s.shard(owner), q, chunks)))
+                        .collect();
+                    let products: Vec<usize> = pieces
+                        .iter()
+                        .map(|(_, tokens)| push(gemm(tokens.clone()), vec![]))
+                        .collect();
+                    let group = pieces
+                        .iter()
+                        .map(|(owner, tokens)| Collective::Reduce {
+                            root: *owner,
+                            send: Buffer::C,
+                            send_offset: tokens.start as usize * m,
+                            recv: Buffer::D,
+                            recv_offset: (tokens.start - s.shard(*owner).start) as usize * m,
+                            count: (tokens.end - tokens.start) as usize * m,
+                        })
+                        .collect();
+                    push(Op::Collectives(group), products);
+                }
+            }
+        }
+        Ok(Self {
+            sharding,
+            overlap,
+            chunks,
+            steps,
+        })
+    }
+
+    /// The GEMM steps alone (the rank's compute without its communication).
+    pub fn gemms_only(&self) -> Self {
+        self.filtered(Lane::Compute)
+    }
+
+    /// The collective steps alone (the communication without the compute).
+    pub fn collectives_only(&self) -> Self {
+        self.filtered(Lane::Comm)
+    }
+
+    fn filtered(&self, lane: Lane) -> Self {
+        let steps = self
+            .steps
+            .iter()
+            .filter(|s| s.lane() == lane)
+            .map(|s| Step {
+                op: s.op.clone(),
+                after: vec![],
+            })
+            .collect();
+        Self {
+            steps,
+            ..self.clone()
+        }
+    }
+
+    /// The last step of each lane, if any: what the end of a run waits for.
+    pub fn last_of(&self, lane: Lane) -> Option<usize> {
+        self.steps.iter().rposition(|s| s.lane() == lane)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(tokens: u32, out_features: u32, in_features: u32) -> Layer {
+        Layer {
+            tokens,
+            out_features,
+            in_features,
+        }
+    }
+
+    /// Replays every rank's schedule symbolically: B's columns hold data or not; each column
+    /// of C and D holds the set of ranks whose products it sums (or nothing yet). GEMMs read
+    /// B's columns (which must have arrived) and write or add their rank; collectives run in
+    /// lockstep, in the order every rank issues them. At the end, every output column must hold
+    /// exactly the right sum: each rank's own product (all-gather) or every rank's
+    /// (reduce-scatter), computed once.
+    fn replay(form: Form, l: Layer, ranks: u32, overlap: Overlap, chunks: u32) {
+        let schedules: Vec<Schedule> = (0..ranks)
+            .map(|r| {
+                Schedule::new(Sharding::new(form, l, ranks, r).unwrap(), overlap, chunks).unwrap()
+            })
+            .collect();
+        replay_schedules(schedules);
+    }
+
+    type Sum = Option<Vec<u32>>;
+
+    struct State {
+        b: Vec<bool>,
+        c: Vec<Sum>,
+        d: Vec<Sum>,
+    }
+
+    impl State {
+        fn out(&mut self, buffer: Buffer) -> &mut Vec<Sum> {
+            match buffer {
+                Buffer::C => &mut self.c,
+                Buffer::D => &mut self.d,
+                other => panic!("{other:?} is not an output"),
+            }
+        }
+    }
+
+    fn replay_schedules(schedules: Vec<Schedule>) {
+        let sh = schedules[0].sharding;
+        let ranks = sh.ranks as usize;
+        for s in &schedules {
+            for (i, step) in s.steps.iter().enumerate() {
+                for &d in &step.after {
+                    assert!(d < i, "step {i} waits for a later step {d}");
+                    assert_ne!(s.steps[d].lane(), step.lane(), "a wait within one lane");
+                }
+            }
+        }
+        let groups = |s: &Schedule| -> Vec<Vec<Collective>> {
+            s.steps
+                .iter()
+                .filter_map(|st| match &st.op {
+                    Op::Collectives(c) => Some(c.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        // NCCL's rule: the same collectives in the same order on every rank (point-to-point
+        // groups differ by peer, so only their count is compared).
+        let n_groups = groups(&schedules[0]).len();
+        for s in &schedules[1..] {
+            assert_eq!(groups(s).len(), n_groups);
+        }
+        let (k, m) = (sh.k_local() as usize, sh.m_local() as usize);
+        let t = sh.layer.tokens as usize;
+        let shard = sh.shard_tokens() as usize;
+        let mut state: Vec<State> = (0..ranks)
+            .map(|r| {
+                let own = sh.on_rank(r as u32).input_tokens();
+                State {
+                    b: (0..t).map(|c| own.contains(&(c as u32))).collect(),
+                    c: vec![None; t],
+                    d: vec![None; shard],
+                }
+            })
+            .collect();
+        let mut next = vec![0usize; ranks];
+        for round in 0..=n_groups {
+            for r in 0..ranks {
+                let steps = &schedules[r].steps;
+                while let Some(Op::Gemm(g)) = steps.get(next[r]).map(|s| &s.op) {
+                    let st = &mut state[r];
+                    for (i, col) in g.tokens.clone().enumerate() {
+                        assert!(
+                            st.b[col as usize],
+                            "rank {r} multiplies token {col} before it arrived"
+                        );
+                        assert_eq!(g.out_offset % m, 0);
+                        let slot = &mut st.out(g.out)[g.out_offset / m + i];
+                        match (g.accumulate, slot.as_mut()) {
+                            (false, None) => *slot = Some(vec![r as u32]),
+                            (false, Some(_)) => panic!("rank {r} computes token {col} twice"),
+                            (true, Some(sum)) => {
+                                assert!(
+                                    !sum.contains(&(r as u32)),
+                                    "rank {r} adds its product twice"
+                                );
+                                sum.push(r as u32);
+                            }
+                            (true, None) => {
+                                panic!("rank {r} adds to token {col}'s sum before it arrived")
+                            }
+                        }
+                    }
+                    next[r] += 1;
+                }
+            }
+            if round == n_groups {
+                break;
+            }
+            let all: Vec<Vec<Collective>> =
+                schedules.iter().map(|s| groups(s)[round].clone()).collect();
+            let before: Vec<(Vec<bool>, Vec<Sum>, Vec<Sum>)> = state
+                .iter()
+                .map(|s| (s.b.clone(), s.c.clone(), s.d.clone()))
+                .collect();
+            let read = |r: usize, buffer: Buffer| -> &Vec<Sum> {
+                match buffer {
+                    Buffer::C => &before[r].1,
+                    Buffer::D => &before[r].2,
+                    other => panic!("{other:?} holds no sums"),
+                }
+            };
+            for (r, group) in all.iter().enumerate() {
+                for c in group {
+                    match *c {
+                        Collective::AllGather { per_rank, .. } => {
+                            assert_eq!(per_rank, k * shard);
+                            for col in 0..t {
+                                assert!(
+                                    before[col / shard].0[col],
+                                    "rank {} sends token {col} it lacks",
+                                    col / shard
+                                );
+                                state[r].b[col] = true;
+                            }
+                        }
+                        Collective::Broadcast {
+                            root,
+                            offset,
+                            count,
+                            ..
+                        } => {
+                            assert_eq!(offset % k, 0);
+                            for col in offset / k..(offset + count) / k {
+                                assert!(
+                                    before[root as usize].0[col],
+                                    "root {root} lacks token {col}"
+                                );
+                                state[r].b[col] = true;
+                            }
+                        }
+                        Collective::ReduceScatter { send, per_rank, .. } => {
+                            assert_eq!(per_rank, m * shard);
+                            let own = sh.shard(r as u32);
+                            for col in own.clone() {
+                                let mut sum = Vec::new();
+                                for p in 0..ranks {
+                                    sum.extend(
+                                        read(p, send)[col as usize]
+                                            .clone()
+                                            .expect("a partial not computed"),
+                                    );
+                                }
+                                state[r].d[(col - own.start) as usize] = Some(sum);
+                            }
+                        }
+                        Collective::Reduce {
+                            root,
+                            send,
+                            send_offset,
+                            recv,
+                            recv_offset,
+                            count,
+                        } => {
+                            if r as u32 != root {
+                                continue;
+                            }
+                            let owner = sh.shard(root);
+                            for i in 0..count / m {
+                                let col = send_offset / m + i;
+                                assert!(
+                                    owner.contains(&(col as u32)),
+                                    "token {col} reduced to rank {root}, not its owner"
+                                );
+                                let mut sum = Vec::new();
+                                for p in 0..ranks {
+                                    sum.extend(read(p, send)[col].clone().unwrap_or_else(|| {
+                                        panic!("rank {p}'s partial of token {col} not ready")
+                                    }));
+                                }
+                                state[r].out(recv)[recv_offset / m + i] = Some(sum);
+                            }
+                        }
+                        Collective::Send { .. } => {}
+                        Collective::Recv {
+                            peer,
+                            buffer,
+                            offset,
+                            count,
+                        } => {
+                            let matching = all[peer as usize].iter().find_map(|c| match *c {
+                                Collective::Send {
+                                    peer: to,
+                                    buffer,
+                                    offset,
+                                    count: n,
+                                } if to as usize == r => Some((buffer, offset, n)),
+                                _ => None,
+                            });
+                            let (from, from_offset, n) =
+                                matching.expect("a receive without its send");
+                            assert_eq!(n, count, "send and receive of different sizes");
+                            for i in 0..count / m {
+                                let sum = read(peer as usize, from)[from_offset / m + i].clone();
+                                assert!(
+                                    sum.is_some(),
+                                    "rank {peer} sends a partial it has not computed"
+                                );
+                                state[r].out(buffer)[offset / m + i] = sum;
+                            }
+                        }
+                    }
+                }
+            }
+            for r in 0..ranks {
+                next[r] += 1; // past the collective step
+            }
+        }
+        let everyone: Vec<u32> = (0..sh.ranks).collect();
+        for r in 0..ranks {
+            assert_eq!(next[r], schedules[r].steps.len());
+            let sums = match sh.form {
+                Form::AllGather => &state[r].c,
+                Form::ReduceScatter => &state[r].d,
+            };
+            for (col, sum) in sums.iter().enumerate() {
+                let mut sum = sum
+                    .clone()
+                    .unwrap_or_else(|| panic!("rank {r}: column {col} never written"));
+                sum.sort();
+                match sh.form {
+                    Form::AllGather => assert_eq!(sum, vec![r as u32], "rank {r} column {col}"),
+                    Form::ReduceScatter => assert_eq!(sum, everyone, "rank {r} column {col}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_schedule_computes_every_output_once_from_data_that_has_arrived() {
+        for form in [Form::AllGather, Form::ReduceScatter] {
+            for ranks in [1, 2, 3, 4, 8] {
+                let l = layer(24 * ranks, 16 * ranks, 8 * ranks);
+                replay(form, l, ranks, Overlap::None, 1);
+                for chunks in [1, 2, 3, 5, 24] {
+                    replay(form, l, ranks, Overlap::Chunked, chunks);
+                    if form == Form::ReduceScatter {
+                        replay(form, l, ranks, Overlap::Ring, chunks);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_chunk_reduced_to_the_wrong_rank_is_caught_by_the_replay() {
+        // The planted bug: every reduce's root shifted by one rank.
+        let l = layer(48, 32, 16);
+        let result = std::panic::catch_unwind(|| {
+            let mut s: Vec<Schedule> = (0..2)
+                .map(|r| {
+                    let sh = Sharding::new(Form::ReduceScatter, l, 2, r).unwrap();
+                    Schedule::new(sh, Overlap::Chunked, 2).unwrap()
+                })
+                .collect();
+            for sched in &mut s {
+                for step in &mut sched.steps {
+                    if let Op::Collectives(group) = &mut step.op {
+                        for c in group {
+                            if let Collective::Reduce { root, .. } = c {
+                                *root = (*root + 1) % 2;
+                            }
+                        }
+                    }
+                }
+            }
+            replay_schedules(s);
+        });
+        let message = result.expect_err("the shifted roots pass the replay");
+        let text = message
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(text.contains("not its owner"), "{text}");
+    }
+
+    #[test]
+    fn shardings_that_do_not_divide_are_refused_with_the_dimension_named() {
+        let e = Sharding::new(Form::AllGather, layer(30, 64, 64), 4, 0).unwrap_err();
+        assert!(e.to_string().contains("tokens (T) (30)"), "{e}");
+        let e = Sharding::new(Form::ReduceScatter, layer(32, 64, 36), 2, 0).unwrap_err();
+        assert!(e.to_string().contains("K/P a multiple of 8"), "{e}");
+        assert!(Sharding::new(Form::AllGather, layer(32, 64, 64), 2, 2).is_err());
+        let sh = Sharding::new(Form::AllGather, layer(32, 64, 64), 2, 1).unwrap();
+        assert!(Schedule::new(sh, Overlap::Chunked, 17).is_err());
+        assert!(Schedule::new(sh, Overlap::Chunked, 0).is_err());
+    }
+}
