@@ -1,11 +1,11 @@
 //! Tensor-parallel GEMM on the emulator: every rank a thread, the collectives over host memory,
 //! the project's kernels on each rank's shards, and each rank's result checked against the f64
 //! reference. What the GPU runs with NCCL on two streams is the same schedule; this is its
-//! correctness without a GPU. Planted bugs: a shard offset off by a chunk, a reduction sent to
-//! the wrong rank, a ring step that overwrites the partial sum it received instead of adding to it.
+//! correctness without a GPU. Planted bugs: a gathered chunk off by 8 tokens, two chunks' sums
+//! scattered to each other's places, a ring step that overwrites the partial sum it received instead of adding to it.
 use gpu_gemm::half::bf16;
 use gpu_gemm::parallel::local;
-use gpu_gemm::parallel::schedule::{Collective, Op};
+use gpu_gemm::parallel::schedule::{Buffer, Collective, Op};
 use gpu_gemm::parallel::{Form, Layer, Overlap, ParallelError, Schedule};
 use gpu_gemm::{Algorithm, Math};
 
@@ -100,19 +100,18 @@ fn planted(form: Form, tamper: impl Fn(&mut Schedule) + Sync) -> Vec<local::Loca
 
 #[test]
 fn a_gathered_chunk_at_the_wrong_offset_fails_the_check() {
-    // The planted bug: each broadcast lands one chunk of 8 tokens further (and the GEMMs read
-    // where the data should have been).
+    // The planted bug: each chunk's all-gather lands 8 tokens further than the GEMMs read it.
     let results = planted(Form::AllGather, |s| {
-        let k = s.sharding.k_local() as usize;
+        let (k, b) = (s.sharding.k_local() as usize, s.sharding.len(Buffer::B));
         for step in &mut s.steps {
             if let Op::Collectives(group) = &mut step.op {
                 for c in group {
-                    if let Collective::Broadcast { offset, count, .. } = c {
-                        let shifted = *offset + 8 * k;
-                        if shifted + *count
-                            <= s.sharding.len(gpu_gemm::parallel::schedule::Buffer::B)
-                        {
-                            *offset = shifted;
+                    if let Collective::AllGather {
+                        offset, per_rank, ..
+                    } = c
+                    {
+                        if *offset + 8 * k + 2 * *per_rank <= b {
+                            *offset += 8 * k;
                         }
                     }
                 }
@@ -125,26 +124,32 @@ fn a_gathered_chunk_at_the_wrong_offset_fails_the_check() {
 }
 
 #[test]
-fn a_reduction_sent_to_the_wrong_rank_fails_the_check() {
+fn chunk_sums_scattered_to_each_others_places_fail_the_check() {
+    // The planted bug: the two chunks' reduce-scatters swap where their sums go.
     let results = planted(Form::ReduceScatter, |s| {
-        for step in &mut s.steps {
-            if let Op::Collectives(group) = &mut step.op {
-                for c in group {
-                    if let Collective::Reduce { root, .. } = c {
-                        *root = 1 - *root;
-                    }
-                }
-            }
-        }
+        let mut offsets: Vec<&mut usize> = s
+            .steps
+            .iter_mut()
+            .filter_map(|step| match &mut step.op {
+                Op::Collectives(group) => match &mut group[0] {
+                    Collective::ReduceScatter { recv_offset, .. } => Some(recv_offset),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        let (first, second) = (*offsets[0], *offsets[1]);
+        *offsets[0] = second;
+        *offsets[1] = first;
     });
     for r in &results {
         assert!(
             !r.check.passed(),
-            "rank {} passed with the reductions swapped",
+            "rank {} passed with the sums swapped",
             r.rank
         );
     }
-    println!("planted reduce root: {:?}", results[0].check);
+    println!("planted swapped sums: {:?}", results[0].check);
 }
 
 #[test]

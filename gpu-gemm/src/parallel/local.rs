@@ -59,6 +59,10 @@ pub fn gemm_config(sharding: &Sharding, tokens: u32, accumulate: bool) -> GemmCo
 }
 
 impl<T: Scalar> Group<T> {
+    fn ranks(&self) -> usize {
+        self.slots.lock().expect("a rank panicked").len()
+    }
+
     /// Every rank puts `mine` in its slot; after the barrier `read` sees all slots; after the
     /// second barrier the slots may be reused.
     fn exchange(&self, rank: u32, mine: Vec<T>, read: impl FnOnce(&[Vec<T>])) {
@@ -116,61 +120,37 @@ impl<T: Scalar> Group<T> {
             }
         };
         match *c {
-            Collective::AllGather { buffer, per_rank } => {
-                let own = rank as usize * per_rank;
+            Collective::AllGather {
+                buffer,
+                offset,
+                per_rank,
+            } => {
+                let own = offset + rank as usize * per_rank;
                 let mine = buffers.get(buffer)[own..own + per_rank].to_vec();
                 self.exchange(rank, mine, |slots| {
                     for (r, slot) in slots.iter().enumerate() {
-                        buffers.get_mut(buffer)[r * per_rank..(r + 1) * per_rank]
-                            .copy_from_slice(slot);
+                        let at = offset + r * per_rank;
+                        buffers.get_mut(buffer)[at..at + per_rank].copy_from_slice(slot);
                     }
-                });
-            }
-            Collective::Broadcast {
-                root,
-                buffer,
-                offset,
-                count,
-            } => {
-                let mine = if rank == root {
-                    buffers.get(buffer)[offset..offset + count].to_vec()
-                } else {
-                    Vec::new()
-                };
-                self.exchange(rank, mine, |slots| {
-                    buffers.get_mut(buffer)[offset..offset + count]
-                        .copy_from_slice(&slots[root as usize]);
                 });
             }
             Collective::ReduceScatter {
                 send,
-                recv,
-                per_rank,
-            } => {
-                let mine = buffers.get(send).to_vec();
-                let at = rank as usize * per_rank;
-                self.exchange(rank, mine, |slots| {
-                    let pieces = slots.iter().map(|s| &s[at..at + per_rank]).collect();
-                    sum(pieces, &mut buffers.get_mut(recv)[..per_rank]);
-                });
-            }
-            Collective::Reduce {
-                root,
-                send,
                 send_offset,
                 recv,
                 recv_offset,
-                count,
+                per_rank,
             } => {
-                let mine = buffers.get(send)[send_offset..send_offset + count].to_vec();
+                let at = send_offset + rank as usize * per_rank;
+                let all = send_offset..send_offset + self.ranks() * per_rank;
+                let mine = buffers.get(send)[all].to_vec();
                 self.exchange(rank, mine, |slots| {
-                    if rank == root {
-                        let pieces = slots.iter().map(|s| &s[..]).collect();
-                        sum(
-                            pieces,
-                            &mut buffers.get_mut(recv)[recv_offset..recv_offset + count],
-                        );
-                    }
+                    let piece = at - send_offset;
+                    let pieces = slots.iter().map(|s| &s[piece..piece + per_rank]).collect();
+                    sum(
+                        pieces,
+                        &mut buffers.get_mut(recv)[recv_offset..recv_offset + per_rank],
+                    );
                 });
             }
             Collective::Send { .. } | Collective::Recv { .. } => {
@@ -247,15 +227,12 @@ fn run_rank<T: Element>(
         c: vec![nan; s.len(Buffer::C)],
         d: vec![nan; s.len(Buffer::D)],
     };
-    let input = data::input_shard::<T>(s, seed);
-    let at = s.input_offset();
-    buffers.b[at..at + input.len()].copy_from_slice(&input);
-    let k = s.k_local() as usize;
+    place_input(schedule, &data::input_shard::<T>(s, seed), &mut buffers.b);
     for step in &schedule.steps {
         match &step.op {
             Op::Gemm(g) => {
                 let config = gemm_config(s, g.tokens.end - g.tokens.start, g.accumulate);
-                let b = &buffers.b[g.tokens.start as usize * k..];
+                let b = &buffers.b[g.b_offset..];
                 let out = match g.out {
                     Buffer::C => &mut buffers.c,
                     _ => &mut buffers.d,
@@ -292,4 +269,16 @@ fn run_rank<T: Element>(
         check: data::check_result(s, seed, result, 12),
         result: result.iter().map(|v| v.to_f64()).collect(),
     })
+}
+
+/// Copies the rank's input shard (`k_local × its tokens`, from [`data::input_shard`]) into B
+/// where its schedule wants each piece ([`Schedule::input`]).
+pub fn place_input<T: Copy>(schedule: &Schedule, input: &[T], b: &mut [T]) {
+    let s = &schedule.sharding;
+    let (k, first) = (s.k_local() as usize, s.input_tokens().start);
+    for (tokens, offset) in &schedule.input {
+        let from = (tokens.start - first) as usize * k;
+        let len = (tokens.end - tokens.start) as usize * k;
+        b[*offset..offset + len].copy_from_slice(&input[from..from + len]);
+    }
 }

@@ -297,12 +297,6 @@ impl Sharding {
             },
         }
     }
-
-    /// Where X's own shard goes in B before the schedule runs: the element offset (all-gather:
-    /// the shard's columns of the gathered B; reduce-scatter: all of B).
-    pub fn input_offset(&self) -> usize {
-        self.input_tokens().start as usize * self.k_local() as usize
-    }
 }
 
 /// A GEMM over a range of tokens: `out[:, tokens] = A·B[:, tokens] (+ out[:, tokens])`
@@ -311,6 +305,8 @@ impl Sharding {
 pub struct GemmStep {
     /// The tokens: columns of B, and of the output.
     pub tokens: Range<u32>,
+    /// B's first element for these tokens (all-gather's B holds them in chunk order).
+    pub b_offset: usize,
     /// Where the product goes: C, or (the ring's last step) D.
     pub out: Buffer,
     /// The output's first element.
@@ -322,33 +318,29 @@ pub struct GemmStep {
 /// One NCCL collective, on element offsets of the rank's buffers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Collective {
-    /// `ncclAllGather` in place: each rank's `per_rank` elements at `rank·per_rank` of `buffer`.
+    /// `ncclAllGather` in place: rank r's `per_rank` elements at `offset + r·per_rank` of
+    /// `buffer`, every rank's after the call.
     AllGather {
         /// Gathered into.
         buffer: Buffer,
+        /// First element of rank 0's piece.
+        offset: usize,
         /// Elements each rank contributes.
         per_rank: usize,
     },
-    /// `ncclReduceScatter`: `send` holds P pieces of `per_rank` elements; rank r receives the
-    /// sum of every rank's piece r in `recv`.
+    /// `ncclReduceScatter`: `send` holds P pieces of `per_rank` elements from `send_offset`;
+    /// rank r receives the sum of every rank's piece r at `recv_offset` of `recv`.
     ReduceScatter {
         /// The partials.
         send: Buffer,
+        /// First element of piece 0.
+        send_offset: usize,
         /// The rank's sum.
         recv: Buffer,
+        /// Where the sum goes.
+        recv_offset: usize,
         /// Elements each rank receives.
         per_rank: usize,
-    },
-    /// `ncclBroadcast` in place: `root`'s `count` elements at `offset` of `buffer` to every rank.
-    Broadcast {
-        /// The rank whose data it is.
-        root: u32,
-        /// Sent from and received into.
-        buffer: Buffer,
-        /// First element.
-        offset: usize,
-        /// Elements.
-        count: usize,
     },
     /// `ncclSend` (in a group with the matching `Recv` of the peer): `count` elements at
     /// `offset` of `buffer` to rank `peer`.
@@ -370,22 +362,6 @@ pub enum Collective {
         buffer: Buffer,
         /// First element.
         offset: usize,
-        /// Elements.
-        count: usize,
-    },
-    /// `ncclReduce`: the sum of every rank's `count` elements at `send_offset` of `send`,
-    /// written on `root` at `recv_offset` of `recv`.
-    Reduce {
-        /// The rank that receives the sum.
-        root: u32,
-        /// The partials.
-        send: Buffer,
-        /// First element of the partial.
-        send_offset: usize,
-        /// The sum's buffer (on the root).
-        recv: Buffer,
-        /// First element of the sum.
-        recv_offset: usize,
         /// Elements.
         count: usize,
     },
@@ -441,6 +417,40 @@ pub struct Schedule {
     pub chunks: u32,
     /// The steps, in issue order.
     pub steps: Vec<Step>,
+    /// Where the rank's own input goes in B before the steps run: each token range of its
+    /// shard and the element offset of its first token.
+    pub input: Vec<(Range<u32>, usize)>,
+}
+
+/// Chunk q of every rank's shard, in chunk order: the layout in which each chunk's pieces are
+/// adjacent (chunk q of rank 0, of rank 1, …), so that one all-gather or reduce-scatter moves a
+/// whole chunk. With one chunk it is the tokens' own order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Piece {
+    owner: u32,
+    q: u32,
+    tokens: Range<u32>,
+    /// Tokens before this piece in chunk order.
+    position: usize,
+}
+
+fn pieces(s: &Sharding, chunks: u32) -> Vec<Piece> {
+    let mut position = 0;
+    let mut all = Vec::new();
+    for q in 0..chunks {
+        for owner in 0..s.ranks {
+            let tokens = chunk(s.shard(owner), q, chunks);
+            let len = (tokens.end - tokens.start) as usize;
+            all.push(Piece {
+                owner,
+                q,
+                tokens,
+                position,
+            });
+            position += len;
+        }
+    }
+    all
 }
 
 /// The tokens of chunk `q` of `shard` cut into `chunks` nearly equal pieces.
@@ -471,32 +481,53 @@ impl Schedule {
             steps.push(Step { op, after });
             steps.len() - 1
         };
-        let gemm = |tokens: Range<u32>| {
+        // A GEMM of `tokens` read from B at `b_at` (in tokens), written to C at `c_at`.
+        let gemm = |tokens: Range<u32>, b_at: usize, c_at: usize| {
             Op::Gemm(GemmStep {
-                out_offset: tokens.start as usize * m,
                 tokens,
+                b_offset: b_at * k,
                 out: Buffer::C,
+                out_offset: c_at * m,
                 accumulate: false,
             })
         };
+        let layout = pieces(&s, chunks);
         let all = 0..s.layer.tokens;
+        let natural = vec![(all.clone(), 0)];
+        let input = match s.form {
+            Form::AllGather => layout
+                .iter()
+                .filter(|p| p.owner == s.rank)
+                .map(|p| (p.tokens.clone(), p.position * k))
+                .collect(),
+            Form::ReduceScatter => natural,
+        };
+        // The pieces of chunk q, and where the chunk starts in chunk order.
+        let group = |q: u32| -> (Vec<&Piece>, usize) {
+            let of_q: Vec<&Piece> = layout.iter().filter(|p| p.q == q).collect();
+            let start = of_q[0].position;
+            (of_q, start)
+        };
         match (s.form, overlap) {
             (Form::AllGather, Overlap::None) => {
                 let gathered = push(
                     Op::Collectives(vec![Collective::AllGather {
                         buffer: Buffer::B,
+                        offset: 0,
                         per_rank: k * shard_tokens as usize,
                     }]),
                     vec![],
                 );
-                push(gemm(all), vec![gathered]);
+                push(gemm(all.clone(), 0, 0), vec![gathered]);
             }
             (Form::ReduceScatter, Overlap::None) => {
-                let product = push(gemm(all), vec![]);
+                let product = push(gemm(all.clone(), 0, 0), vec![]);
                 push(
                     Op::Collectives(vec![Collective::ReduceScatter {
                         send: Buffer::C,
+                        send_offset: 0,
                         recv: Buffer::D,
+                        recv_offset: 0,
                         per_rank: m * shard_tokens as usize,
                     }]),
                     vec![product],
@@ -504,26 +535,55 @@ impl Schedule {
             }
             (Form::AllGather, Overlap::Chunked) => {
                 // The own shard first: it needs nothing from the others.
-                push(gemm(s.shard(s.rank)), vec![]);
+                for p in layout.iter().filter(|p| p.owner == s.rank) {
+                    push(
+                        gemm(p.tokens.clone(), p.position, p.tokens.start as usize),
+                        vec![],
+                    );
+                }
                 for q in 0..chunks {
-                    let pieces: Vec<(u32, Range<u32>)> = (0..s.ranks)
-                        .map(|owner| (owner, chunk(s.shard(owner), q, chunks)))
-                        .collect();
-                    let group = pieces
-                        .iter()
-                        .map(|(owner, tokens)| Collective::Broadcast {
-                            root: *owner,
+                    let (of_q, start) = group(q);
+                    let len = (of_q[0].tokens.end - of_q[0].tokens.start) as usize;
+                    let gathered = push(
+                        Op::Collectives(vec![Collective::AllGather {
                             buffer: Buffer::B,
-                            offset: tokens.start as usize * k,
-                            count: (tokens.end - tokens.start) as usize * k,
+                            offset: start * k,
+                            per_rank: len * k,
+                        }]),
+                        vec![],
+                    );
+                    for p in of_q.into_iter().filter(|p| p.owner != s.rank) {
+                        let op = gemm(p.tokens.clone(), p.position, p.tokens.start as usize);
+                        push(op, vec![gathered]);
+                    }
+                }
+            }
+            (Form::ReduceScatter, Overlap::Chunked) => {
+                // C holds the partial products in chunk order: chunk q's pieces adjacent, one
+                // reduce-scatter each, while the GEMMs go on to chunk q + 1.
+                for q in 0..chunks {
+                    let (of_q, start) = group(q);
+                    let len = (of_q[0].tokens.end - of_q[0].tokens.start) as usize;
+                    let own = of_q[s.rank as usize].tokens.start - s.shard(s.rank).start;
+                    let products = of_q
+                        .iter()
+                        .map(|p| {
+                            push(
+                                gemm(p.tokens.clone(), p.tokens.start as usize, p.position),
+                                vec![],
+                            )
                         })
                         .collect();
-                    let arrived = push(Op::Collectives(group), vec![]);
-                    for (owner, tokens) in pieces {
-                        if owner != s.rank {
-                            push(gemm(tokens), vec![arrived]);
-                        }
-                    }
+                    push(
+                        Op::Collectives(vec![Collective::ReduceScatter {
+                            send: Buffer::C,
+                            send_offset: start * m,
+                            recv: Buffer::D,
+                            recv_offset: own as usize * m,
+                            per_rank: len * m,
+                        }]),
+                        products,
+                    );
                 }
             }
             (Form::AllGather, Overlap::Ring) => {
@@ -555,6 +615,7 @@ impl Schedule {
                         let count = (tokens.end - tokens.start) as usize * m;
                         let product = push(
                             Op::Gemm(GemmStep {
+                                b_offset: tokens.start as usize * k,
                                 tokens,
                                 out,
                                 out_offset,
@@ -585,35 +646,13 @@ impl Schedule {
                     }
                 }
             }
-            (Form::ReduceScatter, Overlap::Chunked) => {
-                for q in 0..chunks {
-                    let pieces: Vec<(u32, Range<u32>)> = (0..s.ranks)
-                        .map(|owner| (owner, chunk(s.shard(owner), q, chunks)))
-                        .collect();
-                    let products: Vec<usize> = pieces
-                        .iter()
-                        .map(|(_, tokens)| push(gemm(tokens.clone()), vec![]))
-                        .collect();
-                    let group = pieces
-                        .iter()
-                        .map(|(owner, tokens)| Collective::Reduce {
-                            root: *owner,
-                            send: Buffer::C,
-                            send_offset: tokens.start as usize * m,
-                            recv: Buffer::D,
-                            recv_offset: (tokens.start - s.shard(*owner).start) as usize * m,
-                            count: (tokens.end - tokens.start) as usize * m,
-                        })
-                        .collect();
-                    push(Op::Collectives(group), products);
-                }
-            }
         }
         Ok(Self {
             sharding,
             overlap,
             chunks,
             steps,
+            input,
         })
     }
 
@@ -661,12 +700,12 @@ mod tests {
         }
     }
 
-    /// Replays every rank's schedule symbolically: B's columns hold data or not; each column
-    /// of C and D holds the set of ranks whose products it sums (or nothing yet). GEMMs read
-    /// B's columns (which must have arrived) and write or add their rank; collectives run in
-    /// lockstep, in the order every rank issues them. At the end, every output column must hold
-    /// exactly the right sum: each rank's own product (all-gather) or every rank's
-    /// (reduce-scatter), computed once.
+    /// Replays every rank's schedule symbolically: each position of B holds a token of X (or
+    /// nothing yet); each position of C and D holds a token and the set of ranks whose products
+    /// it sums. GEMMs read B's positions (which must hold their tokens) and write or add their
+    /// rank; collectives run in lockstep, in the order every rank issues them. At the end every
+    /// position of the result must hold its own token and the right sum: the rank's product
+    /// (all-gather) or every rank's (reduce-scatter), computed once.
     fn replay(form: Form, l: Layer, ranks: u32, overlap: Overlap, chunks: u32) {
         let schedules: Vec<Schedule> = (0..ranks)
             .map(|r| {
@@ -676,10 +715,12 @@ mod tests {
         replay_schedules(schedules);
     }
 
-    type Sum = Option<Vec<u32>>;
+    /// A token and the ranks whose products it sums.
+    type Sum = Option<(u32, Vec<u32>)>;
 
+    #[derive(Clone)]
     struct State {
-        b: Vec<bool>,
+        b: Vec<Option<u32>>,
         c: Vec<Sum>,
         d: Vec<Sum>,
     }
@@ -690,6 +731,14 @@ mod tests {
                 Buffer::C => &mut self.c,
                 Buffer::D => &mut self.d,
                 other => panic!("{other:?} is not an output"),
+            }
+        }
+
+        fn sums(&self, buffer: Buffer) -> &Vec<Sum> {
+            match buffer {
+                Buffer::C => &self.c,
+                Buffer::D => &self.d,
+                other => panic!("{other:?} holds no sums"),
             }
         }
     }
@@ -723,11 +772,20 @@ mod tests {
         let (k, m) = (sh.k_local() as usize, sh.m_local() as usize);
         let t = sh.layer.tokens as usize;
         let shard = sh.shard_tokens() as usize;
-        let mut state: Vec<State> = (0..ranks)
-            .map(|r| {
-                let own = sh.on_rank(r as u32).input_tokens();
+        let mut state: Vec<State> = schedules
+            .iter()
+            .map(|s| {
+                let mut b = vec![None; t];
+                for (tokens, offset) in &s.input {
+                    assert_eq!(offset % k, 0);
+                    assert!(s.sharding.input_tokens().start <= tokens.start);
+                    assert!(tokens.end <= s.sharding.input_tokens().end);
+                    for (i, token) in tokens.clone().enumerate() {
+                        b[offset / k + i] = Some(token);
+                    }
+                }
                 State {
-                    b: (0..t).map(|c| own.contains(&(c as u32))).collect(),
+                    b,
                     c: vec![None; t],
                     d: vec![None; shard],
                 }
@@ -739,17 +797,22 @@ mod tests {
                 let steps = &schedules[r].steps;
                 while let Some(Op::Gemm(g)) = steps.get(next[r]).map(|s| &s.op) {
                     let st = &mut state[r];
-                    for (i, col) in g.tokens.clone().enumerate() {
-                        assert!(
-                            st.b[col as usize],
-                            "rank {r} multiplies token {col} before it arrived"
+                    assert_eq!((g.b_offset % k, g.out_offset % m), (0, 0));
+                    for (i, token) in g.tokens.clone().enumerate() {
+                        assert_eq!(
+                            st.b[g.b_offset / k + i],
+                            Some(token),
+                            "rank {r} multiplies token {token} before it arrived"
                         );
-                        assert_eq!(g.out_offset % m, 0);
                         let slot = &mut st.out(g.out)[g.out_offset / m + i];
                         match (g.accumulate, slot.as_mut()) {
-                            (false, None) => *slot = Some(vec![r as u32]),
-                            (false, Some(_)) => panic!("rank {r} computes token {col} twice"),
-                            (true, Some(sum)) => {
+                            (false, None) => *slot = Some((token, vec![r as u32])),
+                            (false, Some(_)) => panic!("rank {r} computes token {token} twice"),
+                            (true, Some((held, sum))) => {
+                                assert_eq!(
+                                    *held, token,
+                                    "rank {r} adds token {token} to {held}'s sum"
+                                );
                                 assert!(
                                     !sum.contains(&(r as u32)),
                                     "rank {r} adds its product twice"
@@ -757,7 +820,7 @@ mod tests {
                                 sum.push(r as u32);
                             }
                             (true, None) => {
-                                panic!("rank {r} adds to token {col}'s sum before it arrived")
+                                panic!("rank {r} adds to token {token}'s sum before it arrived")
                             }
                         }
                     }
@@ -769,86 +832,46 @@ mod tests {
             }
             let all: Vec<Vec<Collective>> =
                 schedules.iter().map(|s| groups(s)[round].clone()).collect();
-            let before: Vec<(Vec<bool>, Vec<Sum>, Vec<Sum>)> = state
-                .iter()
-                .map(|s| (s.b.clone(), s.c.clone(), s.d.clone()))
-                .collect();
-            let read = |r: usize, buffer: Buffer| -> &Vec<Sum> {
-                match buffer {
-                    Buffer::C => &before[r].1,
-                    Buffer::D => &before[r].2,
-                    other => panic!("{other:?} holds no sums"),
-                }
-            };
+            let before = state.clone();
             for (r, group) in all.iter().enumerate() {
                 for c in group {
                     match *c {
-                        Collective::AllGather { per_rank, .. } => {
-                            assert_eq!(per_rank, k * shard);
-                            for col in 0..t {
-                                assert!(
-                                    before[col / shard].0[col],
-                                    "rank {} sends token {col} it lacks",
-                                    col / shard
-                                );
-                                state[r].b[col] = true;
-                            }
-                        }
-                        Collective::Broadcast {
-                            root,
-                            offset,
-                            count,
-                            ..
+                        Collective::AllGather {
+                            offset, per_rank, ..
                         } => {
-                            assert_eq!(offset % k, 0);
-                            for col in offset / k..(offset + count) / k {
-                                assert!(
-                                    before[root as usize].0[col],
-                                    "root {root} lacks token {col}"
-                                );
-                                state[r].b[col] = true;
-                            }
-                        }
-                        Collective::ReduceScatter { send, per_rank, .. } => {
-                            assert_eq!(per_rank, m * shard);
-                            let own = sh.shard(r as u32);
-                            for col in own.clone() {
-                                let mut sum = Vec::new();
-                                for p in 0..ranks {
-                                    sum.extend(
-                                        read(p, send)[col as usize]
-                                            .clone()
-                                            .expect("a partial not computed"),
+                            assert_eq!((offset % k, per_rank % k), (0, 0));
+                            for p in 0..ranks {
+                                for i in 0..per_rank / k {
+                                    let at = offset / k + p * per_rank / k + i;
+                                    let token = before[p].b[at];
+                                    assert!(
+                                        token.is_some(),
+                                        "rank {p} sends a piece of B it lacks"
                                     );
+                                    state[r].b[at] = token;
                                 }
-                                state[r].d[(col - own.start) as usize] = Some(sum);
                             }
                         }
-                        Collective::Reduce {
-                            root,
+                        Collective::ReduceScatter {
                             send,
                             send_offset,
                             recv,
                             recv_offset,
-                            count,
+                            per_rank,
                         } => {
-                            if r as u32 != root {
-                                continue;
-                            }
-                            let owner = sh.shard(root);
-                            for i in 0..count / m {
-                                let col = send_offset / m + i;
-                                assert!(
-                                    owner.contains(&(col as u32)),
-                                    "token {col} reduced to rank {root}, not its owner"
-                                );
-                                let mut sum = Vec::new();
+                            for i in 0..per_rank / m {
+                                let at = send_offset / m + r * per_rank / m + i;
+                                let mut total: Option<(u32, Vec<u32>)> = None;
                                 for p in 0..ranks {
-                                    sum.extend(read(p, send)[col].clone().unwrap_or_else(|| {
-                                        panic!("rank {p}'s partial of token {col} not ready")
-                                    }));
+                                    let (token, sum) =
+                                        before[p].sums(send)[at].clone().unwrap_or_else(|| {
+                                            panic!("rank {p}'s partial not computed")
+                                        });
+                                    let entry = total.get_or_insert((token, Vec::new()));
+                                    assert_eq!(entry.0, token, "ranks sum different tokens");
+                                    entry.1.extend(sum);
                                 }
-                                state[r].out(recv)[recv_offset / m + i] = Some(sum);
+                                state[r].out(recv)[recv_offset / m + i] = total;
                             }
                         }
                         Collective::Send { .. } => {}
@@ -871,7 +894,8 @@ mod tests {
                                 matching.expect("a receive without its send");
                             assert_eq!(n, count, "send and receive of different sizes");
                             for i in 0..count / m {
-                                let sum = read(peer as usize, from)[from_offset / m + i].clone();
+                                let sum =
+                                    before[peer as usize].sums(from)[from_offset / m + i].clone();
                                 assert!(
                                     sum.is_some(),
                                     "rank {peer} sends a partial it has not computed"
@@ -889,18 +913,19 @@ mod tests {
         let everyone: Vec<u32> = (0..sh.ranks).collect();
         for r in 0..ranks {
             assert_eq!(next[r], schedules[r].steps.len());
-            let sums = match sh.form {
-                Form::AllGather => &state[r].c,
-                Form::ReduceScatter => &state[r].d,
-            };
-            for (col, sum) in sums.iter().enumerate() {
-                let mut sum = sum
+            let (which, _, tokens) = sh.on_rank(r as u32).result();
+            for (i, token) in tokens.enumerate() {
+                let (held, mut sum) = state[r].sums(which)[i]
                     .clone()
-                    .unwrap_or_else(|| panic!("rank {r}: column {col} never written"));
+                    .unwrap_or_else(|| panic!("rank {r}: token {token} never written"));
+                assert_eq!(
+                    held, token,
+                    "rank {r}: token {token}'s place holds token {held}, not its owner's"
+                );
                 sum.sort();
                 match sh.form {
-                    Form::AllGather => assert_eq!(sum, vec![r as u32], "rank {r} column {col}"),
-                    Form::ReduceScatter => assert_eq!(sum, everyone, "rank {r} column {col}"),
+                    Form::AllGather => assert_eq!(sum, vec![r as u32], "rank {r} token {token}"),
+                    Form::ReduceScatter => assert_eq!(sum, everyone, "rank {r} token {token}"),
                 }
             }
         }
@@ -923,8 +948,8 @@ mod tests {
     }
 
     #[test]
-    fn a_chunk_reduced_to_the_wrong_rank_is_caught_by_the_replay() {
-        // The planted bug: every reduce's root shifted by one rank.
+    fn a_chunk_reduced_into_the_wrong_place_is_caught_by_the_replay() {
+        // The planted bug: the two chunks' reduce-scatters swap where their sums go.
         let l = layer(48, 32, 16);
         let result = std::panic::catch_unwind(|| {
             let mut s: Vec<Schedule> = (0..2)
@@ -934,24 +959,29 @@ mod tests {
                 })
                 .collect();
             for sched in &mut s {
-                for step in &mut sched.steps {
-                    if let Op::Collectives(group) = &mut step.op {
-                        for c in group {
-                            if let Collective::Reduce { root, .. } = c {
-                                *root = (*root + 1) % 2;
-                            }
-                        }
-                    }
-                }
+                let mut offsets: Vec<&mut usize> = sched
+                    .steps
+                    .iter_mut()
+                    .filter_map(|step| match &mut step.op {
+                        Op::Collectives(group) => match &mut group[0] {
+                            Collective::ReduceScatter { recv_offset, .. } => Some(recv_offset),
+                            _ => None,
+                        },
+                        _ => None,
+                    })
+                    .collect();
+                let (first, second) = (*offsets[0], *offsets[1]);
+                *offsets[0] = second;
+                *offsets[1] = first;
             }
             replay_schedules(s);
         });
-        let message = result.expect_err("the shifted roots pass the replay");
+        let message = result.expect_err("the swapped sums pass the replay");
         let text = message
             .downcast_ref::<String>()
             .cloned()
             .unwrap_or_default();
-        assert!(text.contains("not its owner"), "{text}");
+        assert!(text.contains("not its owner's"), "{text}");
     }
 
     #[test]
