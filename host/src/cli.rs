@@ -143,7 +143,9 @@ pub struct ParallelOptions {
     /// The overlaps to time, each checked: none (the collective, then the GEMM), chunked (the
     /// GEMM of one chunk of tokens while NCCL moves another), ring (reduce-scatter only: each
     /// rank's GEMM adds its product to the partial sum the previous rank sent, β = 1, and sends
-    /// it on) [default: none,chunked, and ring for reducescatter]
+    /// it on), copy (the data moved by the copy engines from the peers' memory, CUDA IPC, each
+    /// chunk's readiness a flag the stream waits on: no NCCL kernel beside the GEMMs)
+    /// [default: none,chunked,copy, and ring for reducescatter]
     #[arg(long, value_enum, value_delimiter = ',', requires = "parallel")]
     pub overlap: Vec<Overlap>,
     /// Token chunks per rank's shard (--overlap chunked); several separated by commas time one
@@ -159,9 +161,10 @@ pub struct ParallelOptions {
     /// K: in features, columns of X and W
     #[arg(long, default_value_t = 8192, value_parser = positive_size, requires = "parallel")]
     pub in_features: u32,
-    /// Multiprocessors each GPU's GEMMs leave to NCCL (their persistent grids shrink by as
-    /// many; NCCL_MAX_CTAS is set to it); 0 leaves all to the GEMMs
-    #[arg(long, default_value_t = 8, requires = "parallel")]
+    /// Multiprocessors the GEMMs leave to NCCL when it runs beside them (chunked, ring: their
+    /// persistent grids shrink by as many), and NCCL's cap on blocks (NCCL_MAX_CTAS, for every
+    /// collective of the run); 0 leaves all to the GEMMs and NCCL uncapped
+    #[arg(long, default_value_t = 0, requires = "parallel")]
     pub comm_sms: u32,
     /// Seconds a rank waits for its streams before it aborts its communicator and fails
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..), requires = "parallel")]
@@ -203,8 +206,15 @@ impl Cli {
                 gpus: o.gpus,
                 overlaps: if o.overlap.is_empty() {
                     match form {
-                        Form::AllGather => vec![Overlap::None, Overlap::Chunked],
-                        Form::ReduceScatter => vec![Overlap::None, Overlap::Chunked, Overlap::Ring],
+                        Form::AllGather => vec![Overlap::None, Overlap::Chunked, Overlap::Copy],
+                        Form::ReduceScatter => {
+                            vec![
+                                Overlap::None,
+                                Overlap::Chunked,
+                                Overlap::Ring,
+                                Overlap::Copy,
+                            ]
+                        }
                     }
                 } else {
                     o.overlap.clone()
@@ -318,7 +328,7 @@ pub struct RankArgs {
     pub iters: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 0)]
     pub comm_sms: u32,
     #[arg(long, default_value_t = 60)]
     pub watchdog: u64,

@@ -442,7 +442,9 @@ pub fn run_on_emulator(run: &ParallelRun) -> Result<bool> {
     let mut passed = true;
     let runs = run.overlaps.iter().flat_map(|&overlap| match overlap {
         Overlap::None => vec![(overlap, 1)],
-        Overlap::Chunked | Overlap::Ring => run.chunks.iter().map(|&c| (overlap, c)).collect(),
+        Overlap::Chunked | Overlap::Ring | Overlap::Copy => {
+            run.chunks.iter().map(|&c| (overlap, c)).collect()
+        }
     });
     for (overlap, chunks) in runs {
         let algorithm = Algorithm::Auto(Math::Strict);

@@ -40,6 +40,8 @@ fn both_forms_on_two_and_three_ranks_match_the_reference_with_and_without_chunks
             (3, Overlap::Chunked, 2),
             (2, Overlap::Ring, 2),
             (3, Overlap::Ring, 3),
+            (2, Overlap::Copy, 2),
+            (3, Overlap::Copy, 1),
         ] {
             if overlap == Overlap::Ring && form == Form::AllGather {
                 continue;

@@ -10,7 +10,7 @@ use super::{Form, ParallelError};
 use crate::api::{Algorithm, Gemm, GemmConfig, Transpose};
 use crate::problem::Scalar;
 use crate::Element;
-use std::sync::{Barrier, Mutex};
+use std::sync::{Barrier, Condvar, Mutex};
 
 /// What every rank's thread shares: one slot per rank for what it contributes to the current
 /// collective, and the barrier between contributing and reading.
@@ -197,12 +197,32 @@ pub fn run<T: Element>(
         mail: Mutex::new(vec![Vec::new(); ranks as usize]),
         barrier: Barrier::new(ranks as usize),
     };
+    // Every rank's buffers and flags, for the peers' pulls.
+    let nan = T::from_f64(f64::NAN);
+    let memory: Vec<Memory<T>> = schedules
+        .iter()
+        .map(|schedule| {
+            let s = &schedule.sharding;
+            let mut b = vec![nan; s.len(Buffer::B)];
+            place_input(schedule, &data::input_shard::<T>(s, seed), &mut b);
+            Memory {
+                buffers: Mutex::new(Buffers {
+                    a: data::weight_shard(s, seed),
+                    b,
+                    c: vec![nan; s.len(Buffer::C)],
+                    d: vec![nan; s.len(Buffer::D)],
+                }),
+                flags: Mutex::new(Vec::new()),
+                flagged: Condvar::new(),
+            }
+        })
+        .collect();
     std::thread::scope(|scope| {
         let threads: Vec<_> = schedules
             .iter()
             .map(|schedule| {
-                let group = &group;
-                scope.spawn(move || run_rank::<T>(schedule, algorithm, seed, group))
+                let (group, memory) = (&group, &memory[..]);
+                scope.spawn(move || run_rank::<T>(schedule, algorithm, seed, group, memory))
             })
             .collect();
         threads
@@ -212,26 +232,34 @@ pub fn run<T: Element>(
     })
 }
 
+/// A rank's memory as its peers see it: its buffers, and the flags it has set (each the run's
+/// number, here 1), with a condition variable for the peers that wait on them.
+struct Memory<T> {
+    buffers: Mutex<Buffers<T>>,
+    flags: Mutex<Vec<usize>>,
+    flagged: Condvar,
+}
+
+fn lock<T>(m: &Memory<T>) -> std::sync::MutexGuard<'_, Buffers<T>> {
+    m.buffers.lock().expect("a rank panicked")
+}
+
 fn run_rank<T: Element>(
     schedule: &Schedule,
     algorithm: &Algorithm,
     seed: u64,
     group: &Group<T>,
+    memory: &[Memory<T>],
 ) -> Result<LocalRank, ParallelError> {
     let s = &schedule.sharding;
     let gemm = Gemm::emulator();
-    let nan = T::from_f64(f64::NAN);
-    let mut buffers = Buffers {
-        a: data::weight_shard(s, seed),
-        b: vec![nan; s.len(Buffer::B)],
-        c: vec![nan; s.len(Buffer::C)],
-        d: vec![nan; s.len(Buffer::D)],
-    };
-    place_input(schedule, &data::input_shard::<T>(s, seed), &mut buffers.b);
+    let own = &memory[s.rank as usize];
     for step in &schedule.steps {
         match &step.op {
             Op::Gemm(g) => {
                 let config = gemm_config(s, g.tokens.end - g.tokens.start, g.accumulate);
+                let mut guard = lock(own);
+                let buffers = &mut *guard;
                 let b = &buffers.b[g.b_offset..];
                 let out = match g.out {
                     Buffer::C => &mut buffers.c,
@@ -252,6 +280,7 @@ fn run_rank<T: Element>(
             Op::Collectives(collectives) => {
                 let p2p =
                     |c: &Collective| matches!(c, Collective::Send { .. } | Collective::Recv { .. });
+                let mut buffers = lock(own);
                 if collectives.iter().any(p2p) {
                     group.point_to_point(s.rank, collectives, &mut buffers);
                 } else {
@@ -260,9 +289,25 @@ fn run_rank<T: Element>(
                     }
                 }
             }
+            Op::Signal(flag) => {
+                own.flags.lock().expect("a rank panicked").push(*flag);
+                own.flagged.notify_all();
+            }
+            Op::Pull(p) => {
+                let peer = &memory[p.peer as usize];
+                if let Some(flag) = p.ready {
+                    let mut flags = peer.flags.lock().expect("a rank panicked");
+                    while !flags.contains(&flag) {
+                        flags = peer.flagged.wait(flags).expect("a rank panicked");
+                    }
+                }
+                let data = lock(peer).get(p.from)[p.from_offset..p.from_offset + p.count].to_vec();
+                lock(own).get_mut(p.to)[p.to_offset..p.to_offset + p.count].copy_from_slice(&data);
+            }
         }
     }
     let (which, _, _) = s.result();
+    let buffers = lock(own);
     let result = buffers.get(which);
     Ok(LocalRank {
         rank: s.rank,

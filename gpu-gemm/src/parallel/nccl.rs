@@ -9,7 +9,9 @@
 //!   stay until the last tile, and NCCL's kernels need multiprocessors too: started first, they
 //!   take some and the GEMM's last blocks wait for them; started second, they wait for the
 //!   GEMM. [`RankPlan::comm_sms`] leaves that many multiprocessors out of the GEMMs' persistent
-//!   grids and caps NCCL at as many blocks (`NCCL_MAX_CTAS`).
+//!   grids where NCCL runs beside them (chunked, ring) and caps NCCL at as many blocks
+//!   (`NCCL_MAX_CTAS`, for the whole process). [`Overlap::Copy`] needs neither: the copy engines
+//!   move its data.
 //! - **Nothing hangs.** A rank waits for its streams by polling their last event, NCCL's
 //!   asynchronous error (`ncclCommGetAsyncError`) and a clock: an error or no progress within
 //!   [`RankPlan::watchdog`] aborts the communicator (`ncclCommAbort`, which ends the rank's
@@ -434,7 +436,6 @@ pub fn run_rank<T: Element<Bits = u16>>(
         report.measured.push(measured);
         report.checks.push(("whole".into(), check));
     }
-    gpu.reserve_multiprocessors(plan.comm_sms);
     // NCCL: NVLink multicast stays off on shared hosts; NCCL's blocks capped where the GEMMs
     // leave it room.
     std::env::set_var("NCCL_NVLS_ENABLE", "0");
@@ -466,7 +467,7 @@ pub fn run_rank<T: Element<Bits = u16>>(
         }
         let runs = plan.overlaps.iter().flat_map(|&overlap| match overlap {
             Overlap::None => vec![(overlap, 1, overlap.name().to_string())],
-            Overlap::Chunked | Overlap::Ring => plan
+            Overlap::Chunked | Overlap::Ring | Overlap::Copy => plan
                 .chunks
                 .iter()
                 .map(|&c| (overlap, c, format!("{}:{c}", overlap.name())))
@@ -499,6 +500,34 @@ struct Runner<'g, T> {
     comm_stream: Stream,
     /// One float all ranks sum before each run, so that they start together.
     barrier: DeviceBuffer<f32>,
+    /// The flags this rank sets for its peers ([`Op::Signal`]), each to the run's number.
+    flags: DeviceBuffer<u32>,
+    /// The peers' buffers and flags mapped here, once a schedule pulls.
+    peers: Option<Peers>,
+    /// Runs so far: the number a flag is set to, and waited for, in the next one.
+    runs: std::cell::Cell<u32>,
+}
+
+/// Flags each rank has for its peers: more than any schedule's steps × chunks.
+const FLAGS: usize = 4096;
+
+/// The peers' B, C and flags in this rank's address space (CUDA IPC), by rank; this rank's own
+/// addresses at its own index.
+struct Peers {
+    b: Vec<u64>,
+    c: Vec<u64>,
+    flags: Vec<u64>,
+    /// What `cuIpcOpenMemHandle` mapped, closed on drop.
+    opened: Vec<u64>,
+}
+
+impl Drop for Peers {
+    fn drop(&mut self) {
+        for &address in &self.opened {
+            // SAFETY: mapped by cuIpcOpenMemHandle, closed once.
+            unsafe { cu::cuIpcCloseMemHandle(address) };
+        }
+    }
 }
 
 fn alloc(rank: u32, what: &str, len: usize) -> Result<DeviceBuffer<u16>, ParallelError> {
@@ -551,6 +580,9 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
             comm_stream: Stream::new(StreamFlags::NON_BLOCKING, None)
                 .map_err(failed("creating the comm stream"))?,
             barrier: DeviceBuffer::zeroed(1).map_err(failed("allocating the barrier"))?,
+            flags: DeviceBuffer::zeroed(FLAGS).map_err(failed("allocating the flags"))?,
+            peers: None,
+            runs: std::cell::Cell::new(0),
         })
     }
 
@@ -585,6 +617,90 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
             .map_err(self.fail("uploading B"))
     }
 
+    /// Maps every peer's B, C and flags here: each rank's IPC handles gathered through NCCL,
+    /// then opened (with peer access, so that copies go over NVLink by the copy engines).
+    fn map_peers(&mut self, comm: &mut Comm) -> Result<(), ParallelError> {
+        if self.peers.is_some() {
+            return Ok(());
+        }
+        let rank = self.plan.rank;
+        let own = [
+            self.buffers.address(Buffer::B),
+            self.buffers.address(Buffer::C),
+            self.flags.as_device_ptr().as_raw(),
+        ];
+        let size = std::mem::size_of::<cu::CUipcMemHandle>();
+        let mut mine = Vec::with_capacity(3 * size);
+        for address in own {
+            // SAFETY: a zeroed handle is filled by the driver for an allocation's base address.
+            let mut handle: cu::CUipcMemHandle = unsafe { std::mem::zeroed() };
+            cuda(rank, "making an IPC handle", unsafe {
+                cu::cuIpcGetMemHandle(&mut handle, address)
+            })?;
+            // SAFETY: the handle is plain bytes.
+            mine.extend_from_slice(unsafe {
+                std::slice::from_raw_parts(&handle as *const _ as *const u8, size)
+            });
+        }
+        let ranks = self.plan.ranks as usize;
+        let each = mine.len();
+        let mut all = vec![0u8; each * ranks];
+        all[rank as usize * each..(rank as usize + 1) * each].copy_from_slice(&mine);
+        let gathered =
+            DeviceBuffer::from_slice(&all).map_err(self.fail("uploading IPC handles"))?;
+        let base = gathered.as_device_ptr().as_raw();
+        comm.call("ncclAllGather (the IPC handles)", unsafe {
+            nccl::all_gather(
+                (base + (rank as usize * each) as u64) as *const _,
+                base as *mut _,
+                each,
+                nccl_sys::ncclDataType_t::ncclUint8,
+                comm.comm,
+                self.comm_stream.as_inner() as _,
+            )
+        })?;
+        let done = Event::new(rank)?;
+        done.record(rank, &self.comm_stream)?;
+        self.wait(comm, &done, "the IPC handles' all-gather")?;
+        gathered
+            .copy_to(&mut all[..])
+            .map_err(self.fail("downloading IPC handles"))?;
+        drop(gathered);
+        let mut peers = Peers {
+            b: vec![0; ranks],
+            c: vec![0; ranks],
+            flags: vec![0; ranks],
+            opened: Vec::new(),
+        };
+        for peer in 0..ranks {
+            for (i, slot) in [&mut peers.b, &mut peers.c, &mut peers.flags]
+                .into_iter()
+                .enumerate()
+            {
+                if peer == rank as usize {
+                    slot[peer] = own[i];
+                    continue;
+                }
+                let at = peer * each + i * size;
+                // SAFETY: the bytes are a handle another rank's driver made.
+                let handle: cu::CUipcMemHandle =
+                    unsafe { std::ptr::read_unaligned(all[at..].as_ptr() as *const _) };
+                let mut address = 0;
+                cuda(rank, "opening a peer's IPC handle", unsafe {
+                    cu::cuIpcOpenMemHandle_v2(
+                        &mut address,
+                        handle,
+                        cu::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+                    )
+                })?;
+                slot[peer] = address;
+                peers.opened.push(address);
+            }
+        }
+        self.peers = Some(peers);
+        Ok(())
+    }
+
     /// Times `schedule` (warm-ups, then timed runs), after one checked run if `check`.
     fn time(
         &mut self,
@@ -594,22 +710,34 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
         check: bool,
     ) -> Result<(Measured, (SampleCheck, Vec<Span>)), ParallelError> {
         let rank = self.plan.rank;
+        if schedule
+            .steps
+            .iter()
+            .any(|s| matches!(s.op, Op::Pull(_) | Op::Signal(_)))
+        {
+            self.map_peers(comm)?;
+        }
+        // NCCL's kernels beside the GEMMs (chunked, ring) get the multiprocessors the plan
+        // leaves them; alone (sequential) or absent (copy), none is held back.
+        let beside = matches!(schedule.overlap, Overlap::Chunked | Overlap::Ring)
+            && schedule.steps.iter().any(|s| matches!(s.op, Op::Gemm(_)));
+        self.gpu
+            .reserve_multiprocessors(if beside { self.plan.comm_sms } else { 0 });
         // The GEMM of each step prepared once: its launch, tensor maps, grid.
         let mut launches: Vec<Option<(Launch, Problem)>> = Vec::new();
         for step in &schedule.steps {
             launches.push(match &step.op {
                 Op::Gemm(g) => Some(self.launch_of(g)?),
-                Op::Collectives(_) => None,
+                Op::Collectives(_) | Op::Pull(_) | Op::Signal(_) => None,
             });
         }
         let mut prepared: Vec<Option<Prepared<'_>>> = Vec::new();
         for (step, launch) in schedule.steps.iter().zip(&launches) {
             prepared.push(match (&step.op, launch) {
                 (Op::Gemm(g), Some((launch, problem))) => {
-                    let k = self.sharding.k_local() as u64;
                     let operands = (
                         self.buffers.address(Buffer::A),
-                        self.buffers.address(Buffer::B) + 2 * g.tokens.start as u64 * k,
+                        self.buffers.address(Buffer::B) + 2 * g.b_offset as u64,
                         self.buffers.address(g.out) + 2 * g.out_offset as u64,
                     );
                     Some(self.gpu.prepare(launch, problem, operands).map_err(|e| {
@@ -704,6 +832,8 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
         events.start.record(rank, &self.comm_stream)?;
         events.start.wait_on(rank, compute)?;
         let dtype = nccl_type(T::DTYPE);
+        let run = self.runs.get() + 1;
+        self.runs.set(run);
         for (i, step) in schedule.steps.iter().enumerate() {
             let stream = lane(step.lane());
             for &d in &step.after {
@@ -720,6 +850,45 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
                         what: "launching a GEMM".into(),
                         cause: format!("{e:#}"),
                     })?,
+                Op::Pull(p) => {
+                    let peers = self.peers.as_ref().expect("mapped before a pulling run");
+                    if let Some(flag) = p.ready {
+                        // SAFETY: the peer's flags, mapped here; the stream waits on the GPU.
+                        cuda(rank, "waiting for a peer's flag", unsafe {
+                            cu::cuStreamWaitValue32_v2(
+                                stream.as_inner() as _,
+                                peers.flags[p.peer as usize] + 4 * flag as u64,
+                                run,
+                                0, // CU_STREAM_WAIT_VALUE_GEQ
+                            )
+                        })?;
+                    }
+                    let from = match p.from {
+                        Buffer::B => peers.b[p.peer as usize],
+                        Buffer::C => peers.c[p.peer as usize],
+                        other => unreachable!("no schedule pulls from {other:?}"),
+                    };
+                    // SAFETY: both ranges lie inside their buffers (the schedule's tests).
+                    cuda(rank, "copying from a peer", unsafe {
+                        cu::cuMemcpyDtoDAsync_v2(
+                            self.buffers.address(p.to) + 2 * p.to_offset as u64,
+                            from + 2 * p.from_offset as u64,
+                            2 * p.count,
+                            stream.as_inner() as _,
+                        )
+                    })?;
+                }
+                Op::Signal(flag) => {
+                    // SAFETY: this rank's flags; the write is fenced after the stream's work.
+                    cuda(rank, "setting a flag", unsafe {
+                        cu::cuStreamWriteValue32_v2(
+                            stream.as_inner() as _,
+                            self.flags.as_device_ptr().as_raw() + 4 * *flag as u64,
+                            run,
+                            0, // CU_STREAM_WRITE_VALUE_DEFAULT: fenced
+                        )
+                    })?;
+                }
                 Op::Collectives(group) => {
                     comm.call("ncclGroupStart", nccl::group_start())?;
                     for c in group {
@@ -919,6 +1088,18 @@ pub fn describe(op: &Op) -> String {
             g.tokens.end,
             if g.accumulate { " (+= received)" } else { "" }
         ),
+        Op::Pull(p) => format!(
+            "pull {} elements of {:?} from rank {}{}",
+            p.count,
+            p.from,
+            p.peer,
+            if p.ready.is_some() {
+                " (after its flag)"
+            } else {
+                ""
+            }
+        ),
+        Op::Signal(flag) => format!("flag {flag}"),
         Op::Collectives(group) => {
             let name = match group.first() {
                 Some(Collective::AllGather { .. }) => "all-gather",

@@ -63,6 +63,12 @@ pub enum Overlap {
     /// Reduce-scatter as a ring whose additions the GEMMs make: each rank adds its product to
     /// the partial sum the previous rank sent (β = 1) and sends it on, chunk by chunk.
     Ring,
+    /// The data moved by the copy engines instead of NCCL's kernels: each rank pulls the
+    /// chunks it needs from its peers' memory (CUDA IPC), waiting where needed for a flag the
+    /// peer sets when the chunk is written. All-gather pulls the others' X chunks while the
+    /// GEMM multiplies the ones there; reduce-scatter is the ring, each step pulling the
+    /// previous rank's partial sum and adding to it with the GEMM (β = 1).
+    Copy,
 }
 
 impl Overlap {
@@ -72,6 +78,7 @@ impl Overlap {
             Overlap::None => "none",
             Overlap::Chunked => "chunked",
             Overlap::Ring => "ring",
+            Overlap::Copy => "copy",
         }
     }
 }
@@ -367,6 +374,27 @@ pub enum Collective {
     },
 }
 
+/// A copy from a peer's memory into this rank's, by the copy engines (a peer-to-peer
+/// `cuMemcpyDtoDAsync` through CUDA IPC): no multiprocessor involved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pull {
+    /// The rank whose memory is read.
+    pub peer: u32,
+    /// The peer's buffer.
+    pub from: Buffer,
+    /// Its first element.
+    pub from_offset: usize,
+    /// This rank's buffer.
+    pub to: Buffer,
+    /// Its first element.
+    pub to_offset: usize,
+    /// Elements.
+    pub count: usize,
+    /// The peer's flag that says the data is there (this run's number or more), if the data
+    /// is written during the run; `None` for data that was there before it started.
+    pub ready: Option<usize>,
+}
+
 /// What a step does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -374,6 +402,11 @@ pub enum Op {
     Gemm(GemmStep),
     /// Collectives issued together (one `ncclGroupStart`/`ncclGroupEnd`), on the comm stream.
     Collectives(Vec<Collective>),
+    /// A copy from a peer, on the comm stream (after waiting for the peer's flag).
+    Pull(Pull),
+    /// Sets this rank's flag to the run's number, on the compute stream once the work before it
+    /// is done (and its writes visible to the peers: the write is fenced).
+    Signal(usize),
 }
 
 /// The two streams of a rank.
@@ -399,8 +432,8 @@ impl Step {
     /// The stream it runs on.
     pub fn lane(&self) -> Lane {
         match self.op {
-            Op::Gemm(_) => Lane::Compute,
-            Op::Collectives(_) => Lane::Comm,
+            Op::Gemm(_) | Op::Signal(_) => Lane::Compute,
+            Op::Collectives(_) | Op::Pull(_) => Lane::Comm,
         }
     }
 }
@@ -465,7 +498,7 @@ impl Schedule {
     pub fn new(sharding: Sharding, overlap: Overlap, chunks: u32) -> Result<Self, ShardingError> {
         let chunks = match overlap {
             Overlap::None => 1,
-            Overlap::Chunked | Overlap::Ring => chunks,
+            Overlap::Chunked | Overlap::Ring | Overlap::Copy => chunks,
         };
         let shard_tokens = sharding.shard_tokens();
         if chunks == 0 || chunks > shard_tokens {
@@ -494,13 +527,16 @@ impl Schedule {
         let layout = pieces(&s, chunks);
         let all = 0..s.layer.tokens;
         let natural = vec![(all.clone(), 0)];
-        let input = match s.form {
-            Form::AllGather => layout
+        let input = match (s.form, overlap) {
+            (Form::AllGather, Overlap::Copy) => {
+                vec![(s.shard(s.rank), s.shard(s.rank).start as usize * k)]
+            }
+            (Form::AllGather, _) => layout
                 .iter()
                 .filter(|p| p.owner == s.rank)
                 .map(|p| (p.tokens.clone(), p.position * k))
                 .collect(),
-            Form::ReduceScatter => natural,
+            (Form::ReduceScatter, _) => natural,
         };
         // The pieces of chunk q, and where the chunk starts in chunk order.
         let group = |q: u32| -> (Vec<&Piece>, usize) {
@@ -588,6 +624,86 @@ impl Schedule {
             }
             (Form::AllGather, Overlap::Ring) => {
                 return Err(ShardingError::NoRing);
+            }
+            (Form::AllGather, Overlap::Copy) => {
+                // B in the tokens' own order. The own shard first; then chunk by chunk, each
+                // other rank's piece pulled from where it lies in that rank's B (its input,
+                // there before the run) and multiplied as soon as it is here.
+                let own = s.shard(s.rank);
+                push(
+                    gemm(own.clone(), own.start as usize, own.start as usize),
+                    vec![],
+                );
+                for q in 0..chunks {
+                    for step in 1..s.ranks {
+                        let owner = (s.rank + step) % s.ranks;
+                        let tokens = chunk(s.shard(owner), q, chunks);
+                        let at = tokens.start as usize;
+                        let pulled = push(
+                            Op::Pull(Pull {
+                                peer: owner,
+                                from: Buffer::B,
+                                from_offset: at * k,
+                                to: Buffer::B,
+                                to_offset: at * k,
+                                count: (tokens.end - tokens.start) as usize * k,
+                                ready: None,
+                            }),
+                            vec![],
+                        );
+                        push(gemm(tokens, at, at), vec![pulled]);
+                    }
+                }
+            }
+            (Form::ReduceScatter, Overlap::Copy) => {
+                // The ring of `Ring`, the previous rank's partial sum pulled instead of sent:
+                // step t's chunk q waits for that rank's flag t − 1, q.
+                let p = s.ranks;
+                let block = |t: u32| (s.rank + 2 * p - t - 1) % p;
+                let previous = (s.rank + p - 1) % p;
+                let flag = |t: u32, q: u32| (t * chunks + q) as usize;
+                for t in 0..p {
+                    for q in 0..chunks {
+                        let tokens = chunk(s.shard(block(t)), q, chunks);
+                        let count = (tokens.end - tokens.start) as usize * m;
+                        let natural = tokens.start as usize * m;
+                        let (out, out_offset) = if t == p - 1 {
+                            let first = tokens.start - s.shard(s.rank).start;
+                            (Buffer::D, first as usize * m)
+                        } else {
+                            (Buffer::C, natural)
+                        };
+                        let after = if t == 0 {
+                            vec![]
+                        } else {
+                            vec![push(
+                                Op::Pull(Pull {
+                                    peer: previous,
+                                    from: Buffer::C,
+                                    from_offset: natural,
+                                    to: out,
+                                    to_offset: out_offset,
+                                    count,
+                                    ready: Some(flag(t - 1, q)),
+                                }),
+                                vec![],
+                            )]
+                        };
+                        push(
+                            Op::Gemm(GemmStep {
+                                b_offset: tokens.start as usize * k,
+                                tokens,
+                                out,
+                                out_offset,
+                                accumulate: t > 0,
+                            }),
+                            after,
+                        );
+                        if t + 1 < p {
+                            push(Op::Signal(flag(t, q)), vec![]);
+                        }
+                    }
+                }
             }
             (Form::ReduceScatter, Overlap::Ring) => {
                 // Step t of P: this rank adds its product for the block of rank (r − t − 1) mod P
@@ -791,128 +907,188 @@ mod tests {
                 }
             })
             .collect();
+        let mut flags: Vec<Vec<usize>> = vec![Vec::new(); ranks];
         let mut next = vec![0usize; ranks];
-        for round in 0..=n_groups {
+        let mut round = 0;
+        loop {
+            let mut progressed = false;
+            // Each rank runs as far as it can, in rank order: a pull runs as early as its wait
+            // allows, before later ranks' GEMMs, so that a missing wait shows.
             for r in 0..ranks {
-                let steps = &schedules[r].steps;
-                while let Some(Op::Gemm(g)) = steps.get(next[r]).map(|s| &s.op) {
-                    let st = &mut state[r];
-                    assert_eq!((g.b_offset % k, g.out_offset % m), (0, 0));
-                    for (i, token) in g.tokens.clone().enumerate() {
-                        assert_eq!(
-                            st.b[g.b_offset / k + i],
-                            Some(token),
-                            "rank {r} multiplies token {token} before it arrived"
-                        );
-                        let slot = &mut st.out(g.out)[g.out_offset / m + i];
-                        match (g.accumulate, slot.as_mut()) {
-                            (false, None) => *slot = Some((token, vec![r as u32])),
-                            (false, Some(_)) => panic!("rank {r} computes token {token} twice"),
-                            (true, Some((held, sum))) => {
+                while let Some(step) = schedules[r].steps.get(next[r]) {
+                    match &step.op {
+                        Op::Gemm(g) => {
+                            let st = &mut state[r];
+                            assert_eq!((g.b_offset % k, g.out_offset % m), (0, 0));
+                            for (i, token) in g.tokens.clone().enumerate() {
                                 assert_eq!(
-                                    *held, token,
-                                    "rank {r} adds token {token} to {held}'s sum"
+                                    st.b[g.b_offset / k + i],
+                                    Some(token),
+                                    "rank {r} multiplies token {token} before it arrived"
                                 );
-                                assert!(
-                                    !sum.contains(&(r as u32)),
-                                    "rank {r} adds its product twice"
-                                );
-                                sum.push(r as u32);
-                            }
-                            (true, None) => {
-                                panic!("rank {r} adds to token {token}'s sum before it arrived")
+                                let slot = &mut st.out(g.out)[g.out_offset / m + i];
+                                match (g.accumulate, slot.as_mut()) {
+                                    (false, None) => *slot = Some((token, vec![r as u32])),
+                                    (false, Some(_)) => {
+                                        panic!("rank {r} computes token {token} twice")
+                                    }
+                                    (true, Some((held, sum))) => {
+                                        assert_eq!(
+                                            *held, token,
+                                            "rank {r} adds token {token} to {held}'s sum"
+                                        );
+                                        assert!(
+                                            !sum.contains(&(r as u32)),
+                                            "rank {r} adds its product twice"
+                                        );
+                                        sum.push(r as u32);
+                                    }
+                                    (true, None) => panic!(
+                                        "rank {r} adds to token {token}'s sum before it arrived"
+                                    ),
+                                }
                             }
                         }
+                        Op::Signal(flag) => flags[r].push(*flag),
+                        Op::Pull(p) => {
+                            let peer = p.peer as usize;
+                            if p.ready.is_some_and(|f| !flags[peer].contains(&f)) {
+                                break;
+                            }
+                            match p.from {
+                                Buffer::B => {
+                                    assert_eq!(
+                                        (p.from_offset % k, p.to_offset % k, p.count % k),
+                                        (0, 0, 0)
+                                    );
+                                    for i in 0..p.count / k {
+                                        let token = state[peer].b[p.from_offset / k + i];
+                                        assert!(
+                                            token.is_some(),
+                                            "rank {r} pulls a piece of B rank {peer} lacks"
+                                        );
+                                        state[r].b[p.to_offset / k + i] = token;
+                                    }
+                                }
+                                from => {
+                                    for i in 0..p.count / m {
+                                        let sum =
+                                            state[peer].sums(from)[p.from_offset / m + i].clone();
+                                        assert!(
+                                            sum.is_some(),
+                                            "rank {r} pulls a partial rank {peer} has not computed"
+                                        );
+                                        state[r].out(p.to)[p.to_offset / m + i] = sum;
+                                    }
+                                }
+                            }
+                        }
+                        Op::Collectives(_) => break,
                     }
                     next[r] += 1;
+                    progressed = true;
                 }
             }
-            if round == n_groups {
-                break;
-            }
-            let all: Vec<Vec<Collective>> =
-                schedules.iter().map(|s| groups(s)[round].clone()).collect();
-            let before = state.clone();
-            for (r, group) in all.iter().enumerate() {
-                for c in group {
-                    match *c {
-                        Collective::AllGather {
-                            offset, per_rank, ..
-                        } => {
-                            assert_eq!((offset % k, per_rank % k), (0, 0));
-                            for p in 0..ranks {
-                                for i in 0..per_rank / k {
-                                    let at = offset / k + p * per_rank / k + i;
-                                    let token = before[p].b[at];
-                                    assert!(
-                                        token.is_some(),
-                                        "rank {p} sends a piece of B it lacks"
-                                    );
-                                    state[r].b[at] = token;
-                                }
-                            }
-                        }
-                        Collective::ReduceScatter {
-                            send,
-                            send_offset,
-                            recv,
-                            recv_offset,
-                            per_rank,
-                        } => {
-                            for i in 0..per_rank / m {
-                                let at = send_offset / m + r * per_rank / m + i;
-                                let mut total: Option<(u32, Vec<u32>)> = None;
+            let at_group = |r: usize| {
+                matches!(
+                    schedules[r].steps.get(next[r]).map(|s| &s.op),
+                    Some(Op::Collectives(_))
+                )
+            };
+            if (0..ranks).all(at_group) {
+                let all: Vec<Vec<Collective>> =
+                    schedules.iter().map(|s| groups(s)[round].clone()).collect();
+                round += 1;
+                let before = state.clone();
+                for (r, group) in all.iter().enumerate() {
+                    for c in group {
+                        match *c {
+                            Collective::AllGather {
+                                offset, per_rank, ..
+                            } => {
+                                assert_eq!((offset % k, per_rank % k), (0, 0));
                                 for p in 0..ranks {
-                                    let (token, sum) =
-                                        before[p].sums(send)[at].clone().unwrap_or_else(|| {
-                                            panic!("rank {p}'s partial not computed")
-                                        });
-                                    let entry = total.get_or_insert((token, Vec::new()));
-                                    assert_eq!(entry.0, token, "ranks sum different tokens");
-                                    entry.1.extend(sum);
+                                    for i in 0..per_rank / k {
+                                        let at = offset / k + p * per_rank / k + i;
+                                        let token = before[p].b[at];
+                                        assert!(
+                                            token.is_some(),
+                                            "rank {p} sends a piece of B it lacks"
+                                        );
+                                        state[r].b[at] = token;
+                                    }
                                 }
-                                state[r].out(recv)[recv_offset / m + i] = total;
                             }
-                        }
-                        Collective::Send { .. } => {}
-                        Collective::Recv {
-                            peer,
-                            buffer,
-                            offset,
-                            count,
-                        } => {
-                            let matching = all[peer as usize].iter().find_map(|c| match *c {
-                                Collective::Send {
-                                    peer: to,
-                                    buffer,
-                                    offset,
-                                    count: n,
-                                } if to as usize == r => Some((buffer, offset, n)),
-                                _ => None,
-                            });
-                            let (from, from_offset, n) =
-                                matching.expect("a receive without its send");
-                            assert_eq!(n, count, "send and receive of different sizes");
-                            for i in 0..count / m {
-                                let sum =
-                                    before[peer as usize].sums(from)[from_offset / m + i].clone();
-                                assert!(
-                                    sum.is_some(),
-                                    "rank {peer} sends a partial it has not computed"
-                                );
-                                state[r].out(buffer)[offset / m + i] = sum;
+                            Collective::ReduceScatter {
+                                send,
+                                send_offset,
+                                recv,
+                                recv_offset,
+                                per_rank,
+                            } => {
+                                for i in 0..per_rank / m {
+                                    let at = send_offset / m + r * per_rank / m + i;
+                                    let mut total: Option<(u32, Vec<u32>)> = None;
+                                    for p in 0..ranks {
+                                        let (token, sum) =
+                                            before[p].sums(send)[at].clone().unwrap_or_else(|| {
+                                                panic!("rank {p}'s partial not computed")
+                                            });
+                                        let entry = total.get_or_insert((token, Vec::new()));
+                                        assert_eq!(entry.0, token, "ranks sum different tokens");
+                                        entry.1.extend(sum);
+                                    }
+                                    state[r].out(recv)[recv_offset / m + i] = total;
+                                }
+                            }
+                            Collective::Send { .. } => {}
+                            Collective::Recv {
+                                peer,
+                                buffer,
+                                offset,
+                                count,
+                            } => {
+                                let matching = all[peer as usize].iter().find_map(|c| match *c {
+                                    Collective::Send {
+                                        peer: to,
+                                        buffer,
+                                        offset,
+                                        count: n,
+                                    } if to as usize == r => Some((buffer, offset, n)),
+                                    _ => None,
+                                });
+                                let (from, from_offset, n) =
+                                    matching.expect("a receive without its send");
+                                assert_eq!(n, count, "send and receive of different sizes");
+                                for i in 0..count / m {
+                                    let sum = before[peer as usize].sums(from)[from_offset / m + i]
+                                        .clone();
+                                    assert!(
+                                        sum.is_some(),
+                                        "rank {peer} sends a partial it has not computed"
+                                    );
+                                    state[r].out(buffer)[offset / m + i] = sum;
+                                }
                             }
                         }
                     }
                 }
+                for n in next.iter_mut() {
+                    *n += 1; // past the collective step
+                }
+                progressed = true;
             }
-            for r in 0..ranks {
-                next[r] += 1; // past the collective step
+            if (0..ranks).all(|r| next[r] == schedules[r].steps.len()) {
+                break;
             }
+            assert!(
+                progressed,
+                "the ranks wait for each other forever (at steps {next:?})"
+            );
         }
+        assert_eq!(round, n_groups);
         let everyone: Vec<u32> = (0..sh.ranks).collect();
         for r in 0..ranks {
-            assert_eq!(next[r], schedules[r].steps.len());
             let (which, _, tokens) = sh.on_rank(r as u32).result();
             for (i, token) in tokens.enumerate() {
                 let (held, mut sum) = state[r].sums(which)[i]
@@ -939,6 +1115,7 @@ mod tests {
                 replay(form, l, ranks, Overlap::None, 1);
                 for chunks in [1, 2, 3, 5, 24] {
                     replay(form, l, ranks, Overlap::Chunked, chunks);
+                    replay(form, l, ranks, Overlap::Copy, chunks);
                     if form == Form::ReduceScatter {
                         replay(form, l, ranks, Overlap::Ring, chunks);
                     }
@@ -982,6 +1159,34 @@ mod tests {
             .cloned()
             .unwrap_or_default();
         assert!(text.contains("not its owner's"), "{text}");
+    }
+
+    #[test]
+    fn a_pull_that_does_not_wait_for_its_flag_is_caught_by_the_replay() {
+        // The planted bug: the ring's pulls copy the previous rank's partial sum without waiting
+        // for the flag that says it is written.
+        let l = layer(48, 32, 48);
+        let result = std::panic::catch_unwind(|| {
+            let s: Vec<Schedule> = (0..3)
+                .map(|r| {
+                    let sh = Sharding::new(Form::ReduceScatter, l, 3, r).unwrap();
+                    let mut s = Schedule::new(sh, Overlap::Copy, 2).unwrap();
+                    for step in &mut s.steps {
+                        if let Op::Pull(p) = &mut step.op {
+                            p.ready = None;
+                        }
+                    }
+                    s
+                })
+                .collect();
+            replay_schedules(s);
+        });
+        let message = result.expect_err("pulls without waits pass the replay");
+        let text = message
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(text.contains("has not computed"), "{text}");
     }
 
     #[test]
