@@ -176,6 +176,11 @@ pub struct ParallelOptions {
     /// alone (the scaling efficiency's yardstick)
     #[arg(long, requires = "parallel")]
     pub parts: bool,
+    /// Every GEMM by `auto`'s choice; by default `tuned`: each distinct GEMM of a run (a chunk's,
+    /// the whole layer's) times auto's candidates once on the rank's buffers and keeps the
+    /// fastest
+    #[arg(long, requires = "parallel")]
+    pub untuned: bool,
 }
 
 impl Cli {
@@ -229,6 +234,7 @@ impl Cli {
                 comm_sms: o.comm_sms,
                 watchdog: std::time::Duration::from_secs(o.watchdog),
                 fail_rank: o.fail_rank,
+                untuned: o.untuned,
             })
         })())
     }
@@ -338,6 +344,9 @@ pub struct RankArgs {
     pub whole: bool,
     #[arg(long)]
     pub fail: bool,
+    /// `auto` for every GEMM instead of `tuned` (each distinct GEMM's candidates timed once)
+    #[arg(long)]
+    pub untuned: bool,
 }
 
 impl RankArgs {
@@ -361,7 +370,11 @@ impl RankArgs {
             chunks: self.chunks.clone(),
             parts: self.parts,
             whole: self.whole,
-            algorithm: Algorithm::Auto(Math::Strict),
+            algorithm: if self.untuned {
+                Algorithm::Auto(Math::Strict)
+            } else {
+                Algorithm::Tuned(Math::Strict)
+            },
             timing: gpu_gemm::timing::Timing {
                 warmup: self.warmup,
                 iters: self.iters,

@@ -45,6 +45,8 @@ pub struct ParallelRun {
     pub watchdog: Duration,
     /// A rank that fails on purpose before joining the communicator.
     pub fail_rank: Option<u32>,
+    /// `auto` for every GEMM instead of `tuned`.
+    pub untuned: bool,
 }
 
 /// How long the launcher lets the other ranks end on their own after one failed.
@@ -112,6 +114,9 @@ pub fn rank_arguments(run: &ParallelRun, id: &str, rank: u32) -> Vec<String> {
     }
     if run.fail_rank == Some(rank) {
         args.push("--fail".into());
+    }
+    if run.untuned {
+        args.push("--untuned".into());
     }
     args
 }

@@ -412,7 +412,9 @@ pub fn run_rank<T: Element<Bits = u16>>(
         what: format!("opening GPU {}", plan.device),
         cause: format!("{e:#}"),
     })?;
-    let gemm = Gemm::on(Backend::Gpu(Box::new(gpu.quiet())));
+    // `Algorithm::Tuned` keeps this rank's winners in its own file: ranks tune at once.
+    let cache = std::env::temp_dir().join(format!("gpu-gemm-tp-rank{rank}-tuning.csv"));
+    let gemm = Gemm::on(Backend::Gpu(Box::new(gpu.quiet()))).with_tuning_cache(cache);
     let Backend::Gpu(gpu) = gemm.backend() else {
         unreachable!("made on the GPU above")
     };
@@ -723,6 +725,35 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
             && schedule.steps.iter().any(|s| matches!(s.op, Op::Gemm(_)));
         self.gpu
             .reserve_multiprocessors(if beside { self.plan.comm_sms } else { 0 });
+        // `Algorithm::Tuned`: each distinct GEMM of the schedule timed once at every candidate
+        // on the rank's own buffers (with the multiprocessors it will have), so that a chunk
+        // gets the tile that suits its size, not the whole GEMM's.
+        if matches!(self.plan.algorithm, Algorithm::Tuned(_)) {
+            // The candidates are timed on real numbers (a tensor core runs faster on zeros):
+            // B filled with X's values, as if every token had arrived.
+            let x = match self.sharding.form {
+                Form::AllGather => {
+                    let whole = Sharding::new(Form::AllGather, self.plan.layer, 1, 0)?;
+                    data::input_shard::<T>(&whole, self.plan.seed)
+                }
+                Form::ReduceScatter => self.input.clone(),
+            };
+            self.buffers
+                .b
+                .copy_from(T::as_bits(&x))
+                .map_err(self.fail("filling B for tuning"))?;
+            drop(x);
+            let mut seen = Vec::new();
+            for step in &schedule.steps {
+                if let Op::Gemm(g) = &step.op {
+                    let key = (g.tokens.end - g.tokens.start, g.accumulate);
+                    if !seen.contains(&key) {
+                        seen.push(key);
+                        self.tune(g)?;
+                    }
+                }
+            }
+        }
         // The GEMM of each step prepared once: its launch, tensor maps, grid.
         let mut launches: Vec<Option<(Launch, Problem)>> = Vec::new();
         for step in &schedule.steps {
@@ -787,6 +818,33 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
             },
             (verdict, timeline),
         ))
+    }
+
+    /// Runs the GEMM of `g` once through `Gemm::run` with the plan's `Algorithm::Tuned`, which
+    /// times the candidates on these buffers the first time (C's input restored when β = 1)
+    /// and keeps the winner for [`Runner::launch_of`].
+    fn tune(&self, g: &super::schedule::GemmStep) -> Result<(), ParallelError> {
+        let rank = self.plan.rank;
+        let config = gemm_config(&self.sharding, g.tokens.end - g.tokens.start, g.accumulate);
+        let slice = |address: u64, len: usize| Raw { address, len };
+        let b = &self.buffers;
+        let a = slice(b.address(Buffer::A), b.a.len());
+        let bb = slice(
+            b.address(Buffer::B) + 2 * g.b_offset as u64,
+            b.b.len() - g.b_offset,
+        );
+        let out_len = match g.out {
+            Buffer::D => b.d.as_ref().map_or(0, |d| d.len()),
+            _ => b.c.len(),
+        };
+        let mut c = slice(
+            b.address(g.out) + 2 * g.out_offset as u64,
+            out_len - g.out_offset,
+        );
+        self.gemm
+            .run::<T>(&config, &self.plan.algorithm, &a, &bb, &mut c)
+            .map(|_| ())
+            .map_err(|source| ParallelError::Gemm { rank, source })
     }
 
     /// What the GEMM of `tokens` launches: `Gemm`'s own choice and checks.
@@ -1038,6 +1096,30 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
     }
 }
 
+/// A range of the rank's own device memory as an operand of [`Gemm::run`].
+struct Raw {
+    address: u64,
+    len: usize,
+}
+
+impl<T: Element> crate::Operand<T> for Raw {
+    fn memory(&self) -> crate::api::Memory<'_, T> {
+        crate::api::Memory::Device {
+            address: self.address,
+            len: self.len,
+        }
+    }
+}
+
+impl<T: Element> crate::OperandMut<T> for Raw {
+    fn memory_mut(&mut self) -> crate::api::MemoryMut<'_, T> {
+        crate::api::MemoryMut::Device {
+            address: self.address,
+            len: self.len,
+        }
+    }
+}
+
 /// The events of a run: its start and end, and each step's begin and end.
 struct Events {
     start: Event,
@@ -1140,6 +1222,14 @@ fn time_whole<T: Element<Bits = u16>>(
     drop((w, x));
     let c = alloc(rank, "the whole Y", one.len(Buffer::C))?;
     let config = gemm_config(&one, plan.layer.tokens, false);
+    if matches!(plan.algorithm, Algorithm::Tuned(_)) {
+        let raw = |b: &DeviceBuffer<u16>| Raw {
+            address: b.as_device_ptr().as_raw(),
+            len: b.len(),
+        };
+        gemm.run::<T>(&config, &plan.algorithm, &raw(&a), &raw(&b), &mut raw(&c))
+            .map_err(|source| ParallelError::Gemm { rank, source })?;
+    }
     let (_, launch, problem) = gemm
         .launch_for::<T>(&config, &plan.algorithm)
         .map_err(|source| ParallelError::Gemm { rank, source })?;
