@@ -181,6 +181,10 @@ pub struct ParallelOptions {
     /// fastest
     #[arg(long, requires = "parallel")]
     pub untuned: bool,
+    /// Also write the run and every rank's report to this JSON file (`host experiment
+    /// parallel --runs DIR` makes the page of a folder of them)
+    #[arg(long, value_name = "FILE", requires = "parallel")]
+    pub json: Option<PathBuf>,
 }
 
 impl Cli {

@@ -56,6 +56,9 @@ fn run() -> Result<bool> {
         println!("seed {seed}; starting {} ranks", run.gpus);
         let reports = host::parallel::launch(&run)?;
         let passed = host::parallel::print(&run, &reports);
+        if let Some(path) = &cli.parallel.json {
+            host::parallel::save(&run, &reports, path)?;
+        }
         if let Some((name, _)) = host::parallel::Figures::from_reports(&reports).overlapped {
             println!("rank 0's fastest overlapped run ({name}), step by step (CUDA events):");
             for line in host::parallel::timeline(&reports[0], &name) {

@@ -526,3 +526,23 @@ pub fn rank_main(
         }
     }
 }
+
+/// Writes the run and the ranks' reports as one JSON file (what `host experiment parallel`
+/// reads).
+pub fn save(run: &ParallelRun, reports: &[Value], path: &std::path::Path) -> Result<()> {
+    let l = run.layer;
+    let value = json!({
+        "run": {
+            "form": run.form.name(), "tokens": l.tokens, "out_features": l.out_features,
+            "in_features": l.in_features, "gpus": run.gpus, "dtype": run.dtype,
+            "chunks": run.chunks, "comm_sms": run.comm_sms, "seed": run.seed,
+            "overlaps": run.overlaps.iter().map(|o| o.name()).collect::<Vec<_>>(),
+        },
+        "reports": reports,
+    });
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, serde_json::to_string_pretty(&value)?)?;
+    Ok(())
+}

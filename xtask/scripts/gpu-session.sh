@@ -23,8 +23,11 @@ for step in "$@"; do
       nvidia-smi topo -m 2>&1 | tee "$OUT/topo.txt" | head -8
       for shape in ${PARALLEL_SHAPES:-"allgather 8192 28672 8192" "allgather 8192 10240 8192" "allgather 2048 28672 8192" "allgather 2048 10240 8192" "reducescatter 8192 8192 28672" "reducescatter 8192 8192 8192" "reducescatter 2048 8192 28672" "reducescatter 2048 8192 8192"}; do
         set -- $shape
-        $host --parallel $1 --gpus $gpus --tokens $2 --out-features $3 --in-features $4 --parts --seed 1 ${PARALLEL_ARGS:-} 2>&1 | tee "$OUT/parallel-$gpus-$1-$2-$3-$4.log" | grep -v '^\s' | tail -14
+        $host --parallel $1 --gpus $gpus --tokens $2 --out-features $3 --in-features $4 --parts --seed 1 --json "$OUT/parallel-json/$gpus-$1-$2-$3-$4.json" ${PARALLEL_ARGS:-} 2>&1 | tee "$OUT/parallel-$gpus-$1-$2-$3-$4.log" | grep -v '^\s' | tail -14
       done ;;
+    parallel-page)
+      # The page of the runs above, beside PyTorch's figures (run parallel and parallel-torch first).
+      $host experiment parallel --runs "$OUT/parallel-json" --torch "$OUT/parallel-torch.log" --out "$OUT/007-parallel" 2>&1 | tail -20 ;;
     parallel-fail)
       # A planted failure on the last rank: every rank must stop, with its message, within 30 s.
       gpus=${PARALLEL_GPUS:-$(nvidia-smi -L | wc -l)}

@@ -15,6 +15,7 @@
 //! | `cg` (`004`) | 004 | the cooperative-groups kernels as a percentage of cuBLAS |
 //! | `hopper` (`005`) | tensor cores 2, 3 | every step of the Hopper kernels against cuBLAS of the same type |
 //! | `auto` | | every candidate of `auto` at each shape beside cuBLAS; writes `auto-table.csv` |
+//! | `parallel` (`007`) | | the tensor-parallel page, from the runs `host --parallel … --json` saved on the GPUs |
 //! | `shapes` | | the shapes real models run (DeepGEMM's dense set, Llama-3 8B and 70B, the squares): `auto` beside cuBLAS or cuBLASLt, and the memory bandwidth decode shapes reach |
 //!
 //! On the emulator (`--backend emu`) every experiment runs at small sizes; its times are the
@@ -25,6 +26,7 @@ pub mod chart;
 pub mod context;
 pub mod hopper;
 pub mod page;
+pub mod parallel;
 pub mod precision;
 pub mod progress;
 pub mod progression;
@@ -69,6 +71,9 @@ pub enum Experiment {
     /// beside cuBLAS (cuBLASLt in e4m3), and the memory bandwidth decode shapes reach
     #[command(name = "shapes")]
     Shapes(shapes::Args),
+    /// The tensor-parallel page from the runs `host --parallel … --json` saved (no GPU needed)
+    #[command(name = "parallel", visible_alias = "007")]
+    Parallel(parallel::Args),
     /// Every experiment but `auto` and `shapes` at its default sizes, each into `OUT/<experiment>/` (OUT defaults to `results/`)
     All(AllArgs),
 }
@@ -93,6 +98,7 @@ impl Experiment {
             Experiment::Hopper(a) => &a.common,
             Experiment::Auto(a) => &a.common,
             Experiment::Shapes(a) => &a.common,
+            Experiment::Parallel(_) => unreachable!("the parallel page opens no backend"),
             Experiment::All(a) => &a.common,
         }
     }
@@ -108,6 +114,7 @@ impl Experiment {
             Experiment::Hopper(_) => hopper::ID,
             Experiment::Auto(_) => auto::ID,
             Experiment::Shapes(a) => a.dtype.id(),
+            Experiment::Parallel(_) => parallel::ID,
             Experiment::All(_) => "all",
         }
     }
@@ -120,6 +127,9 @@ pub fn run(experiment: &Experiment) -> Result<bool> {
 
 /// [`run()`] with the command line to record on the page given (tests pass their own).
 pub fn run_with_command_line(experiment: &Experiment, command_line: String) -> Result<bool> {
+    if let Experiment::Parallel(args) = experiment {
+        return parallel::run(args, command_line);
+    }
     let common = experiment.common();
     let (backend, note) = Backend::open(common.backend, common.ptx.as_deref())?;
     if let Some(note) = note {
@@ -188,7 +198,9 @@ fn run_one(ctx: &Context, experiment: &Experiment, out: &Path) -> Result<bool> {
         Experiment::Hopper(a) => hopper::run(ctx, a)?,
         Experiment::Auto(a) => auto::run(ctx, a)?,
         Experiment::Shapes(a) => shapes::run(ctx, a)?,
-        Experiment::All(_) => unreachable!("`all` runs the others"),
+        Experiment::Parallel(_) | Experiment::All(_) => {
+            unreachable!("`parallel` and `all` are run before a backend opens")
+        }
     };
     let written = page.write(out)?;
     println!("{}", page.to_terminal());
