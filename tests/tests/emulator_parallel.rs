@@ -203,3 +203,60 @@ fn a_ring_step_that_overwrites_the_received_sum_fails_the_check() {
     }
     println!("planted ring overwrite: {:?}", results[0].check);
 }
+
+#[test]
+fn four_and_eight_ranks_run_every_overlap_on_the_emulator() {
+    // The 4- and 8-GPU machines are not lent: the N-rank code paths are checked here.
+    let cases = [
+        (
+            4,
+            Layer {
+                tokens: 96,
+                out_features: 96,
+                in_features: 64,
+            },
+        ),
+        (
+            8,
+            Layer {
+                tokens: 128,
+                out_features: 128,
+                in_features: 128,
+            },
+        ),
+    ];
+    for (ranks, layer) in cases {
+        for form in [Form::AllGather, Form::ReduceScatter] {
+            for (overlap, chunks) in [
+                (Overlap::None, 1),
+                (Overlap::Chunked, 2),
+                (Overlap::Copy, 2),
+                (Overlap::Ring, 2),
+            ] {
+                if overlap == Overlap::Ring && form == Form::AllGather {
+                    continue;
+                }
+                let results = local::run::<bf16>(
+                    form,
+                    layer,
+                    ranks,
+                    overlap,
+                    chunks,
+                    &Algorithm::Auto(Math::Strict),
+                    3,
+                    |_| {},
+                )
+                .unwrap_or_else(|e| panic!("{form:?} {ranks} ranks {overlap:?}: {e}"));
+                assert_eq!(results.len(), ranks as usize);
+                for r in &results {
+                    assert!(
+                        r.check.passed(),
+                        "{form:?} {ranks} ranks {overlap:?}: rank {}: {:?}",
+                        r.rank,
+                        r.check
+                    );
+                }
+            }
+        }
+    }
+}

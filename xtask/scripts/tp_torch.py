@@ -1,4 +1,5 @@
-"""PyTorch's tensor-parallel layer on the same GPUs: the yardstick of `host --parallel`.
+"""PyTorch's tensor-parallel layer on the same GPUs: the yardstick of `host --parallel allgather`
+(and reducescatter).
 
 For each shape (the issue's bar): NCCL then cuBLAS in sequence (all_gather_into_tensor then
 matmul; matmul then reduce_scatter_tensor), and PyTorch's fused async-TP ops on symmetric

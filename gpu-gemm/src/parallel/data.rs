@@ -158,7 +158,8 @@ pub fn check_result<T: Scalar>(
             let ratio = (got - sum).abs() / (tolerance * magnitude).max(f64::MIN_POSITIVE);
             check.checked += 1;
             // NaN (an element never written) fails too.
-            if !(ratio <= 1.0) && check.first_failure.is_none() {
+            let fails = ratio.is_nan() || ratio > 1.0;
+            if fails && check.first_failure.is_none() {
                 check.first_failure = Some((n, t, got, sum));
             }
             if ratio.is_nan() {

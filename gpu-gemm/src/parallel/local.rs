@@ -14,10 +14,13 @@ use std::sync::{Barrier, Condvar, Mutex};
 
 /// What every rank's thread shares: one slot per rank for what it contributes to the current
 /// collective, and the barrier between contributing and reading.
+/// A rank's sends of one group: (peer, elements).
+type Sends<T> = Vec<(u32, Vec<T>)>;
+
 struct Group<T> {
     slots: Mutex<Vec<Vec<T>>>,
-    /// What each rank sends in a point-to-point group: (peer, elements).
-    mail: Mutex<Vec<Vec<(u32, Vec<T>)>>>,
+    /// What each rank sends in a point-to-point group.
+    mail: Mutex<Vec<Sends<T>>>,
     barrier: Barrier,
 }
 
@@ -174,6 +177,7 @@ pub struct LocalRank {
 /// Runs the layer over `ranks` threads with the emulator: every rank's shards generated from
 /// `seed`, its schedule run step by step, its result checked. `tamper`, for the tests' planted
 /// bugs, may change each rank's schedule before it runs.
+#[allow(clippy::too_many_arguments)] // the job's description, then the tests' tamper hook
 pub fn run<T: Element>(
     form: Form,
     layer: Layer,

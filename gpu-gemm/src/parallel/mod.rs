@@ -2,8 +2,9 @@
 //! communication through NCCL, and the project's own kernels on each rank.
 //!
 //! - [`schedule`]: the sharding and each rank's steps (GEMMs on a compute stream, NCCL
-//!   collectives on a comm stream, the waits between them), for the two forms (all-gather → GEMM,
-//!   GEMM → reduce-scatter) and the overlaps (none, chunked). Pure data, tested on its own.
+//!   collectives or copy-engine pulls on a comm stream, the waits between them), for the two forms
+//!   (all-gather → GEMM, GEMM → reduce-scatter) and the overlaps (none, chunked, ring, copy). Pure
+//!   data, replayed symbolically by its tests. Its header is the lesson and the measurements.
 //! - [`data`]: the inputs, a function of each element's position so that every rank makes its
 //!   own shards, and the sampled check of each rank's result against the f64 reference.
 //! - [`local`]: the ranks as threads on the CPU emulator (no GPU, no NCCL): what CI runs.

@@ -12,6 +12,15 @@
 //!   grids where NCCL runs beside them (chunked, ring) and caps NCCL at as many blocks
 //!   (`NCCL_MAX_CTAS`, for the whole process). [`Overlap::Copy`] needs neither: the copy engines
 //!   move its data.
+//! - **The copy engines** ([`Overlap::Copy`]). Each rank's B, C and flags are exported with
+//!   `cuIpcGetMemHandle`; the handles travel in one `ncclAllGather` and every rank opens its
+//!   peers' (`cuIpcOpenMemHandle` with peer access), so that a pull is a `cuMemcpyDtoDAsync`
+//!   from a peer's address over NVLink. A flag is a `u32` in the writer's memory, set to the run's
+//!   number by `cuStreamWriteValue32` (fenced after the stream's work) and waited for by the
+//!   reader's stream with `cuStreamWaitValue32` (≥): no host round trip, no reset between runs.
+//! - **Each chunk its own tile.** With `Algorithm::Tuned` (the default of `host --parallel`)
+//!   every distinct GEMM of a run (a chunk's, the whole layer's) times `auto`'s candidates once
+//!   on the rank's buffers, B filled with real data first (a tensor core runs faster on zeros).
 //! - **Nothing hangs.** A rank waits for its streams by polling their last event, NCCL's
 //!   asynchronous error (`ncclCommGetAsyncError`) and a clock: an error or no progress within
 //!   [`RankPlan::watchdog`] aborts the communicator (`ncclCommAbort`, which ends the rank's

@@ -17,10 +17,11 @@ pub enum Part {
     TensorCores3,
     TensorCores4,
     TensorCores5,
+    AcrossGpus,
 }
 
 impl Part {
-    pub const ALL: [Part; 8] = [
+    pub const ALL: [Part; 9] = [
         Part::Progression,
         Part::OtherDocuments,
         Part::BeyondTheDocuments,
@@ -29,6 +30,7 @@ impl Part {
         Part::TensorCores3,
         Part::TensorCores4,
         Part::TensorCores5,
+        Part::AcrossGpus,
     ];
 
     pub fn title(self) -> &'static str {
@@ -41,6 +43,7 @@ impl Part {
             Part::TensorCores3 => "Tensor cores, chapter 3: 16-bit types on Hopper",
             Part::TensorCores4 => "Tensor cores, chapter 4: FP8 on Hopper",
             Part::TensorCores5 => "Tensor cores, chapter 5: the shapes programs run",
+            Part::AcrossGpus => "Across GPUs: one layer over the GPUs of a host",
         }
     }
 }
@@ -506,6 +509,21 @@ pub const CHAPTERS: &[Chapter] = &[
             anchor: "shape_rule",
         }],
         measured: &[Measured::Page("006-shapes-bf16")],
+    },
+    Chapter {
+        slug: "tensor-parallel",
+        title: "Tensor parallelism: all-gather and reduce-scatter around the GEMM, overlapped",
+        part: Part::AcrossGpus,
+        variants: &[],
+        lessons: &[
+            "gpu-gemm/src/parallel/schedule.rs",
+            "gpu-gemm/src/parallel/nccl.rs",
+        ],
+        code: &[Code {
+            file: "gpu-gemm/src/parallel/schedule.rs",
+            anchor: "copy_schedule",
+        }],
+        measured: &[Measured::Page("007-parallel")],
     },
 ];
 
