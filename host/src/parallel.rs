@@ -451,29 +451,28 @@ pub fn run_on_emulator(run: &ParallelRun) -> Result<bool> {
             run.chunks.iter().map(|&c| (overlap, c)).collect()
         }
     });
-    for (overlap, chunks) in runs {
+    fn emulate<T: gpu_gemm::Element>(
+        run: &ParallelRun,
+        overlap: Overlap,
+        chunks: u32,
+    ) -> Result<Vec<gpu_gemm::parallel::local::LocalRank>, ParallelError> {
         let algorithm = Algorithm::Auto(Math::Strict);
+        let (form, layer, gpus, seed) = (run.form, run.layer, run.gpus, run.seed);
+        gpu_gemm::parallel::local::run::<T>(
+            form,
+            layer,
+            gpus,
+            overlap,
+            chunks,
+            &algorithm,
+            seed,
+            |_| {},
+        )
+    }
+    for (overlap, chunks) in runs {
         let ranks = match run.dtype {
-            "bf16" => gpu_gemm::parallel::local::run::<bf16>(
-                run.form,
-                run.layer,
-                run.gpus,
-                overlap,
-                chunks,
-                &algorithm,
-                run.seed,
-                |_| {},
-            )?,
-            "f16" => gpu_gemm::parallel::local::run::<f16>(
-                run.form,
-                run.layer,
-                run.gpus,
-                overlap,
-                chunks,
-                &algorithm,
-                run.seed,
-                |_| {},
-            )?,
+            "bf16" => emulate::<bf16>(run, overlap, chunks)?,
+            "f16" => emulate::<f16>(run, overlap, chunks)?,
             other => bail!("tensor-parallel runs take bf16 or f16, not {other}"),
         };
         for r in ranks {

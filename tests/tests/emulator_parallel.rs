@@ -5,7 +5,7 @@
 //! scattered to each other's places, a ring step that overwrites the partial sum it received instead of adding to it.
 use gpu_gemm::half::bf16;
 use gpu_gemm::parallel::local;
-use gpu_gemm::parallel::schedule::{Buffer, Collective, Op};
+use gpu_gemm::parallel::planted;
 use gpu_gemm::parallel::{Form, Layer, Overlap, ParallelError, Schedule};
 use gpu_gemm::{Algorithm, Math};
 
@@ -102,24 +102,7 @@ fn planted(form: Form, tamper: impl Fn(&mut Schedule) + Sync) -> Vec<local::Loca
 
 #[test]
 fn a_gathered_chunk_at_the_wrong_offset_fails_the_check() {
-    // The planted bug: each chunk's all-gather lands 8 tokens further than the GEMMs read it.
-    let results = planted(Form::AllGather, |s| {
-        let (k, b) = (s.sharding.k_local() as usize, s.sharding.len(Buffer::B));
-        for step in &mut s.steps {
-            if let Op::Collectives(group) = &mut step.op {
-                for c in group {
-                    if let Collective::AllGather {
-                        offset, per_rank, ..
-                    } = c
-                    {
-                        if *offset + 8 * k + 2 * *per_rank <= b {
-                            *offset += 8 * k;
-                        }
-                    }
-                }
-            }
-        }
-    });
+    let results = planted(Form::AllGather, |s| planted::gather_shifted(s, 8));
     let failed: Vec<_> = results.iter().filter(|r| !r.check.passed()).collect();
     assert!(!failed.is_empty(), "the shifted gather passed every check");
     println!("planted gather offset: {:?}", failed[0].check);
@@ -127,23 +110,7 @@ fn a_gathered_chunk_at_the_wrong_offset_fails_the_check() {
 
 #[test]
 fn chunk_sums_scattered_to_each_others_places_fail_the_check() {
-    // The planted bug: the two chunks' reduce-scatters swap where their sums go.
-    let results = planted(Form::ReduceScatter, |s| {
-        let mut offsets: Vec<&mut usize> = s
-            .steps
-            .iter_mut()
-            .filter_map(|step| match &mut step.op {
-                Op::Collectives(group) => match &mut group[0] {
-                    Collective::ReduceScatter { recv_offset, .. } => Some(recv_offset),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect();
-        let (first, second) = (*offsets[0], *offsets[1]);
-        *offsets[0] = second;
-        *offsets[1] = first;
-    });
+    let results = planted(Form::ReduceScatter, planted::scattered_chunks_swapped);
     for r in &results {
         assert!(
             !r.check.passed(),
@@ -185,13 +152,7 @@ fn a_ring_step_that_overwrites_the_received_sum_fails_the_check() {
         2,
         &Algorithm::Auto(Math::Strict),
         7,
-        |s| {
-            for step in &mut s.steps {
-                if let Op::Gemm(g) = &mut step.op {
-                    g.accumulate = false;
-                }
-            }
-        },
+        planted::ring_overwrites,
     )
     .expect("the planted bug still runs");
     for r in &results {

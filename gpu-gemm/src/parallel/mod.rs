@@ -21,6 +21,7 @@ pub mod data;
 pub mod local;
 #[cfg(feature = "nccl")]
 pub mod nccl;
+pub mod planted;
 pub mod schedule;
 
 pub use schedule::{Form, Layer, Overlap, Schedule, Sharding, ShardingError};

@@ -1145,69 +1145,75 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_chunk_reduced_into_the_wrong_place_is_caught_by_the_replay() {
-        // The planted bug: the two chunks' reduce-scatters swap where their sums go.
-        let l = layer(48, 32, 16);
+    /// Replays every rank's schedule of `form` with `bug` planted, and returns the message the
+    /// replay stopped with.
+    fn replay_with(
+        form: Form,
+        l: Layer,
+        ranks: u32,
+        overlap: Overlap,
+        bug: fn(&mut Schedule),
+    ) -> String {
         let result = std::panic::catch_unwind(|| {
-            let mut s: Vec<Schedule> = (0..2)
+            let s: Vec<Schedule> = (0..ranks)
                 .map(|r| {
-                    let sh = Sharding::new(Form::ReduceScatter, l, 2, r).unwrap();
-                    Schedule::new(sh, Overlap::Chunked, 2).unwrap()
-                })
-                .collect();
-            for sched in &mut s {
-                let mut offsets: Vec<&mut usize> = sched
-                    .steps
-                    .iter_mut()
-                    .filter_map(|step| match &mut step.op {
-                        Op::Collectives(group) => match &mut group[0] {
-                            Collective::ReduceScatter { recv_offset, .. } => Some(recv_offset),
-                            _ => None,
-                        },
-                        _ => None,
-                    })
-                    .collect();
-                let (first, second) = (*offsets[0], *offsets[1]);
-                *offsets[0] = second;
-                *offsets[1] = first;
-            }
-            replay_schedules(s);
-        });
-        let message = result.expect_err("the swapped sums pass the replay");
-        let text = message
-            .downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_default();
-        assert!(text.contains("not its owner's"), "{text}");
-    }
-
-    #[test]
-    fn a_pull_that_does_not_wait_for_its_flag_is_caught_by_the_replay() {
-        // The planted bug: the ring's pulls copy the previous rank's partial sum without waiting
-        // for the flag that says it is written.
-        let l = layer(48, 32, 48);
-        let result = std::panic::catch_unwind(|| {
-            let s: Vec<Schedule> = (0..3)
-                .map(|r| {
-                    let sh = Sharding::new(Form::ReduceScatter, l, 3, r).unwrap();
-                    let mut s = Schedule::new(sh, Overlap::Copy, 2).unwrap();
-                    for step in &mut s.steps {
-                        if let Op::Pull(p) = &mut step.op {
-                            p.ready = None;
-                        }
-                    }
+                    let sh = Sharding::new(form, l, ranks, r).unwrap();
+                    let mut s = Schedule::new(sh, overlap, 2).unwrap();
+                    bug(&mut s);
                     s
                 })
                 .collect();
             replay_schedules(s);
         });
-        let message = result.expect_err("pulls without waits pass the replay");
-        let text = message
+        let message = result.expect_err("the planted bug passes the replay");
+        message
             .downcast_ref::<String>()
             .cloned()
-            .unwrap_or_default();
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_chunk_reduced_into_the_wrong_place_is_caught_by_the_replay() {
+        let l = layer(48, 32, 16);
+        let text = replay_with(
+            Form::ReduceScatter,
+            l,
+            2,
+            Overlap::Chunked,
+            crate::parallel::planted::scattered_chunks_swapped,
+        );
+        assert!(text.contains("not its owner's"), "{text}");
+    }
+
+    #[test]
+    fn a_pull_that_does_not_wait_for_its_flag_is_caught_by_the_replay() {
+        let l = layer(48, 32, 48);
+        let text = replay_with(
+            Form::ReduceScatter,
+            l,
+            3,
+            Overlap::Copy,
+            crate::parallel::planted::pulls_without_flags,
+        );
         assert!(text.contains("has not computed"), "{text}");
+    }
+
+    #[test]
+    fn a_gather_off_by_eight_tokens_and_a_ring_that_overwrites_are_caught_by_the_replay() {
+        let l = layer(96, 32, 48);
+        let text = replay_with(Form::AllGather, l, 2, Overlap::Chunked, |s| {
+            crate::parallel::planted::gather_shifted(s, 8)
+        });
+        // The shifted gather sends rows of B the rank does not have yet.
+        assert!(text.contains("sends a piece of B it lacks"), "{text}");
+        let text = replay_with(
+            Form::ReduceScatter,
+            l,
+            3,
+            Overlap::Ring,
+            crate::parallel::planted::ring_overwrites,
+        );
+        assert!(text.contains("computes token"), "{text}");
     }
 
     #[test]
