@@ -1042,6 +1042,7 @@ impl Gemm {
     /// What a call with this configuration and algorithm launches, and the problem it
     /// describes, for the crate's own launchers that enqueue on buffers they made themselves
     /// (the tensor-parallel ranks): the same choice and checks as [`Gemm::run`] before buffers.
+    #[cfg_attr(not(feature = "nccl"), allow(dead_code))]
     pub(crate) fn launch_for<T: Element>(
         &self,
         config: &GemmConfig,

@@ -144,8 +144,9 @@ pub struct ParallelOptions {
     /// GEMM of one chunk of tokens while NCCL moves another), ring (reduce-scatter only: each
     /// rank's GEMM adds its product to the partial sum the previous rank sent, β = 1, and sends
     /// it on), copy (the data moved by the copy engines from the peers' memory, CUDA IPC, each
-    /// chunk's readiness a flag the stream waits on: no NCCL kernel beside the GEMMs)
-    /// [default: none,chunked,copy, and ring for reducescatter]
+    /// chunk's readiness a flag the stream waits on: no NCCL kernel beside the GEMMs),
+    /// copy-first (allgather only: the copy engines bring the shards, then one GEMM)
+    /// [default: none,chunked,copy, with copy-first for allgather and ring for reducescatter]
     #[arg(long, value_enum, value_delimiter = ',', requires = "parallel")]
     pub overlap: Vec<Overlap>,
     /// Token chunks per rank's shard (--overlap chunked); several separated by commas time one
@@ -215,7 +216,12 @@ impl Cli {
                 gpus: o.gpus,
                 overlaps: if o.overlap.is_empty() {
                     match form {
-                        Form::AllGather => vec![Overlap::None, Overlap::Chunked, Overlap::Copy],
+                        Form::AllGather => vec![
+                            Overlap::None,
+                            Overlap::Chunked,
+                            Overlap::Copy,
+                            Overlap::CopyFirst,
+                        ],
                         Form::ReduceScatter => {
                             vec![
                                 Overlap::None,

@@ -477,7 +477,10 @@ pub fn run_rank<T: Element<Bits = u16>>(
             }
         }
         let runs = plan.overlaps.iter().flat_map(|&overlap| match overlap {
-            Overlap::None => vec![(overlap, 1, overlap.name().to_string())],
+            // The sequential run is `none`; copy-first, which has no chunks either, `copy-first:1`
+            // so that it counts among the overlaps it is compared with.
+            Overlap::None => vec![(overlap, 1, "none".to_string())],
+            Overlap::CopyFirst => vec![(overlap, 1, format!("{}:1", overlap.name()))],
             Overlap::Chunked | Overlap::Ring | Overlap::Copy => plan
                 .chunks
                 .iter()
@@ -819,7 +822,11 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
         for _ in 0..self.plan.timing.iters.max(1) {
             times.push(self.run_once(comm, schedule, &prepared, &events)?);
         }
-        let timeline = events.spans(rank, schedule)?;
+        let kernels: Vec<Option<String>> = launches
+            .iter()
+            .map(|l| l.as_ref().map(|(launch, _)| launch.name().to_string()))
+            .collect();
+        let timeline = events.spans(rank, schedule, &kernels)?;
         Ok((
             Measured {
                 name: name.to_string(),
@@ -1153,7 +1160,12 @@ impl Events {
     }
 
     /// The last run's steps, in milliseconds from its start.
-    fn spans(&self, rank: u32, schedule: &Schedule) -> Result<Vec<Span>, ParallelError> {
+    fn spans(
+        &self,
+        rank: u32,
+        schedule: &Schedule,
+        kernels: &[Option<String>],
+    ) -> Result<Vec<Span>, ParallelError> {
         schedule
             .steps
             .iter()
@@ -1161,7 +1173,10 @@ impl Events {
             .map(|(i, step)| {
                 Ok(Span {
                     lane: step.lane(),
-                    what: describe(&step.op),
+                    what: match &kernels[i] {
+                        Some(kernel) => format!("{} [{kernel}]", describe(&step.op)),
+                        None => describe(&step.op),
+                    },
                     begin: self.begin[i].since(rank, &self.start)?,
                     end: self.end[i].since(rank, &self.start)?,
                 })

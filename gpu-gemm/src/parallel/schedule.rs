@@ -87,6 +87,10 @@ pub enum Overlap {
     /// GEMM multiplies the ones there; reduce-scatter is the ring, each step pulling the
     /// previous rank's partial sum and adding to it with the GEMM (β = 1).
     Copy,
+    /// All-gather only: the copy engines bring every other rank's shard first, then one GEMM
+    /// multiplies all the tokens. Nothing overlaps; for layers where cutting the GEMM costs more
+    /// than the transfer (a chunk's GEMM runs a second, nearly empty wave of tiles).
+    CopyFirst,
 }
 
 impl Overlap {
@@ -97,6 +101,7 @@ impl Overlap {
             Overlap::Chunked => "chunked",
             Overlap::Ring => "ring",
             Overlap::Copy => "copy",
+            Overlap::CopyFirst => "copy-first",
         }
     }
 }
@@ -157,6 +162,9 @@ pub enum ShardingError {
     /// The ring is a reduce-scatter schedule.
     #[error("--overlap ring is reduce-scatter's (its additions made by the GEMMs); all-gather overlaps with `chunked`")]
     NoRing,
+    /// Copy-first is an all-gather schedule.
+    #[error("--overlap copy-first is all-gather's (the shards brought first, one GEMM after); reduce-scatter's product must be summed after the GEMM")]
+    NoCopyFirst,
     /// More chunks than a shard has tokens, or none.
     #[error("{chunks} chunks of a shard of {tokens} tokens: give between 1 and {tokens}")]
     BadChunks {
@@ -515,7 +523,7 @@ impl Schedule {
     /// The schedule of `sharding`'s rank with `overlap` (`chunks` pieces per token shard).
     pub fn new(sharding: Sharding, overlap: Overlap, chunks: u32) -> Result<Self, ShardingError> {
         let chunks = match overlap {
-            Overlap::None => 1,
+            Overlap::None | Overlap::CopyFirst => 1,
             Overlap::Chunked | Overlap::Ring | Overlap::Copy => chunks,
         };
         let shard_tokens = sharding.shard_tokens();
@@ -546,7 +554,7 @@ impl Schedule {
         let all = 0..s.layer.tokens;
         let natural = vec![(all.clone(), 0)];
         let input = match (s.form, overlap) {
-            (Form::AllGather, Overlap::Copy) => {
+            (Form::AllGather, Overlap::Copy | Overlap::CopyFirst) => {
                 vec![(s.shard(s.rank), s.shard(s.rank).start as usize * k)]
             }
             (Form::AllGather, _) => layout
@@ -642,6 +650,30 @@ impl Schedule {
             }
             (Form::AllGather, Overlap::Ring) => {
                 return Err(ShardingError::NoRing);
+            }
+            (Form::AllGather, Overlap::CopyFirst) => {
+                let mut pulled = Vec::new();
+                for step in 1..s.ranks {
+                    let owner = (s.rank + step) % s.ranks;
+                    let tokens = s.shard(owner);
+                    let at = tokens.start as usize * k;
+                    pulled.push(push(
+                        Op::Pull(Pull {
+                            peer: owner,
+                            from: Buffer::B,
+                            from_offset: at,
+                            to: Buffer::B,
+                            to_offset: at,
+                            count: (tokens.end - tokens.start) as usize * k,
+                            ready: None,
+                        }),
+                        vec![],
+                    ));
+                }
+                push(gemm(all.clone(), 0, 0), pulled);
+            }
+            (Form::ReduceScatter, Overlap::CopyFirst) => {
+                return Err(ShardingError::NoCopyFirst);
             }
             // ANCHOR: copy_schedule
             (Form::AllGather, Overlap::Copy) => {
@@ -1137,6 +1169,9 @@ mod tests {
                 for chunks in [1, 2, 3, 5, 24] {
                     replay(form, l, ranks, Overlap::Chunked, chunks);
                     replay(form, l, ranks, Overlap::Copy, chunks);
+                    if form == Form::AllGather {
+                        replay(form, l, ranks, Overlap::CopyFirst, 1);
+                    }
                     if form == Form::ReduceScatter {
                         replay(form, l, ranks, Overlap::Ring, chunks);
                     }
