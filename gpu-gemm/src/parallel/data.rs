@@ -61,7 +61,7 @@ pub fn weight_shard<T: Scalar>(sharding: &Sharding, seed: u64) -> Vec<T> {
 }
 
 /// The rank's input shard: its tokens' rows of X, stored `k_local × tokens` column-major,
-/// to be put at [`Sharding::input_offset`] of B.
+/// to be put into B where the schedule wants it ([`super::schedule::Schedule::input`]).
 pub fn input_shard<T: Scalar>(sharding: &Sharding, seed: u64) -> Vec<T> {
     let (tokens, features) = (sharding.input_tokens(), sharding.features());
     tokens
