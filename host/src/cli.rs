@@ -134,7 +134,8 @@ pub struct ParallelOptions {
     /// Run one linear layer across --gpus GPUs of this host: `allgather` (X's tokens sharded and
     /// gathered, W split by out features) or `reducescatter` (W and X split by in features, the
     /// partial products reduced and scattered by tokens); with --backend emu the ranks are
-    /// threads on the emulator
+    /// threads on the emulator. In bf16, or f16 with --dtype f16 (--dtype f32, the default of
+    /// single runs, means bf16 here; f64 and e4m3 are refused)
     #[arg(long, value_enum, conflicts_with_all = ["variant", "list"])]
     pub parallel: Option<Form>,
     /// Ranks, one per GPU (devices 0..N)

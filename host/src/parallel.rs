@@ -462,6 +462,18 @@ pub fn timeline(report: &Value, run: &str) -> Vec<String> {
 
 /// Runs the layer on the emulator's threads and prints each rank's check.
 pub fn run_on_emulator(run: &ParallelRun) -> Result<bool> {
+    // The emulator runs every thread of every kernel on the CPU: a model's layer (the defaults,
+    // 8192 × 28672 × 8192) would take days.
+    const EMULATOR_MACS: f64 = (1u64 << 24) as f64;
+    if run.layer.flops() / 2.0 > EMULATOR_MACS {
+        bail!(
+            "the emulator runs small layers ({} is {:.1e} multiply-adds, the limit {:.1e}): give e.g. \
+             --tokens 96 --out-features 96 --in-features 48, or run on GPUs",
+            run.layer,
+            run.layer.flops() / 2.0,
+            EMULATOR_MACS
+        );
+    }
     use gpu_gemm::half::{bf16, f16};
     use gpu_gemm::{Algorithm, Math};
     let mut passed = true;
