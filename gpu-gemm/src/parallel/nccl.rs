@@ -18,8 +18,6 @@
 //!   from a peer's address over NVLink. A flag is a `u32` in the writer's memory, set to the run's
 //!   number by `cuStreamWriteValue32` (fenced after the stream's work) and waited for by the
 //!   reader's stream with `cuStreamWaitValue32` (≥): no host round trip, no reset between runs.
-//!   The pulls from each peer go to a stream of their own, so that pulls from different peers
-//!   run at once over their own links.
 //! - **Each chunk its own tile.** With `Algorithm::Tuned` (the default of `host --parallel`)
 //!   every distinct GEMM of a run (a chunk's, the whole layer's) times `auto`'s candidates once
 //!   on the rank's buffers, B filled with real data first (a tensor core runs faster on zeros).
@@ -522,8 +520,6 @@ struct Runner<'g, T> {
     peers: Option<Peers>,
     /// Runs so far: the number a flag is set to, and waited for, in the next one.
     runs: std::cell::Cell<u32>,
-    /// One stream per peer for the pulls from it (made with the peers' mapping).
-    pull_streams: Vec<Stream>,
 }
 
 /// Flags each rank has for its peers: more than any schedule's steps × chunks.
@@ -601,7 +597,6 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
             flags: DeviceBuffer::zeroed(FLAGS).map_err(failed("allocating the flags"))?,
             peers: None,
             runs: std::cell::Cell::new(0),
-            pull_streams: Vec::new(),
         })
     }
 
@@ -717,10 +712,6 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
             }
         }
         self.peers = Some(peers);
-        self.pull_streams = (0..ranks)
-            .map(|_| Stream::new(StreamFlags::NON_BLOCKING, None))
-            .collect::<Result<_, _>>()
-            .map_err(self.fail("creating the copy streams"))?;
         Ok(())
     }
 
@@ -914,20 +905,11 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
         })?;
         events.start.record(rank, &self.comm_stream)?;
         events.start.wait_on(rank, compute)?;
-        for stream in &self.pull_streams {
-            events.start.wait_on(rank, stream)?;
-        }
         let dtype = nccl_type(T::DTYPE);
         let run = self.runs.get() + 1;
         self.runs.set(run);
         for (i, step) in schedule.steps.iter().enumerate() {
-            // A pull goes to its peer's copy stream: pulls from different peers run at once,
-            // each over its own links (a step's waits order it; the same peer's pulls keep
-            // their order on its stream).
-            let stream = match &step.op {
-                Op::Pull(p) => &self.pull_streams[p.peer as usize],
-                _ => lane(step.lane()),
-            };
+            let stream = lane(step.lane());
             for &d in &step.after {
                 events.end[d].wait_on(rank, stream)?;
             }
@@ -991,15 +973,10 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
             }
             events.end[i].record(rank, stream)?;
         }
-        // The run ends when both lanes have, every copy stream included.
+        // The run ends when both lanes have.
         for l in [Lane::Compute, Lane::Comm] {
             if let Some(last) = schedule.last_of(l) {
                 events.end[last].wait_on(rank, compute)?;
-            }
-        }
-        for (i, step) in schedule.steps.iter().enumerate() {
-            if matches!(step.op, Op::Pull(_)) {
-                events.end[i].wait_on(rank, compute)?;
             }
         }
         events.stop.record(rank, compute)?;
