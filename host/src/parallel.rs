@@ -384,21 +384,22 @@ pub fn print(run: &ParallelRun, reports: &[Value]) -> bool {
     let cell = |x: Option<f64>| x.map_or("–".to_string(), |v| format!("{v:.3}"));
     println!("| run | ms (slowest rank) | efficiency T₁/(P·T) |");
     println!("|---|---:|---:|");
+    // T₁ is the yardstick itself: no efficiency of its own.
+    if f.whole.is_some() {
+        println!("| one GPU, whole layer (T₁) | {} | – |", cell(f.whole));
+    }
     for (name, time) in [
-        ("one GPU, whole layer (T₁)", f.whole),
         ("GEMMs alone", f.gemm),
         ("communication alone", f.comm),
         ("ideal max(GEMM, comm)", f.ideal()),
         ("sequential", f.sequential),
         ("copy-first (copy engines, then one GEMM)", f.copy_first),
     ] {
-        // T₁ is the yardstick itself: no efficiency of its own.
-        let efficiency = time.filter(|_| !name.contains("T₁"));
         if time.is_some() {
             println!(
                 "| {name} | {} | {} |",
                 cell(time),
-                cell(f.efficiency(efficiency, run.gpus))
+                cell(f.efficiency(time, run.gpus))
             );
         }
     }
