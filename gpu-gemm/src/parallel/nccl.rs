@@ -544,6 +544,16 @@ impl Drop for Peers {
     }
 }
 
+/// What a failed `cust` call of `rank` doing `what` becomes.
+fn failed(rank: u32, what: &str) -> impl Fn(cust::error::CudaError) -> ParallelError {
+    let what = what.to_string();
+    move |e| ParallelError::Cuda {
+        rank,
+        what: what.clone(),
+        cause: e.to_string(),
+    }
+}
+
 fn alloc(rank: u32, what: &str, len: usize) -> Result<DeviceBuffer<u16>, ParallelError> {
     // SAFETY: every element is written (memset or upload) before it is read.
     unsafe { DeviceBuffer::uninitialized(len.max(1)) }.map_err(|e| ParallelError::Cuda {
@@ -562,14 +572,7 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
     ) -> Result<Self, ParallelError> {
         let rank = plan.rank;
         let s = sharding;
-        let failed = |what: &str| {
-            let what = what.to_string();
-            move |e: cust::error::CudaError| ParallelError::Cuda {
-                rank,
-                what,
-                cause: e.to_string(),
-            }
-        };
+        let failed = |what: &str| failed(rank, what);
         let weights = data::weight_shard::<T>(s, plan.seed);
         let mut a = alloc(rank, "the weight shard", s.len(Buffer::A))?;
         a.copy_from(T::as_bits(&weights))
@@ -600,13 +603,8 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
         })
     }
 
-    fn fail(&self, what: &str) -> impl Fn(cust::error::CudaError) -> ParallelError + '_ {
-        let what = what.to_string();
-        move |e| ParallelError::Cuda {
-            rank: self.plan.rank,
-            what: what.clone(),
-            cause: e.to_string(),
-        }
+    fn fail(&self, what: &str) -> impl Fn(cust::error::CudaError) -> ParallelError {
+        failed(self.plan.rank, what)
     }
 
     /// Every buffer the run writes set to NaN, and the rank's input put in B where `schedule`
@@ -616,11 +614,9 @@ impl<'g, T: Element<Bits = u16>> Runner<'g, T> {
         let nan = T::as_bits(&[T::from_f64(f64::NAN)])[0];
         let b = &mut self.buffers;
         for buffer in [&mut b.c].into_iter().chain(b.d.as_mut()) {
-            buffer.set_16(nan).map_err(|e| ParallelError::Cuda {
-                rank: self.plan.rank,
-                what: "filling a buffer with NaN".into(),
-                cause: e.to_string(),
-            })?;
+            buffer
+                .set_16(nan)
+                .map_err(failed(self.plan.rank, "filling a buffer with NaN"))?;
         }
         // B as the schedule wants it on the host (NaN but the rank's pieces), then uploaded.
         let mut b = vec![T::from_f64(f64::NAN); self.buffers.b.len()];
@@ -1231,13 +1227,7 @@ fn time_whole<T: Element<Bits = u16>>(
 ) -> Result<(Measured, SampleCheck), ParallelError> {
     let rank = plan.rank;
     let one = Sharding::new(Form::AllGather, plan.layer, 1, 0)?;
-    let failed = |what: &'static str| {
-        move |e: cust::error::CudaError| ParallelError::Cuda {
-            rank,
-            what: what.into(),
-            cause: e.to_string(),
-        }
-    };
+    let failed = |what: &str| failed(rank, what);
     let (w, x) = data::whole::<T>(plan.layer, plan.seed);
     let mut a = alloc(rank, "the whole W", w.len())?;
     a.copy_from(T::as_bits(&w)).map_err(failed("uploading W"))?;
