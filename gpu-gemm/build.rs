@@ -1,8 +1,13 @@
-//! Two jobs, so that `cargo run -p host` works on a fresh clone with no manual step:
+//! Three jobs, so that `cargo run -p host` works on a fresh clone with no manual step:
 //! 1. Build the kernels' PTX (the same builder as `cargo xtask build-ptx`) for each
 //!    architecture in `EMBEDDED_ARCHS` and embed it in the binary; rebuilt whenever the kernel
 //!    sources change.
-//! 2. Make the CUDA driver a run-time dependency of the GPU backend only (`src/cuda_driver.rs`,
+//! 2. Compile that PTX ahead of time with `ptxas` (the one `cargo xtask install-cuda-tools`
+//!    puts in `.tools/`), one cubin per architecture, and embed the cubins beside the PTX: a
+//!    GPU the build targeted loads its SASS in milliseconds instead of waiting 15-30 s for the
+//!    driver's JIT; the PTX stays as the fallback for every other GPU, as in nvcc's fatbins.
+//!    Without `ptxas` (or with `GPU_GEMM_SASS=0`) the build embeds the PTX only and says so.
+//! 3. Make the CUDA driver a run-time dependency of the GPU backend only (`src/cuda_driver.rs`,
 //!    `cuda-stub/README.md`): on x86-64 Linux, generate the trampolines that define every driver
 //!    function `cust` can call, and an empty `libcuda.a` for the `-lcuda` that `cust`'s build
 //!    script asks for, so that the binary does not need `libcuda.so.1` to start. Elsewhere,
@@ -26,7 +31,8 @@ fn main() {
         root.join("xtask/src/lib.rs").display()
     );
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    embed_ptx(&root, &out);
+    let ptx = embed_ptx(&root, &out);
+    embed_sass(&root, &out, &ptx);
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let symbols_file = manifest.join("cuda-stub/symbols.txt");
     println!("cargo:rerun-if-changed={}", symbols_file.display());
@@ -110,7 +116,8 @@ fn cuda_trampolines(out: &Path, symbols: &[&str]) {
     println!("cargo:rustc-link-search=native={}", dir.display());
 }
 
-fn embed_ptx(root: &Path, out: &Path) {
+fn embed_ptx(root: &Path, out: &Path) -> Vec<(&'static str, PathBuf)> {
+    let mut embedded = Vec::new();
     let mut table = String::from("/// (architecture, PTX) pairs built by gpu-gemm/build.rs.\n");
     table.push_str("pub const EMBEDDED_PTX: &[(&str, &str)] = &[\n");
     // One fingerprint of every embedded module, computed here rather than hashing megabytes of
@@ -123,6 +130,7 @@ fn embed_ptx(root: &Path, out: &Path) {
         let dest = out.join(format!("kernels_gpu_{arch}.ptx"));
         std::fs::copy(&built.ptx, &dest).unwrap();
         fingerprint = ptx_builder::fnv1a64(fingerprint, &std::fs::read(&dest).unwrap());
+        embedded.push((*arch, dest.clone()));
         table.push_str(&format!(
             "    (\"{arch}\", include_str!({:?})),\n",
             dest.display().to_string()
@@ -134,6 +142,63 @@ fn embed_ptx(root: &Path, out: &Path) {
          pub const EMBEDDED_PTX_FINGERPRINT: u64 = {fingerprint:#018x};\n"
     ));
     std::fs::write(out.join("embedded_ptx.rs"), table).unwrap();
+    embedded
+}
+
+/// `embedded_sass.rs`: `EMBEDDED_SASS`, the (architecture, cubin) pairs `ptxas -O3` made from
+/// the embedded PTX, the three modules compiled at once (15-20 s each). Empty, with a warning,
+/// where there is no `ptxas` or `GPU_GEMM_SASS=0` asks for none; a failing `ptxas` fails the
+/// build, since the driver's JIT would then fail on the same PTX.
+fn embed_sass(root: &Path, out: &Path, ptx: &[(&'static str, PathBuf)]) {
+    println!("cargo:rerun-if-env-changed=GPU_GEMM_SASS");
+    println!("cargo:rerun-if-env-changed=PTXAS");
+    let mut table = String::from(
+        "/// (architecture, cubin) pairs: the embedded PTX compiled by `ptxas` in gpu-gemm/build.rs.\n\
+         pub const EMBEDDED_SASS: &[(&str, &[u8])] = &[\n",
+    );
+    let wanted = std::env::var("GPU_GEMM_SASS").map_or(true, |v| v != "0");
+    let ptxas = ptx_builder::find_ptxas(root);
+    match (&ptxas, wanted) {
+        (Some(ptxas), true) => {
+            println!("cargo:rerun-if-changed={}", ptxas.display());
+            let started: Vec<_> = ptx
+                .iter()
+                .map(|(arch, file)| {
+                    let cubin = out.join(format!("kernels_gpu_{arch}.cubin"));
+                    let child = Command::new(ptxas)
+                        .arg(format!("-arch={arch}"))
+                        .args(["-O3", "-o"])
+                        .arg(&cubin)
+                        .arg(file)
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .unwrap_or_else(|e| panic!("cannot run {}: {e}", ptxas.display()));
+                    (arch, cubin, child)
+                })
+                .collect();
+            for (arch, cubin, child) in started {
+                let output = child.wait_with_output().unwrap();
+                if !output.status.success() {
+                    panic!(
+                        "ptxas -arch={arch} failed on the kernels' PTX:\n{}",
+                        String::from_utf8_lossy(&output.stderr)
+                    );
+                }
+                table.push_str(&format!(
+                    "    (\"{arch}\", include_bytes!({:?})),\n",
+                    cubin.display().to_string()
+                ));
+            }
+        }
+        (None, true) => println!(
+            "cargo:warning=no ptxas found ($PTXAS, .tools/ or PATH): the kernels are embedded as PTX only, \
+             and the first GPU call waits 15-30 s for the driver's JIT; run `cargo xtask install-cuda-tools`, \
+             then `cargo clean -p gpu-gemm`"
+        ),
+        (_, false) => {}
+    }
+    table.push_str("];\n");
+    std::fs::write(out.join("embedded_sass.rs"), table).unwrap();
 }
 
 /// Is there a real `libcuda.so` where `cust`'s build script looks (other than our stub folder)?

@@ -1,15 +1,16 @@
-//! The SASS of the hot loops (what `cargo xtask sass` reports): ptxas compiles the sm_90 PTX
-//! (and the sm_90a PTX of the Hopper kernels), nvdisasm disassembles it, and the inner loops of
+//! The SASS of the hot loops (what `cargo xtask sass` reports), read from the cubins the library
+//! ships (`gpu_gemm::embedded::EMBEDDED_SASS`: ptxas's build of the sm_90 PTX, and of the sm_90a
+//! PTX of the Hopper kernels): nvdisasm disassembles them, and the inner loops of
 //! the document's progression must have the instruction counts their register tiles imply: `v4`
 //! 1/3 of FMA + shared loads, `v5` 2/3, `gemm64` 8/9, `gemm128` 16/17, no local memory anywhere;
 //! the `wgmma` kernels' loops issue `HGMMA` with their fragments in 8-byte loads and no barrier.
 //!
-//! Needs ptxas and nvdisasm (`cargo xtask install-cuda-tools`, as CI runs it): without them the
-//! tests fail rather than skip.
+//! Needs ptxas at build time and nvdisasm (`cargo xtask install-cuda-tools`, as CI runs it):
+//! without them the tests fail rather than skip.
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::{self, ALL};
 use ptx_builder::sass::{self, Class, Fraction, Function, Instruction, Mix, Precision};
-use ptx_builder::{build_ptx, find_cuda_tool, find_ptxas, ptxas_resources, workspace_root};
+use ptx_builder::{find_cuda_tool, workspace_root};
 use std::sync::OnceLock;
 
 /// The two builds: every architecture's kernels (sm_90) and Hopper's alone (sm_90a).
@@ -22,22 +23,86 @@ fn functions() -> &'static [Function] {
 }
 
 fn build(arch: &str) -> Vec<Function> {
-    {
-        let root = workspace_root();
-        let ptxas = find_ptxas(&root).expect(
-            "ptxas not found: run `cargo xtask install-cuda-tools` (installs it from PyPI into .tools/), or set PTXAS",
+    let root = workspace_root();
+    let nvdisasm = find_cuda_tool(&root, "nvdisasm").expect(
+        "nvdisasm not found: run `cargo xtask install-cuda-tools` (installs it from PyPI into .tools/), or set NVDISASM",
+    );
+    let cubin = shipped_cubin(arch);
+    // One file per test binary: another test binary may be disassembling at the same time.
+    let file = std::env::temp_dir().join(format!(
+        "gpu-gemm-sass-test-{}-{arch}.cubin",
+        std::process::id()
+    ));
+    std::fs::write(&file, cubin).unwrap();
+    let text = sass::disassemble(&nvdisasm, &file).unwrap();
+    let _ = std::fs::remove_file(&file);
+    let functions = sass::parse_functions(&text);
+    assert!(!functions.is_empty(), "nvdisasm printed no function");
+    functions
+}
+
+/// The cubin of `arch` that the library embeds.
+fn shipped_cubin(arch: &str) -> &'static [u8] {
+    gpu_gemm::embedded::EMBEDDED_SASS
+        .iter()
+        .find(|(a, _)| *a == arch)
+        .map(|(_, cubin)| *cubin)
+        .unwrap_or_else(|| {
+            panic!(
+                "the library embeds no {arch} SASS: its build found no ptxas (run `cargo xtask install-cuda-tools`, then `cargo clean -p gpu-gemm`) or had GPU_GEMM_SASS=0"
+            )
+        })
+}
+
+/// The library ships SASS for every architecture it embeds PTX for, each cubin compiled for
+/// that architecture from that PTX: every entry point of the PTX is a function of the cubin.
+#[test]
+fn the_shipped_sass_is_the_embedded_ptx_compiled() {
+    for (arch, ptx) in gpu_gemm::embedded::EMBEDDED_PTX {
+        let cubin = shipped_cubin(arch);
+        assert_eq!(
+            &cubin[..4],
+            b"\x7fELF",
+            "the {arch} SASS is not a cubin (ELF)"
         );
-        let nvdisasm = find_cuda_tool(&root, "nvdisasm").expect(
-            "nvdisasm not found: run `cargo xtask install-cuda-tools` (installs it from PyPI into .tools/), or set NVDISASM",
+        let entries: Vec<&str> = ptx
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
+            .map(|l| l.split('(').next().unwrap().trim())
+            .collect();
+        assert!(
+            entries.len() > 10,
+            "{arch}: found {} entry points in the PTX",
+            entries.len()
         );
-        let built = build_ptx(&root, arch, true)
-            .unwrap_or_else(|e| panic!("cargo xtask build-ptx --arch {arch} failed: {e:#}"));
-        // Not `sass::cubin_path`: a `cargo xtask sass` running meanwhile must not see it half written.
-        let cubin = built.ptx.with_extension("test-sass.cubin");
-        ptxas_resources(&ptxas, &built.ptx, arch, &cubin).unwrap();
-        let functions = sass::parse_functions(&sass::disassemble(&nvdisasm, &cubin).unwrap());
-        assert!(!functions.is_empty(), "nvdisasm printed no function");
-        functions
+        // The ELF's string table holds each kernel's name, NUL-terminated.
+        let strings: std::collections::HashSet<&[u8]> = cubin.split(|&b| b == 0).collect();
+        for entry in entries {
+            assert!(
+                strings.contains(entry.as_bytes()),
+                "{arch}: the PTX's entry point {entry} is not in the shipped cubin: it was built from other PTX"
+            );
+        }
+    }
+    // Which GPU may load which: SASS runs on later minor versions of its major architecture
+    // only, an `a` build on its own alone; everything else compiles the PTX.
+    use gpu_gemm::gpu::embedded_sass;
+    for (arch, device, runs) in [
+        ("sm_90", 90, true),
+        ("sm_90a", 90, true),
+        ("sm_80", 80, true),
+        ("sm_80", 86, true),
+        ("sm_80", 89, true),
+        ("sm_80", 90, false),
+        ("sm_90", 100, false),
+        ("sm_90a", 100, false),
+        ("sm_90", 89, false),
+    ] {
+        assert_eq!(
+            embedded_sass(arch, device).is_some(),
+            runs,
+            "{arch} SASS on compute capability {device}"
+        );
     }
 }
 
