@@ -91,7 +91,7 @@ impl Backend {
     /// emulator".
     pub fn describe(&self) -> String {
         match self {
-            Backend::Gpu(g) => format!("{} ({}, PTX {})", g.device_name, g.arch, g.ptx_origin),
+            Backend::Gpu(g) => format!("{} ({}, kernels: {})", g.device_name, g.arch, g.ptx_origin),
             Backend::Emulator => "the CPU emulator".to_string(),
         }
     }
@@ -219,29 +219,10 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 bail!("auto chooses its own configuration (got a tile)");
             }
             let choice = crate::auto::choose(p, math, arch)?;
-            if !choice.copy_operands {
-                return plan(choice.variant, choice.tile, p, arch);
-            }
-            // The choice reads A and B from aligned copies: its launch on them, and the copies.
-            let (aligned, copies) = crate::auto::aligned_operands(p)
-                .expect("auto copies operands only when some need it");
-            match plan(choice.variant, choice.tile, &aligned, arch)? {
-                Launch::Kernel {
-                    entry,
-                    geometry,
-                    reduce,
-                    target,
-                    tma,
-                    copies: None,
-                } => Ok(Launch::Kernel {
-                    entry,
-                    geometry,
-                    reduce,
-                    target,
-                    tma,
-                    copies: Some(copies),
-                }),
-                _ => unreachable!("auto chooses kernels only"),
+            if choice.copy_operands {
+                plan_reading_copies(choice.variant, choice.tile, p, arch)
+            } else {
+                plan(choice.variant, choice.tile, p, arch)
             }
         }
         // Tuning times the candidates on the caller's own buffers, which a plan has not got.
@@ -249,6 +230,36 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
             "`tuned` is chosen by timing its candidates on the buffers of a call: it runs through \
              the library (`Gemm::run` with `Algorithm::Tuned`), as `host --variant tuned` does"
         ),
+    }
+}
+
+/// The launch of `variant` on aligned copies of A and B ([`crate::auto::aligned_operands`]):
+/// what `auto` plans when no kernel reads the operands as they lie.
+pub fn plan_reading_copies(
+    variant: Variant,
+    tile: Option<u32>,
+    p: &Problem,
+    arch: Option<u32>,
+) -> Result<Launch> {
+    let (aligned, copies) =
+        crate::auto::aligned_operands(p).expect("auto copies operands only when some need it");
+    match plan(variant, tile, &aligned, arch)? {
+        Launch::Kernel {
+            entry,
+            geometry,
+            reduce,
+            target,
+            tma,
+            copies: None,
+        } => Ok(Launch::Kernel {
+            entry,
+            geometry,
+            reduce,
+            target,
+            tma,
+            copies: Some(copies),
+        }),
+        _ => unreachable!("auto chooses kernels only"),
     }
 }
 

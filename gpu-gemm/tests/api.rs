@@ -442,3 +442,49 @@ fn tuned_is_refused_where_auto_is_with_the_same_reason() {
     );
     assert!(matches!(e, GemmError::BufferTooSmall { operand: 'C', .. }));
 }
+
+/// A plan chooses once and runs on any buffers of its configuration: on the emulator, two
+/// enqueues on different buffers give each its own product, as `run` does, with the same
+/// choice; buffers that do not fit the plan's configuration are refused as `run` refuses them.
+#[test]
+fn a_plan_runs_on_each_set_of_buffers_it_is_given() {
+    let gemm = Gemm::emulator();
+    let config = GemmConfig::new(40, 24, 72)
+        .scale(1.5, -0.5)
+        .leading_dimensions(44, 72, 40);
+    let algorithm = Algorithm::Auto(Math::Strict);
+    let mut plan = gemm.plan::<f32>(&config, &algorithm).unwrap();
+    let once = gemm.choose::<f32>(&config, &algorithm).unwrap();
+    assert_eq!(plan.choice().variant, once.variant);
+    for seed in [1, 7] {
+        let a = matrix::<f32>(44, 72, seed);
+        let b = matrix::<f32>(72, 24, seed + 1);
+        let c0 = matrix::<f32>(40, 24, seed + 2);
+        let mut c = c0.clone();
+        plan.enqueue(&a, &b, &mut c).unwrap();
+        gemm.synchronize().unwrap();
+        let error = relative_error(&c, &reference(&config, &a, &b, &c0));
+        assert!(error < 1e-5, "seed {seed}: relative error {error:.1e}");
+    }
+    let (a, b, mut short_c) = (
+        matrix::<f32>(44, 72, 1),
+        matrix::<f32>(72, 24, 2),
+        vec![0f32; 40 * 24 - 1],
+    );
+    let e = plan.enqueue(&a, &b, &mut short_c).unwrap_err();
+    assert!(
+        matches!(e, GemmError::BufferTooSmall { operand: 'C', .. }),
+        "{e}"
+    );
+}
+
+/// A 16-bit A whose columns are not 16 bytes apart (lda = 25) is no TMA tensor: `auto` has the
+/// kernel read an aligned copy, in the library as in `host` (once, the library refused it).
+#[test]
+fn auto_reads_an_aligned_copy_of_an_operand_the_tma_cannot_describe() {
+    let config = GemmConfig::new(24, 16, 40)
+        .scale(1.0, 0.5)
+        .leading_dimensions(25, 40, 24);
+    let (error, variant) = run_on_emulator::<bf16>(config, Algorithm::Auto(Math::Strict));
+    assert!(error < 1e-2, "{variant}: relative error {error:.1e}");
+}
