@@ -24,7 +24,8 @@ pub struct Gpu {
     pub device_name: String,
     /// Compute capability as `sm_XY`.
     pub arch: String,
-    /// Where the PTX came from ("embedded sm_90 + sm_90a", or a path).
+    /// Where the kernels came from: "embedded sm_90 SASS + sm_90a SASS" (compiled ahead of
+    /// time), "embedded sm_90 PTX + …" (compiled by the driver), or a PTX file's path.
     pub ptx_origin: String,
     /// A fingerprint of the kernels this backend runs: the embedded PTX's (computed by
     /// `build.rs`), combined with a given PTX file's. The tuning cache keys its entries by it.
@@ -49,11 +50,15 @@ pub struct Gpu {
     _context: Option<Context>,
 }
 
-/// A PTX module, compiled by the driver the first time one of its kernels is needed: a module
-/// of the course's size takes the driver tens of seconds on a machine that has not seen it (it
-/// caches the result), so a run loads only the modules it launches from.
+/// A module of kernels, loaded the first time one of its kernels is needed: from the SASS the
+/// build compiled ahead of time for this GPU when there is one (milliseconds), else from the PTX,
+/// which the driver compiles (tens of seconds for a module of the course's size on a machine
+/// that has not seen it; it caches the result). Either way a run loads only the modules it
+/// launches from.
 struct LazyModule {
     ptx: String,
+    /// `ptxas`'s cubin of that PTX for an architecture this GPU runs, if the build made one.
+    sass: Option<&'static [u8]>,
     /// "embedded sm_90", or the file's path and target.
     origin: String,
     module: std::cell::OnceCell<Module>,
@@ -63,8 +68,20 @@ impl LazyModule {
     fn new(ptx: String, origin: String) -> Self {
         LazyModule {
             ptx,
+            sass: None,
             origin,
             module: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The embedded module of `arch`, with its SASS when the build compiled it and this GPU
+    /// (compute capability `device_arch`) runs it.
+    fn embedded(arch: &str, ptx: &str, device_arch: u32) -> Self {
+        let sass = embedded_sass(arch, device_arch);
+        let form = if sass.is_some() { "SASS" } else { "PTX" };
+        LazyModule {
+            sass,
+            ..Self::new(ptx.to_string(), format!("embedded {arch} {form}"))
         }
     }
 
@@ -73,21 +90,58 @@ impl LazyModule {
             return Ok(m);
         }
         let start = std::time::Instant::now();
-        let module = Module::from_ptx(&self.ptx, &[]).map_err(|e| {
-            anyhow!(
-                "the driver could not load the PTX ({}): {e}; a driver too old for its PTX ISA (7.8 for sm_80/sm_90, 8.0 for sm_90a: CUDA 11.8, 12.0) fails so",
-                self.origin
-            )
-        })?;
+        // A driver older than the `ptxas` that made the cubin refuses it: the PTX still loads.
+        let from_sass = self
+            .sass
+            .and_then(|cubin| match Module::from_cubin(cubin, &[]) {
+                Ok(module) => Some(module),
+                Err(e) => {
+                    if report_slow {
+                        eprintln!(
+                            "(the driver refused the {} cubin ({e}); compiling its PTX instead)",
+                            self.origin
+                        );
+                    }
+                    None
+                }
+            });
+        let module = match from_sass {
+            Some(module) => module,
+            None => Module::from_ptx(&self.ptx, &[]).map_err(|e| {
+                anyhow!(
+                    "the driver could not load the PTX ({}): {e}; a driver too old for its PTX ISA (7.8 for sm_80/sm_90, 8.0 for sm_90a: CUDA 11.8, 12.0) fails so",
+                    self.origin
+                )
+            })?,
+        };
         let seconds = start.elapsed().as_secs_f64();
         if seconds > 3.0 && report_slow {
             eprintln!(
-                "(the driver compiled the {} PTX in {seconds:.0} s; it caches the result for the next runs)",
+                "(the driver compiled the {} in {seconds:.0} s; it caches the result for the next runs)",
                 self.origin
             );
         }
         Ok(self.module.get_or_init(|| module))
     }
+}
+
+/// The embedded cubin of `arch` if this GPU runs it: SASS runs on the architecture it was
+/// compiled for and on later minor versions of the same major one (sm_80's on sm_86 and sm_89),
+/// and an `a` build (sm_90a) on exactly its own.
+pub fn embedded_sass(arch: &str, device_arch: u32) -> Option<&'static [u8]> {
+    let built = arch_number(arch)?;
+    let runs = if arch.ends_with('a') {
+        built == device_arch
+    } else {
+        built / 10 == device_arch / 10 && built <= device_arch
+    };
+    runs.then(|| {
+        crate::embedded::EMBEDDED_SASS
+            .iter()
+            .find(|(a, _)| *a == arch)
+            .map(|(_, cubin)| *cubin)
+    })
+    .flatten()
 }
 
 /// A cuBLAS handle bound to the backend's stream.
@@ -348,12 +402,12 @@ impl Gpu {
                             .join(", ")
                     )
                 })?;
-                LazyModule::new(text.to_string(), format!("embedded {ptx_arch}"))
+                LazyModule::embedded(ptx_arch, text, device_arch)
             }
         };
         let hopper = hopper.or_else(|| {
             embedded_sm90a(device_arch)
-                .map(|text| LazyModule::new(text.to_string(), "embedded sm_90a".to_string()))
+                .map(|text| LazyModule::embedded("sm_90a", text, device_arch))
         });
         let ptx_origin = match &hopper {
             Some(h) => format!(
@@ -450,72 +504,10 @@ impl Gpu {
         tma: &TmaOperands,
         shape: &Shape,
         dtype: Dtype,
-        (a, b, c): (u64, u64, u64),
+        operands: (u64, u64, u64),
         after: &[u64],
     ) -> Result<DeviceBuffer<u64>> {
-        use cudarc::driver::sys::{
-            cuTensorMapEncodeTiled, CUresult, CUtensorMap, CUtensorMapDataType,
-            CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
-            CUtensorMapSwizzle,
-        };
-        let [a_spec, b_spec] = tma.specs(shape, dtype.bytes(), a, b);
-        let c_spec = tma.c_spec(shape, dtype.output().bytes(), c);
-        let specs: Vec<_> = [Some(a_spec), Some(b_spec), c_spec]
-            .into_iter()
-            .zip([dtype, dtype, dtype.output()])
-            .zip(["A", "B", "C"])
-            .filter_map(|((spec, dtype), name)| spec.map(|s| (s, dtype, name)))
-            .collect();
-        let mut maps = vec![TensorMap { opaque: [0; 16] }; specs.len()];
-        for (map, (spec, dtype, name)) in maps.iter_mut().zip(&specs) {
-            spec.validate()
-                .map_err(|e| anyhow!("{name}'s tensor map: {e}"))?;
-            let swizzle = match spec.swizzle {
-                Swizzle::None => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-                Swizzle::B32 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
-                Swizzle::B64 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
-                Swizzle::B128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            };
-            // By the dtype, not the element size: bf16 and f16 are both 2 bytes, and the TMA
-            // engine needs the type (for the out-of-bounds fill, and its checks).
-            let data_type = match dtype {
-                Dtype::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-                Dtype::F64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-                Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                Dtype::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                // The engine has no FP8 type: it moves bytes, and zero bytes are +0.0 in e4m3.
-                Dtype::E4m3 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
-            };
-            let (strides, element_strides) = ([spec.row_stride_bytes], [1u32; 2]);
-            // SAFETY: every array has the rank's length (strides: rank - 1), and `map` is a
-            // 128-byte, 128-aligned object as `CUtensorMap` is.
-            let status = unsafe {
-                cuTensorMapEncodeTiled(
-                    (map as *mut TensorMap).cast::<CUtensorMap>(),
-                    data_type,
-                    2,
-                    spec.address as *mut core::ffi::c_void,
-                    spec.dims.as_ptr(),
-                    strides.as_ptr(),
-                    spec.box_dims.as_ptr(),
-                    element_strides.as_ptr(),
-                    CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                    swizzle,
-                    CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                    CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-                )
-            };
-            if status != CUresult::CUDA_SUCCESS {
-                bail!("cuTensorMapEncodeTiled for {name} failed: {status:?} ({spec:?})");
-            }
-        }
-        // As 16 words a map: the allocation is 256-byte aligned, so each map is 128-byte aligned.
-        // Then what the kernel reads after them (stream-k's scratch).
-        let words: Vec<u64> = maps
-            .iter()
-            .flat_map(|m| m.opaque)
-            .chain(after.iter().copied())
-            .collect();
+        let words = encode_tensor_maps(tma, shape, dtype, operands, after)?;
         DeviceBuffer::from_slice(&words).map_err(|e| anyhow!("cannot upload the tensor maps: {e}"))
     }
 
@@ -542,9 +534,23 @@ impl Gpu {
     /// library's calls then repeat with [`Prepared::enqueue`] alone.
     pub fn prepare<'g>(
         &'g self,
-        launch: &'g Launch,
+        launch: &Launch,
         p: &Problem,
-        (a, b, c): (u64, u64, u64),
+        operands: (u64, u64, u64),
+    ) -> Result<Prepared<'g>> {
+        let mut prepared = self.prepare_unbound(launch, p, 1)?;
+        prepared.bind(operands)?;
+        Ok(prepared)
+    }
+
+    /// [`Gpu::prepare`] without the operands: everything that does not depend on where A, B
+    /// and C lie, and room for the tensor maps of up to `buffer_sets` different sets of
+    /// operands ([`Prepared::bind`]). What [`crate::api::Plan`] holds.
+    pub fn prepare_unbound<'g>(
+        &'g self,
+        launch: &Launch,
+        p: &Problem,
+        buffer_sets: usize,
     ) -> Result<Prepared<'g>> {
         // Operands the kernel reads from aligned copies: from here on the problem and the
         // operands are the copies', and each enqueue makes them first.
@@ -552,10 +558,10 @@ impl Gpu {
             Launch::Kernel {
                 copies: Some(copies),
                 ..
-            } => [(copies.a, a, "A"), (copies.b, b, "B")]
+            } => [(copies.a, "A"), (copies.b, "B")]
                 .into_iter()
-                .filter_map(|(pitch, from, what)| pitch.map(|pitch| (pitch, from, what)))
-                .map(|(pitch, from, what)| {
+                .filter_map(|(pitch, what)| pitch.map(|pitch| (pitch, what)))
+                .map(|(pitch, what)| {
                     let bytes = pitch.to as usize * pitch.cols as usize * p.dtype.bytes() as usize;
                     // SAFETY: written by the copy before any kernel reads it.
                     let to = unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }.map_err(|e| {
@@ -563,7 +569,7 @@ impl Gpu {
                     })?;
                     Ok(OperandCopy {
                         pitch,
-                        from,
+                        from: 0,
                         to,
                         what,
                     })
@@ -572,13 +578,11 @@ impl Gpu {
             _ => Vec::new(),
         };
         let mut p = *p;
-        let (mut a, mut b) = (a, b);
         for copy in &copies {
-            let to = copy.to.as_device_ptr().as_raw();
             if copy.what == "A" {
-                (p.shape.lda, a) = (copy.pitch.to, to);
+                p.shape.lda = copy.pitch.to;
             } else {
-                (p.shape.ldb, b) = (copy.pitch.to, to);
+                p.shape.ldb = copy.pitch.to;
             }
         }
         let p = &p;
@@ -602,7 +606,7 @@ impl Gpu {
                 reduce: Some(r),
                 target,
                 ..
-            } => Some((self.function(&r.entry, *target)?, r)),
+            } => Some((self.function(&r.entry, *target)?, r.clone())),
             _ => None,
         };
         let cublas = match launch {
@@ -647,16 +651,18 @@ impl Gpu {
             }
             _ => None,
         };
-        let after = stream_k.as_ref().map(|s| s.addresses()).unwrap_or_default();
-        let maps = match &tma {
-            Some(t) => Some(self.tensor_maps(t, &p.shape, p.dtype, (a, b, c), &after)?),
+        let maps = match tma {
+            Some(tma) => {
+                let after = stream_k.as_ref().map(|s| s.addresses()).unwrap_or_default();
+                Some(MapSlots::new(tma, after, buffer_sets)?)
+            }
             None => None,
         };
         Ok(Prepared {
             gpu: self,
-            launch,
+            launch: launch.clone(),
             problem: *p,
-            operands: (a, b, c),
+            operands: None,
             function,
             reduce,
             cublas,
@@ -886,25 +892,196 @@ impl Gpu {
     }
 }
 
-/// A launch ready to run on its buffers ([`Gpu::prepare`]).
+/// The words of A's and B's tensor maps (and C's, for a kernel that stores C with the TMA
+/// engine), 16 each, then `after` (stream-k's scratch addresses): what a TMA kernel reads
+/// through its `maps` pointer. Host work only (`cuTensorMapEncodeTiled`).
+fn encode_tensor_maps(
+    tma: &TmaOperands,
+    shape: &Shape,
+    dtype: Dtype,
+    (a, b, c): (u64, u64, u64),
+    after: &[u64],
+) -> Result<Vec<u64>> {
+    use cudarc::driver::sys::{
+        cuTensorMapEncodeTiled, CUresult, CUtensorMap, CUtensorMapDataType,
+        CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
+    };
+    let [a_spec, b_spec] = tma.specs(shape, dtype.bytes(), a, b);
+    let c_spec = tma.c_spec(shape, dtype.output().bytes(), c);
+    let specs: Vec<_> = [Some(a_spec), Some(b_spec), c_spec]
+        .into_iter()
+        .zip([dtype, dtype, dtype.output()])
+        .zip(["A", "B", "C"])
+        .filter_map(|((spec, dtype), name)| spec.map(|s| (s, dtype, name)))
+        .collect();
+    let mut maps = vec![TensorMap { opaque: [0; 16] }; specs.len()];
+    for (map, (spec, dtype, name)) in maps.iter_mut().zip(&specs) {
+        spec.validate()
+            .map_err(|e| anyhow!("{name}'s tensor map: {e}"))?;
+        let swizzle = match spec.swizzle {
+            Swizzle::None => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+            Swizzle::B32 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+            Swizzle::B64 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+            Swizzle::B128 => CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        };
+        // By the dtype, not the element size: bf16 and f16 are both 2 bytes, and the TMA
+        // engine needs the type (for the out-of-bounds fill, and its checks).
+        let data_type = match dtype {
+            Dtype::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            Dtype::F64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+            Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            Dtype::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            // The engine has no FP8 type: it moves bytes, and zero bytes are +0.0 in e4m3.
+            Dtype::E4m3 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        };
+        let (strides, element_strides) = ([spec.row_stride_bytes], [1u32; 2]);
+        // SAFETY: every array has the rank's length (strides: rank - 1), and `map` is a
+        // 128-byte, 128-aligned object as `CUtensorMap` is.
+        let status = unsafe {
+            cuTensorMapEncodeTiled(
+                (map as *mut TensorMap).cast::<CUtensorMap>(),
+                data_type,
+                2,
+                spec.address as *mut core::ffi::c_void,
+                spec.dims.as_ptr(),
+                strides.as_ptr(),
+                spec.box_dims.as_ptr(),
+                element_strides.as_ptr(),
+                CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle,
+                CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        };
+        if status != CUresult::CUDA_SUCCESS {
+            bail!("cuTensorMapEncodeTiled for {name} failed: {status:?} ({spec:?})");
+        }
+    }
+    // As 16 words a map: the allocation is 256-byte aligned, so each map is 128-byte aligned.
+    // Then what the kernel reads after them (stream-k's scratch).
+    Ok(maps
+        .iter()
+        .flat_map(|m| m.opaque)
+        .chain(after.iter().copied())
+        .collect())
+}
+
+/// A launch ready to run on its buffers ([`Gpu::prepare`]), or on any buffers it is bound to
+/// ([`Gpu::prepare_unbound`], then [`Prepared::bind`]).
 pub struct Prepared<'g> {
     gpu: &'g Gpu,
-    launch: &'g Launch,
+    launch: Launch,
+    /// The problem as the kernel sees it: with the copies' leading dimensions.
     problem: Problem,
-    /// A, B and C.
-    operands: (u64, u64, u64),
+    /// A, B and C as the kernel reads them (A or B the copy's, if copied): set by `bind`.
+    operands: Option<(u64, u64, u64)>,
     function: Option<Function<'g>>,
-    reduce: Option<(Function<'g>, &'g Reduce)>,
+    reduce: Option<(Function<'g>, Reduce)>,
     cublas: Option<cudarc::cublas::sys::cublasHandle_t>,
     workspace: Option<DeviceBuffer<u8>>,
     tma: Option<TmaOperands>,
-    maps: Option<DeviceBuffer<u64>>,
+    maps: Option<MapSlots>,
     /// Blocks of a persistent grid.
     resident: u32,
     /// Stream-k's workspace and counters, which the tensor-map buffer points to.
     _stream_k: Option<StreamKScratch>,
     /// The aligned copies the kernel reads A and B from, made on each enqueue.
     copies: Vec<OperandCopy>,
+}
+
+/// The tensor maps of every set of operands a prepared TMA launch was bound to, each set in a
+/// slot of its own in one device buffer, written once and never again: the maps hold the
+/// operands' addresses, so a new set of buffers needs new maps, and a slot that a captured CUDA
+/// graph reads must keep its contents for the graph's life. A new set is encoded on the host
+/// into its slot of a page-locked staging buffer and copied to the device on the stream, before
+/// the kernel that reads it (`cuMemcpyHtoDAsync`: asynchronous, and captured as a graph's copy
+/// node), so binding never allocates or synchronises.
+struct MapSlots {
+    tma: TmaOperands,
+    /// What the kernel reads after its maps (stream-k's scratch addresses).
+    after: Vec<u64>,
+    /// Dropped first: freeing device memory waits for the device, so no copy still reads the
+    /// staging memory when it is freed.
+    device: DeviceBuffer<u64>,
+    staging: cust::memory::LockedBuffer<u64>,
+    /// The operands of each filled slot, in slot order.
+    bound: Vec<(u64, u64, u64)>,
+    /// The slot of the operands bound last.
+    current: usize,
+}
+
+impl MapSlots {
+    /// Three maps of 16 words, then `after`; rounded up to 128 bytes, the alignment a map needs.
+    fn words(after: &[u64]) -> usize {
+        (3 * 16 + after.len()).next_multiple_of(16)
+    }
+
+    fn new(tma: TmaOperands, after: Vec<u64>, slots: usize) -> Result<Self> {
+        let len = Self::words(&after) * slots.max(1);
+        let staging = cust::memory::LockedBuffer::new(&0u64, len)
+            .map_err(|e| anyhow!("cannot allocate page-locked memory for the tensor maps: {e}"))?;
+        // Not zeroed: a memset would go to the legacy stream, unordered with the slots' copies
+        // on ours, and every slot is written before a kernel reads it.
+        // SAFETY: u64 has no invalid bit patterns.
+        let device = unsafe { DeviceBuffer::uninitialized(len) }
+            .map_err(|e| anyhow!("cannot allocate the tensor maps' device buffer: {e}"))?;
+        Ok(MapSlots {
+            tma,
+            after,
+            device,
+            staging,
+            bound: Vec::new(),
+            current: 0,
+        })
+    }
+
+    /// Makes `operands`' maps current: their slot if they had one, else a new slot, filled on
+    /// `stream`.
+    fn bind(
+        &mut self,
+        shape: &Shape,
+        dtype: Dtype,
+        operands: (u64, u64, u64),
+        stream: &Stream,
+    ) -> Result<()> {
+        if let Some(slot) = self.bound.iter().position(|b| *b == operands) {
+            self.current = slot;
+            return Ok(());
+        }
+        let words = Self::words(&self.after);
+        let slot = self.bound.len();
+        if (slot + 1) * words > self.staging.len() {
+            bail!(
+                "this plan already holds the tensor maps of {slot} different sets of buffers, all it has room for: make another plan for more"
+            );
+        }
+        let encoded = encode_tensor_maps(&self.tma, shape, dtype, operands, &self.after)?;
+        let range = slot * words..slot * words + encoded.len();
+        self.staging[range.clone()].copy_from_slice(&encoded);
+        use cudarc::driver::sys::{cuMemcpyHtoDAsync_v2, CUresult};
+        let to = self.device.as_device_ptr().as_raw() + (range.start * 8) as u64;
+        // SAFETY: the slot lies inside both buffers; the staging memory is page-locked and
+        // lives as long as the device buffer, and this slot's words are never written again.
+        let status = unsafe {
+            cuMemcpyHtoDAsync_v2(
+                to,
+                self.staging[range.clone()].as_ptr().cast(),
+                encoded.len() * 8,
+                stream.as_inner() as _,
+            )
+        };
+        if status != CUresult::CUDA_SUCCESS {
+            bail!("copying the tensor maps to the device failed: {status:?}");
+        }
+        self.bound.push(operands);
+        self.current = slot;
+        Ok(())
+    }
+
+    /// The device address of the current maps.
+    fn current(&self) -> u64 {
+        self.device.as_device_ptr().as_raw() + (self.current * Self::words(&self.after) * 8) as u64
+    }
 }
 
 /// Stream-k's workspace and its counters on the device ([`TmaOperands::stream_k_scratch`]).
@@ -995,18 +1172,41 @@ impl OperandCopy {
 }
 
 impl Prepared<'_> {
+    /// Points the launch at device buffers A, B and C (checked by the caller): the operand
+    /// copies read from A and B, the tensor maps of a TMA kernel describe them (a new set's
+    /// maps are written on the stream, [`MapSlots`]). Allocates nothing and does not wait.
+    pub fn bind(&mut self, (a, b, c): (u64, u64, u64)) -> Result<()> {
+        let (mut a, mut b) = (a, b);
+        for copy in &mut self.copies {
+            let to = copy.to.as_device_ptr().as_raw();
+            if copy.what == "A" {
+                (copy.from, a) = (a, to);
+            } else {
+                (copy.from, b) = (b, to);
+            }
+        }
+        if let Some(maps) = &mut self.maps {
+            let p = &self.problem;
+            maps.bind(&p.shape, p.dtype, (a, b, c), &self.gpu.stream)?;
+        }
+        self.operands = Some((a, b, c));
+        Ok(())
+    }
+
     /// Enqueues the GEMM on the backend's stream (a kernel, split-k's two, or cuBLAS's), with
     /// alpha and beta as the kernels take them: f32 for the 16-bit types. Returns at once.
     pub fn enqueue<T: Scalar>(&self) -> Result<()> {
         let (p, s) = (&self.problem, self.problem.shape);
         let (alpha, beta) = (T::factor(p.alpha), T::factor(p.beta));
+        let Some((a_ptr, b_ptr, c_ptr)) = self.operands else {
+            bail!("{} is not bound to buffers", self.launch.name());
+        };
         for copy in &self.copies {
             copy.enqueue(p.dtype.bytes(), &self.gpu.stream)?;
         }
-        let (a_ptr, b_ptr, c_ptr) = self.operands;
         let stream = &self.gpu.stream;
         let name = self.launch.name();
-        match (self.launch, &self.function, self.cublas) {
+        match (&self.launch, &self.function, self.cublas) {
             (Launch::Kernel { geometry: g, .. }, Some(function), _) => {
                 // One GEMM launch into `out` (C, or split-k's workspace: ld m, alpha 1, beta 0);
                 // TMA kernels take their tensor maps and a persistent grid.
@@ -1015,7 +1215,7 @@ impl Prepared<'_> {
                 ) {
                     (Some(t), Some(maps)) => {
                         let grid = t.grid(*g, self.resident);
-                        let maps = maps.as_device_ptr();
+                        let maps = maps.current();
                         unsafe {
                             launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
                                 s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps

@@ -682,3 +682,222 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
         "the emulator's FP8 accumulation is not the H100's"
     );
 }
+
+/// A plan's enqueues captured into a CUDA graph: every path `auto` takes (the CUDA-core
+/// kernels, 3xTF32 and TF32 `wgmma`, f64 DMMA, the 16-bit pipeline with its TMA store, the
+/// narrow decode kernel, split-k's workspace and second launch, the copy of an operand whose
+/// rows the TMA cannot describe, C written element by element), each enqueued twice in one
+/// capture on two sets of buffers, the graph replayed and both results checked against the
+/// f64 reference. A call that allocated or waited would end the capture with an error. As
+/// a control, capturing `Gemm::run` (which allocates and waits) must fail.
+#[test]
+fn plans_enqueue_into_a_cuda_graph_without_allocating_or_waiting() {
+    use gpu_gemm::{Algorithm, Gemm, GemmConfig, Math};
+    let gemm = match Gemm::new() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+    };
+    let auto = Algorithm::Auto;
+    let cases: Vec<(&str, GemmConfig, Algorithm, Dtype)> = vec![
+        (
+            "f32 strict",
+            GemmConfig::new(1000, 1020, 996)
+                .scale(1.5, -0.5)
+                .leading_dimensions(1004, 996, 1000),
+            auto(Math::Strict),
+            Dtype::F32,
+        ),
+        (
+            "f32 fp32-accurate",
+            GemmConfig::new(1000, 1020, 996)
+                .scale(1.5, -0.5)
+                .leading_dimensions(1004, 996, 1000),
+            auto(Math::Fp32Accurate),
+            Dtype::F32,
+        ),
+        (
+            "f32 tf32",
+            GemmConfig::new(2048, 2048, 512),
+            auto(Math::Tf32),
+            Dtype::F32,
+        ),
+        (
+            "f64",
+            GemmConfig::new(512, 384, 256).scale(1.0, 1.0),
+            auto(Math::Strict),
+            Dtype::F64,
+        ),
+        (
+            "bf16 square",
+            GemmConfig::new(4096, 4096, 1024),
+            auto(Math::Strict),
+            Dtype::Bf16,
+        ),
+        (
+            "bf16 decode",
+            GemmConfig::new(4096, 8, 4096),
+            auto(Math::Strict),
+            Dtype::Bf16,
+        ),
+        (
+            "bf16 long k",
+            GemmConfig::new(256, 256, 16384),
+            auto(Math::Strict),
+            Dtype::Bf16,
+        ),
+        (
+            "f16 odd lda, odd ldc",
+            GemmConfig::new(1000, 1020, 1000)
+                .scale(1.0, 0.5)
+                .leading_dimensions(1001, 1000, 1003),
+            auto(Math::Strict),
+            Dtype::F16,
+        ),
+    ];
+    let mut variants = Vec::new();
+    for (name, config, algorithm, dtype) in cases {
+        let variant = match dtype {
+            Dtype::F32 => captured_and_replayed::<f32>(&gemm, name, config, &algorithm),
+            Dtype::F64 => captured_and_replayed::<f64>(&gemm, name, config, &algorithm),
+            Dtype::Bf16 => {
+                captured_and_replayed::<gpu_gemm::half::bf16>(&gemm, name, config, &algorithm)
+            }
+            Dtype::F16 => {
+                captured_and_replayed::<gpu_gemm::half::f16>(&gemm, name, config, &algorithm)
+            }
+            Dtype::E4m3 => unreachable!(),
+        };
+        variants.push(variant);
+    }
+    eprintln!("captured and replayed: {}", variants.join(", "));
+    // The control: `run` inside a capture allocates and waits, and the capture says so.
+    let config = GemmConfig::new(256, 256, 256);
+    let a = gemm.upload(&vec![1f32; 256 * 256]).unwrap();
+    let mut c = gemm.zeros::<f32>(256 * 256).unwrap();
+    let stream = capture_stream(&gemm);
+    begin_capture(stream);
+    let ran = gemm.run(&config, &auto(Math::Strict), &a, &a, &mut c);
+    let ended = end_capture(stream);
+    assert!(
+        ran.is_err() || ended.is_err(),
+        "capturing Gemm::run succeeded, so the capture cannot tell a call that waits"
+    );
+    eprintln!(
+        "control: run inside a capture: {:?} / {:?}",
+        ran.err().map(|e| e.to_string()),
+        ended.err()
+    );
+}
+
+/// The raw stream of the handle, for the driver's graph calls.
+fn capture_stream(gemm: &gpu_gemm::Gemm) -> cudarc::driver::sys::CUstream {
+    gemm.stream().expect("a GPU handle has a stream").as_inner() as _
+}
+
+fn begin_capture(stream: cudarc::driver::sys::CUstream) {
+    use cudarc::driver::sys::{cuStreamBeginCapture_v2, CUresult, CUstreamCaptureMode};
+    let status = unsafe {
+        cuStreamBeginCapture_v2(stream, CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)
+    };
+    assert_eq!(status, CUresult::CUDA_SUCCESS, "cuStreamBeginCapture");
+}
+
+/// Ends the capture: the graph, or the status that says the capture was broken.
+fn end_capture(
+    stream: cudarc::driver::sys::CUstream,
+) -> Result<cudarc::driver::sys::CUgraph, cudarc::driver::sys::CUresult> {
+    use cudarc::driver::sys::{cuStreamEndCapture, CUresult};
+    let mut graph = std::ptr::null_mut();
+    match unsafe { cuStreamEndCapture(stream, &mut graph) } {
+        CUresult::CUDA_SUCCESS => Ok(graph),
+        status => Err(status),
+    }
+}
+
+/// One configuration: the result of `run` and of a replayed graph of two enqueues, each
+/// checked against the f64 reference. Returns the variant that ran.
+fn captured_and_replayed<T: gpu_gemm::Element>(
+    gemm: &gpu_gemm::Gemm,
+    name: &str,
+    config: gpu_gemm::GemmConfig,
+    algorithm: &gpu_gemm::Algorithm,
+) -> String {
+    use cudarc::driver::sys::{
+        cuGraphDestroy, cuGraphExecDestroy, cuGraphInstantiateWithFlags, cuGraphLaunch, CUresult,
+    };
+    let p = Problem {
+        shape: Shape {
+            m: config.m,
+            n: config.n,
+            k: config.k,
+            lda: config.lda,
+            ldb: config.ldb,
+            ldc: config.ldc,
+        },
+        transposes: Transposes::NN,
+        dtype: T::DTYPE,
+        alpha: config.alpha,
+        beta: config.beta,
+        init: Init::Random,
+        seed: 5,
+    };
+    let inputs = gpu_gemm::problem::Inputs::<T>::generate(&p);
+    let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);
+    let a = gemm.upload(&inputs.a.data).unwrap();
+    let b = gemm.upload(&inputs.b.data).unwrap();
+    let check = |result: &[T], what: &str, arithmetic| {
+        let check =
+            gpu_gemm::verify::check_against(&p, arithmetic, &reference, &inputs.c.data, result);
+        assert!(check.passed(), "{name}, {what}: {}", check.summary());
+    };
+    let mut c = gemm.upload(&inputs.c.data).unwrap();
+    let choice = gemm.run(&config, algorithm, &a, &b, &mut c).unwrap();
+    check(&gemm.download(&c).unwrap(), "run", choice.arithmetic);
+
+    let mut plan = gemm.plan::<T>(&config, algorithm).unwrap();
+    assert_eq!(
+        plan.choice().variant,
+        choice.variant,
+        "{name}: plan and run chose differently"
+    );
+    let mut c1 = gemm.upload(&inputs.c.data).unwrap();
+    let mut c2 = gemm.upload(&inputs.c.data).unwrap();
+    gemm.synchronize().unwrap();
+    let stream = capture_stream(gemm);
+    begin_capture(stream);
+    let enqueued = plan
+        .enqueue(&a, &b, &mut c1)
+        .and_then(|()| plan.enqueue(&a, &b, &mut c2));
+    let graph = end_capture(stream);
+    enqueued.unwrap_or_else(|e| panic!("{name}: enqueue under capture failed: {e}"));
+    let graph =
+        graph.unwrap_or_else(|s| panic!("{name} ({}): the capture broke: {s:?}", choice.variant));
+    let mut exec = std::ptr::null_mut();
+    unsafe {
+        assert_eq!(
+            cuGraphInstantiateWithFlags(&mut exec, graph, 0),
+            CUresult::CUDA_SUCCESS
+        );
+        // Nothing ran while capturing: C still holds C0 until the graph runs.
+        assert_eq!(cuGraphLaunch(exec, stream), CUresult::CUDA_SUCCESS);
+    }
+    gemm.synchronize().unwrap();
+    check(
+        &gemm.download(&c1).unwrap(),
+        "graph, first buffers",
+        choice.arithmetic,
+    );
+    check(
+        &gemm.download(&c2).unwrap(),
+        "graph, second buffers",
+        choice.arithmetic,
+    );
+    unsafe {
+        cuGraphExecDestroy(exec);
+        cuGraphDestroy(graph);
+    }
+    format!("{name}: {}", choice.variant)
+}

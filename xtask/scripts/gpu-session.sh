@@ -37,6 +37,37 @@ for step in "$@"; do
     parallel-torch)
       # PyTorch's sequence and fused async-TP ops on the same GPUs, the same layers.
       TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NCCL_NVLS_ENABLE=0 python3 "$bundle/tp_torch.py" ${PARALLEL_GPUS:-} 2>&1 | tee "$OUT/parallel-torch.log" | grep -v Warning | tail -12 ;;
+    plan)
+      # A plan enqueued 1000 times beside cuBLAS (examples/plan.rs), cudarc's buffers
+      # (examples/cudarc.rs), and the CUDA-graph test.
+      "$bundle/plan" 2>&1 | tee "$OUT/plan.log"
+      "$bundle/cudarc" 2>&1 | tee "$OUT/cudarc.log"
+      "$bundle/tests-gpu" plans_enqueue_into_a_cuda_graph --nocapture 2>&1 | tee "$OUT/graph.log" | grep -E 'captured|control|test result|panicked' ;;
+    first-call)
+      # A fresh process with the driver's cache off, as on a new machine or in a container: the
+      # whole process's wall time for one small GEMM, loading the embedded SASS, then the same
+      # with the PTX given (`--ptx`), which the driver must compile. Then the speed of each at a
+      # large size beside cuBLAS in one process: the SASS of ptxas against the driver's JIT.
+      echo "| call | kernels | fresh process, ms |" | tee "$OUT/first-call.md"
+      echo "|---|---|---:|" | tee -a "$OUT/first-call.md"
+      for spec in "v4:sm_90:--variant v4" "bf16:sm_90a:--variant auto --dtype bf16" "fp32-accurate:sm_90a:--variant auto --math fp32-accurate" "e4m3:sm_90a:--variant auto --dtype e4m3 --transa t"; do
+        name=${spec%%:*}; rest=${spec#*:}; arch=${rest%%:*}; args=${rest#*:}
+        for form in SASS PTX; do
+          extra=""; [ $form = PTX ] && extra="--ptx $bundle/ptx/$arch/kernels_gpu.ptx"
+          start=$(date +%s%N)
+          CUDA_CACHE_DISABLE=1 $host $args --size 256 --no-check --iters 1 --warmup 0 $extra > "$OUT/first-call-$name-$form.log" 2>&1
+          status=$?
+          echo "| \`$args\` (exit $status) | $form | $(( ($(date +%s%N) - start) / 1000000 )) |" | tee -a "$OUT/first-call.md"
+        done
+      done
+      for spec in "sm_90:--variant v4,v5,gemm128,best --size 4096" "sm_90a:--variant auto --dtype bf16 --size 8192" "sm_90a:--variant auto --math fp32-accurate --size 4096" "sm_90a:--variant auto --dtype e4m3 --transa t --size 8192"; do
+        arch=${spec%%:*}; args=${spec#*:}
+        for form in SASS PTX; do
+          extra=""; [ $form = PTX ] && extra="--ptx $bundle/ptx/$arch/kernels_gpu.ptx"
+          echo "== $form: $args" | tee -a "$OUT/sass-vs-jit.log"
+          $host $args --compare cublas $extra 2>&1 | tee -a "$OUT/sass-vs-jit.log" | grep '^| [a-z]' | grep -v '^| variant'
+        done
+      done ;;
     tests)
       for t in "$bundle"/tests-*; do "$t" --nocapture 2>&1 | tee -a "$OUT/gpu-tests.log" | tail -5; done ;;
     foundation)

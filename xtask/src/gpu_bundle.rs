@@ -6,7 +6,7 @@
 //! - `host`: the release binary, with the PTX of `EMBEDDED_ARCHS` embedded; it loads the driver
 //!   at run time and needs no CUDA toolkit (cuBLAS, for `--compare cublas`, is loaded when used);
 //! - `tests-<name>`: the release test binaries of the GPU tests ([`GPU_TESTS`]);
-//! - `quickstart`: the library's example (`gpu-gemm/examples/quickstart.rs`), in release;
+//! - `quickstart`, `plan`, `cudarc`: the library's examples ([`EXAMPLES`], `gpu-gemm/examples/`), in release;
 //! - `ptx/<arch>/kernels_gpu.ptx`: the embedded PTX as files, for `host --ptx` and ncu's source
 //!   view;
 //! - `gpu-session.sh`, and `BUNDLE.md`: what was built, from which commit, and how to run it;
@@ -20,6 +20,9 @@ use std::process::{Command, Stdio};
 /// The integration tests that need a GPU, as (package, test target): `tests-<target>` in the
 /// bundle.
 pub const GPU_TESTS: &[(&str, &str)] = &[("tests", "gpu")];
+
+/// The library's examples the bundle carries (`gpu-gemm/examples/`).
+pub const EXAMPLES: &[&str] = &["quickstart", "plan", "cudarc"];
 
 /// The session script, relative to the workspace root.
 pub const SESSION_SCRIPT: &str = "xtask/scripts/gpu-session.sh";
@@ -55,20 +58,18 @@ pub fn run(root: &Path, out: &Path, dev_host: bool) -> Result<()> {
         bail!("building the release host failed (see above)");
     }
     let host = root.join("target/release/host");
-    println!("building the library's quickstart example (release)…");
-    let status = cargo(root)
-        .args([
-            "build",
-            "--release",
-            "--package",
-            "gpu-gemm",
-            "--example",
-            "quickstart",
-        ])
-        .status()
-        .context("cannot run cargo")?;
+    println!(
+        "building the library's examples (release): {}…",
+        EXAMPLES.join(", ")
+    );
+    let mut build_examples = cargo(root);
+    build_examples.args(["build", "--release", "--package", "gpu-gemm"]);
+    for example in EXAMPLES {
+        build_examples.args(["--example", example]);
+    }
+    let status = build_examples.status().context("cannot run cargo")?;
     if !status.success() {
-        bail!("building the quickstart example failed (see above)");
+        bail!("building the library's examples failed (see above)");
     }
     if dev_host {
         println!("building the dev-profile host (`cargo run -p host` without --release)…");
@@ -129,12 +130,14 @@ pub fn run(root: &Path, out: &Path, dev_host: bool) -> Result<()> {
         made.push((dest, what.to_string()));
         Ok(())
     };
-    copy(&host, "host", "release host, PTX embedded")?;
-    copy(
-        &root.join("target/release/examples/quickstart"),
-        "quickstart",
-        "the library's quickstart example, release",
-    )?;
+    copy(&host, "host", "release host, PTX and SASS embedded")?;
+    for example in EXAMPLES {
+        copy(
+            &root.join("target/release/examples").join(example),
+            example,
+            &format!("the library's example `{example}` (gpu-gemm/examples/{example}.rs), release"),
+        )?;
+    }
     if dev_host {
         let dev = root.join("target/debug/host");
         copy(

@@ -29,6 +29,10 @@
 //! kernels N,N: `host --list` and `Variant::transposes` say which), its constraints on the
 //! shape, the device's architecture (the `wgmma` kernels need sm_90a), where each buffer lives,
 //! its length and its alignment.
+mod cudarc_buffers;
+mod plan;
+pub use plan::{Plan, PLAN_BUFFER_SETS};
+
 use crate::auto;
 use crate::emulator;
 use crate::gpu::Gpu;
@@ -666,7 +670,9 @@ impl Gemm {
     }
 
     /// Runs `C = α·op(A)·op(B) + β·C` and returns when C is written (on the GPU: after the
-    /// stream's work up to it finished). Returns what ran and why.
+    /// stream's work up to it finished). Returns what ran and why. The one-line form of
+    /// [`Gemm::plan`], [`Plan::enqueue`] and [`Gemm::synchronize`]; a program that runs the
+    /// same GEMM often plans it once.
     pub fn run<T: Element>(
         &self,
         config: &GemmConfig,
@@ -678,13 +684,27 @@ impl Gemm {
         if let Algorithm::Tuned(math) = algorithm {
             return self.run_tuned(config, *math, a, b, c);
         }
-        let (choice, launch, problem) = self.resolve::<T>(config, algorithm)?;
-        let (a, b) = (a.memory(), b.memory());
-        let mut c = c.memory_mut();
-        let cublas = matches!(launch, Launch::Cublas(_));
-        self.check_buffers(&problem, cublas, [&a, &b, &c.as_memory()])?;
-        self.launch_on(&choice.entry, &launch, &problem, (&a, &b, &mut c))?;
-        Ok(choice)
+        let mut plan = self.plan_for::<T>(config, algorithm, 1)?;
+        plan.enqueue(a, b, c)?;
+        self.synchronize().map_err(|e| {
+            GemmError::Launch(format!(
+                "{} failed on the device ({e})",
+                plan.choice().entry
+            ))
+        })?;
+        Ok(plan.choice().clone())
+    }
+
+    /// Waits until the handle's stream has done everything enqueued on it (a no-op on the
+    /// emulator, which runs each GEMM as it is enqueued). A kernel's failure on the device is
+    /// reported here.
+    pub fn synchronize(&self) -> Result<()> {
+        match &self.backend {
+            Backend::Gpu(gpu) => gpu.stream().synchronize().map_err(|e| {
+                GemmError::Launch(format!("the work on the handle's stream failed: {e}"))
+            }),
+            Backend::Emulator => Ok(()),
+        }
     }
 
     /// Whether each buffer is in the handle's memory, long enough for its matrix, and aligned
@@ -892,7 +912,7 @@ impl Gemm {
             variant: choice.variant,
             tile: choice.tile,
         };
-        self.plan_choice(algorithm, candidate, reason, problem)
+        self.plan_choice_reading(algorithm, candidate, reason, problem, choice.copy_operands)
     }
 
     /// The cache's winner for `key`, planned, if it has a usable one; and the warnings to
@@ -1119,16 +1139,34 @@ impl Gemm {
     fn plan_choice(
         &self,
         algorithm: &Algorithm,
+        candidate: Candidate,
+        reason: String,
+        problem: &Problem,
+    ) -> Result<(Choice, Launch)> {
+        self.plan_choice_reading(algorithm, candidate, reason, problem, false)
+    }
+
+    /// [`Gemm::plan_choice`], the kernel reading aligned copies of A and B where
+    /// `copy_operands` (as `auto` plans it when no kernel reads them as they lie).
+    fn plan_choice_reading(
+        &self,
+        algorithm: &Algorithm,
         Candidate { variant, tile }: Candidate,
         reason: String,
         problem: &Problem,
+        copy_operands: bool,
     ) -> Result<(Choice, Launch)> {
         let unsupported = |reason: String| GemmError::Unsupported {
             algorithm: algorithm.label(),
             reason,
         };
-        let launch = run::plan(variant, tile, problem, self.backend.arch())
-            .map_err(|e| unsupported(format!("{e:#}")))?;
+        let arch = self.backend.arch();
+        let launch = if copy_operands {
+            run::plan_reading_copies(variant, tile, problem, arch)
+        } else {
+            run::plan(variant, tile, problem, arch)
+        }
+        .map_err(|e| unsupported(format!("{e:#}")))?;
         let device = match &self.backend {
             Backend::Gpu(gpu) => Some((
                 gpu.arch_number(),

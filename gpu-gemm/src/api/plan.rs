@@ -1,0 +1,130 @@
+//! A prepared GEMM: the work of a call done once, then enqueued as often as the program needs.
+//!
+//! [`Gemm::run`] does everything on every call: it chooses the kernel, loads it, allocates
+//! split-k's workspace, encodes the TMA kernels' tensor maps, launches and waits for the
+//! stream. A program that runs the same GEMM thousands of times (a layer at every step of a
+//! decode loop) pays that host time on each call, and cannot capture the call into a CUDA
+//! graph: a graph records stream work, and allocations and waits are not stream work.
+//!
+//! [`Gemm::plan`] does the choosing, loading and allocating once; [`Plan::enqueue`] then only
+//! checks the buffers (lengths and alignment, on the host) and puts the GEMM on the handle's
+//! stream, returning at once. The tensor maps are the one thing that depends on the buffers
+//! (they hold their addresses): a plan keeps the maps of each set of buffers it has seen in a
+//! slot of its own, and writes a new set's maps with an asynchronous copy on the stream
+//! before the kernel, so an enqueue on new buffers is still stream work only. Up to
+//! [`PLAN_BUFFER_SETS`] sets of buffers per plan.
+use super::{Algorithm, Memory, MemoryMut};
+use super::{Choice, Element, Gemm, GemmConfig, GemmError, Operand, OperandMut, Result};
+use crate::emulator;
+use crate::gpu::Prepared;
+use crate::launch::Launch;
+use crate::problem::Problem;
+use crate::run::Backend;
+use std::marker::PhantomData;
+
+/// Different sets of buffers (A, B, C addresses) one [`Plan`] can be enqueued on: their tensor
+/// maps take 400 bytes each on the device and in page-locked host memory.
+pub const PLAN_BUFFER_SETS: usize = 64;
+
+/// A GEMM of one configuration, chosen and prepared once ([`Gemm::plan`]), enqueued on the
+/// handle's stream with [`Plan::enqueue`]. It borrows the handle, whose stream it runs on.
+pub struct Plan<'g, T: Element> {
+    pub(super) gemm: &'g Gemm,
+    choice: Choice,
+    problem: Problem,
+    /// cuBLAS needs its operands aligned to the element only.
+    cublas: bool,
+    ready: Ready<'g>,
+    /// The events of [`Plan::enqueue_cudarc`], made on its first call.
+    pub(super) joins: Option<super::cudarc_buffers::Joins>,
+    _element: PhantomData<fn(&T)>,
+}
+
+/// What a plan launches: on the GPU a prepared launch, on the emulator the launch itself.
+enum Ready<'g> {
+    Gpu(Box<Prepared<'g>>),
+    Emulator(Launch),
+}
+
+impl Gemm {
+    /// Chooses and prepares `C = α·op(A)·op(B) + β·C` for `config` under `algorithm` (as
+    /// [`Gemm::run`] would: the same choice, the same errors), without running it: the kernel
+    /// is loaded, its workspace allocated. [`Algorithm::Tuned`] takes the tuning cache's winner
+    /// if it has one and otherwise `Auto`'s choice (a plan has no buffers to time candidates
+    /// on; [`Gemm::run`] with `Tuned` tunes and stores the winner).
+    pub fn plan<T: Element>(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+    ) -> Result<Plan<'_, T>> {
+        self.plan_for::<T>(config, algorithm, PLAN_BUFFER_SETS)
+    }
+
+    /// [`Gemm::plan`] with room for the tensor maps of `buffer_sets` sets of buffers.
+    pub(super) fn plan_for<T: Element>(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+        buffer_sets: usize,
+    ) -> Result<Plan<'_, T>> {
+        let (choice, launch, problem) = self.resolve::<T>(config, algorithm)?;
+        let cublas = matches!(launch, Launch::Cublas(_));
+        let ready = match &self.backend {
+            Backend::Gpu(gpu) => Ready::Gpu(Box::new(
+                gpu.prepare_unbound(&launch, &problem, buffer_sets)
+                    .map_err(|e| GemmError::Launch(format!("{e:#}")))?,
+            )),
+            Backend::Emulator => Ready::Emulator(launch),
+        };
+        Ok(Plan {
+            gemm: self,
+            choice,
+            problem,
+            cublas,
+            ready,
+            joins: None,
+            _element: PhantomData,
+        })
+    }
+}
+
+impl<T: Element> Plan<'_, T> {
+    /// What the plan runs, and why.
+    pub fn choice(&self) -> &Choice {
+        &self.choice
+    }
+
+    /// Puts the GEMM on A, B and C on the handle's stream and returns: C is written when the
+    /// stream reaches it (wait with [`Gemm::synchronize`], or an event of your own on the
+    /// stream). The buffers are checked as [`Gemm::run`] checks them; nothing is allocated,
+    /// nothing waited for, so the call can be captured into a CUDA graph, and the graph
+    /// replayed while the plan lives (the graph reads the plan's tensor maps and workspace).
+    /// On the emulator the GEMM runs before the call returns.
+    pub fn enqueue(
+        &mut self,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        c: &mut (impl OperandMut<T> + ?Sized),
+    ) -> Result<()> {
+        let (a, b) = (a.memory(), b.memory());
+        let mut c = c.memory_mut();
+        self.gemm
+            .check_buffers(&self.problem, self.cublas, [&a, &b, &c.as_memory()])?;
+        let failed = |e: anyhow::Error| GemmError::Launch(format!("{e:#}"));
+        match (&mut self.ready, &a, &b, &mut c) {
+            (
+                Ready::Gpu(prepared),
+                Memory::Device { address: a, .. },
+                Memory::Device { address: b, .. },
+                MemoryMut::Device { address: c, .. },
+            ) => {
+                prepared.bind((*a, *b, *c)).map_err(failed)?;
+                prepared.enqueue::<T>().map_err(failed)
+            }
+            (Ready::Emulator(launch), Memory::Host(a), Memory::Host(b), MemoryMut::Host(c)) => {
+                emulator::launch_on(launch, &self.problem, (*a, *b), c, None).map_err(failed)
+            }
+            _ => unreachable!("every operand's memory was checked against the backend"),
+        }
+    }
+}
