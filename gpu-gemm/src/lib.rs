@@ -32,8 +32,8 @@ pub mod tuning;
 pub mod verify;
 
 pub use api::{
-    Algorithm, Buffer, Choice, Element, Gemm, GemmConfig, GemmError, Operand, OperandMut, Plan,
-    Transpose, Tuning,
+    Algorithm, Buffer, Choice, Element, Fp8, Gemm, GemmConfig, GemmError, Operand, OperandMut,
+    Plan, Transpose, Tuning,
 };
 pub use registry::Math;
 

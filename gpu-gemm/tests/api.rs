@@ -488,3 +488,136 @@ fn auto_reads_an_aligned_copy_of_an_operand_the_tma_cannot_describe() {
     let (error, variant) = run_on_emulator::<bf16>(config, Algorithm::Auto(Math::Strict));
     assert!(error < 1e-2, "{variant}: relative error {error:.1e}");
 }
+
+/// FP8 through the library on the emulator: e4m3 codes and their scales, per tensor and per
+/// block, against the f64 product of the dequantised operands; and every malformed call
+/// refused with its typed error.
+#[test]
+fn fp8_operands_with_their_scales_compute_the_dequantised_product() {
+    use gpu_gemm::fp8::quantize::{quantize, Operand as Which, Scaling};
+    use gpu_gemm::problem::Matrix;
+    use gpu_gemm::Fp8;
+    let gemm = Gemm::emulator();
+    let (m, n, k) = (128u32, 48u32, 256u32);
+    let config = GemmConfig::new(m, n, k)
+        .scale(1.0, 0.5)
+        .transposes(Transpose::Yes, Transpose::No)
+        .leading_dimensions(k, k, m);
+    let source = |rows, cols, seed| {
+        let values = matrix::<f32>(rows as usize, cols as usize, seed);
+        Matrix::from_fn(rows, cols, rows, 0.0, |r, c| {
+            values[(r + c * rows) as usize]
+        })
+    };
+    let (a_source, b_source) = (source(k, m, 1), source(k, n, 2));
+    let c0: Vec<bf16> = matrix::<bf16>(m as usize, n as usize, 3);
+    for scaling in [Scaling::PerTensor, Scaling::Block] {
+        let (a, b) = (
+            quantize(&a_source, Which::A, scaling),
+            quantize(&b_source, Which::B, scaling),
+        );
+        let (a_codes, a_scales) = (&a.codes.data[..], &a.scales[..]);
+        let (b_codes, b_scales) = (&b.codes.data[..], &b.scales[..]);
+        let fp8 = |codes, scales| fp8_operand(scaling, codes, scales);
+        let mut c = c0.clone();
+        let choice = gemm
+            .run_fp8(
+                &config,
+                &Algorithm::Auto(Math::Strict),
+                fp8(a_codes, a_scales),
+                fp8(b_codes, b_scales),
+                &mut c,
+            )
+            .unwrap();
+        let mut worst = 0f64;
+        for j in 0..n {
+            for i in 0..m {
+                let dot: f64 = (0..k)
+                    .map(|l| a.dequantized(l, i) * b.dequantized(l, j))
+                    .sum();
+                let at = (i + j * m) as usize;
+                let want = dot + 0.5 * c0[at].to_f64();
+                worst = worst.max((c[at].to_f64() - want).abs() / (1.0 + want.abs()));
+            }
+        }
+        assert!(
+            worst < 1e-2,
+            "{scaling:?} {}: worst error {worst:.1e}",
+            choice.variant
+        );
+        // A scale too few.
+        let mut c = c0.clone();
+        let e = gemm
+            .run_fp8(
+                &config,
+                &Algorithm::Auto(Math::Strict),
+                fp8(a_codes, a_scales),
+                fp8(b_codes, &b_scales[..b_scales.len() - 1]),
+                &mut c,
+            )
+            .unwrap_err();
+        assert!(
+            matches!(e, GemmError::ScalesMisshaped { operand: 'B', .. }),
+            "{scaling:?}: {e}"
+        );
+    }
+    let (a, b) = (
+        quantize(&a_source, Which::A, Scaling::PerTensor),
+        quantize(&b_source, Which::B, Scaling::Block),
+    );
+    let mut c = c0.clone();
+    let mixed = gemm.run_fp8(
+        &config,
+        &Algorithm::Auto(Math::Strict),
+        Fp8::per_tensor(&a.codes.data, &a.scales),
+        Fp8::per_block(&b.codes.data, &b.scales),
+        &mut c,
+    );
+    assert!(
+        matches!(mixed, Err(GemmError::InvalidConfig(_))),
+        "{mixed:?}"
+    );
+    let b = quantize(&b_source, Which::B, Scaling::PerTensor);
+    let per_tensor = || {
+        (
+            Fp8::per_tensor(&a.codes.data, &a.scales),
+            Fp8::per_tensor(&b.codes.data, &b.scales),
+        )
+    };
+    let (fa, fb) = per_tensor();
+    let nn = gemm.run_fp8(
+        &GemmConfig::new(m, n, k),
+        &Algorithm::Auto(Math::Strict),
+        fa,
+        fb,
+        &mut c,
+    );
+    assert!(
+        matches!(nn, Err(GemmError::InvalidConfig(ref why)) if why.contains("Transpose::Yes")),
+        "{nn:?}"
+    );
+    let (fa, fb) = per_tensor();
+    let block_kernel = gemm.run_fp8(
+        &config,
+        &Algorithm::kernel("wgmma-fp8-block"),
+        fa,
+        fb,
+        &mut c,
+    );
+    assert!(
+        matches!(block_kernel, Err(GemmError::Unsupported { ref reason, .. }) if reason.contains("per_block")),
+        "{block_kernel:?}"
+    );
+}
+
+/// An FP8 operand of either scaling.
+fn fp8_operand<'a>(
+    scaling: gpu_gemm::fp8::quantize::Scaling,
+    codes: &'a [u8],
+    scales: &'a [f32],
+) -> gpu_gemm::Fp8<'a> {
+    match scaling {
+        gpu_gemm::fp8::quantize::Scaling::PerTensor => gpu_gemm::Fp8::per_tensor(codes, scales),
+        gpu_gemm::fp8::quantize::Scaling::Block => gpu_gemm::Fp8::per_block(codes, scales),
+    }
+}

@@ -30,7 +30,9 @@
 //! shape, the device's architecture (the `wgmma` kernels need sm_90a), where each buffer lives,
 //! its length and its alignment.
 mod cudarc_buffers;
+mod fp8;
 mod plan;
+pub use fp8::Fp8;
 pub use plan::{Plan, PLAN_BUFFER_SETS};
 
 use crate::auto;
@@ -125,6 +127,18 @@ pub enum GemmError {
         needs: &'static str,
         /// What the handle runs on ([`Gemm::device`]).
         backend: String,
+    },
+    /// An FP8 operand's scales: fewer than its shape and scaling need.
+    #[error("{operand}'s scales are {len} f32, {scaling}; a {scaling} scaling of this shape needs {needed}")]
+    ScalesMisshaped {
+        /// `A` or `B`.
+        operand: char,
+        /// Scales in the buffer.
+        len: usize,
+        /// Scales the shape needs.
+        needed: usize,
+        /// `per tensor` or `per block`.
+        scaling: &'static str,
     },
     /// The driver, a launch, or the emulator failed (the emulator names the faulting thread).
     #[error("{0}")]
@@ -715,36 +729,52 @@ impl Gemm {
         cublas: bool,
         buffers: [&Memory<'_, T>; 3],
     ) -> Result<()> {
+        for (stored, memory) in problem.stored().into_iter().zip(buffers) {
+            self.check_buffer(stored, memory, cublas)?;
+        }
+        Ok(())
+    }
+
+    /// One buffer: in the handle's memory, at least `ld·(cols − 1) + rows` elements long, and
+    /// 16-byte aligned (or, `element_aligned`, aligned to its element, as cuBLAS needs).
+    fn check_buffer<T>(
+        &self,
+        (operand, rows, cols, ld): (char, u32, u32, u32),
+        memory: &Memory<'_, T>,
+        element_aligned: bool,
+    ) -> Result<()> {
         let needs = if self.is_gpu() { "device" } else { "host" };
-        for ((operand, rows, cols, ld), memory) in problem.stored().into_iter().zip(buffers) {
-            let (found, address, len, element) = location(memory);
-            if found != needs {
-                return Err(GemmError::WrongMemory {
-                    operand,
-                    found,
-                    needs,
-                    backend: self.device(),
-                });
-            }
-            let needed = ld as usize * (cols as usize - 1) + rows as usize;
-            if len < needed {
-                return Err(GemmError::BufferTooSmall {
-                    operand,
-                    len,
-                    needed,
-                    rows,
-                    cols,
-                    ld,
-                });
-            }
-            let align = if cublas { element } else { OPERAND_ALIGN };
-            if address % align != 0 {
-                return Err(GemmError::Misaligned {
-                    operand,
-                    address,
-                    align,
-                });
-            }
+        let (found, address, len, element) = location(memory);
+        if found != needs {
+            return Err(GemmError::WrongMemory {
+                operand,
+                found,
+                needs,
+                backend: self.device(),
+            });
+        }
+        let needed = ld as usize * (cols as usize - 1) + rows as usize;
+        if len < needed {
+            return Err(GemmError::BufferTooSmall {
+                operand,
+                len,
+                needed,
+                rows,
+                cols,
+                ld,
+            });
+        }
+        let align = if element_aligned {
+            element
+        } else {
+            OPERAND_ALIGN
+        };
+        if address % align != 0 {
+            return Err(GemmError::Misaligned {
+                operand,
+                address,
+                align,
+            });
         }
         Ok(())
     }

@@ -133,6 +133,21 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
     }
 }
 
+/// What the library launches for a variant and tile: a kernel, or `None` for cuBLASLt (in
+/// its default, promoting mode), and the label that reports it.
+pub(crate) fn plan_launch(
+    variant: Variant,
+    tile: Option<u32>,
+    p: &Fp8Problem,
+) -> Result<(Option<Launch>, String)> {
+    let (launch, label) = plan(variant, tile, p)?;
+    let launch = match launch {
+        Fp8Launch::Kernel(l) => Some(l),
+        Fp8Launch::CublasLt { .. } => None,
+    };
+    Ok((launch, label))
+}
+
 /// The scales in the layout `launch` reads: per tensor one each; per block ours
 /// ([`super::quantize`]), a per-tensor problem's broadcast to it; for cuBLASLt's block modes
 /// B's in its layout ([`blk128_scales`]).

@@ -1,0 +1,323 @@
+//! FP8 through the library: e4m3 operands with their scales, as the FP8 kernels and cuBLASLt
+//! read them (the layout of [`crate::fp8`]: "TN", A stored k×m and B k×n, C bf16).
+//!
+//! An e4m3 operand is not a matrix of numbers until its scales say what each code is worth,
+//! so the call takes each operand as its codes and its scales together ([`Fp8`]), one scale
+//! per tensor or one per block (DeepSeek-V3's 1×128 of op(A), 128×128 of B): the scales are
+//! device memory, as a program that quantises on the GPU (an amax, then a division) has them,
+//! and their number is checked against the shape ([`GemmError::ScalesMisshaped`]).
+use super::{Algorithm, Choice, Gemm, GemmConfig, GemmError, Memory, MemoryMut};
+use super::{Operand, OperandMut, Result};
+use crate::fp8::cublaslt::CublasLtFp8;
+use crate::fp8::quantize::{self, Fp8Problem, Scaling};
+use crate::launch::{Fp8Operands, Fp8Pointers, Launch};
+use crate::problem::{Init, Problem, Transpose, Transposes};
+use crate::registry::{self, CublasMath, Math, Variant};
+use crate::run::Backend;
+use kernels_gpu::gemm::Dtype;
+
+/// One FP8 operand: its e4m3 codes (one byte each, stored K-major: k×m for A, k×n for B) and
+/// their scales; an element's value is its scale times its code's e4m3 value.
+pub struct Fp8<'a> {
+    codes: Memory<'a, u8>,
+    scales: Memory<'a, f32>,
+    scaling: Scaling,
+}
+
+impl<'a> Fp8<'a> {
+    /// One scale for the whole operand (a buffer of one f32).
+    pub fn per_tensor(
+        codes: &'a (impl Operand<u8> + ?Sized),
+        scale: &'a (impl Operand<f32> + ?Sized),
+    ) -> Self {
+        Fp8 {
+            codes: codes.memory(),
+            scales: scale.memory(),
+            scaling: Scaling::PerTensor,
+        }
+    }
+
+    /// One scale per block: for A one per 128 of k in each of its m columns as stored
+    /// (`scale[col + (row/128)·m]`), for B one per 128×128 (`scale[(col/128)·⌈k/128⌉ + row/128]`).
+    pub fn per_block(
+        codes: &'a (impl Operand<u8> + ?Sized),
+        scales: &'a (impl Operand<f32> + ?Sized),
+    ) -> Self {
+        Fp8 {
+            codes: codes.memory(),
+            scales: scales.memory(),
+            scaling: Scaling::Block,
+        }
+    }
+}
+
+impl Gemm {
+    /// `C = α·Aᵀ·B + β·C` in FP8: A and B e4m3 with their scales, C bf16, α and β as f32.
+    /// `config` must say `transposes(Transpose::Yes, Transpose::No)` with `lda, ldb ≥ k` (the
+    /// tensor cores read both operands K-major). `Algorithm::Auto` chooses among the FP8 kernels
+    /// for the operands' scaling; `Algorithm::Kernel` names one (`wgmma-fp8`, `wgmma-fp8-narrow`,
+    /// `wgmma-fp8-block`); `Algorithm::Cublas` is cuBLASLt's FP8 matmul (per-tensor scales).
+    /// Returns when C is written.
+    pub fn run_fp8(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+        a: Fp8<'_>,
+        b: Fp8<'_>,
+        c: &mut (impl OperandMut<half::bf16> + ?Sized),
+    ) -> Result<Choice> {
+        let problem = self.fp8_problem(config, &a, &b)?;
+        let (choice, launch) = self.fp8_choice(algorithm, &problem)?;
+        let cublas = launch.is_none();
+        let c = c.memory_mut();
+        let p = as_problem(&problem);
+        let [(_, ar, ac, lda), (_, br, bc, ldb), stored_c] = p.stored();
+        self.check_buffer(('A', ar, ac, lda), &a.codes, cublas)?;
+        self.check_buffer(('B', br, bc, ldb), &b.codes, cublas)?;
+        self.check_buffer(stored_c, &c.as_memory(), cublas)?;
+        for (operand, x, cols) in [
+            (quantize::Operand::A, &a, problem.shape.m),
+            (quantize::Operand::B, &b, problem.shape.n),
+        ] {
+            let needed = quantize::scale_count(operand, problem.scaling, problem.shape.k, cols);
+            let name = if operand == quantize::Operand::A {
+                'A'
+            } else {
+                'B'
+            };
+            self.check_buffer((name, needed as u32, 1, needed as u32), &x.scales, true)
+                .map_err(|e| match e {
+                    GemmError::BufferTooSmall { len, .. } => GemmError::ScalesMisshaped {
+                        operand: name,
+                        len,
+                        needed,
+                        scaling: scaling_name(problem.scaling),
+                    },
+                    e => e,
+                })?;
+        }
+        let scalars = (problem.alpha, problem.beta);
+        let failed = |e: anyhow::Error| GemmError::Launch(format!("{e:#}"));
+        match (&self.backend, &a, &b, c) {
+            (Backend::Gpu(gpu), a, b, MemoryMut::Device { address: c, .. }) => {
+                let pointers = Fp8Pointers {
+                    a: device(&a.codes),
+                    b: device(&b.codes),
+                    scale_a: device(&a.scales),
+                    scale_b: device(&b.scales),
+                    c,
+                };
+                match &launch {
+                    Some(launch) => gpu
+                        .fp8_kernel(launch, problem.shape, scalars)
+                        .and_then(|enqueue| enqueue(&pointers))
+                        .map_err(failed)?,
+                    None => {
+                        let lt = CublasLtFp8::new(
+                            &problem.shape,
+                            problem.scaling,
+                            problem.alpha,
+                            problem.beta,
+                            false,
+                        )
+                        .map_err(failed)?;
+                        let q = pointers;
+                        unsafe {
+                            lt.enqueue(gpu.stream().as_inner(), q.a, q.b, q.c, q.scale_a, q.scale_b)
+                        }
+                        .map_err(failed)?;
+                    }
+                }
+                self.synchronize().map_err(|e| {
+                    GemmError::Launch(format!("{} failed on the device ({e})", choice.entry))
+                })?;
+            }
+            (Backend::Emulator, a, b, MemoryMut::Host(c)) => {
+                let launch = launch.expect("the emulator refuses cuBLASLt in fp8_choice");
+                let before = c.to_vec();
+                let ops = Fp8Operands {
+                    a: host(&a.codes),
+                    b: host(&b.codes),
+                    scale_a: host(&a.scales),
+                    scale_b: host(&b.scales),
+                    c: &before,
+                };
+                crate::emulator::launch_fp8(&launch, &problem.shape, scalars, &ops, c)
+                    .map_err(failed)?;
+            }
+            _ => unreachable!("every operand's memory was checked against the backend"),
+        }
+        Ok(choice)
+    }
+
+    /// The FP8 problem of `config` and the operands' scaling, validated.
+    fn fp8_problem(&self, config: &GemmConfig, a: &Fp8<'_>, b: &Fp8<'_>) -> Result<Fp8Problem> {
+        if (config.transa, config.transb) != (Transpose::Yes, Transpose::No) {
+            return Err(GemmError::InvalidConfig(format!(
+                "an FP8 GEMM is C = α·Aᵀ·B + β·C with A stored k×m and B k×n, both K-major as the \
+                 tensor cores read them: give `transposes(Transpose::Yes, Transpose::No)` \
+                 (got op(A) = {:?}, op(B) = {:?})",
+                config.transa, config.transb
+            )));
+        }
+        if a.scaling != b.scaling {
+            return Err(GemmError::InvalidConfig(format!(
+                "A is scaled {} and B {}: the FP8 kernels and cuBLASLt take both per tensor or both per block",
+                scaling_name(a.scaling),
+                scaling_name(b.scaling)
+            )));
+        }
+        let problem = Fp8Problem {
+            shape: config.shape(),
+            alpha: config.alpha as f32,
+            beta: config.beta as f32,
+            scaling: a.scaling,
+            init: Init::Random,
+            seed: 0,
+            outliers: false,
+        };
+        as_problem(&problem)
+            .validate()
+            .map_err(|e| GemmError::InvalidConfig(format!("{e:#}")))?;
+        Ok(problem)
+    }
+
+    /// What runs an FP8 problem: a kernel's launch, or `None` for cuBLASLt.
+    fn fp8_choice(
+        &self,
+        algorithm: &Algorithm,
+        problem: &Fp8Problem,
+    ) -> Result<(Choice, Option<Launch>)> {
+        let unsupported = |reason: String| GemmError::Unsupported {
+            algorithm: algorithm.label(),
+            reason,
+        };
+        let (variant, tile) = match algorithm {
+            Algorithm::Auto(_) => (Variant::Auto(Math::Strict), None),
+            Algorithm::Kernel { name, tile } => (
+                registry::find(name).map_err(|e| GemmError::UnknownAlgorithm(format!("{e:#}")))?,
+                *tile,
+            ),
+            Algorithm::Cublas if problem.scaling == Scaling::Block => {
+                return Err(unsupported(
+                    "cuBLASLt reads B's block scales in a layout of its own (one per 128×128 \
+                     of Bᵀ); this call takes the kernels' layout: use Algorithm::Auto"
+                        .into(),
+                ))
+            }
+            Algorithm::Cublas => (Variant::Cublas(CublasMath::Default), None),
+            Algorithm::Tuned(_) => {
+                return Err(unsupported(
+                    "FP8 is not tuned: use Algorithm::Auto, or name a kernel".into(),
+                ))
+            }
+        };
+        let (launch, label) = crate::fp8::run::plan_launch(variant, tile, problem)
+            .map_err(|e| unsupported(format!("{e:#}")))?;
+        // The block kernel reads a scale per block: one per tensor would be read past its end.
+        if problem.scaling == Scaling::PerTensor
+            && launch
+                .as_ref()
+                .is_some_and(|l| l.name().contains("fp8_block"))
+        {
+            return Err(unsupported(
+                "it reads one scale per block; these operands have one per tensor: give them as Fp8::per_block, or use wgmma-fp8".into(),
+            ));
+        }
+        let device = match &self.backend {
+            Backend::Gpu(gpu) => {
+                if gpu.arch_number() != 90 {
+                    return Err(GemmError::NeedsArch {
+                        kernel: label,
+                        needs: "sm_90a",
+                        device: self.device(),
+                    });
+                }
+                self.device()
+            }
+            Backend::Emulator if launch.is_none() => {
+                return Err(unsupported("cuBLASLt runs only on a GPU".into()))
+            }
+            Backend::Emulator => self.device(),
+        };
+        let choice = Choice {
+            entry: launch
+                .as_ref()
+                .map_or("cublasLtMatmul".to_string(), |l| l.name().to_string()),
+            variant: label,
+            arithmetic: kernels_gpu::gemm::Arithmetic::Native,
+            reason: match algorithm {
+                Algorithm::Auto(_) => "auto's rule for FP8 (fp8::run::auto_choice)".into(),
+                _ => "named by the caller".into(),
+            },
+            device,
+            tuning: None,
+        };
+        Ok((choice, launch))
+    }
+}
+
+/// The problem as the common validation and buffer checks see it: e4m3, TN.
+fn as_problem(p: &Fp8Problem) -> Problem {
+    Problem {
+        shape: p.shape,
+        transposes: Transposes::new(Transpose::Yes, Transpose::No),
+        dtype: Dtype::E4m3,
+        alpha: p.alpha as f64,
+        beta: p.beta as f64,
+        init: Init::Random,
+        seed: 0,
+    }
+}
+
+fn scaling_name(scaling: Scaling) -> &'static str {
+    match scaling {
+        Scaling::PerTensor => "per tensor",
+        Scaling::Block => "per block",
+    }
+}
+
+/// A checked device operand's address.
+fn device<T>(m: &Memory<'_, T>) -> u64 {
+    match m {
+        Memory::Device { address, .. } => *address,
+        Memory::Host(_) => unreachable!("checked: device memory"),
+    }
+}
+
+/// A checked host operand.
+fn host<'a, T>(m: &Memory<'a, T>) -> &'a [T] {
+    match m {
+        Memory::Host(h) => *h,
+        Memory::Device { .. } => unreachable!("checked: host memory"),
+    }
+}
+
+/// e4m3 codes on the host, for the emulator.
+impl Operand<u8> for [u8] {
+    fn memory(&self) -> Memory<'_, u8> {
+        Memory::Host(self)
+    }
+}
+
+impl Operand<u8> for Vec<u8> {
+    fn memory(&self) -> Memory<'_, u8> {
+        Memory::Host(self)
+    }
+}
+
+/// e4m3 codes on the device.
+impl Operand<u8> for cust::memory::DeviceSlice<u8> {
+    fn memory(&self) -> Memory<'_, u8> {
+        Memory::Device {
+            address: self.as_device_ptr().as_raw(),
+            len: self.len(),
+        }
+    }
+}
+
+impl Operand<u8> for cust::memory::DeviceBuffer<u8> {
+    fn memory(&self) -> Memory<'_, u8> {
+        Operand::<u8>::memory(&**self)
+    }
+}
