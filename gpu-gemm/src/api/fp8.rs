@@ -288,7 +288,7 @@ fn device<T>(m: &Memory<'_, T>) -> u64 {
 /// A checked host operand.
 fn host<'a, T>(m: &Memory<'a, T>) -> &'a [T] {
     match m {
-        Memory::Host(h) => *h,
+        Memory::Host(h) => h,
         Memory::Device { .. } => unreachable!("checked: host memory"),
     }
 }
