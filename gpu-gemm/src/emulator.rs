@@ -88,7 +88,8 @@ pub fn launch_on<T: Scalar>(
     let cluster = tma.map_or(1, |t| t.cluster);
     let mut scratch = Vec::new();
     let mut stream_k = (Vec::new(), Vec::new());
-    let maps = match tma {
+    // (The ranges' words live until the kernel has run: it reads them through the maps.)
+    let (maps, _ranges) = match tma {
         Some(t) => {
             let mut maps = tensor_maps(t, &p.shape, (a, b, c))?;
             stream_k = stream_k_scratch(t, &s, g.grid, &mut maps);
@@ -98,9 +99,16 @@ pub fn launch_on<T: Scalar>(
                     buffer("stream-k counters", &stream_k.1),
                 ];
             }
-            Some(maps)
+            let ranges = if t.ranges {
+                let words = ranges_pass(p, (a, b), &mut maps)?;
+                scratch.push(buffer("ranges", &words));
+                words
+            } else {
+                Vec::new()
+            };
+            (Some(maps), ranges)
         }
-        None => None,
+        None => (None, Vec::new()),
     };
     let counters = &stream_k.1;
     match reduce {
@@ -230,6 +238,32 @@ fn emulate_half_reduce<T: Scalar>(
         ),
     }
     Ok(())
+}
+
+/// 3xTF32's ranges pass ([`kernels_gpu::variants::ranges`]) as the GPU runs it before the
+/// kernel: m + n zeroed words, the pass's atomic maxima into them, their address after `maps`.
+fn ranges_pass<T: Scalar>(
+    p: &Problem,
+    (a, b): (&[T], &[T]),
+    maps: &mut Vec<TensorMap>,
+) -> Result<Vec<T>> {
+    use kernels_gpu::variants::ranges;
+    let s = p.shape;
+    // Zero bits in every element type: the pass reads and writes them as u32 words (f32 only).
+    let mut words = vec![T::from_f64(0.0); (s.m + s.n) as usize];
+    let (one, zero) = (T::factor(1.0), T::factor(0.0));
+    emulate(
+        ranges::ENTRY,
+        (ranges::geometry(s.m, s.n, s.k), 1),
+        (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero),
+        ("ranges", &mut words, s.m),
+        (None, &[]),
+        None,
+    )?;
+    let mut after = TensorMap { opaque: [0; 16] };
+    after.opaque[0] = words.as_ptr() as u64;
+    maps.push(after);
+    Ok(words)
 }
 
 /// Stream-k's workspace (NaN-poisoned: every part read must have been written) and its zeroed

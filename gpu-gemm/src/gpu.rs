@@ -651,9 +651,20 @@ impl Gpu {
             }
             _ => None,
         };
+        let ranges = match (&tma, launch) {
+            (Some(t), Launch::Kernel { target, .. }) if t.ranges => {
+                Some(self.ranges_pass(&s, *target)?)
+            }
+            _ => None,
+        };
         let maps = match tma {
             Some(tma) => {
-                let after = stream_k.as_ref().map(|s| s.addresses()).unwrap_or_default();
+                let mut after = stream_k.as_ref().map(|s| s.addresses()).unwrap_or_default();
+                if let Some(r) = &ranges {
+                    // The kernel reads the address right after its maps: nothing else may be there.
+                    assert!(after.is_empty(), "a kernel with both stream-k and ranges");
+                    after.push(r.words.as_device_ptr().as_raw());
+                }
                 Some(MapSlots::new(tma, after, buffer_sets)?)
             }
             None => None,
@@ -671,7 +682,24 @@ impl Gpu {
             maps,
             resident,
             _stream_k: stream_k,
+            ranges,
             copies,
+        })
+    }
+
+    /// 3xTF32's ranges pass for a problem of `shape`: its entry point, from the same build as
+    /// the kernel, and its m + n words.
+    fn ranges_pass(&self, shape: &Shape, target: Target) -> Result<RangesPass<'_>> {
+        use kernels_gpu::variants::ranges;
+        let function = self.function(ranges::ENTRY, target)?;
+        let words = (shape.m + shape.n) as usize;
+        // SAFETY: zeroed on the stream before each pass.
+        let words = unsafe { DeviceBuffer::<u32>::uninitialized(words) }
+            .map_err(|e| anyhow!("cannot allocate 3xTF32's ranges ({words} words): {e}"))?;
+        Ok(RangesPass {
+            function,
+            words,
+            geometry: ranges::geometry(shape.m, shape.n, shape.k),
         })
     }
 
@@ -985,8 +1013,39 @@ pub struct Prepared<'g> {
     resident: u32,
     /// Stream-k's workspace and counters, which the tensor-map buffer points to.
     _stream_k: Option<StreamKScratch>,
+    /// 3xTF32's pass before the kernel.
+    ranges: Option<RangesPass<'g>>,
     /// The aligned copies the kernel reads A and B from, made on each enqueue.
     copies: Vec<OperandCopy>,
+}
+
+/// 3xTF32's ranges pass ([`kernels_gpu::variants::ranges`]): zero the words, gather the
+/// largest |x| of each row of A and column of B into them.
+struct RangesPass<'g> {
+    function: Function<'g>,
+    words: DeviceBuffer<u32>,
+    geometry: kernels_gpu::gemm::Geometry,
+}
+
+impl RangesPass<'_> {
+    /// Enqueues the zeroing and the pass on A (`lda`) and B (`ldb`) of `shape`.
+    fn enqueue(&self, s: &Shape, (a, b): (u64, u64), stream: &Stream) -> Result<()> {
+        use cudarc::driver::sys::{cuMemsetD32Async, CUresult};
+        let words = self.words.as_device_ptr().as_raw();
+        // SAFETY: the buffer holds m + n words.
+        let status =
+            unsafe { cuMemsetD32Async(words, 0, self.words.len(), stream.as_inner() as _) };
+        if status != CUresult::CUDA_SUCCESS {
+            bail!("zeroing 3xTF32's ranges failed: {status:?}");
+        }
+        let (g, function) = (self.geometry, &self.function);
+        unsafe {
+            launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                s.m, s.n, s.k, 1f32, a, s.lda, b, s.ldb, 0f32, words, s.m
+            ))
+        }
+        .context("launching 3xTF32's ranges pass failed")
+    }
 }
 
 /// The tensor maps of every set of operands a prepared TMA launch was bound to, each set in a
@@ -1203,6 +1262,9 @@ impl Prepared<'_> {
         };
         for copy in &self.copies {
             copy.enqueue(p.dtype.bytes(), &self.gpu.stream)?;
+        }
+        if let Some(ranges) = &self.ranges {
+            ranges.enqueue(&s, (a_ptr, b_ptr), &self.gpu.stream)?;
         }
         let stream = &self.gpu.stream;
         let name = self.launch.name();

@@ -35,8 +35,9 @@ pub enum Math {
     /// without TF32): the CUDA-core kernels in f32
     #[default]
     Strict,
-    /// Any kernel whose measured error on the project's checks is at most native SGEMM's:
-    /// 3xTF32 on the tensor cores (Hopper's `wgmma`, Ampere-class `mma.sync`), or a strict one
+    /// Any kernel whose error is at most native SGEMM's, relative to Σ|a·b| of each element,
+    /// for every normal f32 input: Hopper's 3xTF32 `wgmma` (which scales rows and columns into
+    /// range first), or a strict one
     #[cfg_attr(feature = "clap", value(name = "fp32-accurate"))]
     Fp32Accurate,
     /// The TF32 tensor cores (inputs cut to 10 mantissa bits, `CUBLAS_COMPUTE_32F_FAST_TF32`),

@@ -621,3 +621,39 @@ fn fp8_operand<'a>(
         gpu_gemm::fp8::quantize::Scaling::Block => gpu_gemm::Fp8::per_block(codes, scales),
     }
 }
+
+/// The FP32-accurate contract over f32's whole normal range: A's rows from 2⁻¹²⁶ up and B's
+/// columns down to 2⁻¹²⁶, paired so that every product is in range. 3xTF32 (every
+/// configuration `auto` may take) stays within 2× the strict kernels' worst error, where
+/// without its ranges pass the small parts of the tiny operands vanished (the H100 measured
+/// 190×).
+#[test]
+fn fp32_accurate_keeps_its_contract_across_the_normal_range() {
+    let gemm = Gemm::emulator();
+    let (m, n, k) = (160usize, 136usize, 100usize);
+    let config = GemmConfig::new(m as u32, n as u32, k as u32);
+    for (rows, cols) in gpu_gemm::verify::WIDE_RANGES {
+        let (a, b) = gpu_gemm::verify::wide_range_operands((m, n, k), (rows, cols), 1);
+        let run = |algorithm: &Algorithm| {
+            let mut c = vec![0f32; m * n];
+            let choice = gemm.run(&config, algorithm, &a, &b, &mut c).unwrap();
+            let error =
+                gpu_gemm::verify::worst_error_relative_to_magnitudes((m, n, k), (&a, &b, &c), 1);
+            (error, choice.variant)
+        };
+        let (strict, strict_variant) = run(&Algorithm::Auto(Math::Strict));
+        for algorithm in [
+            Algorithm::Auto(Math::Fp32Accurate),
+            Algorithm::kernel_tile("wgmma-3xtf32", 1),
+            Algorithm::kernel_tile("wgmma-3xtf32", 2),
+        ] {
+            let (error, variant) = run(&algorithm);
+            eprintln!("rows 2^{rows:?}, columns 2^{cols:?}: {variant} {error:.1e}, {strict_variant} {strict:.1e}");
+            assert!(variant.starts_with("wgmma-3xtf32"), "{variant}");
+            assert!(
+                error <= 2.0 * strict,
+                "rows 2^{rows:?}, columns 2^{cols:?}: {variant}'s error {error:.1e} is over 2× strict's {strict:.1e}"
+            );
+        }
+    }
+}

@@ -304,6 +304,8 @@ mod hopper {
     gemm_wgmma_tf32_c6_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16, 2>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_3xtf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8, 1>, launch_bounds(384, 1);
     gemm_wgmma_3xtf32_c2_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8, 2>, launch_bounds(384, 1), cluster(2);
+    // 3xTF32's pass before the GEMM: the largest |x| of each row of A and column of B.
+    gemm_ranges_f32: f32 = ranges::max_abs_bits, launch_bounds(128, 8);
         // -- tensor cores, chapter 3: 16-bit types on the skeleton --
     gemm_wgmma_16bit_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_16bit::Plain<4>>, launch_bounds(384, 1);
     gemm_wgmma_16bit_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_16bit::Plain<4>>, launch_bounds(384, 1);

@@ -136,6 +136,10 @@ pub struct TmaOperands {
     /// the host writes the addresses of an f32 workspace of two tiles per block of the grid and
     /// of one zeroed u32 counter per tile.
     pub stream_k: Option<[u32; 2]>,
+    /// 3xTF32's ranges ([`crate::variants::ranges`]): before the kernel the host zeroes m + n
+    /// words and runs the pass that gathers the largest |x| of each row of A and column of B
+    /// into them, and writes their address after the tensor maps.
+    pub ranges: bool,
 }
 
 impl TmaOperands {
@@ -308,6 +312,19 @@ impl Variant {
                     .flat_map(move |t| layouts.iter().map(move |l| self.entry_name(d, *t, *l)))
             })
             .chain(reduce)
+            .chain(self.ranges_pass().map(String::from))
+    }
+
+    /// The entry point of the pass this variant's launches run first, if any: 3xTF32's ranges
+    /// ([`TmaOperands::ranges`]).
+    pub fn ranges_pass(&self) -> Option<&'static str> {
+        let ranged = self.tma.is_some_and(|operands| {
+            self.tiles
+                .iter()
+                .chain([&1])
+                .any(|&t| operands(t, self.layouts[0]).ranges)
+        });
+        ranged.then_some(crate::variants::ranges::ENTRY)
     }
 }
 
@@ -432,6 +449,7 @@ const fn wgmma_operands(bn: u32) -> TmaOperands {
         a_transposed: false,
         b_transposed: false,
         stream_k: None,
+        ranges: false,
     }
 }
 
@@ -447,6 +465,7 @@ fn wgmma_16bit_operands(_tile: u32, _layout: Layout) -> TmaOperands {
         a_transposed: false,
         b_transposed: false,
         stream_k: None,
+        ranges: false,
     }
 }
 
@@ -557,6 +576,7 @@ fn wgmma_stream_k_geometry(m: u32, n: u32, k: u32, bytes: u32, _tile: u32) -> Ge
 fn wgmma_stream_k_operands(_tile: u32, layout: Layout) -> TmaOperands {
     TmaOperands {
         stream_k: Some([wgmma_16bit::BM, wgmma_16bit::BN]),
+        ranges: false,
         ..wgmma_layouts_operands(2, layout)
     }
 }
@@ -585,6 +605,7 @@ fn wgmma_narrow_operands(tile: u32, layout: Layout) -> TmaOperands {
         a_transposed: layout.a_transposed,
         b_box: [64, tile],
         stream_k: Some([wgmma_narrow::BM, tile]),
+        ranges: false,
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
 }
@@ -596,6 +617,7 @@ fn wgmma_fp8_narrow_operands(tile: u32, _layout: Layout) -> TmaOperands {
         a_transposed: true,
         b_box: [128, tile],
         stream_k: Some([wgmma_narrow::BM, tile]),
+        ranges: false,
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
 }
@@ -688,13 +710,17 @@ fn wgmma_tf32_operands(tile: u32, _layout: Layout) -> TmaOperands {
 }
 
 fn wgmma_3xtf32_operands(tile: u32, _layout: Layout) -> TmaOperands {
+    let ranged = TmaOperands {
+        ranges: true,
+        ..wgmma_operands(128)
+    };
     match tile {
         2 => TmaOperands {
             b_box: [32, 64],
             cluster: 2,
-            ..wgmma_operands(128)
+            ..ranged
         },
-        _ => wgmma_operands(128),
+        _ => ranged,
     }
 }
 

@@ -980,3 +980,59 @@ fn the_library_runs_fp8_with_its_scales_on_device_buffers() {
         assert!(worst < 1e-2, "{scaling:?} {}: {worst:.1e}", choice.variant);
     }
 }
+
+/// The FP32-accurate contract across f32's normal range on the GPU
+/// ([`gpu_gemm::verify::WIDE_RANGES`]): every 3xTF32 configuration `auto` may choose on Hopper
+/// within 2× the strict kernels' worst error relative to Σ|a·b|, at an edge shape and a large
+/// one. Prints the contract's table (TF32 and chapter 1's `tc-3xtf32`, which Ampere-class GPUs
+/// run and which has no ranges pass, for comparison).
+#[test]
+fn fp32_accurate_keeps_its_contract_across_the_normal_range_on_the_gpu() {
+    use gpu_gemm::verify::{wide_range_operands, worst_error_relative_to_magnitudes, WIDE_RANGES};
+    use gpu_gemm::{Algorithm, Gemm, GemmConfig, Math};
+    let gemm = match Gemm::new() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+    };
+    eprintln!("| m×n×k | rows of A, columns of B | algorithm | ran | worst error / Σ|a·b| |");
+    eprintln!("|---|---|---|---|---:|");
+    for (m, n, k) in [(1000usize, 1020usize, 996usize), (4096, 4096, 1024)] {
+        let config = GemmConfig::new(m as u32, n as u32, k as u32);
+        for (rows, cols) in WIDE_RANGES {
+            let (a, b) = wide_range_operands((m, n, k), (rows, cols), 3);
+            let (a_dev, b_dev) = (gemm.upload(&a).unwrap(), gemm.upload(&b).unwrap());
+            let run = |algorithm: &Algorithm| {
+                let mut c = gemm.zeros::<f32>(m * n).unwrap();
+                let choice = gemm
+                    .run(&config, algorithm, &a_dev, &b_dev, &mut c)
+                    .unwrap();
+                let c = gemm.download(&c).unwrap();
+                let error = worst_error_relative_to_magnitudes((m, n, k), (&a, &b, &c), 97);
+                eprintln!(
+                    "| {m}×{n}×{k} | 2^{rows:?}, 2^{cols:?} | {} | {} | {error:.1e} |",
+                    algorithm.label(),
+                    choice.variant
+                );
+                error
+            };
+            let strict = run(&Algorithm::Auto(Math::Strict));
+            for algorithm in [
+                Algorithm::Auto(Math::Fp32Accurate),
+                Algorithm::kernel_tile("wgmma-3xtf32", 1),
+                Algorithm::kernel_tile("wgmma-3xtf32", 2),
+            ] {
+                let error = run(&algorithm);
+                assert!(
+                    error <= 2.0 * strict,
+                    "{m}×{n}×{k}, rows 2^{rows:?}, columns 2^{cols:?}: {}'s error {error:.1e} is over 2× strict's {strict:.1e}",
+                    algorithm.label()
+                );
+            }
+            run(&Algorithm::kernel_tile("tc-3xtf32", 1));
+            run(&Algorithm::Auto(Math::Tf32));
+        }
+    }
+}

@@ -42,7 +42,19 @@ for step in "$@"; do
       # (examples/cudarc.rs), and the CUDA-graph test.
       "$bundle/plan" 2>&1 | tee "$OUT/plan.log"
       "$bundle/cudarc" 2>&1 | tee "$OUT/cudarc.log"
-      "$bundle/tests-gpu" plans_enqueue_into_a_cuda_graph --nocapture 2>&1 | tee "$OUT/graph.log" | grep -E 'captured|control|test result|panicked' ;;
+      "$bundle/tests-gpu" plans_enqueue_into_a_cuda_graph --nocapture 2>&1 | tee "$OUT/graph.log" | grep -E 'captured|control|test result|panicked' -A2
+      "$bundle/tests-gpu" the_library_runs_fp8 --nocapture 2>&1 | tee "$OUT/library-fp8.log" | grep -E 'worst|test result|panicked' -A2 ;;
+    contract)
+      # FP32-accurate across f32's normal range (the GPU test's table), then 3xTF32's speed beside
+      # cuBLAS SGEMM at four shapes, with each host of CONTRACT_HOSTS (a build before a change
+      # beside the bundle's, in one job).
+      "$bundle/tests-gpu" fp32_accurate_keeps_its_contract --nocapture 2>&1 | tee "$OUT/contract.log" | grep -E '^\||test result|panicked' -A2
+      for shape in "--size 2048" "--size 4096" "--size 8192" "--m 8192 --n 8192 --k 1024"; do
+        for h in ${CONTRACT_HOSTS:-$host}; do
+          echo "== $h $shape"
+          $h --variant auto,wgmma-3xtf32:1,wgmma-3xtf32:2 --math fp32-accurate $shape --compare cublas 2>&1 | grep '^| [a-z]' | grep -v '^| variant'
+        done
+      done | tee "$OUT/contract-speed.log" ;;
     first-call)
       # A fresh process with the driver's cache off, as on a new machine or in a container: the
       # whole process's wall time for one small GEMM, loading the embedded SASS, then the same

@@ -29,6 +29,20 @@
 //! kernels N,N: `host --list` and `Variant::transposes` say which), its constraints on the
 //! shape, the device's architecture (the `wgmma` kernels need sm_90a), where each buffer lives,
 //! its length and its alignment.
+//!
+//! The rest of the library's surface, one file each:
+//! - [`Plan`] (`plan.rs`): the choice, loading and allocation done once, then
+//!   [`Plan::enqueue`] on the caller's stream with nothing allocated and nothing waited for,
+//!   so that it can be captured into a CUDA graph; [`Gemm::run`] is the one-line form.
+//! - [`Gemm::run_fp8`] (`fp8.rs`): e4m3 operands with their scales, per tensor or per block.
+//! - [`Plan::enqueue_cudarc`] and [`Gemm::on_cudarc`] (`cudarc_buffers.rs`): a cudarc program's
+//!   `CudaSlice`s and stream.
+//!
+//! [`Math::Fp32Accurate`] promises an error at or below SGEMM's relative to Σ|a·b| of each
+//! element, for every normal f32 input: its 3xTF32 kernel scales each row of A and column of B
+//! by a power of two first (`kernels_gpu::variants::ranges`), so that the small halves of its
+//! split stay normal anywhere in f32's range; a kernel without that pass (chapter 1's
+//! `tc-3xtf32`) is not handed out under it.
 mod cudarc_buffers;
 mod fp8;
 mod plan;
@@ -279,7 +293,8 @@ impl Algorithm {
         }
     }
 
-    fn label(&self) -> String {
+    /// The algorithm as reports and errors name it: `auto (strict)`, `wgmma-16bit:1`, `cublas`.
+    pub fn label(&self) -> String {
         match self {
             Algorithm::Auto(math) => format!("auto ({})", math.name()),
             Algorithm::Tuned(math) => format!("tuned ({})", math.name()),

@@ -62,6 +62,16 @@ pub use backend::{
 /// Threads in a warp.
 pub const WARP_SIZE: u32 = 32;
 
+/// `*p = max(*p, v)` as one atomic reduction in global memory (`red.relaxed.gpu.global.max.u32`):
+/// how many blocks gather a maximum into one word. Unordered: read the word after the kernel.
+///
+/// # Safety
+/// `p` inside an allocation of the launch, 4-byte aligned.
+#[inline(always)]
+pub unsafe fn atomic_max_u32(p: *mut u32, v: u32) {
+    unsafe { backend::red_max_relaxed_gpu(p, v) }
+}
+
 /// `bar.sync id, threads`: a barrier among `threads` threads (a multiple of 32, whole warps)
 /// that name the same `id` (1 to 15; 0 is [`sync_threads`]'s): the consumer warpgroups of a
 /// warp-specialised kernel synchronise without the producer. What each did before it is
@@ -180,6 +190,12 @@ impl<T: Real> GlobalMut<T> {
     #[inline(always)]
     pub fn new(ptr: *mut T) -> Self {
         Self { ptr }
+    }
+
+    /// The address of element `i`, for an operation the wrapper has no method for (an atomic).
+    #[inline(always)]
+    pub fn element_ptr(self, i: usize) -> *mut T {
+        self.ptr.wrapping_add(i)
     }
 
     #[inline(always)]

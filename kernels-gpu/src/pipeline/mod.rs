@@ -199,9 +199,23 @@ pub trait Kernel: Copy {
     /// reading shared memory) waits for it here. Nothing by default.
     fn drain(self, _consumer: &Consumer) {}
 
-    /// The producer warpgroup's other threads (`thread` 0..96), on the slice in the ring's
-    /// current stage (3xTF32 splits B there). Nothing by default.
-    fn assist(self, _stages: Stages, _ring: Ring, _thread: u32) {}
+    /// The producer warpgroup's other threads (`thread` 0..96), on the slice of `tile` in the
+    /// ring's current stage (3xTF32 splits B there, scaled by its columns' ranges, read through
+    /// `maps`). Nothing by default.
+    ///
+    /// # Safety
+    /// As [`Kernel::consume`].
+    #[inline(always)]
+    unsafe fn assist(
+        self,
+        _args: Self::Args,
+        _maps: *const TensorMap,
+        _stages: Stages,
+        _ring: Ring,
+        _thread: u32,
+        _tile: (u32, u32),
+    ) {
+    }
 }
 
 /// Ping-pong's two ordering barriers, after the stages' (one per consumer warpgroup).
@@ -470,9 +484,10 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                 }
             } else if K::ASSISTS && tid >= WARP_SIZE {
                 let mut ring = stages.ring();
-                for _ in walk {
+                for unit in walk {
+                    let tile = tiles.tile(unit, rank);
                     for _ in 0..whole.slices {
-                        kernel.assist(stages, ring, tid - WARP_SIZE);
+                        unsafe { kernel.assist(args, maps, stages, ring, tid - WARP_SIZE, tile) };
                         ring.advance();
                     }
                 }

@@ -34,6 +34,8 @@ pub mod tc_tf32;
 pub mod tc_tf32_basic;
 // -- tensor cores, chapter 2: Hopper's wgmma (built for the GPU in the sm_90a PTX only) --
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod ranges;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_tf32;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_tf32_basic;

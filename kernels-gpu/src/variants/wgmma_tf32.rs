@@ -68,6 +68,14 @@
 //! the truncations of a large accumulator add up to a biased error. That needs a second
 //! accumulator, so the tile is 128×128.
 //!
+//! **3xTF32 over f32's whole range** ([`crate::variants::ranges`]): the small parts of inputs
+//! below about 2⁻¹¹⁵ are subnormal, which the tensor cores read as zero, and the product falls
+//! back to TF32's accuracy there (190× SGEMM's error on the H100, rows of A in 2⁻¹²⁵…2⁻¹⁰⁰). So a
+//! pass before the kernel finds each row's and column's largest |x|, the consumers scale their
+//! two rows of A by a power of two before splitting them, the splitting warps scale each column
+//! of B, and the epilogue divides each element of C by both: exact operations that put every
+//! row and column's largest in [1, 4) whatever its magnitude.
+//!
 //! The emulator runs all of it: the TMA boxes with their swizzle and zero fill, the
 //! mbarrier phases, the `wgmma` descriptor reads; a consumer that reads a stage before its
 //! *full* phase, a producer that refills one before its *empty* phase, or a `wgmma` that reads
@@ -91,6 +99,7 @@ use crate::device::wgmma::{self, Accumulator, Descriptor, Registers, Tf32Wgmma};
 use crate::device::{Shared, WARP_SIZE};
 use crate::gemm::{GemmArgs, Geometry};
 use crate::pipeline::{self, Consumer, Kernel, Ring, Stages, Work};
+use crate::variants::ranges::{self, Ranges};
 
 /// Rows of the block tile: two consumer warpgroups of 64.
 pub const BM: u32 = 128;
@@ -222,14 +231,26 @@ where
     /// where they start.
     // ANCHOR: split_b
     #[inline(always)]
-    fn assist(self, stages: Stages, ring: Ring, thread: u32) {
+    unsafe fn assist(
+        self,
+        args: GemmArgs<f32>,
+        maps: *const TensorMap,
+        stages: Stages,
+        ring: Ring,
+        thread: u32,
+        tile: (u32, u32),
+    ) {
         let s = ring.stage;
         stages.full(s).wait(ring.phase);
         let stage = stages.stage(s);
         let (b, small) = (b_tile(stage, BN, false), b_tile(stage, BN, true));
+        let ranges = unsafe { ranges_after(maps, &args) };
         let mut chunk = thread;
         while chunk < BN * BK / 4 {
-            let x = b.load4(4 * chunk);
+            // A chunk is 4 of k of one column: each column's 32 of k are a 128-byte row.
+            let column = tile.1 * BN + chunk / (BK / 4);
+            let scale = ranges::pow2(unsafe { ranges.column(column) });
+            let x = b.load4(4 * chunk).map(|x| x * scale);
             let parts = x.map(Tf32::split);
             b.store4(4 * chunk, parts.map(|p| p.0.to_f32()));
             small.store4(4 * chunk, parts.map(|p| f32::from_bits(p.1.to_bits())));
@@ -244,7 +265,7 @@ where
     unsafe fn consume(
         self,
         args: GemmArgs<f32>,
-        _maps: *const TensorMap,
+        maps: *const TensorMap,
         c: &mut Consumer,
         work: Work,
     ) {
@@ -252,10 +273,24 @@ where
         let f = Fragments::<BN, SPLIT>::of(c);
         let mut acc = Accumulator::<R>::zero();
         let mut sum = [0f32; R];
+        // 3xTF32: this thread's two rows of A, scaled by their ranges as they are split, and
+        // every element unscaled before the epilogue.
+        let (ranges, rows) = if SPLIT {
+            let ranges = unsafe { ranges_after(maps, &args) };
+            let row = tile.0 * BM + 32 * f.a_box + f.m_in_box;
+            (Some(ranges), unsafe {
+                [ranges.row(row), ranges.row(row + 1)]
+            })
+        } else {
+            (None, [0, 0])
+        };
         if PIPELINED {
             consume_pipelined(c, f, slices, &mut acc);
         } else {
-            consume_slices(c, f, slices, &mut acc, &mut sum);
+            consume_slices(c, f, slices, &mut acc, &mut sum, rows.map(ranges::pow2));
+        }
+        if let Some(ranges) = ranges {
+            unsafe { unscale_by_ranges(&mut sum, ranges, rows, tile, f) };
         }
         let values = if SPLIT { &sum } else { acc.get() };
         unsafe { store(&args, values, tile, f) };
@@ -354,6 +389,7 @@ fn consume_slices<const R: usize, const BN: u32, const SPLIT: bool>(
     slices: u32,
     acc: &mut Accumulator<R>,
     sum: &mut [f32; R],
+    row_scales: [f32; 2],
 ) where
     Accumulator<R>: Tf32Wgmma,
 {
@@ -367,7 +403,10 @@ fn consume_slices<const R: usize, const BN: u32, const SPLIT: bool>(
         // parts, split here, before the `wgmma.fence`: registers written after it make ptxas
         // insert another fence before the `wgmma` that reads them.
         let (big, small): ([FragA<Tf32, 4>; 4], [FragA<Tf32, 4>; 4]) = if SPLIT {
-            let parts = values.map(|v| v.map(Tf32::split));
+            // Fragment values 0 and 2 are row m, 1 and 3 row m + 1 ([`Fragments::load_step`]).
+            let [low, high] = row_scales;
+            let scaled = values.map(|v| [v[0] * low, v[1] * high, v[2] * low, v[3] * high]);
+            let parts = scaled.map(|v| v.map(Tf32::split));
             (
                 parts.map(|p| FragA(p.map(|x| x.0))),
                 parts.map(|p| FragA(p.map(|x| x.1))),
@@ -499,6 +538,40 @@ unsafe fn store<const R: usize, const BN: u32, const SPLIT: bool>(
                 unsafe { args.store_c(args.c_at(r, col), values[i]) };
             }
         }
+    }
+}
+
+/// The ranges pass's words ([`ranges::max_abs_bits`]), whose address the host writes after
+/// A's and B's tensor maps.
+///
+/// # Safety
+/// A 3xTF32 launch: the host wrote the address there.
+#[inline(always)]
+unsafe fn ranges_after(maps: *const TensorMap, args: &GemmArgs<f32>) -> Ranges {
+    let words = unsafe { *(maps.wrapping_add(2) as *const *const f32) };
+    Ranges::new(words, args.m, args.n)
+}
+
+/// Divides each of this thread's sums by its row's and column's powers of two: register
+/// `4j + e` is row m, column `8j + 2t + e`; `4j + 2 + e` row m + 1 ([`store`]).
+///
+/// # Safety
+/// As [`Ranges::column`].
+#[inline(always)]
+#[allow(clippy::needless_range_loop)]
+unsafe fn unscale_by_ranges<const R: usize, const BN: u32, const SPLIT: bool>(
+    sum: &mut [f32; R],
+    ranges: Ranges,
+    rows: [i32; 2],
+    tile: (u32, u32),
+    f: Fragments<BN, SPLIT>,
+) {
+    let col0 = tile.1 * BN + 2 * f.t;
+    for p in 0..R / 2 {
+        let (j, e) = (p / 2, p % 2);
+        let t = unsafe { ranges.column(col0 + 8 * j as u32 + e as u32) };
+        sum[4 * j + e] = ranges::unscale(sum[4 * j + e], rows[0] + t);
+        sum[4 * j + 2 + e] = ranges::unscale(sum[4 * j + 2 + e], rows[1] + t);
     }
 }
 

@@ -302,8 +302,24 @@ pub const CHAPTERS: &[Chapter] = &[
         title: "The library: the kernels from your own Rust code",
         part: Part::BeyondTheDocuments,
         variants: &["tuned"],
-        lessons: &["gpu-gemm/src/api.rs", "gpu-gemm/src/tuning.rs"],
-        code: &[code("gpu-gemm/examples/quickstart.rs")],
+        lessons: &[
+            "gpu-gemm/src/api/mod.rs",
+            "gpu-gemm/src/api/plan.rs",
+            "gpu-gemm/src/api/fp8.rs",
+            "gpu-gemm/src/api/cudarc_buffers.rs",
+            "gpu-gemm/src/tuning.rs",
+        ],
+        code: &[
+            code("gpu-gemm/examples/quickstart.rs"),
+            Code {
+                file: "gpu-gemm/examples/plan.rs",
+                anchor: "plan_loop",
+            },
+            Code {
+                file: "gpu-gemm/examples/cudarc.rs",
+                anchor: "cudarc",
+            },
+        ],
         measured: &[],
     },
     Chapter {
@@ -365,12 +381,16 @@ pub const CHAPTERS: &[Chapter] = &[
         title: "wgmma-tf32 and wgmma-3xtf32: TMA, mbarriers, producer and consumers",
         part: Part::TensorCores2,
         variants: &["wgmma-tf32", "wgmma-3xtf32"],
-        lessons: &[variant!("wgmma_tf32.rs")],
+        lessons: &[variant!("wgmma_tf32.rs"), variant!("ranges.rs")],
         code: &[
             code(variant!("wgmma_tf32.rs")),
             Code {
                 file: variant!("wgmma_tf32.rs"),
                 anchor: "split_b",
+            },
+            Code {
+                file: variant!("ranges.rs"),
+                anchor: "ranges_pass",
             },
         ],
         measured: &[

@@ -419,6 +419,16 @@ pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
         .fetch_add(v, core::sync::atomic::Ordering::AcqRel)
 }
 
+/// `red.relaxed.gpu.global.max.u32`, as a host atomic maximum.
+///
+/// # Safety
+/// As [`atom_add_acq_rel_gpu`].
+pub unsafe fn red_max_relaxed_gpu(p: *mut u32, v: u32) {
+    current().check_global(p as usize, 4, 4);
+    unsafe { core::sync::atomic::AtomicU32::from_ptr(p) }
+        .fetch_max(v, core::sync::atomic::Ordering::Relaxed);
+}
+
 /// # Safety
 /// As [`atom_add_acq_rel_gpu`].
 pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {

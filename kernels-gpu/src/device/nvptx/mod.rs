@@ -530,6 +530,22 @@ pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
     old
 }
 
+/// `red.relaxed.gpu.global.max.u32 [p], v`: `*p = max(*p, v)`, atomically, with no ordering
+/// and no result (a reduction: the maxima of many blocks gathered in one word).
+///
+/// # Safety
+/// `p` inside an allocation, 4-byte aligned.
+#[inline(always)]
+pub unsafe fn red_max_relaxed_gpu(p: *mut u32, v: u32) {
+    unsafe {
+        asm!(
+            "red.relaxed.gpu.global.max.u32 [{p}], {v};",
+            p = in(reg64) p, v = in(reg32) v,
+            options(nostack)
+        )
+    };
+}
+
 /// `st.relaxed.gpu.global.u32 [p], v`: a counter put back for the next launch.
 ///
 /// # Safety
