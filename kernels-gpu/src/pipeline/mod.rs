@@ -199,22 +199,27 @@ pub trait Kernel: Copy {
     /// reading shared memory) waits for it here. Nothing by default.
     fn drain(self, _consumer: &Consumer) {}
 
-    /// The producer warpgroup's other threads (`thread` 0..96), on the slice of `tile` in the
-    /// ring's current stage (3xTF32 splits B there, scaled by its columns' ranges, read through
-    /// `maps`). Nothing by default.
+    /// The producer warpgroup's other threads (`thread` 0..96), on the `slices` slices of
+    /// `tile`, stage after stage from the ring's current one (3xTF32 splits B there, scaled by
+    /// its columns' ranges, read through `maps` once a tile). Advances the ring past them.
     ///
     /// # Safety
     /// As [`Kernel::consume`].
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn assist(
         self,
         _args: Self::Args,
         _maps: *const TensorMap,
         _stages: Stages,
-        _ring: Ring,
+        ring: &mut Ring,
         _thread: u32,
         _tile: (u32, u32),
+        slices: u32,
     ) {
+        for _ in 0..slices {
+            ring.advance();
+        }
     }
 }
 
@@ -486,10 +491,10 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                 let mut ring = stages.ring();
                 for unit in walk {
                     let tile = tiles.tile(unit, rank);
-                    for _ in 0..whole.slices {
-                        unsafe { kernel.assist(args, maps, stages, ring, tid - WARP_SIZE, tile) };
-                        ring.advance();
-                    }
+                    let thread = tid - WARP_SIZE;
+                    unsafe {
+                        kernel.assist(args, maps, stages, &mut ring, thread, tile, whole.slices)
+                    };
                 }
             }
         } else {

@@ -41,8 +41,10 @@ pub const ENTRY: &str = "gemm_ranges_f32";
 /// Threads per block: 128 rows of A, or 4 columns of B (a warp each).
 const THREADS: u32 = 128;
 /// Elements of k one thread (A) or one warp (B) looks at: the grid's y dimension is
-/// ⌈k / K_SLICE⌉, so that a large k still makes many blocks.
-const K_SLICE: u32 = 256;
+/// ⌈k / K_SLICE⌉, so that a large k makes many blocks and each thread few loads (a thread's
+/// loads of a row follow each other: at 256 of them the pass took longer than the GEMM's
+/// slowdown budget).
+const K_SLICE: u32 = 64;
 
 /// The pass's launch for an m×n×k problem: blocks over A's rows then B's columns (x) and over
 /// slices of k (y).
@@ -78,10 +80,21 @@ pub unsafe fn max_abs_bits(args: GemmArgs<f32>) {
         if row >= m {
             return;
         }
-        let mut largest = 0u32;
-        for l in k0..k1 {
-            largest = largest.max(magnitude_bits(unsafe { args.a.load(args.a_at(row, l)) }));
+        // Four maxima, so that four loads are in flight at once.
+        let mut largest = [0u32; 4];
+        let mut l = k0;
+        while l + 4 <= k1 {
+            for (j, m) in largest.iter_mut().enumerate() {
+                let x = unsafe { args.a.load(args.a_at(row, l + j as u32)) };
+                *m = (*m).max(magnitude_bits(x));
+            }
+            l += 4;
         }
+        while l < k1 {
+            largest[0] = largest[0].max(magnitude_bits(unsafe { args.a.load(args.a_at(row, l)) }));
+            l += 1;
+        }
+        let largest = largest[0].max(largest[1]).max(largest[2].max(largest[3]));
         unsafe { atomic_max_u32(out.wrapping_add(row as usize), largest) };
     } else {
         // A column per warp: the lanes read 32 consecutive elements of it, then reduce.
@@ -118,16 +131,23 @@ fn magnitude_bits(x: f32) -> u32 {
 
 /// The power of two `s` that brings a row's (or column's) largest |x|, given as its bits, into
 /// [1, 4): `127 − e` for its biased exponent `e`, with `e` held to 1…253 so that `2^s` is a
-/// normal f32. A row of zeros, or one holding an infinity or NaN, is left as it is (`s = 0`).
+/// normal f32. A row whose largest is already within 2^±[`LEFT_AS_IS`] is left as it is
+/// (`s = 0`): there elements down to 2⁻⁸⁴ of the largest keep normal small parts anyway, and the
+/// kernel skips its multiplications (most data, and every benchmark, is such). So is a row of
+/// zeros, or one holding an infinity or NaN.
 #[inline(always)]
 pub fn exponent(largest_bits: u32) -> i32 {
     let e = (largest_bits >> 23) as i32;
-    if largest_bits == 0 || e == 255 {
+    if largest_bits == 0 || e == 255 || (e - 127).abs() <= LEFT_AS_IS {
         0
     } else {
         127 - e.clamp(1, 253)
     }
 }
+
+/// How far (as a power of two) a row's largest |x| may be from 1 and the row still be left as
+/// it is ([`exponent`]).
+pub const LEFT_AS_IS: i32 = 20;
 
 /// `2^s` for `s` in −126…127, built from its bits.
 #[inline(always)]

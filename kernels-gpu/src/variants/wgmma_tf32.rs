@@ -109,6 +109,9 @@ pub const BK: u32 = 32;
 const A_BOX_ROWS: u32 = 32;
 /// The producer's three warps that split B in 3xTF32.
 const SPLITTERS: u32 = 96;
+/// The most 16-byte chunks of a B stage one splitting thread handles: ⌈128·32/4 / 96⌉ (3xTF32's
+/// tiles are 128 columns wide).
+const MAX_SPLIT_CHUNKS: usize = 11;
 
 /// The bytes of a stage: A (BM×BK), B (BK×BN), and B's small parts in 3xTF32.
 pub const fn stage_bytes(bn: u32, split: bool) -> u32 {
@@ -229,37 +232,35 @@ where
     /// *full*. Every 16-byte chunk is loaded once and stored twice, by consecutive threads (no
     /// bank conflict); the layout is B's, so the descriptors of the two halves differ only in
     /// where they start.
-    // ANCHOR: split_b
     #[inline(always)]
     unsafe fn assist(
         self,
         args: GemmArgs<f32>,
         maps: *const TensorMap,
         stages: Stages,
-        ring: Ring,
+        ring: &mut Ring,
         thread: u32,
         tile: (u32, u32),
+        slices: u32,
     ) {
-        let s = ring.stage;
-        stages.full(s).wait(ring.phase);
-        let stage = stages.stage(s);
-        let (b, small) = (b_tile(stage, BN, false), b_tile(stage, BN, true));
+        const { assert!(!SPLIT || BN * BK / 4 <= SPLITTERS * MAX_SPLIT_CHUNKS as u32) };
+        // A chunk is 4 of k of one column (each column's 32 of k are a 128-byte row), so this
+        // thread's chunks are the same columns in every slice of the tile: their scales are read
+        // once a tile and kept in registers (read every slice, they made the splitters the
+        // kernel's bottleneck).
         let ranges = unsafe { ranges_after(maps, &args) };
-        let mut chunk = thread;
-        while chunk < BN * BK / 4 {
-            // A chunk is 4 of k of one column: each column's 32 of k are a 128-byte row.
-            let column = tile.1 * BN + chunk / (BK / 4);
-            let scale = ranges::pow2(unsafe { ranges.column(column) });
-            let x = b.load4(4 * chunk).map(|x| x * scale);
-            let parts = x.map(Tf32::split);
-            b.store4(4 * chunk, parts.map(|p| p.0.to_f32()));
-            small.store4(4 * chunk, parts.map(|p| f32::from_bits(p.1.to_bits())));
-            chunk += SPLITTERS;
+        let scales: [f32; MAX_SPLIT_CHUNKS] = core::array::from_fn(|i| {
+            let chunk = thread + SPLITTERS * i as u32;
+            ranges::pow2(unsafe { ranges.column(tile.1 * BN + chunk / (BK / 4)) })
+        });
+        // Columns already in range (most data) cost no multiplication: the splitters are the
+        // kernel's critical path.
+        if scales.iter().all(|&s| s == 1.0) {
+            split_slices::<BN, false>(stages, ring, thread, slices, scales);
+        } else {
+            split_slices::<BN, true>(stages, ring, thread, slices, scales);
         }
-        wgmma::fence_proxy_async();
-        stages.barrier(2, s).arrive();
     }
-    // ANCHOR_END: split_b
 
     #[inline(always)]
     unsafe fn consume(
@@ -296,6 +297,40 @@ where
         unsafe { store(&args, values, tile, f) };
     }
 }
+
+/// 3xTF32's splitting of B in `slices` stages from the ring's current one: each 16-byte chunk
+/// of this thread's (times its column's scale, if `SCALED`) into its `big` part, in place, and
+/// its `small` part beside it; then the proxy fence and the stage's *ready* arrival.
+// ANCHOR: split_b
+#[inline(always)]
+fn split_slices<const BN: u32, const SCALED: bool>(
+    stages: Stages,
+    ring: &mut Ring,
+    thread: u32,
+    slices: u32,
+    scales: [f32; MAX_SPLIT_CHUNKS],
+) {
+    for _ in 0..slices {
+        let s = ring.stage;
+        stages.full(s).wait(ring.phase);
+        let stage = stages.stage(s);
+        let (b, small) = (b_tile(stage, BN, false), b_tile(stage, BN, true));
+        for (i, scale) in scales.iter().enumerate() {
+            let chunk = thread + SPLITTERS * i as u32;
+            if chunk < BN * BK / 4 {
+                let x = b.load4(4 * chunk);
+                let x = if SCALED { x.map(|x| x * scale) } else { x };
+                let parts = x.map(Tf32::split);
+                b.store4(4 * chunk, parts.map(|p| p.0.to_f32()));
+                small.store4(4 * chunk, parts.map(|p| f32::from_bits(p.1.to_bits())));
+            }
+        }
+        wgmma::fence_proxy_async();
+        stages.barrier(2, s).arrive();
+        ring.advance();
+    }
+}
+// ANCHOR_END: split_b
 
 /// The tile row (0..32, in A's box of the warp) that fragment row `g` (0..8) of a warp in
 /// half `half` (0, 1) of its box stands for; fragment row `g + 8` is the next one.
