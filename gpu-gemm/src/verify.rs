@@ -502,6 +502,66 @@ pub fn check_against<T: Scalar>(
     }
 }
 
+/// The FP32-accurate contract's wide-range inputs: A's rows and B's columns spread over f32's
+/// normal range in pairs whose every product stays in range (and whose sums cannot overflow).
+/// A's rows span 2⁻¹²⁶…2⁰ while B's columns span 2⁰…2¹⁰⁰, then A's rows 2⁰…2¹²⁶ while B's columns
+/// span 2⁻¹²⁶…2⁻²⁶: between them, both operands cover 2⁻¹²⁶…2¹²⁶.
+pub const WIDE_RANGES: [((i32, i32), (i32, i32)); 2] =
+    [((-126, 0), (0, 100)), ((0, 126), (-126, -26))];
+
+/// Column-major f32 A (m×k) and B (k×n), packed, whose row i of A is scaled by 2^e(i) and
+/// column j of B by 2^f(j), the exponents spread evenly over `rows` and `cols`; each element is
+/// ±[1, 2) times its scale (drawn from ChaCha8 seeded with `seed`): all normal numbers.
+pub fn wide_range_operands(
+    (m, n, k): (usize, usize, usize),
+    (rows, cols): ((i32, i32), (i32, i32)),
+    seed: u64,
+) -> (Vec<f32>, Vec<f32>) {
+    use rand::Rng;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let spread = |(lo, hi): (i32, i32), i: usize, count: usize| {
+        lo + ((hi - lo) as f64 * i as f64 / (count.max(2) - 1) as f64).round() as i32
+    };
+    let mut unit = || {
+        let x: f32 = rng.random_range(1.0..2.0);
+        if rng.random::<bool>() {
+            -x
+        } else {
+            x
+        }
+    };
+    let a = (0..m * k)
+        .map(|at| unit() * 2f32.powi(spread(rows, at % m, m)))
+        .collect();
+    let b = (0..k * n)
+        .map(|at| unit() * 2f32.powi(spread(cols, at / k, n)))
+        .collect();
+    (a, b)
+}
+
+/// The largest error of `c = a·b` (packed, column-major, m×k times k×n) relative to Σ|a·b| of
+/// its element, over every `stride`-th element of C: the measure of the FP32-accurate
+/// contract, which scales with each element's own magnitude.
+pub fn worst_error_relative_to_magnitudes(
+    (m, n, k): (usize, usize, usize),
+    (a, b, c): (&[f32], &[f32], &[f32]),
+    stride: usize,
+) -> f64 {
+    (0..m * n)
+        .step_by(stride.max(1))
+        .map(|at| {
+            let (i, j) = (at % m, at / m);
+            let (mut exact, mut magnitude) = (0f64, 0f64);
+            for l in 0..k {
+                let product = a[i + l * m] as f64 * b[l + j * k] as f64;
+                exact += product;
+                magnitude += product.abs();
+            }
+            (c[at] as f64 - exact).abs() / magnitude
+        })
+        .fold(0f64, f64::max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -959,64 +1019,4 @@ mod tests {
             c.summary()
         );
     }
-}
-
-/// The FP32-accurate contract's wide-range inputs: A's rows and B's columns spread over f32's
-/// normal range in pairs whose every product stays in range (and whose sums cannot overflow).
-/// A's rows span 2⁻¹²⁶…2⁰ while B's columns span 2⁰…2¹⁰⁰, then A's rows 2⁰…2¹²⁶ while B's columns
-/// span 2⁻¹²⁶…2⁻²⁶: between them, both operands cover 2⁻¹²⁶…2¹²⁶.
-pub const WIDE_RANGES: [((i32, i32), (i32, i32)); 2] =
-    [((-126, 0), (0, 100)), ((0, 126), (-126, -26))];
-
-/// Column-major f32 A (m×k) and B (k×n), packed, whose row i of A is scaled by 2^e(i) and
-/// column j of B by 2^f(j), the exponents spread evenly over `rows` and `cols`; each element is
-/// ±[1, 2) times its scale (drawn from ChaCha8 seeded with `seed`): all normal numbers.
-pub fn wide_range_operands(
-    (m, n, k): (usize, usize, usize),
-    (rows, cols): ((i32, i32), (i32, i32)),
-    seed: u64,
-) -> (Vec<f32>, Vec<f32>) {
-    use rand::Rng;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let spread = |(lo, hi): (i32, i32), i: usize, count: usize| {
-        lo + ((hi - lo) as f64 * i as f64 / (count.max(2) - 1) as f64).round() as i32
-    };
-    let mut unit = || {
-        let x: f32 = rng.random_range(1.0..2.0);
-        if rng.random::<bool>() {
-            -x
-        } else {
-            x
-        }
-    };
-    let a = (0..m * k)
-        .map(|at| unit() * 2f32.powi(spread(rows, at % m, m)))
-        .collect();
-    let b = (0..k * n)
-        .map(|at| unit() * 2f32.powi(spread(cols, at / k, n)))
-        .collect();
-    (a, b)
-}
-
-/// The largest error of `c = a·b` (packed, column-major, m×k times k×n) relative to Σ|a·b| of
-/// its element, over every `stride`-th element of C: the measure of the FP32-accurate
-/// contract, which scales with each element's own magnitude.
-pub fn worst_error_relative_to_magnitudes(
-    (m, n, k): (usize, usize, usize),
-    (a, b, c): (&[f32], &[f32], &[f32]),
-    stride: usize,
-) -> f64 {
-    (0..m * n)
-        .step_by(stride.max(1))
-        .map(|at| {
-            let (i, j) = (at % m, at / m);
-            let (mut exact, mut magnitude) = (0f64, 0f64);
-            for l in 0..k {
-                let product = a[i + l * m] as f64 * b[l + j * k] as f64;
-                exact += product;
-                magnitude += product.abs();
-            }
-            (c[at] as f64 - exact).abs() / magnitude
-        })
-        .fold(0f64, f64::max)
 }
