@@ -1233,7 +1233,7 @@ impl OperandCopy {
 impl Prepared<'_> {
     /// Points the launch at device buffers A, B and C (checked by the caller): the operand
     /// copies read from A and B, the tensor maps of a TMA kernel describe them (a new set's
-    /// maps are written on the stream, [`MapSlots`]). Allocates nothing and does not wait.
+    /// maps are written on the stream, into a slot of their own). Allocates nothing, waits for nothing.
     pub fn bind(&mut self, (a, b, c): (u64, u64, u64)) -> Result<()> {
         let (mut a, mut b) = (a, b);
         for copy in &mut self.copies {

@@ -91,7 +91,15 @@
 //! 4096³ (1.03–1.05× cuBLAS TF32), 393–400 at 8192³ (0.97–1.03×: cuBLAS ran at 388–405), 340 at
 //! 2048³ (1.23×), 338 at 8192×8192×1024 (1.07×). ncu at 4096³: tensor pipe active 93.7% (cuBLAS
 //! 91.9%), no bank conflicts (cuBLAS: 8.4 M). `wgmma-3xtf32`: 128–130 TFLOP/s at 4096³, 2.5×
-//! cuBLAS SGEMM with relative error 3.2·10⁻⁷ (SGEMM 1.1·10⁻⁶); 116–121 at 8192³, 2.3×.
+//! cuBLAS SGEMM with relative error 3.2·10⁻⁷ (SGEMM 1.1·10⁻⁶); 116–121 at 8192³, 2.3×. With
+//! the ranges pass (`docs/results/h100-2026-11-26-library/`): 107–113 TFLOP/s at 4096³, 2.07–2.18×;
+//! 108–110 at 8192³, 2.08–2.14×; 87–92 at 2048³, 1.77–1.86×; and over f32's whole normal range
+//! an error of 4.9–5.5·10⁻⁸ of Σ|a·b| where the strict kernels' is 1.3–2.1·10⁻⁷ (without the
+//! pass, chapter 1's `tc-3xtf32`: 1.7–2.2·10⁻⁵). The first versions of the scaling cost far more:
+//! the splitters read their columns' scales from global memory in every slice (0.59× the
+//! speed, the splitters being the critical path), then once a tile but through an array ptxas
+//! put in local memory; with the producer warpgroup's registers raised to 64 for them, the
+//! consumers' `setmaxnreg.inc` never returned and the kernel hung on the H100.
 use crate::device::cluster;
 use crate::device::mma::{FragA, Tf32};
 use crate::device::tma::{self, Swizzle, TensorMap};
