@@ -35,18 +35,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let c = stream.clone_dtoh(&c_dev)?; // after the GEMM, in the stream's order
                                         // ANCHOR_END: cudarc
 
-    // Column-major, as the library's GEMM: every 97th element against an f64 product.
-    let mut worst = 0f64;
-    for at in (0..m * n).step_by(97) {
-        let (i, j) = (at % m, at / m);
-        let (mut exact, mut magnitude) = (0f64, 0f64);
-        for l in 0..k {
-            let product = a[i + l * m] as f64 * b[l + j * k] as f64;
-            exact += product;
-            magnitude += product.abs();
-        }
-        worst = worst.max((c[at] as f64 - exact).abs() / magnitude);
-    }
+    // Every 97th element against an f64 product, relative to Σ|a·b| (the contract's measure).
+    let worst = gpu_gemm::verify::worst_error_relative_to_magnitudes((m, n, k), (&a, &b, &c), 97);
     println!(
         "{m}×{n}×{k} f32 on cudarc's buffers and stream: {} ({})",
         plan.choice().variant,

@@ -802,27 +802,9 @@ impl Gemm {
         problem: &Problem,
         (a, b, c): (&Memory<'_, T>, &Memory<'_, T>, &mut MemoryMut<'_, T>),
     ) -> Result<()> {
-        let failed = |e: anyhow::Error| GemmError::Launch(format!("{e:#}"));
-        match (&self.backend, a, b, c) {
-            (
-                Backend::Gpu(gpu),
-                Memory::Device { address: a, .. },
-                Memory::Device { address: b, .. },
-                MemoryMut::Device { address: c, .. },
-            ) => {
-                gpu.prepare(launch, problem, (*a, *b, *c))
-                    .and_then(|prepared| prepared.enqueue::<T>())
-                    .map_err(failed)?;
-                gpu.stream()
-                    .synchronize()
-                    .map_err(|e| GemmError::Launch(format!("{entry} failed on the device: {e}")))?;
-            }
-            (Backend::Emulator, Memory::Host(a), Memory::Host(b), MemoryMut::Host(c)) => {
-                emulator::launch_on(launch, problem, (*a, *b), c, None).map_err(failed)?;
-            }
-            _ => unreachable!("every operand's memory was checked against the backend"),
-        }
-        Ok(())
+        plan::Ready::new(self, launch.clone(), problem, 1)?.enqueue(problem, (a, b, c))?;
+        self.synchronize()
+            .map_err(|e| GemmError::Launch(format!("{entry} failed on the device ({e})")))
     }
 
     /// [`Algorithm::Tuned`]: the cached winner, or every candidate timed on these buffers (the
@@ -840,7 +822,12 @@ impl Gemm {
         let mut c = c.memory_mut();
         // Every candidate is a kernel of the course: the buffers are checked as for any.
         self.check_buffers(&problem, false, [&a, &b, &c.as_memory()])?;
-        let Some(device) = self.tuning_device() else {
+        // Operands no kernel reads as they lie (`auto` copies them to aligned rows first) leave
+        // no candidate to time: auto's choice runs, as on the emulator.
+        let copied = auto::choose(&problem, math, self.backend.arch())
+            .is_ok_and(|choice| choice.copy_operands);
+        let device = self.tuning_device().filter(|_| !copied);
+        let Some(device) = device else {
             let (choice, launch) = self.untuned(&problem, math)?;
             self.launch_on(&choice.entry, &launch, &problem, (&a, &b, &mut c))?;
             return Ok(choice);
@@ -929,9 +916,14 @@ impl Gemm {
     /// `Tuned` where nothing is timed: `Auto`'s choice, saying why.
     fn untuned(&self, problem: &Problem, math: Math) -> Result<(Choice, Launch)> {
         let (mut choice, launch) = self.auto_choice(&Algorithm::Tuned(math), problem, math)?;
+        let why = if self.is_gpu() {
+            "A or B is first copied to rows the kernels can read, which leaves no candidate to \
+             time"
+        } else {
+            "on the CPU emulator a time is the emulation's wall time, which ranks nothing on a GPU"
+        };
         choice.reason = format!(
-            "not tuned: on the CPU emulator a time is the emulation's wall time, which ranks \
-             nothing on a GPU, so `Tuned` runs auto's choice and leaves the tuning cache alone; \
+            "not tuned: {why}, so `Tuned` runs auto's choice and leaves the tuning cache alone; \
              auto: {}",
             choice.reason
         );

@@ -41,9 +41,52 @@ pub struct Plan<'g, T: Element> {
 }
 
 /// What a plan launches: on the GPU a prepared launch, on the emulator the launch itself.
-enum Ready<'g> {
+pub(super) enum Ready<'g> {
     Gpu(Box<Prepared<'g>>),
     Emulator(Launch),
+}
+
+impl<'g> Ready<'g> {
+    /// `launch` of `problem` made ready on `gemm`'s backend, with room for the tensor maps of
+    /// `buffer_sets` sets of buffers.
+    pub(super) fn new(
+        gemm: &'g Gemm,
+        launch: Launch,
+        problem: &Problem,
+        buffer_sets: usize,
+    ) -> Result<Self> {
+        Ok(match &gemm.backend {
+            Backend::Gpu(gpu) => Ready::Gpu(Box::new(
+                gpu.prepare_unbound(&launch, problem, buffer_sets)
+                    .map_err(|e| GemmError::Launch(format!("{e:#}")))?,
+            )),
+            Backend::Emulator => Ready::Emulator(launch),
+        })
+    }
+
+    /// Enqueues the GEMM on checked buffers (on the emulator: runs it).
+    pub(super) fn enqueue<T: Element>(
+        &mut self,
+        problem: &Problem,
+        (a, b, c): (&Memory<'_, T>, &Memory<'_, T>, &mut MemoryMut<'_, T>),
+    ) -> Result<()> {
+        let failed = |e: anyhow::Error| GemmError::Launch(format!("{e:#}"));
+        match (self, a, b, c) {
+            (
+                Ready::Gpu(prepared),
+                Memory::Device { address: a, .. },
+                Memory::Device { address: b, .. },
+                MemoryMut::Device { address: c, .. },
+            ) => {
+                prepared.bind((*a, *b, *c)).map_err(failed)?;
+                prepared.enqueue::<T>().map_err(failed)
+            }
+            (Ready::Emulator(launch), Memory::Host(a), Memory::Host(b), MemoryMut::Host(c)) => {
+                emulator::launch_on(launch, problem, (*a, *b), c, None).map_err(failed)
+            }
+            _ => unreachable!("every operand's memory was checked against the backend"),
+        }
+    }
 }
 
 impl Gemm {
@@ -69,13 +112,7 @@ impl Gemm {
     ) -> Result<Plan<'_, T>> {
         let (choice, launch, problem) = self.resolve::<T>(config, algorithm)?;
         let cublas = matches!(launch, Launch::Cublas(_));
-        let ready = match &self.backend {
-            Backend::Gpu(gpu) => Ready::Gpu(Box::new(
-                gpu.prepare_unbound(&launch, &problem, buffer_sets)
-                    .map_err(|e| GemmError::Launch(format!("{e:#}")))?,
-            )),
-            Backend::Emulator => Ready::Emulator(launch),
-        };
+        let ready = Ready::new(self, launch, &problem, buffer_sets)?;
         Ok(Plan {
             gemm: self,
             choice,
@@ -110,21 +147,6 @@ impl<T: Element> Plan<'_, T> {
         let mut c = c.memory_mut();
         self.gemm
             .check_buffers(&self.problem, self.cublas, [&a, &b, &c.as_memory()])?;
-        let failed = |e: anyhow::Error| GemmError::Launch(format!("{e:#}"));
-        match (&mut self.ready, &a, &b, &mut c) {
-            (
-                Ready::Gpu(prepared),
-                Memory::Device { address: a, .. },
-                Memory::Device { address: b, .. },
-                MemoryMut::Device { address: c, .. },
-            ) => {
-                prepared.bind((*a, *b, *c)).map_err(failed)?;
-                prepared.enqueue::<T>().map_err(failed)
-            }
-            (Ready::Emulator(launch), Memory::Host(a), Memory::Host(b), MemoryMut::Host(c)) => {
-                emulator::launch_on(launch, &self.problem, (*a, *b), c, None).map_err(failed)
-            }
-            _ => unreachable!("every operand's memory was checked against the backend"),
-        }
+        self.ready.enqueue(&self.problem, (&a, &b, &mut c))
     }
 }
