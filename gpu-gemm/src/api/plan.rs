@@ -23,7 +23,7 @@ use crate::run::Backend;
 use std::marker::PhantomData;
 
 /// Different sets of buffers (A, B, C addresses) one [`Plan`] can be enqueued on: their tensor
-/// maps take 400 bytes each on the device and in page-locked host memory.
+/// maps take 384 or 512 bytes a set on the device and in page-locked host memory.
 pub const PLAN_BUFFER_SETS: usize = 64;
 
 /// A GEMM of one configuration, chosen and prepared once ([`Gemm::plan`]), enqueued on the
