@@ -137,8 +137,7 @@ pub fn is_candidate(v: &Variant, dtype: Dtype, math: Math) -> bool {
 /// (below about 2⁻¹¹⁵ its small parts vanish), so the FP32-accurate contract does not hand it
 /// out: an Ampere-class GPU runs the strict kernels under it.
 fn keeps_f32_range(k: &kernels_gpu::registry::Variant) -> bool {
-    k.tma
-        .is_some_and(|operands| operands(1, kernels_gpu::registry::Layout::NN).ranges)
+    k.ranges_pass().is_some()
 }
 
 /// Whether a kernel runs on a device of compute capability `arch` (`sm_XY` as XY); `None` is
