@@ -499,6 +499,7 @@ mod tests {
             beta: 0.0,
             init: crate::problem::Init::Random,
             seed: 1,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
         }
     }
 

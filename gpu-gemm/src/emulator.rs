@@ -2,7 +2,7 @@
 //! `kernels_gpu::emu` on the CPU over host buffers. Times are wall-clock CPU time: they say
 //! how long the emulation took, nothing about GPU performance.
 use crate::launch::{Fp8Operands, Launch};
-use crate::problem::{EmulatedBody, Inputs, Problem, Scalar};
+use crate::problem::{EmulatedBody, Epilogue, Inputs, Problem, Scalar};
 use crate::progress::{dims, Step};
 use crate::timing::{Measured, Timing};
 use anyhow::{anyhow, bail, Result};
@@ -28,15 +28,21 @@ pub fn launch_once<T: Scalar>(
     inputs: &Inputs<T>,
     c: &mut [T],
 ) -> Result<()> {
-    launch_on(launch, p, (&inputs.a.data, &inputs.b.data), c, None)
+    launch_on(
+        launch,
+        p,
+        (&inputs.a.data, &inputs.b.data, &inputs.bias),
+        c,
+        None,
+    )
 }
 
-/// [`launch_once`] on A and B as given, counting each block on `step` as its first thread
-/// starts.
+/// [`launch_once`] on A, B and the fused epilogue's bias as given, counting each block on
+/// `step` as its first thread starts.
 pub fn launch_on<T: Scalar>(
     launch: &Launch,
     p: &Problem,
-    (a, b): (&[T], &[T]),
+    (a, b, bias): (&[T], &[T], &[T]),
     c: &mut [T],
     step: Option<&Step>,
 ) -> Result<()> {
@@ -63,6 +69,7 @@ pub fn launch_on<T: Scalar>(
         let operands = (
             a_copy.as_deref().unwrap_or(a),
             b_copy.as_deref().unwrap_or(b),
+            bias,
         );
         return launch_on(&on_copies, &aligned, operands, c, step);
     }
@@ -71,6 +78,7 @@ pub fn launch_on<T: Scalar>(
         geometry,
         reduce,
         tma,
+        unfused,
         ..
     } = launch
     else {
@@ -111,6 +119,9 @@ pub fn launch_on<T: Scalar>(
         None => (None, Vec::new()),
     };
     let counters = &stream_k.1;
+    // The epilogue goes into the GEMM, or split-k's reduction, or the unfused kernel after.
+    let fused = (p.epilogue, bias);
+    let none = (Epilogue::NONE, &[][..]);
     match reduce {
         None => {
             let args = (s.m, s.n, s.k, alpha, a, s.lda, b, s.ldb, beta);
@@ -120,6 +131,7 @@ pub fn launch_on<T: Scalar>(
                 args,
                 ("C", c, s.ldc),
                 (maps.as_deref(), &scratch),
+                if unfused.is_some() { none } else { fused },
                 step,
             );
             // Every launch leaves the counters as it found them: the next one on a stream
@@ -127,7 +139,16 @@ pub fn launch_on<T: Scalar>(
             if launched.is_ok() && counters.iter().any(|&c| c != 0) {
                 bail!("`{entry}` left stream-k counters nonzero ({counters:?}): the next launch would add its parts wrongly");
             }
-            launched
+            launched?;
+            match unfused {
+                Some(u) => {
+                    let aligned = (c.as_ptr() as usize).is_multiple_of(4);
+                    let g =
+                        kernels_gpu::variants::bias_activation::geometry(s.m, s.n, s.ldc, aligned);
+                    emulate_half_pass((&u.entry, g, 0), p, &[], c, bias)
+                }
+                None => Ok(()),
+            }
         }
         Some(r) => {
             // As on the GPU: partial products into a workspace (ld m, alpha 1, beta 0), in the
@@ -154,10 +175,11 @@ pub fn launch_on<T: Scalar>(
                 args,
                 ("workspace", workspace, s.m),
                 (maps.as_deref(), &[]),
+                none,
                 step,
             )?;
             if p.dtype.is_16bit() {
-                return emulate_half_reduce(r, p, &words, c);
+                return emulate_half_pass((&r.entry, r.geometry, r.splits), p, &words, c, bias);
             }
             let args = (
                 s.m,
@@ -176,31 +198,38 @@ pub fn launch_on<T: Scalar>(
                 args,
                 ("C", c, s.ldc),
                 (None, &[]),
+                none,
                 None,
             )
         }
     }
 }
 
-/// The 16-bit split-k reduction on the emulator: f32 parts (`workspace`, as bits) into the
-/// 16-bit C.
-fn emulate_half_reduce<T: Scalar>(
-    r: &crate::launch::Reduce,
+/// A 16-bit pass over C after the GEMM on the emulator: split-k's reduction (`splits` f32
+/// parts in `workspace`, as bits) or the unfused epilogue (no parts), then the fused epilogue
+/// with `bias`.
+fn emulate_half_pass<T: Scalar>(
+    (entry, geometry, splits): (&str, Geometry, u32),
     p: &Problem,
     workspace: &[u64],
     c: &mut [T],
+    bias: &[T],
 ) -> Result<()> {
-    use kernels_gpu::device::half::{Bf16, GlobalHalfMut, F16};
+    use kernels_gpu::device::half::{Bf16, GlobalHalf, GlobalHalfMut, F16};
     use kernels_gpu::device::Global;
     use kernels_gpu::entry::KernelBody;
+    use kernels_gpu::fused::Fused;
     use kernels_gpu::gemm::{Dtype, HalfReduceArgs};
     let s = p.shape;
-    let buffers = [buffer("workspace", workspace), buffer("C", c)];
+    let mut buffers = vec![buffer("workspace", workspace), buffer("C", c)];
+    if !bias.is_empty() {
+        buffers.push(buffer("bias", bias));
+    }
     let ws = Global::new(workspace.as_ptr().cast::<f32>());
     let (alpha, beta) = (p.alpha as f32, p.beta as f32);
-    let body = kernels_gpu::entry::find(&r.entry)
-        .ok_or_else(|| anyhow!("entry point `{}` is not in the kernel table", r.entry))?;
-    let g = r.geometry;
+    let body = kernels_gpu::entry::find(entry)
+        .ok_or_else(|| anyhow!("entry point `{entry}` is not in the kernel table"))?;
+    let g = geometry;
     let shape = LaunchShape {
         grid: g.grid,
         block: g.block,
@@ -213,17 +242,21 @@ fn emulate_half_reduce<T: Scalar>(
             let args = HalfReduceArgs {
                 m: s.m,
                 n: s.n,
-                splits: r.splits,
+                splits,
                 alpha,
                 workspace: ws,
                 ldw: s.m,
                 beta,
                 c: GlobalHalfMut::new(c.as_mut_ptr().cast::<$h>()),
                 ldc: s.ldc,
+                fused: Fused {
+                    epilogue: p.epilogue,
+                    bias: GlobalHalf::new(bias.as_ptr().cast::<$h>()),
+                },
             };
             let at = &args as *const HalfReduceArgs<$h> as usize;
             let f = $f;
-            emu::launch(&r.entry, shape, &buffers, &move || unsafe {
+            emu::launch(entry, shape, &buffers, &move || unsafe {
                 f(*(at as *const HalfReduceArgs<$h>))
             })?;
         }};
@@ -232,8 +265,7 @@ fn emulate_half_reduce<T: Scalar>(
         (KernelBody::Bf16Reduce(f), Dtype::Bf16) => run!(Bf16, f),
         (KernelBody::F16Reduce(f), Dtype::F16) => run!(F16, f),
         _ => bail!(
-            "`{}` is not the 16-bit reduction of {}",
-            r.entry,
+            "`{entry}` is not a 16-bit pass over C in {}",
             p.dtype.name()
         ),
     }
@@ -258,6 +290,7 @@ fn ranges_pass<T: Scalar>(
         (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero),
         ("ranges", &mut words, s.m),
         (None, &[]),
+        (Epilogue::NONE, &[]),
         None,
     )?;
     let mut after = TensorMap { opaque: [0; 16] };
@@ -333,6 +366,7 @@ fn emulate<T: Scalar>(
     (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
     (c_name, c, ldc): (&'static str, &mut [T], u32),
     (maps, scratch): (Option<&[TensorMap]>, &[Buffer]),
+    (epilogue, bias): (Epilogue, &[T]),
     step: Option<&Step>,
 ) -> Result<()> {
     let body = kernels_gpu::entry::find(entry)
@@ -355,11 +389,15 @@ fn emulate<T: Scalar>(
         beta,
         c.as_mut_ptr(),
         ldc,
+        (epilogue, bias.as_ptr()),
     );
     // A and B may be the same buffer (split-k's reduction reads the workspace as both).
     let mut buffers = vec![buffer("A", a), buffer(c_name, c)];
     if b.as_ptr() != a.as_ptr() {
         buffers.push(buffer("B", b));
+    }
+    if !bias.is_empty() {
+        buffers.push(buffer("bias", bias));
     }
     let maps_at = maps.map_or(0, |m| {
         buffers.push(buffer("tensor maps", m));
@@ -561,11 +599,23 @@ pub fn run<T: Scalar>(
     };
     let step = owned.as_ref();
     for _ in 0..timing.warmup {
-        launch_on(launch, p, (&inputs.a.data, &inputs.b.data), &mut c, step)?;
+        launch_on(
+            launch,
+            p,
+            (&inputs.a.data, &inputs.b.data, &inputs.bias),
+            &mut c,
+            step,
+        )?;
     }
     while timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
         let start = Instant::now();
-        launch_on(launch, p, (&inputs.a.data, &inputs.b.data), &mut c, step)?;
+        launch_on(
+            launch,
+            p,
+            (&inputs.a.data, &inputs.b.data, &inputs.bias),
+            &mut c,
+            step,
+        )?;
         times_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let uploaded_c = inputs.c_for_checked_run(p.beta);
@@ -574,7 +624,7 @@ pub fn run<T: Scalar>(
         launch_on(
             launch,
             p,
-            (&inputs.a.data, &inputs.b.data),
+            (&inputs.a.data, &inputs.b.data, &inputs.bias),
             &mut result,
             step,
         )?;

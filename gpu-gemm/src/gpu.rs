@@ -1,5 +1,5 @@
 //! The GPU backend: `cust` on device 0 (its primary context), the embedded PTX, CUDA events.
-use crate::launch::{Fp8Operands, Fp8Pointers, Launch, Reduce};
+use crate::launch::{Fp8Operands, Fp8Pointers, Launch, Pointwise, Reduce};
 use crate::problem::{Inputs, Problem, Scalar, Transpose, Transposes};
 use crate::registry::CublasMath;
 use crate::timing::{Measured, Timing};
@@ -16,6 +16,7 @@ use cust::stream::{Stream, StreamFlags};
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::{Shape, Target, TmaOperands};
+use kernels_gpu::variants::bias_activation;
 
 /// The GPU backend: one device's context (made by [`Gpu::open`] or the caller's), its PTX
 /// modules, one stream for every launch, and cuBLAS handles made on first use.
@@ -609,9 +610,21 @@ impl Gpu {
             } => Some((self.function(&r.entry, *target)?, r.clone())),
             _ => None,
         };
-        let cublas = match launch {
-            Launch::Cublas(math) => Some(self.cublas(*math)?),
+        let unfused = match launch {
+            Launch::Kernel {
+                unfused: Some(u),
+                target,
+                ..
+            } => Some((self.function(&u.entry, *target)?, (**u).clone())),
             _ => None,
+        };
+        // cuBLAS with a fused epilogue is cuBLASLt's.
+        let (cublas, cublas_lt) = match launch {
+            Launch::Cublas(_) if !p.epilogue.is_none() => {
+                (None, Some(crate::cublaslt::CublasLtEpilogue::new(p)?))
+            }
+            Launch::Cublas(math) => (Some(self.cublas(*math)?), None),
+            _ => (None, None),
         };
         let s = p.shape;
         // Split-k's partial products, as raw bytes: in the element type, or in f32 for the
@@ -676,7 +689,10 @@ impl Gpu {
             operands: None,
             function,
             reduce,
+            unfused,
             cublas,
+            cublas_lt,
+            bias: 0,
             workspace,
             tma,
             maps,
@@ -752,13 +768,21 @@ impl Gpu {
         let a = self.upload("A", &inputs.a.data, p)?;
         let b = self.upload("B", &inputs.b.data, p)?;
         let mut c = self.upload("C", &inputs.c.data, p)?;
+        let bias = if inputs.bias.is_empty() {
+            None
+        } else {
+            Some(self.upload("the bias", &inputs.bias, p)?)
+        };
         let operands = (
             a.as_device_ptr().as_raw(),
             b.as_device_ptr().as_raw(),
             c.as_device_ptr().as_raw(),
         );
         // Everything but the launches, once, outside the timed runs.
-        let prepared = self.prepare(launch, p, operands)?;
+        let mut prepared = self.prepare(launch, p, operands)?;
+        if let Some(bias) = &bias {
+            prepared.bind_bias(bias.as_device_ptr().as_raw());
+        }
         let stream = &self.stream;
         let name = launch.name();
         let times_ms = self.time(name, timing, &|| prepared.enqueue::<T>())?;
@@ -1005,7 +1029,13 @@ pub struct Prepared<'g> {
     operands: Option<(u64, u64, u64)>,
     function: Option<Function<'g>>,
     reduce: Option<(Function<'g>, Reduce)>,
+    /// The epilogue as a kernel of its own after the GEMM (`unfused`).
+    unfused: Option<(Function<'g>, Pointwise)>,
     cublas: Option<cudarc::cublas::sys::cublasHandle_t>,
+    /// cuBLAS with the problem's fused epilogue: cuBLASLt.
+    cublas_lt: Option<crate::cublaslt::CublasLtEpilogue>,
+    /// The fused epilogue's bias vector (0: none): set by [`Prepared::bind_bias`].
+    bias: u64,
     workspace: Option<DeviceBuffer<u8>>,
     tma: Option<TmaOperands>,
     maps: Option<MapSlots>,
@@ -1252,6 +1282,12 @@ impl Prepared<'_> {
         Ok(())
     }
 
+    /// Points the fused epilogue at its bias vector on the device (checked by the caller: as
+    /// long as [`Problem::bias_len`] says).
+    pub fn bind_bias(&mut self, bias: u64) {
+        self.bias = bias;
+    }
+
     /// Enqueues the GEMM on the backend's stream (a kernel, split-k's two, or cuBLAS's), with
     /// alpha and beta as the kernels take them: f32 for the 16-bit types. Returns at once.
     pub fn enqueue<T: Scalar>(&self) -> Result<()> {
@@ -1268,13 +1304,31 @@ impl Prepared<'_> {
         }
         let stream = &self.gpu.stream;
         let name = self.launch.name();
+        if let Some(lt) = &self.cublas_lt {
+            return unsafe { lt.enqueue(stream.as_inner(), (a_ptr, b_ptr, c_ptr), self.bias) };
+        }
+        // The fused epilogue goes to the pass that writes C last: the GEMM, split-k's reduction
+        // or the unfused kernel after the GEMM.
+        let fused = (self.bias, p.epilogue.0);
+        let last_writes = self.reduce.is_none() && self.unfused.is_none();
         match (&self.launch, &self.function, self.cublas) {
             (Launch::Kernel { geometry: g, .. }, Some(function), _) => {
                 // One GEMM launch into `out` (C, or split-k's workspace: ld m, alpha 1, beta 0);
-                // TMA kernels take their tensor maps and a persistent grid.
+                // TMA kernels take their tensor maps and a persistent grid, the 16-bit ones
+                // their epilogue too.
                 let gemm = |out: u64, ld: u32, alpha: T::Factor, beta: T::Factor| match (
                     &self.tma, &self.maps,
                 ) {
+                    (Some(t), Some(maps)) if p.dtype.is_16bit() => {
+                        let grid = t.grid(*g, self.resident);
+                        let maps = maps.current();
+                        let (bias, epilogue) = if last_writes { fused } else { (0, 0) };
+                        unsafe {
+                            launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps, bias, epilogue
+                            ))
+                        }
+                    }
                     (Some(t), Some(maps)) => {
                         let grid = t.grid(*g, self.resident);
                         let maps = maps.current();
@@ -1297,15 +1351,39 @@ impl Prepared<'_> {
                         let (w_ptr, rg) = (w.as_device_ptr().as_raw(), r.geometry);
                         gemm(w_ptr, s.m, T::factor(1.0), T::factor(0.0))
                             .with_context(|| format!("launching {name} failed"))?;
+                        let (bias, epilogue) = fused;
+                        let reduced = if p.dtype.is_16bit() {
+                            unsafe {
+                                launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
+                                    s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc, bias, epilogue
+                                ))
+                            }
+                        } else {
+                            unsafe {
+                                launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
+                                    s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc
+                                ))
+                            }
+                        };
+                        reduced.with_context(|| format!("launching {} failed", r.entry))
+                    }
+                    _ => {
+                        gemm(c_ptr, s.ldc, alpha, beta)
+                            .with_context(|| format!("launching {name} failed"))?;
+                        let Some((pointwise, u)) = &self.unfused else {
+                            return Ok(());
+                        };
+                        // C = act(C + bias): the arguments of the reduction with no parts.
+                        let ug = bias_activation::geometry(s.m, s.n, s.ldc, c_ptr % 4 == 0);
+                        let (bias, epilogue) = fused;
+                        let (one, zero) = (1f32, 0f32);
                         unsafe {
-                            launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
-                                s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc
+                            launch!(pointwise<<<(ug.grid.0, ug.grid.1, 1), (ug.block.0, ug.block.1, 1), ug.shared_bytes, stream>>>(
+                                s.m, s.n, 0u32, one, 0u64, s.m, 0u64, s.m, zero, c_ptr, s.ldc, bias, epilogue
                             ))
                         }
-                        .with_context(|| format!("launching {} failed", r.entry))
+                        .with_context(|| format!("launching {} failed", u.entry))
                     }
-                    _ => gemm(c_ptr, s.ldc, alpha, beta)
-                        .with_context(|| format!("launching {name} failed")),
                 }
             }
             (_, _, Some(handle)) => unsafe {

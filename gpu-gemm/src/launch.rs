@@ -26,6 +26,9 @@ pub enum Launch {
         tma: Option<TmaOperands>,
         /// Operands copied first into workspaces the kernel can read (`auto` only).
         copies: Option<Copies>,
+        /// The problem's epilogue as a kernel of its own after the GEMM, which then runs without
+        /// it (`unfused`, the fused epilogue's baseline).
+        unfused: Option<Box<Pointwise>>,
     },
     /// cuBLAS in this math mode, on the same buffers (GPU only).
     Cublas(CublasMath),
@@ -111,6 +114,15 @@ impl Reduce {
         };
         self.workspace_len(m, n) * element
     }
+}
+
+/// A kernel over C after the GEMM ([`kernels_gpu::variants::bias_activation`]): `C = act(C +
+/// bias)`, with the split-k reduction's arguments and no parts. Its grid depends on C's
+/// address (pairs of elements where C is 4-byte aligned), so the backends size it at launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pointwise {
+    /// Its entry point, with the dtype's suffix.
+    pub entry: String,
 }
 
 /// An FP8 GEMM's operands on the host, as the kernels and cuBLASLt take them ("TN",

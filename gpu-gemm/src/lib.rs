@@ -17,6 +17,7 @@
 pub mod api;
 pub mod auto;
 pub mod cpu;
+pub mod cublaslt;
 pub mod cuda_driver;
 pub mod emulator;
 pub mod fp8;
@@ -32,8 +33,8 @@ pub mod tuning;
 pub mod verify;
 
 pub use api::{
-    Algorithm, Buffer, Choice, Element, Fp8, Gemm, GemmConfig, GemmError, Operand, OperandMut,
-    Plan, Transpose, Tuning,
+    Activation, Algorithm, Bias, Buffer, Choice, Element, Epilogue, Fp8, Gemm, GemmConfig,
+    GemmError, Operand, OperandMut, Plan, Transpose, Tuning,
 };
 pub use registry::Math;
 

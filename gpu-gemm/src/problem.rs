@@ -6,6 +6,8 @@ use kernels_gpu::device::half::{Bf16, GlobalHalf, GlobalHalfMut, F16};
 use kernels_gpu::device::tma::TensorMap;
 use kernels_gpu::device::{Global, GlobalMut};
 use kernels_gpu::entry::KernelBody;
+use kernels_gpu::fused::Fused;
+pub use kernels_gpu::fused::{Activation, Bias, Epilogue};
 use kernels_gpu::gemm::{Dtype, GemmArgs, HalfGemmArgs};
 use kernels_gpu::registry::Shape;
 use rand::{Rng, SeedableRng};
@@ -126,9 +128,21 @@ pub struct Problem {
     /// Seeds [`Init::Random`]'s generator (ChaCha8) and the check's sample of rows and columns;
     /// [`Init::Seed`]'s inputs do not depend on it.
     pub seed: u64,
+    /// The fused epilogue: `C = act(α·op(A)·op(B) + β·C + bias)` ([`kernels_gpu::fused`]);
+    /// [`Epilogue::NONE`] for a plain GEMM. The 16-bit kernels apply it.
+    pub epilogue: Epilogue,
 }
 
 impl Problem {
+    /// Values in the bias vector: m (one per row of C), n (per column) or none.
+    pub fn bias_len(&self) -> usize {
+        match self.epilogue.bias() {
+            Bias::None => 0,
+            Bias::PerRow => self.shape.m as usize,
+            Bias::PerColumn => self.shape.n as usize,
+        }
+    }
+
     /// Floating-point operations of the product: 2·m·n·k (the convention of every table).
     pub fn flops(&self) -> f64 {
         2.0 * self.shape.m as f64 * self.shape.n as f64 * self.shape.k as f64
@@ -352,6 +366,7 @@ pub trait Scalar: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
         beta: Self::Factor,
         c: *mut Self,
         ldc: u32,
+        fused: (Epilogue, *const Self),
     ) -> Self::Args;
 }
 
@@ -399,6 +414,8 @@ macro_rules! full_precision_scalar {
                 beta: $t,
                 c: *mut $t,
                 ldc: u32,
+                // The f32 and f64 kernels have no fused epilogue (`run::plan` refuses one).
+                _fused: (Epilogue, *const $t),
             ) -> GemmArgs<$t> {
                 GemmArgs {
                     m,
@@ -491,6 +508,7 @@ macro_rules! half_scalar {
                 beta: f32,
                 c: *mut $t,
                 ldc: u32,
+                (epilogue, bias): (Epilogue, *const $t),
             ) -> HalfGemmArgs<$device> {
                 // The same bits under the kernels' name for them: a cast, no conversion.
                 HalfGemmArgs {
@@ -505,6 +523,10 @@ macro_rules! half_scalar {
                     beta,
                     c: GlobalHalfMut::new(c.cast::<$device>()),
                     ldc,
+                    fused: Fused {
+                        epilogue,
+                        bias: GlobalHalf::new(bias.cast::<$device>()),
+                    },
                 }
             }
         }
@@ -551,6 +573,60 @@ const _: () = {
     assert!(align_of::<half::f16>() == align_of::<F16>());
 };
 
+/// Parses a fused epilogue as `--epilogue` takes it: a comma-separated list of at most one
+/// bias (`bias`, one value per row of C; `bias-col`, one per column) and at most one
+/// activation (`relu`, `gelu`, `silu`), e.g. `bias,gelu`; `none` for none.
+pub fn parse_epilogue(text: &str) -> Result<Epilogue> {
+    let (mut bias, mut activation) = (None, None);
+    for item in text.split(',').map(str::trim) {
+        let (slot, value) = match item {
+            "none" => continue,
+            "bias" => (&mut bias, Some(Bias::PerRow)),
+            "bias-col" => (&mut bias, Some(Bias::PerColumn)),
+            _ => {
+                let a = match item {
+                    "relu" => Activation::Relu,
+                    "gelu" => Activation::Gelu,
+                    "silu" => Activation::Silu,
+                    _ => bail!("unknown epilogue item `{item}`: the items are bias, bias-col, relu, gelu, silu (e.g. `bias,gelu`)"),
+                };
+                if activation.replace(a).is_some() {
+                    bail!("`{text}` names two activations; an epilogue applies one");
+                }
+                continue;
+            }
+        };
+        if std::mem::replace(slot, value).is_some() {
+            bail!("`{text}` names two biases; an epilogue adds one");
+        }
+    }
+    Ok(Epilogue::new(
+        bias.unwrap_or(Bias::None),
+        activation.unwrap_or(Activation::Identity),
+    ))
+}
+
+/// An epilogue as [`parse_epilogue`] reads it: `bias,gelu`, `none`.
+pub fn epilogue_name(e: Epilogue) -> String {
+    let bias = match e.bias() {
+        Bias::None => None,
+        Bias::PerRow => Some("bias"),
+        Bias::PerColumn => Some("bias-col"),
+    };
+    let activation = match e.activation() {
+        Activation::Identity => None,
+        Activation::Relu => Some("relu"),
+        Activation::Gelu => Some("gelu"),
+        Activation::Silu => Some("silu"),
+    };
+    let items: Vec<&str> = [bias, activation].into_iter().flatten().collect();
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.join(",")
+    }
+}
+
 /// The value `000_…txt` gives A(i, j).
 pub fn seed_a(i: u32, j: u32) -> f64 {
     let (i, j) = (i as f64, j as f64);
@@ -577,12 +653,15 @@ pub struct Inputs<T> {
     pub b: Matrix<T>,
     /// C before the GEMM (C0): m×n, leading dimension `ldc`; read only when β ≠ 0.
     pub c: Matrix<T>,
+    /// The fused epilogue's bias ([`Problem::bias_len`] values; empty without one).
+    pub bias: Vec<T>,
 }
 
 impl<T: Scalar> Inputs<T> {
     /// A, B and C0 for `p`, as stored, padding NaN. [`Init::Random`] draws A, then B, then C0
-    /// in storage order from one generator seeded with `p.seed`, so that the seed reproduces
-    /// the inputs. [`Init::Seed`]'s formulas give op(A) and op(B), so that a transposed
+    /// in storage order, then the bias, from one generator seeded with `p.seed`, so that the
+    /// seed reproduces the inputs (and a problem with a bias multiplies the same matrices as
+    /// one without). [`Init::Seed`]'s formulas give op(A) and op(B), so that a transposed
     /// problem multiplies the same matrices as the untransposed one.
     pub fn generate(p: &Problem) -> Self {
         let s = &p.shape;
@@ -596,6 +675,7 @@ impl<T: Scalar> Inputs<T> {
                     a: Matrix::from_fn(ar, ac, s.lda, nan, &mut uniform),
                     b: Matrix::from_fn(br, bc, s.ldb, nan, &mut uniform),
                     c: Matrix::from_fn(s.m, s.n, s.ldc, nan, &mut uniform),
+                    bias: (0..p.bias_len()).map(|i| uniform(i as u32, 0)).collect(),
                 }
             }
             Init::Seed => {
@@ -613,6 +693,10 @@ impl<T: Scalar> Inputs<T> {
                     a: Matrix::from_fn(ar, ac, s.lda, nan, op(t.transa, seed_a)),
                     b: Matrix::from_fn(br, bc, s.ldb, nan, op(t.transb, seed_b)),
                     c: Matrix::from_fn(s.m, s.n, s.ldc, nan, |_, _| T::from_f64(0.0)),
+                    // A bias that steps through the activations' bend: -1, -0.75, … 1, -1, …
+                    bias: (0..p.bias_len())
+                        .map(|i| T::from_f64((i % 9) as f64 / 4.0 - 1.0))
+                        .collect(),
                 }
             }
         }
@@ -649,6 +733,21 @@ mod tests {
             beta: 0.0,
             init: Init::Random,
             seed: 1,
+            epilogue: Epilogue::NONE,
+        }
+    }
+
+    #[test]
+    fn epilogues_parse_and_print_back() {
+        for text in ["bias,gelu", "bias-col,silu", "relu", "bias", "none", "gelu"] {
+            assert_eq!(epilogue_name(parse_epilogue(text).unwrap()), text);
+        }
+        assert_eq!(
+            parse_epilogue("gelu, bias").unwrap(),
+            Epilogue::new(Bias::PerRow, Activation::Gelu)
+        );
+        for bad in ["gelu,relu", "bias,bias-col", "tanh"] {
+            assert!(parse_epilogue(bad).is_err(), "{bad}");
         }
     }
 

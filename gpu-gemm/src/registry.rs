@@ -93,6 +93,10 @@ pub enum Variant {
     /// library's call (`Algorithm::Tuned`); `host --variant tuned` makes that call first and
     /// then runs its choice.
     Tuned(Math),
+    /// `auto`'s kernel without the problem's fused epilogue, then the epilogue as a kernel of
+    /// its own over C ([`kernels_gpu::variants::bias_activation`]): what the fused epilogue
+    /// saves is measured against it.
+    Unfused(Math),
 }
 
 impl Variant {
@@ -105,6 +109,7 @@ impl Variant {
             Variant::Cublas(CublasMath::Tf32) => "cublas-tf32",
             Variant::Auto(_) => "auto",
             Variant::Tuned(_) => "tuned",
+            Variant::Unfused(_) => "unfused",
         }
     }
 
@@ -117,6 +122,7 @@ impl Variant {
             Variant::Cublas(CublasMath::Tf32) => "cuBLAS SGEMM with CUBLAS_TF32_TENSOR_OP_MATH: the TF32 tensor-core yardstick (GPU only, f32)",
             Variant::Auto(_) => "the fastest kernel for the shape and dtype, from a table measured on an H100 (gpu-gemm/src/auto-table.csv): in the dtype's own arithmetic, or with --math fp32-accurate (3xTF32) or tf32 in f32; in e4m3 wgmma-fp8 (--scaling tensor) or wgmma-fp8-block (block); the report names the choice",
             Variant::Tuned(_) => "auto's candidates under the same contract (--math), every tile, timed on this GPU for the shape the first time and stored in a tuning cache (--tuning-cache) keyed by GPU, driver, build and shape; later runs read it; the report names the choice and whether it was cached (on the emulator: auto's choice, not tuned)",
+            Variant::Unfused(_) => "with --epilogue (bf16, f16): auto's kernel without the epilogue, then the bias and activation as a kernel of their own over C (gemm_bias_activation): the baseline of the fused epilogue",
         }
     }
 
@@ -130,6 +136,7 @@ impl Variant {
                 ALL_DTYPES
             }
             Variant::Cublas(CublasMath::Tf32) => &[Dtype::F32],
+            Variant::Unfused(_) => &[Dtype::Bf16, Dtype::F16],
         }
     }
 
@@ -141,7 +148,8 @@ impl Variant {
             Variant::Cpu(_)
             | Variant::Cublas(CublasMath::Default)
             | Variant::Auto(_)
-            | Variant::Tuned(_) => Arithmetic::Native,
+            | Variant::Tuned(_)
+            | Variant::Unfused(_) => Arithmetic::Native,
             Variant::Cublas(CublasMath::Tf32) => Arithmetic::Tf32,
         }
     }
@@ -154,7 +162,9 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.layouts.iter().map(|&l| Transposes::from(l)).collect(),
             Variant::Cpu(_) => NN_ONLY.to_vec(),
-            Variant::Cublas(_) | Variant::Auto(_) | Variant::Tuned(_) => Transposes::ALL.to_vec(),
+            Variant::Cublas(_) | Variant::Auto(_) | Variant::Tuned(_) | Variant::Unfused(_) => {
+                Transposes::ALL.to_vec()
+            }
         }
     }
 
@@ -193,7 +203,7 @@ impl Variant {
         match self {
             Variant::Kernel(k) => k.tiles,
             Variant::Cpu(c) => c.tiles,
-            Variant::Cublas(_) | Variant::Auto(_) | Variant::Tuned(_) => &[],
+            Variant::Cublas(_) | Variant::Auto(_) | Variant::Tuned(_) | Variant::Unfused(_) => &[],
         }
     }
 }
@@ -202,7 +212,11 @@ impl Variant {
 pub fn all() -> Vec<Variant> {
     let kernels = kernels_gpu::registry::ALL.iter().map(Variant::Kernel);
     kernels
-        .chain([Variant::Auto(Math::Strict), Variant::Tuned(Math::Strict)])
+        .chain([
+            Variant::Auto(Math::Strict),
+            Variant::Tuned(Math::Strict),
+            Variant::Unfused(Math::Strict),
+        ])
         .chain(crate::cpu::registry::ALL.iter().map(Variant::Cpu))
         .chain([
             Variant::Cublas(CublasMath::Default),
@@ -238,7 +252,11 @@ pub fn listing() -> String {
             }
             // N,N goes without saying; any other combination a variant computes is named
             // (`auto`'s are its kernels').
-            if v.transposes() != NN_ONLY && !matches!(v, Variant::Auto(_) | Variant::Tuned(_)) {
+            let chooses = matches!(
+                v,
+                Variant::Auto(_) | Variant::Tuned(_) | Variant::Unfused(_)
+            );
+            if v.transposes() != NN_ONLY && !chooses {
                 let names: Vec<String> = v.transposes().iter().map(|t| t.name()).collect();
                 extra += &format!(" [--transa/--transb {}]", names.join("|"));
             }

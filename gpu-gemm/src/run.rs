@@ -5,9 +5,10 @@
 use crate::auto::Math;
 use crate::cpu::{self, CpuVariant};
 use crate::gpu::Gpu;
+use crate::launch::Pointwise;
 pub use crate::launch::{Launch, Reduce};
-use crate::problem::{Inputs, Problem, Scalar};
-use crate::registry::{self, Variant};
+use crate::problem::{Activation, Bias, Epilogue, Inputs, Problem, Scalar};
+use crate::registry::{self, CublasMath, Variant};
 pub use crate::timing::{median, Measured, Timing};
 use crate::verify::{self, Check};
 use anyhow::{bail, Result};
@@ -180,6 +181,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
         );
     }
     variant.check_transposes(p.transposes)?;
+    check_epilogue(variant, p)?;
     match variant {
         Variant::Kernel(k) => {
             let tile = registry::resolve_tile(variant, tile)?;
@@ -203,6 +205,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 target: k.target,
                 tma: k.tma.map(|operands| operands(tile, p.transposes.into())),
                 copies: None,
+                unfused: None,
             })
         }
         Variant::Cpu(c) => Ok(Launch::Cpu {
@@ -224,6 +227,22 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
             } else {
                 plan(choice.variant, choice.tile, p, arch)
             }
+        }
+        Variant::Unfused(math) => {
+            let plain = Problem {
+                epilogue: Epilogue::NONE,
+                ..*p
+            };
+            let mut launch = plan(Variant::Auto(math), None, &plain, arch)?;
+            if let Launch::Kernel { unfused, .. } = &mut launch {
+                let entry = format!(
+                    "{}_{}",
+                    kernels_gpu::registry::UNFUSED_EPILOGUE,
+                    p.dtype.name()
+                );
+                *unfused = Some(Box::new(Pointwise { entry }));
+            }
+            Ok(launch)
         }
         // Tuning times the candidates on the caller's own buffers, which a plan has not got.
         Variant::Tuned(_) => bail!(
@@ -251,6 +270,7 @@ pub fn plan_reading_copies(
             target,
             tma,
             copies: None,
+            unfused,
         } => Ok(Launch::Kernel {
             entry,
             geometry,
@@ -258,9 +278,54 @@ pub fn plan_reading_copies(
             target,
             tma,
             copies: Some(copies),
+            unfused,
         }),
         _ => unreachable!("auto chooses kernels only"),
     }
+}
+
+/// Refuses a fused epilogue where it would not be applied: the 16-bit kernels apply it, cuBLAS
+/// through cuBLASLt's epilogues (bias per row, ReLU or GELU), `unfused` after the GEMM; `unfused`
+/// needs one to separate.
+fn check_epilogue(variant: Variant, p: &Problem) -> Result<()> {
+    let e = p.epilogue;
+    if e.is_none() {
+        if matches!(variant, Variant::Unfused(_)) {
+            bail!("`unfused` is the baseline of a fused epilogue: give one (--epilogue bias,gelu)");
+        }
+        return Ok(());
+    }
+    let fuses = match variant {
+        Variant::Kernel(k) => {
+            p.dtype.is_16bit() && k.target == kernels_gpu::registry::Target::Sm90a
+        }
+        Variant::Auto(_) | Variant::Tuned(_) | Variant::Unfused(_) => p.dtype.is_16bit(),
+        Variant::Cublas(CublasMath::Default) => {
+            if !p.dtype.is_16bit() {
+                false
+            } else if e.bias() == Bias::PerColumn || e.activation() == Activation::Silu {
+                bail!(
+                    "cuBLASLt's epilogues have a bias per row of C and ReLU or GELU; not {}",
+                    if e.bias() == Bias::PerColumn {
+                        "a bias per column"
+                    } else {
+                        "SiLU"
+                    }
+                );
+            } else {
+                true
+            }
+        }
+        Variant::Cublas(_) | Variant::Cpu(_) => false,
+    };
+    if !fuses {
+        bail!(
+            "{} has no fused epilogue in {}: the bias and activation are fused into the 16-bit              (bf16, f16) Hopper kernels",
+            variant.name(),
+            p.dtype.name()
+        );
+    }
+    Ok(())
 }
 
 /// Runs one variant on one problem: inputs, launch and time, check.
@@ -324,15 +389,19 @@ fn execute_typed<T: Scalar>(
             let launch = plan(variant, tile, p, arch)?;
             // `auto` is checked as the kernel it chose computes.
             let (arithmetic, label) = match variant {
-                Variant::Auto(math) => {
+                Variant::Auto(math) | Variant::Unfused(math) => {
                     let choice = crate::auto::choose(p, math, arch)?;
                     let contract = match math {
                         Math::Strict => String::new(),
                         m => format!("[{}]", m.name()),
                     };
+                    let then = match variant {
+                        Variant::Unfused(_) => "+bias-activation",
+                        _ => "",
+                    };
                     (
                         choice.variant.arithmetic(),
-                        format!("auto{contract}→{}", choice.label()),
+                        format!("{}{contract}→{}{then}", variant.name(), choice.label()),
                     )
                 }
                 _ => (variant.arithmetic(), registry::label(variant, tile)?),
@@ -424,6 +493,7 @@ mod tests {
             beta: 0.0,
             init: crate::problem::Init::Random,
             seed: 1,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
         };
         let e = plan(registry::find("wgmma-16bit").unwrap(), None, &p, Some(90)).unwrap_err();
         assert_eq!(
@@ -485,6 +555,7 @@ mod tests {
             beta: 0.5,
             init: crate::problem::Init::Random,
             seed: 3,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
         };
         let v = registry::find("v4").unwrap();
         let r = execute(

@@ -697,6 +697,7 @@ mod tests {
             beta: 0.0,
             init: Init::Random,
             seed: 0,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
         }
     }
 

@@ -17,7 +17,7 @@
 //! - Up to [`FULL_REFERENCE_FLOPS`] the whole product is checked (ndarray's multithreaded
 //!   matrixmultiply); above it, a random sample of 64 full rows and 64 full columns of C
 //!   (seeded, so a failure reproduces). The report says which.
-use crate::problem::{Inputs, Matrix, Problem, Scalar, Transpose};
+use crate::problem::{Activation, Bias, Epilogue, Inputs, Matrix, Problem, Scalar, Transpose};
 use crate::progress::{dims, Step};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 use ndarray::{Array2, ArrayView2, ShapeBuilder};
@@ -344,11 +344,40 @@ fn reference_lines<T: Scalar>(
         }
     }
     let b_cols = b.select(ndarray::Axis(1), cols);
-    let col_ref = a.dot(&b_cols) * p.alpha + c0.select(ndarray::Axis(1), cols) * p.beta;
+    let mut col_ref = a.dot(&b_cols) * p.alpha + c0.select(ndarray::Axis(1), cols) * p.beta;
     if let Some(step) = step {
         step.finish();
     }
+    if !p.epilogue.is_none() {
+        let bias: Vec<f64> = inputs.bias.iter().map(|x| x.to_f64()).collect();
+        let fused = |x: f64, row: usize, col: usize| fused_epilogue(p.epilogue, &bias, x, row, col);
+        for ((i, col), x) in row_ref.indexed_iter_mut() {
+            *x = fused(*x, rows[i], col);
+        }
+        for ((row, j), x) in col_ref.indexed_iter_mut() {
+            *x = fused(*x, row, cols[j]);
+        }
+    }
     (row_ref, col_ref)
+}
+
+/// The fused epilogue in f64, from the definitions ([`kernels_gpu::fused`]): `act(x + bias)`
+/// for element (row, col), GELU's tanh form and SiLU's logistic function computed exactly.
+pub fn fused_epilogue(e: Epilogue, bias: &[f64], x: f64, row: usize, col: usize) -> f64 {
+    let x = x + match e.bias() {
+        Bias::None => 0.0,
+        Bias::PerRow => bias[row],
+        Bias::PerColumn => bias[col],
+    };
+    match e.activation() {
+        Activation::Identity => x,
+        Activation::Relu => x.max(0.0),
+        Activation::Gelu => {
+            let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+            0.5 * x * (1.0 + inner.tanh())
+        }
+        Activation::Silu => x / (1.0 + (-x).exp()),
+    }
 }
 
 /// The f64 reference for the checked rows and columns of C: computed once per problem, shared
@@ -584,6 +613,7 @@ mod tests {
             beta,
             init: Init::Random,
             seed: 7,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
         }
     }
 

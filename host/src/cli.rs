@@ -86,6 +86,12 @@ pub struct Cli {
     /// e4m3: make every 97th row of op(A) 1000× larger (the outliers of activations)
     #[arg(long)]
     pub outliers: bool,
+    /// A fused epilogue, C = act(alpha·op(A)·op(B) + beta·C + bias), in bf16 and f16: at most
+    /// one bias (`bias`: one per row of C, cuBLASLt's; `bias-col`: one per column) and one
+    /// activation (`relu`, `gelu` in its tanh form, `silu`), e.g. `bias,gelu`. `--variant cublas`
+    /// is then cuBLASLt's epilogue, `--variant unfused` auto's GEMM and a separate kernel
+    #[arg(long, value_parser = gpu_gemm::problem::parse_epilogue)]
+    pub epilogue: Option<gpu_gemm::problem::Epilogue>,
     /// The precision contract of `--variant auto` and `--variant tuned`: what arithmetic they
     /// may choose in f32 (f64, bf16 and f16 always run in their own) [default: strict]
     #[arg(long, value_enum)]
@@ -273,7 +279,11 @@ impl Cli {
             beta: self.beta,
             init: self.init,
             seed,
+            epilogue: self.epilogue.unwrap_or_default(),
         };
+        if !p.epilogue.is_none() && !p.dtype.is_16bit() {
+            bail!("--epilogue is fused into the 16-bit kernels: give --dtype bf16 or f16");
+        }
         if p.dtype == Dtype::E4m3 {
             if p.transposes != Transposes::new(Transpose::Yes, Transpose::No) {
                 bail!("e4m3 is computed as cuBLASLt computes it on Hopper, op(A) = Aᵀ and op(B) = B, both read along k (FP8 wgmma has no transposed operands): give --transa t (and no --transb t)");

@@ -223,6 +223,23 @@ fn run() -> Result<bool> {
         "m={} n={} k={}{transposes}{formula} lda={} ldb={} ldc={} alpha={} beta={} on {on}",
         s.m, s.n, s.k, s.lda, s.ldb, s.ldc, problem.alpha, problem.beta,
     );
+    if !problem.epilogue.is_none() {
+        use gpu_gemm::problem::{Activation, Bias};
+        let e = problem.epilogue;
+        let sum = format!(
+            "alpha·op(A)·op(B) + beta·C{}",
+            match e.bias() {
+                Bias::None => "",
+                Bias::PerRow => " + bias[row]",
+                Bias::PerColumn => " + bias[column]",
+            }
+        );
+        let formula = match e.activation() {
+            Activation::Identity => sum,
+            a => format!("{}({sum})", format!("{a:?}").to_lowercase()),
+        };
+        println!("fused epilogue: C = {formula}");
+    }
     println!(
         "inputs: {:?}{}",
         problem.init,

@@ -2,8 +2,9 @@
 //!
 //! On the GPU each row becomes `#[no_mangle] extern "ptx-kernel" fn NAME(m, n, k, alpha, A, lda,
 //! B, ldb, beta, C, ldc)`, the cuBLAS argument order, so that the host launches every variant
-//! the same way. On the host the same table gives the emulator each kernel's body by name, so
-//! the two backends cannot disagree about which names exist.
+//! the same way. The 16-bit kernels add their tensor maps and the fused epilogue (`bias`, the
+//! [`crate::fused::Epilogue`] word) after them. On the host the same table gives the emulator
+//! each kernel's body by name, so the two backends cannot disagree about which names exist.
 #![allow(clippy::too_many_arguments)]
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 use crate::device::fp8::E4m3;
@@ -15,6 +16,8 @@ use crate::device::half::{GlobalHalf, GlobalHalfMut};
 use crate::device::tma::TensorMap;
 #[cfg(target_arch = "nvptx64")]
 use crate::device::{Global, GlobalMut};
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+use crate::fused::{Epilogue, Fused};
 use crate::gemm::GemmArgs;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 use crate::gemm::{Fp8GemmArgs, HalfGemmArgs, HalfReduceArgs};
@@ -140,11 +143,12 @@ macro_rules! gemm_kernels {
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(
             m: u32, n: u32, k: u32, alpha: f32, a: *const f32, lda: u32, _b: *const f32,
-            _ldb: u32, beta: f32, c: *mut $h, ldc: u32,
+            _ldb: u32, beta: f32, c: *mut $h, ldc: u32, bias: *const $h, epilogue: u32,
         ) {
             let args = HalfReduceArgs {
                 m, n, splits: k, alpha, workspace: Global::new(a), ldw: lda, beta,
                 c: GlobalHalfMut::new(c), ldc,
+                fused: Fused { epilogue: Epilogue(epilogue), bias: GlobalHalf::new(bias) },
             };
             unsafe { $body(args) }
         }
@@ -155,10 +159,12 @@ macro_rules! gemm_kernels {
         pub unsafe extern "ptx-kernel" fn $name(
             m: u32, n: u32, k: u32, alpha: f32, a: *const $h, lda: u32, b: *const $h,
             ldb: u32, beta: f32, c: *mut $h, ldc: u32, maps: *const TensorMap,
+            bias: *const $h, epilogue: u32,
         ) {
             let args = HalfGemmArgs {
                 m, n, k, alpha, a: GlobalHalf::new(a), lda, b: GlobalHalf::new(b), ldb, beta,
                 c: GlobalHalfMut::new(c), ldc,
+                fused: Fused { epilogue: Epilogue(epilogue), bias: GlobalHalf::new(bias) },
             };
             unsafe { $body(args, maps) }
         }
@@ -329,6 +335,9 @@ mod hopper {
     gemm_wgmma_split_k_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_split_k::SplitK<wgmma_16bit::Plain<4>>>, launch_bounds(384, 1);
     gemm_wgmma_split_k_reduce_bf16: bf16 + reduce = wgmma_split_k::reduce::<Bf16>;
     gemm_wgmma_split_k_reduce_f16: f16 + reduce = wgmma_split_k::reduce::<F16>;
+    // The unfused epilogue: a kernel of its own over C after the GEMM (the fused one's baseline).
+    gemm_bias_activation_bf16: bf16 + reduce = bias_activation::bias_activation::<Bf16>;
+    gemm_bias_activation_f16: f16 + reduce = bias_activation::bias_activation::<F16>;
         // -- chapter 4: FP8 --
     gemm_wgmma_fp8_c1_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_fp8_c2_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>>, launch_bounds(384, 1);

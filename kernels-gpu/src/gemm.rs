@@ -7,6 +7,7 @@
 
 use crate::device::half::{GlobalHalf, GlobalHalfMut, Half};
 use crate::device::{Global, GlobalMut, Real, Shared};
+use crate::fused::Fused;
 
 /// The arguments of every GEMM kernel, in cuBLAS order.
 #[derive(Clone, Copy)]
@@ -221,7 +222,8 @@ impl<T: Real> GemmArgs<T> {
 }
 
 /// The arguments of the 16-bit kernels (bf16, f16), in cuBLAS order: A, B and C in the 16-bit
-/// type `H`, alpha and beta in f32 (`cublasGemmEx` with `CUBLAS_COMPUTE_32F`).
+/// type `H`, alpha and beta in f32 (`cublasGemmEx` with `CUBLAS_COMPUTE_32F`), then the fused
+/// epilogue ([`crate::fused`]).
 #[derive(Clone, Copy)]
 pub struct HalfGemmArgs<H> {
     pub m: u32,
@@ -235,6 +237,7 @@ pub struct HalfGemmArgs<H> {
     pub beta: f32,
     pub c: GlobalHalfMut<H>,
     pub ldc: u32,
+    pub fused: Fused<H>,
 }
 
 impl<H: Half> HalfGemmArgs<H> {
@@ -251,7 +254,8 @@ impl<H: Half> HalfGemmArgs<H> {
     }
 
     /// The epilogue for C[i..i+2] (4-byte aligned): `alpha·acc + beta·C` in f32, rounded once
-    /// to the 16-bit type; C is not read when `beta == 0`.
+    /// to the 16-bit type; C is not read when `beta == 0`. (A fused epilogue has been applied
+    /// to the registers before: [`crate::pipeline::epilogue::fuse`].)
     ///
     /// # Safety
     /// `i..i+2` inside C, element `i` 4-byte aligned.
@@ -317,6 +321,7 @@ impl Fp8GemmArgs {
             beta: self.beta,
             c: self.c,
             ldc: self.ldc,
+            fused: Fused::none(),
         }
     }
 }
@@ -336,6 +341,8 @@ pub struct HalfReduceArgs<H> {
     pub beta: f32,
     pub c: GlobalHalfMut<H>,
     pub ldc: u32,
+    /// Applied here, to the sum: the partial products are raw.
+    pub fused: Fused<H>,
 }
 
 /// `alpha * acc + beta * C` for a run of C (one rounding per element: a fused multiply-add),

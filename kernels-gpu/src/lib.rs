@@ -11,7 +11,8 @@
 //!   barrier, the dynamic shared-memory pool and its typed views, 16-byte and read-only global
 //!   loads, warp shuffles. Its `Real` trait gives f32 and f64 one interface (FMA included).
 //! - [`gemm`]: the problem every variant solves, `C = alpha*A*B + beta*C`, column-major with
-//!   leading dimensions (cuBLAS's convention), and the epilogue every kernel shares.
+//!   leading dimensions (cuBLAS's convention), and the epilogue every kernel shares; [`fused`]
+//!   the bias and activation the 16-bit kernels fuse into it.
 //! - [`variants`]: one file per kernel; each file's header says where it comes from, what it
 //!   changes and what it measured. [`registry`] lists them (host builds only).
 //! - [`entry`]: the table of kernel entry points. On the GPU each row becomes an
@@ -34,6 +35,7 @@ pub mod device;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;
 pub mod entry;
+pub mod fused;
 pub mod gemm;
 // The Hopper GEMM skeleton (built for the GPU in the sm_90a PTX only).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

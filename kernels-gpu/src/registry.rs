@@ -313,6 +313,16 @@ impl Variant {
             })
             .chain(reduce)
             .chain(self.ranges_pass().map(String::from))
+            .chain(self.unfused_epilogues())
+    }
+
+    /// The entry points of the unfused epilogue that may follow this variant's 16-bit Hopper
+    /// kernels ([`UNFUSED_EPILOGUE`]).
+    fn unfused_epilogues(&self) -> impl Iterator<Item = String> + '_ {
+        self.dtypes
+            .iter()
+            .filter(|d| d.is_16bit() && self.target == Target::Sm90a)
+            .map(|d| format!("{UNFUSED_EPILOGUE}_{}", d.name()))
     }
 
     /// The entry point of the pass this variant's launches run first, if any: 3xTF32's ranges
@@ -694,6 +704,10 @@ fn fp8_supports(shape: &Shape, _dtype: Dtype) -> Result<(), String> {
 
 /// bf16 and f16: the 16-bit kernels.
 pub const HALF_DTYPES: &[Dtype] = &[Dtype::Bf16, Dtype::F16];
+
+/// The unfused epilogue's entry point, before the dtype's suffix: `C = act(C + bias)` as a
+/// kernel of its own after a 16-bit GEMM ([`crate::variants::bias_activation`]).
+pub const UNFUSED_EPILOGUE: &str = "gemm_bias_activation";
 
 /// With clusters of two down m (`--tile 5`, `6`; 3xTF32's `2`), each block loads half of B's
 /// columns: B's box is half as wide.

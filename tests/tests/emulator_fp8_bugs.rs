@@ -221,6 +221,7 @@ fn run<const BUG: u8>() -> Fp8Check {
             .tma
             .map(|operands| operands(1, kernels_gpu::registry::Layout::TN)),
         copies: None,
+        unfused: None,
     };
     let ops = Fp8Operands {
         a: &x.a.codes.data,

@@ -276,6 +276,7 @@ mod ping_pong {
             beta: 0.0,
             c: GlobalHalfMut::new(c.as_mut_ptr() as *mut Bf16),
             ldc: m,
+            fused: kernels_gpu::fused::Fused::none(),
         };
         let g = wgmma_16bit::geometry::<C>(m, n, k, 2);
         let buffers = [

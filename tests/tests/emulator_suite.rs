@@ -82,6 +82,7 @@ fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
                     beta,
                     init: Init::Random,
                     seed: seed(),
+                    epilogue: kernels_gpu::fused::Epilogue::NONE,
                 };
                 p.shape.lda = p.stored_a().0 + pad;
                 p.shape.ldb = p.stored_b().0 + pad;
@@ -144,6 +145,7 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
                 beta,
                 init: Init::Random,
                 seed: seed(),
+                epilogue: kernels_gpu::fused::Epilogue::NONE,
             };
             let what = format!(
                 "{} tile {tile:?} {} {m}x{n}x{k} ld+{pad} alpha {alpha} beta {beta} seed {}",

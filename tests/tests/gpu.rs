@@ -150,6 +150,7 @@ fn every_variant_matches_the_reference_on_the_gpu() {
                 beta: -0.5,
                 init: Init::Random,
                 seed,
+                epilogue: kernels_gpu::fused::Epilogue::NONE,
             };
             for (report, (v, tile)) in execute_many(&backend, &variants, &p, timing, |_| {})
                 .into_iter()
@@ -239,6 +240,7 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
         beta: 0.0,
         init: Init::Random,
         seed: 7,
+        epilogue: kernels_gpu::fused::Epilogue::NONE,
     };
     let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
     let timing = Timing {
@@ -331,6 +333,7 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
                 beta: -0.5,
                 init: Init::Random,
                 seed: 11,
+                epilogue: kernels_gpu::fused::Epilogue::NONE,
             };
             let differing = match dtype {
                 Dtype::Bf16 => differing::<gpu_gemm::half::bf16>(&gpu, v, tile, &p),
@@ -407,6 +410,7 @@ fn library_problem(
         beta: config.beta,
         init: Init::Random,
         seed,
+        epilogue: kernels_gpu::fused::Epilogue::NONE,
     };
     let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
     let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);
@@ -843,6 +847,7 @@ fn captured_and_replayed<T: gpu_gemm::Element>(
         beta: config.beta,
         init: Init::Random,
         seed: 5,
+        epilogue: kernels_gpu::fused::Epilogue::NONE,
     };
     let inputs = gpu_gemm::problem::Inputs::<T>::generate(&p);
     let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);
@@ -1034,5 +1039,26 @@ fn fp32_accurate_keeps_its_contract_across_the_normal_range_on_the_gpu() {
             run(&Algorithm::kernel_tile("tc-3xtf32", 1));
             run(&Algorithm::Auto(Math::Tf32));
         }
+    }
+}
+
+mod epilogue_cases;
+
+/// The fused epilogues on the GPU: the emulator's cases (`emulator_epilogue.rs`), every way a
+/// 16-bit kernel writes C, against the f64 reference with the same epilogue.
+#[test]
+fn fused_epilogues_match_the_f64_reference() {
+    let Some(backend) = gpu_or_skip("tests/emulator_epilogue.rs runs the same cases") else {
+        return;
+    };
+    for (name, tile, dtype, dims, t, beta, e) in epilogue_cases::cases() {
+        let p = epilogue_cases::problem(dtype, dims, t, beta, e);
+        let variant = registry::find(name).unwrap();
+        let what = format!("{name}:{tile:?} {} {dims:?} {e}", dtype.name());
+        let report = gpu_gemm::run::execute(&backend, variant, tile, &p, epilogue_cases::ONCE)
+            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let check = report.check.expect("checked run");
+        assert!(check.passed(), "{what}: {}", check.summary());
+        println!("{what}: {}", check.summary());
     }
 }

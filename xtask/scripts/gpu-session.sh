@@ -44,6 +44,27 @@ for step in "$@"; do
       "$bundle/cudarc" 2>&1 | tee "$OUT/cudarc.log"
       "$bundle/tests-gpu" plans_enqueue_into_a_cuda_graph --nocapture 2>&1 | tee "$OUT/graph.log" | grep -E 'captured|control|test result|panicked' -A2
       "$bundle/tests-gpu" the_library_runs_fp8 --nocapture 2>&1 | tee "$OUT/library-fp8.log" | grep -E 'worst|test result|panicked' -A2 ;;
+    epilogue)
+      # Fused bias + GELU at Llama-3 8B's layers with 4096 tokens, bf16, TN (m = out features,
+      # n = tokens): auto with the epilogue fused, cuBLASLt's GELU_BIAS (cublas with an
+      # epilogue), auto's GEMM then a separate bias-GELU kernel (unfused); the GPU test of every
+      # epilogue path, under compute-sanitizer too.
+      "$bundle/tests-gpu" fused_epilogues --nocapture 2>&1 | tee "$OUT/epilogue-test.log" | grep -E 'test result|panicked' -A2
+      timeout 600 compute-sanitizer --tool memcheck "$bundle/tests-gpu" fused_epilogues 2>&1 | tee "$OUT/epilogue-sanitize.log" | grep -E 'ERROR SUMMARY|test result' | tail -2
+      for nk in "6144 4096" "4096 4096" "28672 4096" "4096 14336" "128256 4096"; do
+        set -- $nk
+        echo "== m=$1 n=4096 k=$2"
+        $host --variant auto,unfused --compare cublas --dtype bf16 --transa t --m $1 --n 4096 --k $2 --epilogue bias,gelu --seed 1 2>&1 | tee "$OUT/epilogue-$1-$2.log" | grep '^| [a-z]' | grep -v '^| variant'
+      done | tee "$OUT/epilogue.log" ;;
+    epilogue-plain)
+      # The same GEMMs with no epilogue, and the squares, with each host of EPILOGUE_HOSTS (a
+      # build before the epilogue beside the bundle's, in one job): what the epilogue's branch costs.
+      for shape in "--m 6144 --n 4096 --k 4096" "--m 28672 --n 4096 --k 4096" "--m 4096 --n 4096 --k 14336" "--m 14336 --n 16 --k 4096" "--m 4096 --n 128 --k 4096" "--size 4096" "--size 8192"; do
+        for h in ${EPILOGUE_HOSTS:-$host}; do
+          echo "== $h $shape"
+          $h --variant auto --compare cublas --dtype bf16 --transa t $shape --seed 1 2>&1 | grep '^| [a-z]' | grep -v '^| variant'
+        done
+      done | tee "$OUT/epilogue-plain.log" ;;
     contract)
       # FP32-accurate across f32's normal range (the GPU test's table), then 3xTF32's speed beside
       # cuBLAS SGEMM at four shapes, with each host of CONTRACT_HOSTS (a build before a change

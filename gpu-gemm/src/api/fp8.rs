@@ -267,6 +267,7 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         beta: p.beta as f64,
         init: Init::Random,
         seed: 0,
+        epilogue: kernels_gpu::fused::Epilogue::NONE,
     }
 }
 

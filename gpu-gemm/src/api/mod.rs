@@ -142,6 +142,15 @@ pub enum GemmError {
         /// What the handle runs on ([`Gemm::device`]).
         backend: String,
     },
+    /// A fused epilogue's bias: missing where the configuration's epilogue adds one, given where
+    /// it adds none, or shorter than it needs (m values per row of C, n per column).
+    #[error("the epilogue's bias: {given}, where this epilogue needs {needed}")]
+    BiasMisshaped {
+        /// What was given: `none`, `N values`.
+        given: String,
+        /// What the epilogue needs: `no bias`, `m = N values (one per row of C)`, ….
+        needed: String,
+    },
     /// An FP8 operand's scales: fewer than its shape and scaling need.
     #[error("{operand}'s scales are {len} f32, {scaling}; a {scaling} scaling of this shape needs {needed}")]
     ScalesMisshaped {
@@ -161,7 +170,7 @@ pub enum GemmError {
 
 type Result<T> = std::result::Result<T, GemmError>;
 
-pub use crate::problem::Transpose;
+pub use crate::problem::{Activation, Bias, Epilogue, Transpose};
 
 /// One GEMM, as BLAS describes it: column-major, `C (m×n) = α·op(A) (m×k) · op(B) (k×n) + β·C`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -188,6 +197,9 @@ pub struct GemmConfig {
     pub transa: Transpose,
     /// op(B).
     pub transb: Transpose,
+    /// What the kernel applies to each element before it rounds it: `C = act(α·op(A)·op(B) +
+    /// β·C + bias)` ([`GemmConfig::epilogue`]); [`Epilogue::NONE`] by default.
+    pub epilogue: Epilogue,
 }
 
 impl GemmConfig {
@@ -204,6 +216,20 @@ impl GemmConfig {
             ldc: m,
             transa: Transpose::No,
             transb: Transpose::No,
+            epilogue: Epilogue::NONE,
+        }
+    }
+
+    /// With a fused epilogue, `C = act(α·op(A)·op(B) + β·C + bias)`: a bias vector per row of C
+    /// (m values, cuBLASLt's `CUBLASLT_EPILOGUE_BIAS`) or per column (n), or none, and an
+    /// activation (ReLU, GELU in its tanh form, SiLU) or none. The 16-bit kernels apply it
+    /// before C's one rounding (bf16, f16; `Algorithm::Cublas` runs cuBLASLt's epilogue, which
+    /// has no SiLU and no bias per column). Give the bias to [`Gemm::run_with_bias`] or
+    /// [`Plan::enqueue_with_bias`].
+    pub fn epilogue(self, bias: Bias, activation: Activation) -> Self {
+        GemmConfig {
+            epilogue: Epilogue::new(bias, activation),
+            ..self
         }
     }
 
@@ -711,6 +737,14 @@ impl Gemm {
         c: &mut (impl OperandMut<T> + ?Sized),
     ) -> Result<Choice> {
         if let Algorithm::Tuned(math) = algorithm {
+            if !config.epilogue.is_none() {
+                return Err(GemmError::Unsupported {
+                    algorithm: algorithm.label(),
+                    reason: "tuning times its candidates without a fused epilogue: use \
+                             Algorithm::Auto"
+                        .into(),
+                });
+            }
             return self.run_tuned(config, *math, a, b, c);
         }
         let mut plan = self.plan_for::<T>(config, algorithm, 1)?;
@@ -722,6 +756,63 @@ impl Gemm {
             ))
         })?;
         Ok(plan.choice().clone())
+    }
+
+    /// [`Gemm::run`] with the bias vector of the configuration's fused epilogue
+    /// ([`GemmConfig::epilogue`]), in the operands' memory and type.
+    pub fn run_with_bias<T: Element>(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        bias: &(impl Operand<T> + ?Sized),
+        c: &mut (impl OperandMut<T> + ?Sized),
+    ) -> Result<Choice> {
+        let mut plan = self.plan_for::<T>(config, algorithm, 1)?;
+        plan.enqueue_with_bias(a, b, bias, c)?;
+        self.synchronize().map_err(|e| {
+            GemmError::Launch(format!(
+                "{} failed on the device ({e})",
+                plan.choice().entry
+            ))
+        })?;
+        Ok(plan.choice().clone())
+    }
+
+    /// The bias the problem's epilogue needs against what was given: its length, and the
+    /// handle's memory.
+    fn check_bias<T>(&self, problem: &Problem, bias: Option<&Memory<'_, T>>) -> Result<()> {
+        let needed = problem.bias_len();
+        let needs = match problem.epilogue.bias() {
+            Bias::None => "no bias".to_string(),
+            Bias::PerRow => format!("m = {needed} values (one per row of C)"),
+            Bias::PerColumn => format!("n = {needed} values (one per column of C)"),
+        };
+        let misshaped = |given: String| GemmError::BiasMisshaped {
+            given,
+            needed: needs.clone(),
+        };
+        let Some(bias) = bias else {
+            return match needed {
+                0 => Ok(()),
+                _ => Err(misshaped("none".into())),
+            };
+        };
+        let (found, _, len, _) = location(bias);
+        if needed == 0 || len < needed {
+            return Err(misshaped(format!("{len} values")));
+        }
+        let memory = if self.is_gpu() { "device" } else { "host" };
+        if found != memory {
+            return Err(GemmError::WrongMemory {
+                operand: 'b',
+                found,
+                needs: memory,
+                backend: self.device(),
+            });
+        }
+        Ok(())
     }
 
     /// Waits until the handle's stream has done everything enqueued on it (a no-op on the
@@ -802,7 +893,7 @@ impl Gemm {
         problem: &Problem,
         (a, b, c): (&Memory<'_, T>, &Memory<'_, T>, &mut MemoryMut<'_, T>),
     ) -> Result<()> {
-        plan::Ready::new(self, launch.clone(), problem, 1)?.enqueue(problem, (a, b, c))?;
+        plan::Ready::new(self, launch.clone(), problem, 1)?.enqueue(problem, (a, b, c), None)?;
         self.synchronize()
             .map_err(|e| GemmError::Launch(format!("{entry} failed on the device ({e})")))
     }
@@ -1036,7 +1127,7 @@ impl Gemm {
                     .ok_or_else(|| anyhow::anyhow!("the emulator is not tuned"))?;
                 let label = candidate.label();
                 protocol.measure(best_ms, || {
-                    emulator::launch_on(launch, problem, (*a, *b), c, None)?;
+                    emulator::launch_on(launch, problem, (*a, *b, &[]), c, None)?;
                     Ok((clock.time.borrow_mut())(&label))
                 })
             }
@@ -1164,6 +1255,7 @@ impl Gemm {
             beta: config.beta,
             init: Init::Random,
             seed: 0,
+            epilogue: config.epilogue,
         };
         problem
             .validate()
@@ -1310,6 +1402,7 @@ mod tests {
             beta: 0.0,
             init: Init::Random,
             seed: 0,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
         };
         let v = registry::find("wgmma-16bit").unwrap();
         let launch = run::plan(v, None, &p, Some(80)).unwrap();

@@ -69,6 +69,7 @@ impl<'g> Ready<'g> {
         &mut self,
         problem: &Problem,
         (a, b, c): (&Memory<'_, T>, &Memory<'_, T>, &mut MemoryMut<'_, T>),
+        bias: Option<&Memory<'_, T>>,
     ) -> Result<()> {
         let failed = |e: anyhow::Error| GemmError::Launch(format!("{e:#}"));
         match (self, a, b, c) {
@@ -79,10 +80,17 @@ impl<'g> Ready<'g> {
                 MemoryMut::Device { address: c, .. },
             ) => {
                 prepared.bind((*a, *b, *c)).map_err(failed)?;
+                if let Some(Memory::Device { address, .. }) = bias {
+                    prepared.bind_bias(*address);
+                }
                 prepared.enqueue::<T>().map_err(failed)
             }
             (Ready::Emulator(launch), Memory::Host(a), Memory::Host(b), MemoryMut::Host(c)) => {
-                emulator::launch_on(launch, problem, (*a, *b), c, None).map_err(failed)
+                let bias = match bias {
+                    Some(Memory::Host(bias)) => *bias,
+                    _ => &[],
+                };
+                emulator::launch_on(launch, problem, (*a, *b, bias), c, None).map_err(failed)
             }
             _ => unreachable!("every operand's memory was checked against the backend"),
         }
@@ -143,10 +151,34 @@ impl<T: Element> Plan<'_, T> {
         b: &(impl Operand<T> + ?Sized),
         c: &mut (impl OperandMut<T> + ?Sized),
     ) -> Result<()> {
+        self.enqueue_fused(a, b, None, c)
+    }
+
+    /// [`Plan::enqueue`] with the bias vector of the configuration's fused epilogue
+    /// ([`GemmConfig::epilogue`](super::GemmConfig::epilogue)): m values (a bias per row of C)
+    /// or n (per column), in the operands' memory and type.
+    pub fn enqueue_with_bias(
+        &mut self,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        bias: &(impl Operand<T> + ?Sized),
+        c: &mut (impl OperandMut<T> + ?Sized),
+    ) -> Result<()> {
+        self.enqueue_fused(a, b, Some(&bias.memory()), c)
+    }
+
+    fn enqueue_fused(
+        &mut self,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        bias: Option<&Memory<'_, T>>,
+        c: &mut (impl OperandMut<T> + ?Sized),
+    ) -> Result<()> {
         let (a, b) = (a.memory(), b.memory());
         let mut c = c.memory_mut();
         self.gemm
             .check_buffers(&self.problem, self.cublas, [&a, &b, &c.as_memory()])?;
-        self.ready.enqueue(&self.problem, (&a, &b, &mut c))
+        self.gemm.check_bias(&self.problem, bias)?;
+        self.ready.enqueue(&self.problem, (&a, &b, &mut c), bias)
     }
 }

@@ -191,6 +191,7 @@ mod tests {
             beta,
             init: Init::Random,
             seed,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
         }
     }
 

@@ -10,33 +10,13 @@
 //!   is a multiple of 4, else [`blk128_scales`] pads each column of blocks.
 //! - M and N must be multiples of 4, the scale arrays 16-byte aligned.
 use super::quantize::Scaling;
-use anyhow::{anyhow, bail, Result};
-// TRANSA/TRANSB take cuBLAS's own operation enum (4 bytes), which cudarc binds in `cublas`.
-use cudarc::cublas::sys::cublasOperation_t;
-use cudarc::cublaslt::result;
+use crate::cublaslt::LtMatmul;
+pub use crate::cublaslt::{LayoutSpec, WORKSPACE_BYTES};
+use anyhow::{bail, Result};
 use cudarc::cublaslt::sys::{
-    self, cublasComputeType_t, cublasLtMatmulDescAttributes_t as Attr,
-    cublasLtMatmulMatrixScale_t as ScaleMode, cudaDataType,
+    cublasLtMatmulDescAttributes_t as Attr, cublasLtMatmulMatrixScale_t as ScaleMode, cudaDataType,
 };
-use cust::memory::DeviceBuffer;
 use kernels_gpu::registry::Shape;
-use std::ffi::c_void;
-
-/// The workspace cuBLASLt may use: 32 MiB, what NVIDIA's samples give Hopper.
-pub const WORKSPACE_BYTES: usize = 32 << 20;
-
-/// One matrix layout as `cublasLtMatrixLayoutCreate` takes it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LayoutSpec {
-    /// Element type.
-    pub data_type: cudaDataType,
-    /// Rows as stored.
-    pub rows: u64,
-    /// Columns as stored.
-    pub cols: u64,
-    /// Leading dimension, in elements.
-    pub ld: i64,
-}
 
 /// The layouts of A (e4m3 k×m, lda), B (e4m3 k×n, ldb) and C = D (bf16 m×n, ldc).
 pub fn layouts(s: &Shape) -> [LayoutSpec; 3] {
@@ -100,22 +80,11 @@ pub fn blk128_scales(sb: &[f32], k: u32, n: u32) -> Vec<f32> {
     out
 }
 
-fn lt_error(call: &str) -> impl Fn(result::CublasError) -> anyhow::Error + '_ {
-    move |e| anyhow!("{call} failed: {:?}", e.0)
-}
-
-/// A planned cuBLASLt FP8 GEMM for one shape and scaling: handle, descriptors, workspace;
-/// the algorithm is chosen on the first [`CublasLtFp8::enqueue`], once the scale pointers
-/// are set (the heuristic refuses a block scale mode without them).
+/// A planned cuBLASLt FP8 GEMM for one shape and scaling ([`LtMatmul`] with the scale modes);
+/// the algorithm is chosen on the first [`CublasLtFp8::enqueue`], once the scale pointers are
+/// set (the heuristic refuses a block scale mode without them).
 pub struct CublasLtFp8 {
-    handle: sys::cublasLtHandle_t,
-    desc: sys::cublasLtMatmulDesc_t,
-    layouts: [sys::cublasLtMatrixLayout_t; 3],
-    pref: sys::cublasLtMatmulPreference_t,
-    algo: std::cell::OnceCell<sys::cublasLtMatmulAlgo_t>,
-    workspace: DeviceBuffer<u8>,
-    alpha: f32,
-    beta: f32,
+    lt: LtMatmul,
 }
 
 impl CublasLtFp8 {
@@ -130,67 +99,12 @@ impl CublasLtFp8 {
         fast_accum: bool,
     ) -> Result<Self> {
         check_shape(shape, scaling)?;
-        let handle = std::panic::catch_unwind(result::create_handle)
-            .map_err(|_| anyhow!("cannot load cuBLASLt (libcublasLt.so.13): is the CUDA 13 toolkit or its cuBLAS installed?"))?
-            .map_err(lt_error("cublasLtCreate"))?;
-        let workspace = unsafe { DeviceBuffer::uninitialized(WORKSPACE_BYTES) }
-            .map_err(|e| anyhow!("cannot allocate cuBLASLt's workspace: {e:?}"))?;
-        let desc = result::create_matmul_desc(
-            cublasComputeType_t::CUBLAS_COMPUTE_32F,
-            cudaDataType::CUDA_R_32F,
-        )
-        .map_err(lt_error("cublasLtMatmulDescCreate"))?;
-        let mut plan = Self {
-            handle,
-            desc,
-            layouts: [std::ptr::null_mut(); 3],
-            pref: std::ptr::null_mut(),
-            algo: Default::default(),
-            workspace,
-            alpha,
-            beta,
-        };
+        let lt = LtMatmul::new(layouts(shape), (true, false), alpha, beta)?;
         let (mode_a, mode_b) = scale_modes(scaling);
-        plan.set(
-            Attr::CUBLASLT_MATMUL_DESC_TRANSA,
-            &cublasOperation_t::CUBLAS_OP_T,
-        )?;
-        plan.set(
-            Attr::CUBLASLT_MATMUL_DESC_TRANSB,
-            &cublasOperation_t::CUBLAS_OP_N,
-        )?;
-        plan.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &(fast_accum as i8))?;
-        plan.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a)?;
-        plan.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b)?;
-        for (slot, l) in plan.layouts.iter_mut().zip(layouts(shape)) {
-            *slot = result::create_matrix_layout(l.data_type, l.rows, l.cols, l.ld)
-                .map_err(lt_error("cublasLtMatrixLayoutCreate"))?;
-        }
-        plan.pref =
-            result::create_matmul_pref().map_err(lt_error("cublasLtMatmulPreferenceCreate"))?;
-        let bytes = WORKSPACE_BYTES as u64;
-        unsafe {
-            result::set_matmul_pref_attribute(
-                plan.pref,
-                sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                (&bytes as *const u64).cast(),
-                size_of::<u64>(),
-            )
-        }
-        .map_err(lt_error("cublasLtMatmulPreferenceSetAttribute"))?;
-        Ok(plan)
-    }
-
-    fn set<T>(&self, attr: Attr, value: &T) -> Result<()> {
-        unsafe {
-            result::set_matmul_desc_attribute(
-                self.desc,
-                attr,
-                (value as *const T).cast::<c_void>(),
-                size_of::<T>(),
-            )
-        }
-        .map_err(|e| anyhow!("cublasLtMatmulDescSetAttribute({attr:?}) failed: {:?}", e.0))
+        lt.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &(fast_accum as i8))?;
+        lt.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a)?;
+        lt.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b)?;
+        Ok(Self { lt })
     }
 
     /// Enqueues the GEMM on `stream`: `a`, `b` e4m3, `c` bf16 (read, and written as D),
@@ -207,68 +121,11 @@ impl CublasLtFp8 {
         scale_a: u64,
         scale_b: u64,
     ) -> Result<()> {
-        self.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a)?;
-        self.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b)?;
-        let [la, lb, lc] = self.layouts;
-        let algo = match self.algo.get() {
-            Some(algo) => algo,
-            None => {
-                let h = unsafe {
-                    result::get_matmul_algo_heuristic(
-                        self.handle,
-                        self.desc,
-                        la,
-                        lb,
-                        lc,
-                        lc,
-                        self.pref,
-                    )
-                }
-                .map_err(|e| {
-                    anyhow!(
-                        "cublasLtMatmulAlgoGetHeuristic found no algorithm: {:?}",
-                        e.0
-                    )
-                })?;
-                self.algo.get_or_init(|| h.algo)
-            }
-        };
-        unsafe {
-            result::matmul(
-                self.handle,
-                self.desc,
-                (&self.alpha as *const f32).cast(),
-                (&self.beta as *const f32).cast(),
-                a as *const c_void,
-                la,
-                b as *const c_void,
-                lb,
-                c as *const c_void,
-                lc,
-                c as *mut c_void,
-                lc,
-                algo,
-                self.workspace.as_device_ptr().as_raw() as *mut c_void,
-                WORKSPACE_BYTES,
-                stream as sys::cudaStream_t,
-            )
-        }
-        .map_err(lt_error("cublasLtMatmul"))
-    }
-}
-
-impl Drop for CublasLtFp8 {
-    fn drop(&mut self) {
-        unsafe {
-            if !self.pref.is_null() {
-                let _ = result::destroy_matmul_pref(self.pref);
-            }
-            for l in self.layouts.into_iter().filter(|l| !l.is_null()) {
-                let _ = result::destroy_matrix_layout(l);
-            }
-            let _ = result::destroy_matmul_desc(self.desc);
-            let _ = result::destroy_handle(self.handle);
-        }
+        self.lt
+            .set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a)?;
+        self.lt
+            .set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b)?;
+        unsafe { self.lt.enqueue(stream, a, b, c) }
     }
 }
 

@@ -149,6 +149,7 @@ pub fn launch() -> Launch {
             .tma
             .map(|operands| operands(2, kernels_gpu::registry::Layout::TN)),
         copies: None,
+        unfused: None,
     }
 }
 

@@ -25,6 +25,7 @@ fn f64_problem(p: &Fp8Problem) -> Problem {
         beta: p.beta as f64,
         init: Init::Random,
         seed: p.seed,
+        epilogue: kernels_gpu::fused::Epilogue::NONE,
         transposes: Transposes::NN,
     }
 }
@@ -41,6 +42,7 @@ fn as_f64_problem(p: &Fp8Problem, x: &Fp8Inputs) -> (Problem, Inputs<f64>) {
             ld: x.c.ld,
             data: x.c.data.iter().map(|v| v.to_f64()).collect(),
         },
+        bias: Vec::new(),
     };
     (problem, inputs)
 }

@@ -114,6 +114,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
                 target: k.target,
                 tma: k.tma.map(|operands| operands(tile, kernels_gpu::registry::Layout::TN)),
             copies: None,
+            unfused: None,
             };
             Ok((Fp8Launch::Kernel(launch), registry::label(variant, Some(tile))?))
         }
@@ -177,6 +178,7 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         beta: p.beta as f64,
         init: p.init,
         seed: p.seed,
+        epilogue: kernels_gpu::fused::Epilogue::NONE,
         transposes: Transposes::new(Transpose::Yes, Transpose::No),
     }
 }

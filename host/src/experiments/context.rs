@@ -103,6 +103,7 @@ impl Context {
             beta: 0.0,
             init,
             seed: self.seed,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
         }
     }
 

@@ -95,6 +95,16 @@ impl<H: Half> GlobalHalf<H> {
     pub fn as_ptr(self) -> *const H {
         self.ptr
     }
+
+    /// Element `i`'s f32 value (a fused epilogue's bias).
+    ///
+    /// # Safety
+    /// `i` must be inside the allocation.
+    #[inline(always)]
+    pub unsafe fn load(self, i: usize) -> f32 {
+        let bits = unsafe { backend::ld_global_b16(self.ptr.wrapping_add(i).cast()) };
+        H::unpack(bits as u32)[0]
+    }
 }
 
 impl<H: Half> GlobalHalfMut<H> {

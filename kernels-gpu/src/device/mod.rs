@@ -72,6 +72,15 @@ pub unsafe fn atomic_max_u32(p: *mut u32, v: u32) {
     unsafe { backend::red_max_relaxed_gpu(p, v) }
 }
 
+/// `tanh(x)` in one instruction (`tanh.approx.f32`, `MUFU.TANH`): the GELU and SiLU epilogues'
+/// only transcendental. The ISA promises a relative error of at most 2⁻¹¹; on the hardware it
+/// is about 1.1·10⁻⁵ (2⁻¹⁶·⁵), far below bf16's and f16's rounding of the result. The emulator
+/// computes the correctly rounded tanh, so the two may differ in the last bits of f32.
+#[inline(always)]
+pub fn tanh_approx(x: f32) -> f32 {
+    backend::tanh_approx_f32(x)
+}
+
 /// `bar.sync id, threads`: a barrier among `threads` threads (a multiple of 32, whole warps)
 /// that name the same `id` (1 to 15; 0 is [`sync_threads`]'s): the consumer warpgroups of a
 /// warp-specialised kernel synchronise without the producer. What each did before it is

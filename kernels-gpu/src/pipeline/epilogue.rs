@@ -12,7 +12,77 @@ use crate::device::named_barrier;
 use crate::device::store;
 use crate::device::tma::TensorMap;
 use crate::device::wgmma::{fence_proxy_async, Accumulator};
-use crate::gemm::HalfGemmArgs;
+use crate::fused::{Bias, Fused};
+use crate::gemm::{scaled, HalfGemmArgs};
+
+/// The fused epilogue ([`crate::fused`]) on a warpgroup's registers before its store: register
+/// `i`, at element `at(i)` of C, becomes `act(alpha·acc + beta·C + bias)`, and the store then
+/// runs with the arguments returned (alpha 1, beta 0, no epilogue), which leave it as it is.
+/// Each step is one loop over the registers, its choice (beta or not, which bias, which
+/// activation) made once outside it: unrolled, straight-line code, run once a tile. A GEMM
+/// without an epilogue skips it on one uniform branch and runs the store it always had.
+///
+/// (The first version applied the epilogue inside the stores' loops, pair by pair: the
+/// branches on the epilogue's word, repeated at each of the 64 pairs' sites, made the TMA-store
+/// kernel 7,087 SASS instructions with 1,473 branches, and the GEMM without an epilogue 20–25%
+/// slower at 4096 tokens on the H100: `docs/perf-notes.md`.)
+///
+/// # Safety
+/// `args` describes valid matrices; the bias vector as [`Fused::bias_at`] needs it.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+pub unsafe fn fuse<H: Half, const R: usize>(
+    args: &HalfGemmArgs<H>,
+    mut values: [f32; R],
+    at: impl Fn(u32) -> (u32, u32),
+) -> (HalfGemmArgs<H>, [f32; R]) {
+    let size = (args.m, args.n);
+    if args.beta == 0.0 {
+        values.iter_mut().for_each(|v| *v *= args.alpha);
+    } else {
+        for i in 0..R {
+            let (row, col) = at(i as u32);
+            let old = || {
+                if row < args.m && col < args.n {
+                    [unsafe { args.c.load(args.c_at(row, col)) }]
+                } else {
+                    [0.0]
+                }
+            };
+            [values[i]] = scaled(args.alpha, args.beta, [values[i]], old);
+        }
+    }
+    // One loop per orientation of the bias, each load in the same block as the others: the
+    // registers of a thread that share a row (or column) share one load (in the direct
+    // orientation a thread's 64 registers of an accumulator lie in 2 rows).
+    let (bias, last) = (
+        args.fused.bias,
+        (size.0.saturating_sub(1), size.1.saturating_sub(1)),
+    );
+    match args.fused.epilogue.bias() {
+        Bias::None => {}
+        Bias::PerRow => {
+            for i in 0..R {
+                let row = at(i as u32).0.min(last.0);
+                values[i] += unsafe { bias.load(row as usize) };
+            }
+        }
+        Bias::PerColumn => {
+            for i in 0..R {
+                let col = at(i as u32).1.min(last.1);
+                values[i] += unsafe { bias.load(col as usize) };
+            }
+        }
+    }
+    args.fused.epilogue.activate_all(&mut values);
+    let stored = HalfGemmArgs {
+        alpha: 1.0,
+        beta: 0.0,
+        fused: Fused::none(),
+        ..*args
+    };
+    (stored, values)
+}
 
 /// Writes the 64×N accumulator of one consumer warpgroup, in `Cᵀ` orientation: accumulator row
 /// `r` is column `col0 + r` of C, accumulator column `c` row `row0 + c`; `thread` is the
@@ -26,6 +96,29 @@ use crate::gemm::HalfGemmArgs;
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
 pub unsafe fn store_transposed<H: Half, const R: usize>(
+    args: &HalfGemmArgs<H>,
+    acc: &Accumulator<R>,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+) {
+    let (warp, lane) = (thread / 32, thread % 32);
+    if !args.fused.epilogue.is_none() {
+        let at = |i| {
+            let (r, c) = Accumulator::<R>::position(warp, lane, i);
+            (row0 + c, col0 + r)
+        };
+        let (args, values) = unsafe { fuse(args, *acc.get(), at) };
+        let acc = Accumulator::from_registers(values);
+        return unsafe { store_transposed_plain(&args, &acc, row0, col0, thread) };
+    }
+    unsafe { store_transposed_plain(args, acc, row0, col0, thread) }
+}
+
+/// [`store_transposed`] without a fused epilogue.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+unsafe fn store_transposed_plain<H: Half, const R: usize>(
     args: &HalfGemmArgs<H>,
     acc: &Accumulator<R>,
     row0: u32,
@@ -89,6 +182,30 @@ pub const STAGING_BOX_BYTES: u32 = 64 * 64 * 2;
 /// 128-byte swizzle), `staging` to this warpgroup's buffers.
 #[inline(always)]
 pub unsafe fn store_through_tma<H: Half>(
+    args: &HalfGemmArgs<H>,
+    acc: &Accumulator<128>,
+    c_map: *const TensorMap,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+    staging: Staging,
+) {
+    if !args.fused.epilogue.is_none() {
+        let (warp, lane) = (thread / 32, thread % 32);
+        let at = |i| {
+            let (r, c) = Accumulator::<128>::position(warp, lane, i);
+            (row0 + c, col0 + r)
+        };
+        let (args, values) = unsafe { fuse(args, *acc.get(), at) };
+        let acc = Accumulator::from_registers(values);
+        return unsafe { store_through_tma_plain(&args, &acc, c_map, row0, col0, thread, staging) };
+    }
+    unsafe { store_through_tma_plain(args, acc, c_map, row0, col0, thread, staging) }
+}
+
+/// [`store_through_tma`] without a fused epilogue.
+#[inline(always)]
+unsafe fn store_through_tma_plain<H: Half>(
     args: &HalfGemmArgs<H>,
     acc: &Accumulator<128>,
     c_map: *const TensorMap,
@@ -247,6 +364,39 @@ pub unsafe fn store_direct_through_tma<H: Half>(
     thread: u32,
     staging: Staging,
 ) {
+    if !args.fused.epilogue.is_none() {
+        let (warp, lane) = (thread / 32, thread % 32);
+        let at = |row0: u32| {
+            move |i| {
+                let (r, c) = Accumulator::<64>::position(warp, lane, i);
+                (row0 + r, col0 + c)
+            }
+        };
+        let (stored, upper) = unsafe { fuse(args, *upper.get(), at(row0)) };
+        let (_, lower) = unsafe { fuse(args, *lower.get(), at(row0 + 64)) };
+        let (upper, lower) = (
+            Accumulator::from_registers(upper),
+            Accumulator::from_registers(lower),
+        );
+        let accumulators = [&upper, &lower];
+        return unsafe {
+            store_direct_plain(&stored, accumulators, c_map, row0, col0, thread, staging)
+        };
+    }
+    unsafe { store_direct_plain(args, [upper, lower], c_map, row0, col0, thread, staging) }
+}
+
+/// [`store_direct_through_tma`] without a fused epilogue.
+#[inline(always)]
+unsafe fn store_direct_plain<H: Half>(
+    args: &HalfGemmArgs<H>,
+    [upper, lower]: [&Accumulator<64>; 2],
+    c_map: *const TensorMap,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+    staging: Staging,
+) {
     let at = Subtile {
         c_map,
         row0,
@@ -270,6 +420,30 @@ pub unsafe fn store_direct_through_tma<H: Half>(
 /// As [`store_through_tma`].
 #[inline(always)]
 pub unsafe fn store_direct_64_through_tma<H: Half>(
+    args: &HalfGemmArgs<H>,
+    acc: &Accumulator<64>,
+    c_map: *const TensorMap,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+    staging: Staging,
+) {
+    if !args.fused.epilogue.is_none() {
+        let (warp, lane) = (thread / 32, thread % 32);
+        let at = |i| {
+            let (r, c) = Accumulator::<64>::position(warp, lane, i);
+            (row0 + r, col0 + c)
+        };
+        let (stored, values) = unsafe { fuse(args, *acc.get(), at) };
+        let acc = Accumulator::from_registers(values);
+        return unsafe { store_direct_64_plain(&stored, &acc, c_map, row0, col0, thread, staging) };
+    }
+    unsafe { store_direct_64_plain(args, acc, c_map, row0, col0, thread, staging) }
+}
+
+/// [`store_direct_64_through_tma`] without a fused epilogue.
+#[inline(always)]
+unsafe fn store_direct_64_plain<H: Half>(
     args: &HalfGemmArgs<H>,
     acc: &Accumulator<64>,
     c_map: *const TensorMap,

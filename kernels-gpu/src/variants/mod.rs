@@ -48,6 +48,9 @@ pub mod wgmma_cluster;
 pub mod wgmma_pingpong;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_split_k;
+// The unfused epilogue, the fused one's baseline (crate::fused).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod bias_activation;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_tma_store;
 // -- tensor cores, chapter 4: FP8 on the same skeleton --

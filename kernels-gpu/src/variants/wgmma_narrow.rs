@@ -64,7 +64,7 @@ use crate::device::wgmma::{
 };
 use crate::gemm::{scaled, Fp8GemmArgs, Geometry, HalfGemmArgs};
 use crate::pipeline::stream::{self, Scratch, FIXUP_BYTES};
-use crate::pipeline::{self, Consumer, Kernel, Stages, Work, WARPGROUP};
+use crate::pipeline::{self, epilogue, Consumer, Kernel, Stages, Work, WARPGROUP};
 use core::marker::PhantomData;
 
 /// Rows of m per tile: two consumer warpgroups of one `wgmma.m64` each.
@@ -278,7 +278,18 @@ where
         }
         let row0 = work.tile.0 * BM + rows;
         let col0 = work.tile.1 * Self::BN;
-        unsafe { store(&O::output(&args), &values, row0, col0, c.thread) };
+        let output = O::output(&args);
+        if output.fused.epilogue.is_none() {
+            unsafe { store(&output, &values, row0, col0, c.thread) };
+        } else {
+            let (warp, lane) = (c.thread / 32, c.thread % 32);
+            let at = |i| {
+                let (r, c) = Accumulator::<R>::position(warp, lane, i);
+                (row0 + r, col0 + c)
+            };
+            let (output, values) = unsafe { epilogue::fuse(&output, values, at) };
+            unsafe { store(&output, &values, row0, col0, c.thread) };
+        }
     }
     // ANCHOR_END: core_loop
 }

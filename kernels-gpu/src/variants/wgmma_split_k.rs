@@ -114,8 +114,9 @@ pub fn geometry<B: Config>(m: u32, n: u32, k: u32, element_bytes: u32, parts: u3
     }
 }
 
-/// `C = alpha · Σ parts + beta · C` for one element per thread: the parts added in order in
-/// f32, then one rounding to the 16-bit type (C not read when beta = 0).
+/// `C = act(alpha · Σ parts + beta · C + bias)` for one element per thread: the parts added in
+/// order in f32, the fused epilogue, then one rounding to the 16-bit type (C not read when
+/// beta = 0).
 ///
 /// # Safety
 /// `args.workspace` holds `args.splits` slabs of `ldw · n` f32; C is valid for m, n, ldc.
@@ -133,8 +134,12 @@ pub unsafe fn reduce<H: Half>(args: HalfReduceArgs<H>) {
         sum += unsafe { args.workspace.load(at + part * slab) };
     }
     let c_at = (row + col * args.ldc) as usize;
-    let [value] = scaled(args.alpha, args.beta, [sum], || {
+    let value = scaled(args.alpha, args.beta, [sum], || {
         [unsafe { args.c.load(c_at) }]
     });
+    let [value] = unsafe {
+        args.fused
+            .apply_run(value, (row, col), (0, 0), (args.m, args.n))
+    };
     unsafe { args.c.store(c_at, value) }
 }

@@ -429,6 +429,12 @@ pub unsafe fn red_max_relaxed_gpu(p: *mut u32, v: u32) {
         .fetch_max(v, core::sync::atomic::Ordering::Relaxed);
 }
 
+/// `tanh.approx.f32`: the correctly rounded tanh, where the hardware's `MUFU.TANH` is within
+/// its documented bound of it ([`crate::device::tanh_approx`]).
+pub fn tanh_approx_f32(x: f32) -> f32 {
+    x.tanh()
+}
+
 /// # Safety
 /// As [`atom_add_acq_rel_gpu`].
 pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {

@@ -546,6 +546,17 @@ pub unsafe fn red_max_relaxed_gpu(p: *mut u32, v: u32) {
     };
 }
 
+/// `tanh.approx.f32`: one `MUFU.TANH` (sm_75 and later).
+#[inline(always)]
+pub fn tanh_approx_f32(x: f32) -> f32 {
+    let y: f32;
+    unsafe {
+        asm!("tanh.approx.f32 {y}, {x};", y = out(reg32) y, x = in(reg32) x,
+             options(pure, nomem, nostack))
+    };
+    y
+}
+
 /// `st.relaxed.gpu.global.u32 [p], v`: a counter put back for the next launch.
 ///
 /// # Safety
