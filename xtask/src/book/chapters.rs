@@ -301,12 +301,14 @@ pub const CHAPTERS: &[Chapter] = &[
         slug: "library",
         title: "The library: the kernels from your own Rust code",
         part: Part::BeyondTheDocuments,
-        variants: &["tuned"],
+        variants: &["tuned", "unfused"],
         lessons: &[
             "gpu-gemm/src/api/mod.rs",
             "gpu-gemm/src/api/plan.rs",
             "gpu-gemm/src/api/fp8.rs",
             "gpu-gemm/src/api/cudarc_buffers.rs",
+            "kernels-gpu/src/fused.rs",
+            variant!("bias_activation.rs"),
             "gpu-gemm/src/tuning.rs",
         ],
         code: &[
