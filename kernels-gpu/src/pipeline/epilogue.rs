@@ -15,6 +15,9 @@ use crate::device::wgmma::{fence_proxy_async, Accumulator};
 use crate::fused::{Bias, Fused};
 use crate::gemm::{scaled, HalfGemmArgs};
 
+/// Registers [`fuse`] reads C and the bias for between two branches.
+const REGISTERS_PER_BLOCK: usize = 16;
+
 /// The fused epilogue ([`crate::fused`]) on a warpgroup's registers before its store: register
 /// `i`, at element `at(i)` of C, becomes `act(alpha·acc + beta·C + bias)`, and the store then
 /// runs with the arguments returned (alpha 1, beta 0, no epilogue), which leave it as it is.
@@ -37,40 +40,42 @@ pub unsafe fn fuse<H: Half, const R: usize>(
     at: impl Fn(u32) -> (u32, u32),
 ) -> (HalfGemmArgs<H>, [f32; R]) {
     let size = (args.m, args.n);
-    if args.beta == 0.0 {
-        values.iter_mut().for_each(|v| *v *= args.alpha);
-    } else {
-        for i in 0..R {
-            let (row, col) = at(i as u32);
-            let old = || {
-                if row < args.m && col < args.n {
-                    [unsafe { args.c.load(args.c_at(row, col)) }]
-                } else {
-                    [0.0]
-                }
-            };
-            [values[i]] = scaled(args.alpha, args.beta, [values[i]], old);
-        }
-    }
-    // One loop per orientation of the bias, each load in the same block as the others: the
-    // registers of a thread that share a row (or column) share one load (in the direct
-    // orientation a thread's 64 registers of an accumulator lie in 2 rows).
-    let (bias, last) = (
-        args.fused.bias,
-        (size.0.saturating_sub(1), size.1.saturating_sub(1)),
-    );
-    match args.fused.epilogue.bias() {
-        Bias::None => {}
-        Bias::PerRow => {
-            for i in 0..R {
-                let row = at(i as u32).0.min(last.0);
-                values[i] += unsafe { bias.load(row as usize) };
+    let last = (size.0.saturating_sub(1), size.1.saturating_sub(1));
+    let bias = args.fused.bias;
+    // Runs of REGISTERS_PER_BLOCK registers, each run's loads in a block of its own (the
+    // branches on the word, repeated per run): no more loads are in flight than a run has, or
+    // ptxas would hoist all 128 of a transposed tile's and spill. Within a run, registers that
+    // share a row of C (or a column) share a load.
+    for first in (0..R).step_by(REGISTERS_PER_BLOCK) {
+        let run = first..(first + REGISTERS_PER_BLOCK).min(R);
+        if args.beta == 0.0 {
+            run.clone().for_each(|i| values[i] *= args.alpha);
+        } else {
+            for i in run.clone() {
+                let (row, col) = at(i as u32);
+                let old = || {
+                    if row < args.m && col < args.n {
+                        [unsafe { args.c.load(args.c_at(row, col)) }]
+                    } else {
+                        [0.0]
+                    }
+                };
+                [values[i]] = scaled(args.alpha, args.beta, [values[i]], old);
             }
         }
-        Bias::PerColumn => {
-            for i in 0..R {
-                let col = at(i as u32).1.min(last.1);
-                values[i] += unsafe { bias.load(col as usize) };
+        match args.fused.epilogue.bias() {
+            Bias::None => {}
+            Bias::PerRow => {
+                for i in run {
+                    let row = at(i as u32).0.min(last.0);
+                    values[i] += unsafe { bias.load(row as usize) };
+                }
+            }
+            Bias::PerColumn => {
+                for i in run {
+                    let col = at(i as u32).1.min(last.1);
+                    values[i] += unsafe { bias.load(col as usize) };
+                }
             }
         }
     }
