@@ -161,9 +161,11 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
             // A tensor-core kernel's loop is found by its HMMA/DMMA, not by the epilogue's FFMA.
             let precision = Precision::of(f, dtype_precision);
             // A split-k reduction adds the parts on the CUDA cores, whatever its GEMM uses; the
-            // ranges pass before 3xTF32 only compares magnitudes.
+            // ranges pass before 3xTF32 only compares magnitudes, and the unfused epilogue after
+            // a 16-bit GEMM is a pass over C, one pair per thread, with no loop.
             let is_reduction = variant.reduce.is_some_and(|r| entry.starts_with(r));
-            let is_pass = variant.ranges_pass() == Some(entry.as_str());
+            let is_pass = variant.ranges_pass() == Some(entry.as_str())
+                || entry.starts_with(kernels_gpu::registry::UNFUSED_EPILOGUE);
             assert_eq!(
                 precision.useful_name() == "MMA",
                 variant.uses_tensor_cores() && !is_reduction && !is_pass,
