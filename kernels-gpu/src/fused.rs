@@ -25,11 +25,11 @@
 //! the store, so a GEMM without one runs the store it always had after a single uniform branch.
 //!
 //! Measured (H100, bf16, Llama-3 8B's five layers with 4096 tokens, bias + GELU,
-//! `docs/results/h100-2026-11-26-epilogue/`): 0.994× cuBLASLt's `GELU_BIAS` (geomean,
-//! 0.974–1.022; the fused GEMM takes what the plain one does), 1.19× our GEMM followed by
+//! `docs/results/h100-2026-11-26-epilogue/`): 0.977–0.994× cuBLASLt's `GELU_BIAS` (geomean
+//! of two runs; the fused GEMM takes what the plain one does), 1.18× our GEMM followed by
 //! [`crate::variants::bias_activation`]; the plain GEMM unchanged within noise. The first
 //! version, which applied the word pair by pair inside the stores, slowed the plain GEMM by
-//! 20–25%: `docs/perf-notes.md` has the three steps.
+//! 20–25%: `docs/perf-notes.md` has the four steps.
 
 use crate::device::half::{GlobalHalf, Half};
 use crate::device::{tanh_approx, Real};

@@ -11,7 +11,7 @@
 //! Measured (H100, bf16, C of 4096 × 4096 to 128256 × 4096): 1.5–1.7 TB/s, about half the
 //! memory's peak: a pair per thread (4-byte accesses) does not keep enough bytes in flight. A
 //! 16-byte access per thread would bring it nearer 3 TB/s, and the fused epilogue's lead over
-//! this baseline from 1.19× to about 1.10× at 4096 tokens
+//! this baseline from 1.18× to about 1.10× at 4096 tokens
 //! (`docs/results/h100-2026-11-26-epilogue/`).
 //!
 //! The arguments are the split-k reduction's ([`HalfReduceArgs`]) with no parts: `C =
