@@ -598,36 +598,20 @@ pub fn run<T: Scalar>(
         _ => None,
     };
     let step = owned.as_ref();
+    let operands = (&inputs.a.data[..], &inputs.b.data[..], &inputs.bias[..]);
+    let once = |c: &mut [T]| launch_on(launch, p, operands, c, step);
     for _ in 0..timing.warmup {
-        launch_on(
-            launch,
-            p,
-            (&inputs.a.data, &inputs.b.data, &inputs.bias),
-            &mut c,
-            step,
-        )?;
+        once(&mut c)?;
     }
     while timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
         let start = Instant::now();
-        launch_on(
-            launch,
-            p,
-            (&inputs.a.data, &inputs.b.data, &inputs.bias),
-            &mut c,
-            step,
-        )?;
+        once(&mut c)?;
         times_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let uploaded_c = inputs.c_for_checked_run(p.beta);
     let mut result = uploaded_c.clone();
     if timing.check {
-        launch_on(
-            launch,
-            p,
-            (&inputs.a.data, &inputs.b.data, &inputs.bias),
-            &mut result,
-            step,
-        )?;
+        once(&mut result)?;
     }
     if let Some(step) = owned {
         step.finish();

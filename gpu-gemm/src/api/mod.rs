@@ -747,15 +747,7 @@ impl Gemm {
             }
             return self.run_tuned(config, *math, a, b, c);
         }
-        let mut plan = self.plan_for::<T>(config, algorithm, 1)?;
-        plan.enqueue(a, b, c)?;
-        self.synchronize().map_err(|e| {
-            GemmError::Launch(format!(
-                "{} failed on the device ({e})",
-                plan.choice().entry
-            ))
-        })?;
-        Ok(plan.choice().clone())
+        self.run_once(config, algorithm, |plan| plan.enqueue(a, b, c))
     }
 
     /// [`Gemm::run`] with the bias vector of the configuration's fused epilogue
@@ -769,8 +761,21 @@ impl Gemm {
         bias: &(impl Operand<T> + ?Sized),
         c: &mut (impl OperandMut<T> + ?Sized),
     ) -> Result<Choice> {
+        self.run_once(config, algorithm, |plan| {
+            plan.enqueue_with_bias(a, b, bias, c)
+        })
+    }
+
+    /// A plan for one set of buffers, `enqueue` on it, and the wait for the stream: the one-line
+    /// forms' body.
+    fn run_once<T: Element>(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+        enqueue: impl FnOnce(&mut Plan<'_, T>) -> Result<()>,
+    ) -> Result<Choice> {
         let mut plan = self.plan_for::<T>(config, algorithm, 1)?;
-        plan.enqueue_with_bias(a, b, bias, c)?;
+        enqueue(&mut plan)?;
         self.synchronize().map_err(|e| {
             GemmError::Launch(format!(
                 "{} failed on the device ({e})",
