@@ -100,7 +100,7 @@ impl Epilogue {
     /// √(2/π)·0.044715) for GELU, (1/2, 0) for SiLU (`x·σ(x) = x/2·(1 + tanh(x/2))`). One code
     /// path for both, whose constants are the runtime word's.
     #[inline(always)]
-    pub fn tanh_form(self) -> Option<(f32, f32)> {
+    fn tanh_form(self) -> Option<(f32, f32)> {
         match self.activation() {
             Activation::Gelu => Some((GELU_LINEAR, GELU_CUBIC)),
             Activation::Silu => Some((0.5, 0.0)),
@@ -108,18 +108,8 @@ impl Epilogue {
         }
     }
 
-    /// The activation in f32, as the kernels compute it.
-    #[inline(always)]
-    pub fn activate(self, x: f32) -> f32 {
-        match (self.activation(), self.tanh_form()) {
-            (_, Some((p, q))) => tanh_form(x, p, q),
-            (Activation::Relu, _) => relu(x),
-            _ => x,
-        }
-    }
-
-    /// The activation on every value of `values`, the choice made once outside the loop (a
-    /// kernel's registers: unrolled, straight-line code per activation).
+    /// The activation, as the kernels compute it, on every value of `values`, the choice made
+    /// once outside the loop (a kernel's registers: unrolled, straight-line code per activation).
     #[inline(always)]
     pub fn activate_all<const N: usize>(self, values: &mut [f32; N]) {
         match (self.activation(), self.tanh_form()) {
@@ -240,17 +230,15 @@ mod tests {
         for i in -400..=400 {
             let x = i as f32 / 40.0;
             let near = |got: f32, want: f64| (got as f64 - want).abs() <= 4e-7 * (1.0 + want.abs());
-            let e = |a| Epilogue::new(Bias::None, a);
-            assert!(
-                near(e(Activation::Gelu).activate(x), gelu(x as f64)),
-                "gelu({x})"
-            );
-            assert!(
-                near(e(Activation::Silu).activate(x), silu(x as f64)),
-                "silu({x})"
-            );
-            assert_eq!(e(Activation::Relu).activate(x), x.max(0.0));
-            assert_eq!(e(Activation::Identity).activate(x), x);
+            let act = |a| {
+                let mut v = [x];
+                Epilogue::new(Bias::None, a).activate_all(&mut v);
+                v[0]
+            };
+            assert!(near(act(Activation::Gelu), gelu(x as f64)), "gelu({x})");
+            assert!(near(act(Activation::Silu), silu(x as f64)), "silu({x})");
+            assert_eq!(act(Activation::Relu), x.max(0.0));
+            assert_eq!(act(Activation::Identity), x);
         }
     }
 }
