@@ -141,12 +141,7 @@ pub fn launch_on<T: Scalar>(
             }
             launched?;
             match unfused {
-                Some(u) => {
-                    let aligned = (c.as_ptr() as usize).is_multiple_of(4);
-                    let g =
-                        kernels_gpu::variants::bias_activation::geometry(s.m, s.n, s.ldc, aligned);
-                    emulate_half_pass((&u.entry, g, 0), p, &[], c, bias)
-                }
+                Some(u) => emulate_unfused(&u.entry, p, c, bias),
                 None => Ok(()),
             }
         }
@@ -179,7 +174,19 @@ pub fn launch_on<T: Scalar>(
                 step,
             )?;
             if p.dtype.is_16bit() {
-                return emulate_half_pass((&r.entry, r.geometry, r.splits), p, &words, c, bias);
+                // The reduction writes C last unless the unfused pass follows it.
+                let reduce = (&r.entry[..], r.geometry, r.splits);
+                return match unfused {
+                    None => emulate_half_pass(reduce, p, &words, c, bias),
+                    Some(u) => {
+                        let plain = Problem {
+                            epilogue: Epilogue::NONE,
+                            ..*p
+                        };
+                        emulate_half_pass(reduce, &plain, &words, c, &[])?;
+                        emulate_unfused(&u.entry, p, c, bias)
+                    }
+                };
             }
             let args = (
                 s.m,
@@ -203,6 +210,15 @@ pub fn launch_on<T: Scalar>(
             )
         }
     }
+}
+
+/// The unfused epilogue on the emulator: `C = act(C + bias)` as a kernel of its own, its grid
+/// sized by C's alignment as on the GPU.
+fn emulate_unfused<T: Scalar>(entry: &str, p: &Problem, c: &mut [T], bias: &[T]) -> Result<()> {
+    let s = p.shape;
+    let aligned = (c.as_ptr() as usize).is_multiple_of(4);
+    let g = kernels_gpu::variants::bias_activation::geometry(s.m, s.n, s.ldc, aligned);
+    emulate_half_pass((entry, g, 0), p, &[], c, bias)
 }
 
 /// A 16-bit pass over C after the GEMM on the emulator: split-k's reduction (`splits` f32

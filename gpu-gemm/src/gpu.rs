@@ -1351,7 +1351,12 @@ impl Prepared<'_> {
                         let (w_ptr, rg) = (w.as_device_ptr().as_raw(), r.geometry);
                         gemm(w_ptr, s.m, T::factor(1.0), T::factor(0.0))
                             .with_context(|| format!("launching {name} failed"))?;
-                        let (bias, epilogue) = fused;
+                        // The reduction writes C last unless the unfused pass follows it.
+                        let (bias, epilogue) = if self.unfused.is_none() {
+                            fused
+                        } else {
+                            (0, 0)
+                        };
                         let reduced = if p.dtype.is_16bit() {
                             unsafe {
                                 launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
@@ -1365,26 +1370,24 @@ impl Prepared<'_> {
                                 ))
                             }
                         };
-                        reduced.with_context(|| format!("launching {} failed", r.entry))
+                        reduced.with_context(|| format!("launching {} failed", r.entry))?;
                     }
-                    _ => {
-                        gemm(c_ptr, s.ldc, alpha, beta)
-                            .with_context(|| format!("launching {name} failed"))?;
-                        let Some((pointwise, u)) = &self.unfused else {
-                            return Ok(());
-                        };
-                        // C = act(C + bias): the arguments of the reduction with no parts.
-                        let ug = bias_activation::geometry(s.m, s.n, s.ldc, c_ptr % 4 == 0);
-                        let (bias, epilogue) = fused;
-                        let (one, zero) = (1f32, 0f32);
-                        unsafe {
-                            launch!(pointwise<<<(ug.grid.0, ug.grid.1, 1), (ug.block.0, ug.block.1, 1), ug.shared_bytes, stream>>>(
-                                s.m, s.n, 0u32, one, 0u64, s.m, 0u64, s.m, zero, c_ptr, s.ldc, bias, epilogue
-                            ))
-                        }
-                        .with_context(|| format!("launching {} failed", u.entry))
-                    }
+                    _ => gemm(c_ptr, s.ldc, alpha, beta)
+                        .with_context(|| format!("launching {name} failed"))?,
                 }
+                let Some((pointwise, u)) = &self.unfused else {
+                    return Ok(());
+                };
+                // C = act(C + bias): the arguments of the reduction with no parts.
+                let ug = bias_activation::geometry(s.m, s.n, s.ldc, c_ptr % 4 == 0);
+                let (bias, epilogue) = fused;
+                let (one, zero) = (1f32, 0f32);
+                unsafe {
+                    launch!(pointwise<<<(ug.grid.0, ug.grid.1, 1), (ug.block.0, ug.block.1, 1), ug.shared_bytes, stream>>>(
+                        s.m, s.n, 0u32, one, 0u64, s.m, 0u64, s.m, zero, c_ptr, s.ldc, bias, epilogue
+                    ))
+                }
+                .with_context(|| format!("launching {} failed", u.entry))
             }
             (_, _, Some(handle)) => unsafe {
                 cublas_gemm(

@@ -320,7 +320,8 @@ fn check_epilogue(variant: Variant, p: &Problem) -> Result<()> {
     };
     if !fuses {
         bail!(
-            "{} has no fused epilogue in {}: the bias and activation are fused into the 16-bit              (bf16, f16) Hopper kernels",
+            "{} has no fused epilogue in {}: the bias and activation are fused into the 16-bit \
+             (bf16, f16) Hopper kernels",
             variant.name(),
             p.dtype.name()
         );
