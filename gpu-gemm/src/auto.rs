@@ -168,6 +168,7 @@ pub fn fits(v: &Variant, p: &Problem, math: Math, arch: Option<u32>) -> bool {
                 && v.transposes().contains(&p.transposes)
                 && is_candidate(v, p.dtype, math)
                 && runs_on(v, arch)
+                && (!p.batch.is_batched() || v.runs_batched(p.dtype, p.transposes))
         }
         _ => false,
     }
@@ -254,6 +255,9 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
     if !p.dtype.is_16bit() {
         return None;
     }
+    if p.batch.is_batched() {
+        return Some(batch_rule(p));
+    }
     let s = &p.shape;
     let ShapeFeatures {
         tma_store,
@@ -299,6 +303,40 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
     None
 }
 // ANCHOR_END: shape_rule
+
+/// The shapes rule of a strided batch (bf16, f16): the members' tiles fill the waves together
+/// (a thousand members of 128 × 128 are 1 024 tiles), so the rule looks at one member's size
+/// only to choose the tile's shape, never at how many tiles one member makes. Measured on the
+/// H100 over every kernel that runs a batch, 1 024 members (`docs/perf-notes.md`):
+///
+/// - **n ≤ 128**: the 256 × 128 tiles of `wgmma-layouts:2`, also where m ≤ 128 and half of each
+///   tile is empty (128 × 128 × 128: 0.90× cuBLAS, against 0.74× for `wgmma-narrow:128` and
+///   0.88× for `:64`: the members are bound by memory, and the wide tile streams it best).
+/// - **Otherwise**: `wgmma-layouts:1`, 256 × 128 tiles in clusters of two sharing A.
+/// - C's rows or `ldc` not a multiple of 8 (the TMA store's constraint): `wgmma-16bit`, which
+///   writes C from the registers.
+pub fn batch_rule(p: &Problem) -> (&'static str, u32, &'static str) {
+    let s = &p.shape;
+    if !features(s).tma_store {
+        return (
+            "wgmma-16bit",
+            1,
+            "a batch whose m or ldc is not a multiple of 8 (the TMA store's rows): C from the registers",
+        );
+    }
+    if s.n <= 128 {
+        return (
+            "wgmma-layouts",
+            2,
+            "a batch of members with n ≤ 128: 256 × 128 tiles, the members' filling the waves",
+        );
+    }
+    (
+        "wgmma-layouts",
+        1,
+        "a batch: 256 × 128 tiles in clusters of two sharing A, the members' filling the waves",
+    )
+}
 
 /// The problem with A's and B's leading dimensions padded so that each column starts 16 bytes
 /// after the last (the TMA engine's rule), and the copies that make them; `None` when both are
@@ -430,6 +468,13 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
     // (one pass over it, against the GEMM's k), and the choice is the aligned problem's.
     if dtype.is_16bit() {
         if let Some((aligned, _)) = aligned_operands(p) {
+            if p.batch.is_batched() {
+                bail!(
+                    "auto: a batch's lda and ldb must be multiples of 8 elements (16 bytes): its \
+                     kernels read every member through the TMA engine, and copying a whole batch \
+                     into an aligned workspace is not built"
+                );
+            }
             let choice = choose_from(rows, &aligned, math, arch)?;
             return Ok(Choice {
                 copy_operands: true,
@@ -500,6 +545,7 @@ mod tests {
             init: crate::problem::Init::Random,
             seed: 1,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
         }
     }
 

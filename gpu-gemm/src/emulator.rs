@@ -8,7 +8,7 @@ use crate::timing::{Measured, Timing};
 use anyhow::{anyhow, bail, Result};
 use kernels_gpu::device::tma::TensorMap;
 use kernels_gpu::emu::{self, Buffer, LaunchShape};
-use kernels_gpu::gemm::Geometry;
+use kernels_gpu::gemm::{Batch, Geometry, Members};
 use kernels_gpu::registry::{Shape, TmaOperands};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -37,10 +37,36 @@ pub fn launch_once<T: Scalar>(
     )
 }
 
+/// [`launch_on`] with `body` run in place of the GEMM kernel of `launch`'s entry point, over
+/// the same launch (grid, tensor maps, scratch): how the tests plant a bug in a kernel and show
+/// that the check catches it.
+pub fn launch_planted<T: Scalar>(
+    launch: &Launch,
+    body: EmulatedBody<T::Args>,
+    p: &Problem,
+    inputs: &Inputs<T>,
+    c: &mut [T],
+) -> Result<()> {
+    let operands = (&inputs.a.data[..], &inputs.b.data[..], &inputs.bias[..]);
+    launch_with(launch, Some(body), p, operands, c, None)
+}
+
 /// [`launch_once`] on A, B and the fused epilogue's bias as given, counting each block on
 /// `step` as its first thread starts.
 pub fn launch_on<T: Scalar>(
     launch: &Launch,
+    p: &Problem,
+    operands: (&[T], &[T], &[T]),
+    c: &mut [T],
+    step: Option<&Step>,
+) -> Result<()> {
+    launch_with(launch, None, p, operands, c, step)
+}
+
+/// [`launch_on`], the GEMM kernel's body `planted` where given.
+fn launch_with<T: Scalar>(
+    launch: &Launch,
+    planted: Option<EmulatedBody<T::Args>>,
     p: &Problem,
     (a, b, bias): (&[T], &[T], &[T]),
     c: &mut [T],
@@ -71,7 +97,7 @@ pub fn launch_on<T: Scalar>(
             b_copy.as_deref().unwrap_or(b),
             bias,
         );
-        return launch_on(&on_copies, &aligned, operands, c, step);
+        return launch_with(&on_copies, planted, &aligned, operands, c, step);
     }
     let Launch::Kernel {
         entry,
@@ -99,8 +125,8 @@ pub fn launch_on<T: Scalar>(
     // (The ranges' words live until the kernel has run: it reads them through the maps.)
     let (maps, _ranges) = match tma {
         Some(t) => {
-            let mut maps = tensor_maps(t, &p.shape, (a, b, c))?;
-            stream_k = stream_k_scratch(t, &s, g.grid, &mut maps);
+            let mut maps = tensor_maps(t, (&p.shape, &p.batch), (a, b, c))?;
+            stream_k = stream_k_scratch(t, (&s, p.batch.count), g.grid, &mut maps);
             if t.stream_k.is_some() {
                 scratch = vec![
                     buffer("stream-k workspace", &stream_k.0),
@@ -126,10 +152,10 @@ pub fn launch_on<T: Scalar>(
         None => {
             let args = (s.m, s.n, s.k, alpha, a, s.lda, b, s.ldb, beta);
             let launched = emulate(
-                entry,
+                (entry, planted),
                 (g, cluster),
                 args,
-                ("C", c, s.ldc),
+                ("C", c, s.ldc, p.members()),
                 (maps.as_deref(), &scratch),
                 if unfused.is_some() { none } else { fused },
                 step,
@@ -165,10 +191,10 @@ pub fn launch_on<T: Scalar>(
             let args = (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero);
             let partial = (g, cluster);
             emulate(
-                entry,
+                (entry, planted),
                 partial,
                 args,
-                ("workspace", workspace, s.m),
+                ("workspace", workspace, s.m, Members::ONE),
                 (maps.as_deref(), &[]),
                 none,
                 step,
@@ -200,10 +226,10 @@ pub fn launch_on<T: Scalar>(
                 beta,
             );
             emulate(
-                &r.entry,
+                (&r.entry, None),
                 (r.geometry, 1),
                 args,
-                ("C", c, s.ldc),
+                ("C", c, s.ldc, Members::ONE),
                 (None, &[]),
                 none,
                 None,
@@ -301,10 +327,10 @@ fn ranges_pass<T: Scalar>(
     let mut words = vec![T::from_f64(0.0); (s.m + s.n) as usize];
     let (one, zero) = (T::factor(1.0), T::factor(0.0));
     emulate(
-        ranges::ENTRY,
+        (ranges::ENTRY, None),
         (ranges::geometry(s.m, s.n, s.k), 1),
         (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero),
-        ("ranges", &mut words, s.m),
+        ("ranges", &mut words, s.m, Members::ONE),
         (None, &[]),
         (Epilogue::NONE, &[]),
         None,
@@ -320,11 +346,11 @@ fn ranges_pass<T: Scalar>(
 /// backend places them; empty for a kernel without stream-k.
 fn stream_k_scratch(
     tma: &TmaOperands,
-    shape: &Shape,
+    (shape, members): (&Shape, u32),
     grid: (u32, u32),
     maps: &mut Vec<TensorMap>,
 ) -> (Vec<f32>, Vec<u32>) {
-    let Some((bytes, tiles)) = tma.stream_k_scratch(shape, grid) else {
+    let Some((bytes, tiles)) = tma.stream_k_scratch(shape, members, grid) else {
         return (Vec::new(), Vec::new());
     };
     let (mut workspace, mut counters) = (vec![f32::NAN; bytes / 4], vec![0u32; tiles]);
@@ -344,12 +370,12 @@ pub const EMULATED_MULTIPROCESSORS: u32 = 3;
 /// engine (`c_box`), in one buffer (the kernel reads them from "global memory", as on the GPU).
 fn tensor_maps<T, C>(
     tma: &TmaOperands,
-    shape: &Shape,
+    (shape, batch): (&Shape, &Batch),
     (a, b, c): (&[T], &[T], &[C]),
 ) -> Result<Vec<TensorMap>> {
     let bytes = size_of::<T>() as u32;
-    let [a_spec, b_spec] = tma.specs(shape, bytes, a.as_ptr() as u64, b.as_ptr() as u64);
-    let c_spec = tma.c_spec(shape, size_of::<C>() as u32, c.as_ptr() as u64);
+    let [a_spec, b_spec] = tma.specs(shape, batch, bytes, a.as_ptr() as u64, b.as_ptr() as u64);
+    let c_spec = tma.c_spec(shape, batch, size_of::<C>() as u32, c.as_ptr() as u64);
     [Some(a_spec), Some(b_spec), c_spec]
         .into_iter()
         .zip(["A", "B", "C"])
@@ -377,10 +403,10 @@ type Args<'a, T> = (
 /// Runs `entry` over host buffers with its geometry and blocks per cluster (along x), C named
 /// for the emulator's reports.
 fn emulate<T: Scalar>(
-    entry: &str,
+    (entry, planted): (&str, Option<EmulatedBody<T::Args>>),
     (g, cluster): (Geometry, u32),
     (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
-    (c_name, c, ldc): (&'static str, &mut [T], u32),
+    (c_name, c, ldc, batch): (&'static str, &mut [T], u32, Members),
     (maps, scratch): (Option<&[TensorMap]>, &[Buffer]),
     (epilogue, bias): (Epilogue, &[T]),
     step: Option<&Step>,
@@ -393,6 +419,7 @@ fn emulate<T: Scalar>(
             T::DTYPE.name()
         )
     })?;
+    let body = planted.unwrap_or(body);
     let args = T::kernel_args(
         m,
         n,
@@ -406,6 +433,7 @@ fn emulate<T: Scalar>(
         c.as_mut_ptr(),
         ldc,
         (epilogue, bias.as_ptr()),
+        batch,
     );
     // A and B may be the same buffer (split-k's reduction reads the workspace as both).
     let mut buffers = vec![buffer("A", a), buffer(c_name, c)];
@@ -498,8 +526,8 @@ pub fn launch_fp8_body(
     };
     let mut g = *geometry;
     g.grid = tma.grid(g, EMULATED_MULTIPROCESSORS);
-    let mut maps = tensor_maps(tma, shape, (ops.a, ops.b, &c[..]))?;
-    let (workspace, counters) = stream_k_scratch(tma, shape, g.grid, &mut maps);
+    let mut maps = tensor_maps(tma, (shape, &Batch::ONE), (ops.a, ops.b, &c[..]))?;
+    let (workspace, counters) = stream_k_scratch(tma, (shape, 1), g.grid, &mut maps);
     let mut buffers = vec![
         buffer("A", ops.a),
         buffer("B", ops.b),

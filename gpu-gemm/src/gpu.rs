@@ -14,7 +14,7 @@ use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
-use kernels_gpu::gemm::Dtype;
+use kernels_gpu::gemm::{Batch, Dtype};
 use kernels_gpu::registry::{Shape, Target, TmaOperands};
 use kernels_gpu::variants::bias_activation;
 
@@ -175,8 +175,24 @@ unsafe fn cublas_gemm(
     (b, ldb): (u64, i32),
     beta: f64,
     (c, ldc): (u64, i32),
+    batch: &Batch,
 ) -> Result<(), cudarc::cublas::result::CublasError> {
     use cudarc::cublas::result;
+    if batch.is_batched() {
+        return unsafe {
+            cublas_gemm_strided_batched(
+                handle,
+                dtype,
+                transposes,
+                (m, n, k),
+                (alpha, beta),
+                (a, lda),
+                (b, ldb),
+                (c, ldc),
+                batch,
+            )
+        };
+    }
     use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
     use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType};
     let op = |t| match t {
@@ -251,6 +267,123 @@ unsafe fn cublas_gemm(
                     c as *mut c_void,
                     data_type,
                     ldc,
+                    cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                    cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+                )
+            }
+        }
+    }
+}
+
+/// [`cublas_gemm`] over a strided batch, one call: `cublasSgemmStridedBatched`,
+/// `cublasDgemmStridedBatched`, and for bf16 and f16 `cublasGemmStridedBatchedEx` with
+/// `CUBLAS_COMPUTE_32F`.
+///
+/// # Safety
+/// As [`cublas_gemm`], for every member at its stride.
+#[allow(clippy::too_many_arguments)]
+unsafe fn cublas_gemm_strided_batched(
+    handle: cudarc::cublas::sys::cublasHandle_t,
+    dtype: Dtype,
+    transposes: Transposes,
+    (m, n, k): (i32, i32, i32),
+    (alpha, beta): (f64, f64),
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+    (c, ldc): (u64, i32),
+    batch: &Batch,
+) -> Result<(), cudarc::cublas::result::CublasError> {
+    use cudarc::cublas::result;
+    use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+    use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType};
+    use std::ffi::c_void;
+    let op = |t| match t {
+        Transpose::No => CUBLAS_OP_N,
+        Transpose::Yes => CUBLAS_OP_T,
+    };
+    let (transa, transb) = (op(transposes.transa), op(transposes.transb));
+    let (sa, sb, sc) = (
+        batch.stride_a as i64,
+        batch.stride_b as i64,
+        batch.stride_c as i64,
+    );
+    let count = batch.count as i32;
+    unsafe {
+        match dtype {
+            Dtype::F32 => {
+                let (alpha, beta) = (alpha as f32, beta as f32);
+                result::sgemm_strided_batched(
+                    handle,
+                    transa,
+                    transb,
+                    m,
+                    n,
+                    k,
+                    &alpha,
+                    a as *const f32,
+                    lda,
+                    sa,
+                    b as *const f32,
+                    ldb,
+                    sb,
+                    &beta,
+                    c as *mut f32,
+                    ldc,
+                    sc,
+                    count,
+                )
+            }
+            Dtype::F64 => result::dgemm_strided_batched(
+                handle,
+                transa,
+                transb,
+                m,
+                n,
+                k,
+                &alpha,
+                a as *const f64,
+                lda,
+                sa,
+                b as *const f64,
+                ldb,
+                sb,
+                &beta,
+                c as *mut f64,
+                ldc,
+                sc,
+                count,
+            ),
+            Dtype::E4m3 => Err(cudarc::cublas::result::CublasError(
+                cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED,
+            )),
+            Dtype::Bf16 | Dtype::F16 => {
+                let data_type = match dtype {
+                    Dtype::Bf16 => cudaDataType::CUDA_R_16BF,
+                    _ => cudaDataType::CUDA_R_16F,
+                };
+                let (alpha, beta) = (alpha as f32, beta as f32);
+                result::gemm_strided_batched_ex(
+                    handle,
+                    transa,
+                    transb,
+                    m,
+                    n,
+                    k,
+                    (&alpha as *const f32).cast::<c_void>(),
+                    a as *const c_void,
+                    data_type,
+                    lda,
+                    sa,
+                    b as *const c_void,
+                    data_type,
+                    ldb,
+                    sb,
+                    (&beta as *const f32).cast::<c_void>(),
+                    c as *mut c_void,
+                    data_type,
+                    ldc,
+                    sc,
+                    count,
                     cublasComputeType_t::CUBLAS_COMPUTE_32F,
                     cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
                 )
@@ -499,7 +632,7 @@ impl Gpu {
 
     /// A's and B's tensor maps for a TMA kernel, then C's for one that stores C with the TMA
     /// engine (`c_box`), encoded by the driver, in a device buffer. A and B hold `dtype`, C
-    /// its [`Dtype::output`] (bf16 for FP8).
+    /// its [`Dtype::output`] (bf16 for FP8). One problem (the FP8 kernels have no batch).
     fn tensor_maps(
         &self,
         tma: &TmaOperands,
@@ -508,7 +641,7 @@ impl Gpu {
         operands: (u64, u64, u64),
         after: &[u64],
     ) -> Result<DeviceBuffer<u64>> {
-        let words = encode_tensor_maps(tma, shape, dtype, operands, after)?;
+        let words = encode_tensor_maps(tma, (shape, &Batch::ONE), dtype, operands, after)?;
         DeviceBuffer::from_slice(&words).map_err(|e| anyhow!("cannot upload the tensor maps: {e}"))
     }
 
@@ -660,7 +793,7 @@ impl Gpu {
         };
         let stream_k = match (&tma, launch) {
             (Some(t), Launch::Kernel { geometry, .. }) => {
-                self.stream_k_scratch(t, &s, t.grid(*geometry, resident))?
+                self.stream_k_scratch(t, (&s, p.batch.count), t.grid(*geometry, resident))?
             }
             _ => None,
         };
@@ -917,7 +1050,7 @@ impl Gpu {
             self.multiprocessors
         };
         let grid = tma.grid(*g, resident);
-        let stream_k = self.stream_k_scratch(tma, &shape, grid)?;
+        let stream_k = self.stream_k_scratch(tma, (&shape, 1), grid)?;
         let after = stream_k.as_ref().map(|s| s.addresses()).unwrap_or_default();
         // The tensor maps, with the operands' addresses they were encoded for.
         type Encoded = Option<((u64, u64, u64), DeviceBuffer<u64>)>;
@@ -949,7 +1082,7 @@ impl Gpu {
 /// through its `maps` pointer. Host work only (`cuTensorMapEncodeTiled`).
 fn encode_tensor_maps(
     tma: &TmaOperands,
-    shape: &Shape,
+    (shape, batch): (&Shape, &Batch),
     dtype: Dtype,
     (a, b, c): (u64, u64, u64),
     after: &[u64],
@@ -958,8 +1091,8 @@ fn encode_tensor_maps(
         cuTensorMapEncodeTiled, CUresult, CUtensorMap, CUtensorMapDataType,
         CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
     };
-    let [a_spec, b_spec] = tma.specs(shape, dtype.bytes(), a, b);
-    let c_spec = tma.c_spec(shape, dtype.output().bytes(), c);
+    let [a_spec, b_spec] = tma.specs(shape, batch, dtype.bytes(), a, b);
+    let c_spec = tma.c_spec(shape, batch, dtype.output().bytes(), c);
     let specs: Vec<_> = [Some(a_spec), Some(b_spec), c_spec]
         .into_iter()
         .zip([dtype, dtype, dtype.output()])
@@ -986,18 +1119,21 @@ fn encode_tensor_maps(
             // The engine has no FP8 type: it moves bytes, and zero bytes are +0.0 in e4m3.
             Dtype::E4m3 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
         };
-        let (strides, element_strides) = ([spec.row_stride_bytes], [1u32; 2]);
+        // Rank 3: a matrix per layer, the members of a batch (one for a single problem).
+        let dims = [spec.dims[0], spec.dims[1], spec.layers];
+        let strides = [spec.row_stride_bytes, spec.layer_stride_bytes];
+        let (box_dims, element_strides) = ([spec.box_dims[0], spec.box_dims[1], 1], [1u32; 3]);
         // SAFETY: every array has the rank's length (strides: rank - 1), and `map` is a
         // 128-byte, 128-aligned object as `CUtensorMap` is.
         let status = unsafe {
             cuTensorMapEncodeTiled(
                 (map as *mut TensorMap).cast::<CUtensorMap>(),
                 data_type,
-                2,
+                3,
                 spec.address as *mut core::ffi::c_void,
-                spec.dims.as_ptr(),
+                dims.as_ptr(),
                 strides.as_ptr(),
-                spec.box_dims.as_ptr(),
+                box_dims.as_ptr(),
                 element_strides.as_ptr(),
                 CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
                 swizzle,
@@ -1128,7 +1264,7 @@ impl MapSlots {
     /// `stream`.
     fn bind(
         &mut self,
-        shape: &Shape,
+        (shape, batch): (&Shape, &Batch),
         dtype: Dtype,
         operands: (u64, u64, u64),
         stream: &Stream,
@@ -1144,7 +1280,7 @@ impl MapSlots {
                 "this plan already holds the tensor maps of {slot} different sets of buffers, all it has room for: make another plan for more"
             );
         }
-        let encoded = encode_tensor_maps(&self.tma, shape, dtype, operands, &self.after)?;
+        let encoded = encode_tensor_maps(&self.tma, (shape, batch), dtype, operands, &self.after)?;
         let range = slot * words..slot * words + encoded.len();
         self.staging[range.clone()].copy_from_slice(&encoded);
         use cudarc::driver::sys::{cuMemcpyHtoDAsync_v2, CUresult};
@@ -1195,10 +1331,10 @@ impl Gpu {
     fn stream_k_scratch(
         &self,
         tma: &TmaOperands,
-        shape: &Shape,
+        (shape, members): (&Shape, u32),
         grid: (u32, u32),
     ) -> Result<Option<StreamKScratch>> {
-        let Some((bytes, counters)) = tma.stream_k_scratch(shape, grid) else {
+        let Some((bytes, counters)) = tma.stream_k_scratch(shape, members, grid) else {
             return Ok(None);
         };
         // SAFETY: every slab is written before it is read (the fixup's protocol).
@@ -1276,7 +1412,7 @@ impl Prepared<'_> {
         }
         if let Some(maps) = &mut self.maps {
             let p = &self.problem;
-            maps.bind(&p.shape, p.dtype, (a, b, c), &self.gpu.stream)?;
+            maps.bind((&p.shape, &p.batch), p.dtype, (a, b, c), &self.gpu.stream)?;
         }
         self.operands = Some((a, b, c));
         Ok(())
@@ -1323,9 +1459,11 @@ impl Prepared<'_> {
                         let grid = t.grid(*g, self.resident);
                         let maps = maps.current();
                         let (bias, epilogue) = if last_writes { fused } else { (0, 0) };
+                        let members = p.members();
                         unsafe {
                             launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps, bias, epilogue
+                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps, bias, epilogue,
+                                members.count, members.stride_c
                             ))
                         }
                     }
@@ -1400,6 +1538,7 @@ impl Prepared<'_> {
                     (b_ptr, s.ldb as i32),
                     p.beta,
                     (c_ptr, s.ldc as i32),
+                    &p.batch,
                 )
             }
             .map_err(|e| anyhow!("cuBLAS gemm failed: {e:?}")),

@@ -33,7 +33,7 @@ pub mod tuning;
 pub mod verify;
 
 pub use api::{
-    Activation, Algorithm, Bias, Buffer, Choice, Element, Epilogue, Fp8, Gemm, GemmConfig,
+    Activation, Algorithm, Batch, Bias, Buffer, Choice, Element, Epilogue, Fp8, Gemm, GemmConfig,
     GemmError, Operand, OperandMut, Plan, Transpose, Tuning,
 };
 pub use registry::Math;

@@ -8,7 +8,8 @@ use kernels_gpu::device::{Global, GlobalMut};
 use kernels_gpu::entry::KernelBody;
 use kernels_gpu::fused::Fused;
 pub use kernels_gpu::fused::{Activation, Bias, Epilogue};
-use kernels_gpu::gemm::{Dtype, GemmArgs, HalfGemmArgs};
+pub use kernels_gpu::gemm::Batch;
+use kernels_gpu::gemm::{Dtype, GemmArgs, HalfGemmArgs, Members};
 use kernels_gpu::registry::Shape;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -131,6 +132,9 @@ pub struct Problem {
     /// The fused epilogue: `C = act(α·op(A)·op(B) + β·C + bias)` ([`kernels_gpu::fused`]);
     /// [`Epilogue::NONE`] for a plain GEMM. The 16-bit kernels apply it.
     pub epilogue: Epilogue,
+    /// A strided batch of `count` such problems ([`Batch`]); [`Batch::ONE`] for one. Sizes,
+    /// flops and inputs are the batch's; [`Problem::member`] is one of its problems.
+    pub batch: Batch,
 }
 
 impl Problem {
@@ -143,9 +147,56 @@ impl Problem {
         }
     }
 
-    /// Floating-point operations of the product: 2·m·n·k (the convention of every table).
+    /// Floating-point operations of the product: 2·m·n·k (the convention of every table), times
+    /// the members of a batch.
     pub fn flops(&self) -> f64 {
-        2.0 * self.shape.m as f64 * self.shape.n as f64 * self.shape.k as f64
+        let s = &self.shape;
+        2.0 * s.m as f64 * s.n as f64 * s.k as f64 * self.batch.count as f64
+    }
+
+    /// Member `member` of a batch as a problem of its own (its inputs drawn with the seed
+    /// `seed + member`, as [`Inputs::generate`] draws the batch's).
+    pub fn member(&self, member: u32) -> Problem {
+        Problem {
+            batch: Batch::ONE,
+            seed: self.seed.wrapping_add(member as u64),
+            ..*self
+        }
+    }
+
+    /// The batch as the kernels take it: the members and C's stride.
+    pub fn members(&self) -> Members {
+        Members {
+            count: self.batch.count,
+            stride_c: self.batch.stride_c,
+            member: 0,
+        }
+    }
+
+    /// The strides of a batch whose members lie one right after the other (`ld × columns`
+    /// elements of each operand as stored).
+    pub fn packed_strides(&self, count: u32) -> Batch {
+        let [a, b, c] = self
+            .stored()
+            .map(|(_, _, cols, ld)| ld as u64 * cols as u64);
+        Batch {
+            count,
+            stride_a: a,
+            stride_b: b,
+            stride_c: c,
+        }
+    }
+
+    /// Elements of each operand's buffer (A, B, C as stored): up to the end of the last member.
+    pub fn buffer_elements(&self) -> [u64; 3] {
+        let b = &self.batch;
+        let last = (b.count.max(1) - 1) as u64;
+        let strides = [b.stride_a, b.stride_b, b.stride_c];
+        let stored = self.stored();
+        core::array::from_fn(|i| {
+            let (_, _, cols, ld) = stored[i];
+            last * strides[i] + ld as u64 * cols as u64
+        })
     }
 
     /// (rows, columns) of A as stored: m×k, or k×m when op(A) = Aᵀ (cuBLAS's convention).
@@ -214,6 +265,19 @@ impl Problem {
                 bail!("{name} has {} elements (ld × columns); the kernels index with 32 bits, so it must stay under 2^32", ld as u64 * cols as u64);
             }
         }
+        let b = &self.batch;
+        if b.count == 0 {
+            bail!("a batch needs at least one member (got --batch 0)");
+        }
+        if b.is_batched() {
+            let strides = [b.stride_a, b.stride_b, b.stride_c];
+            for ((name, _, cols, ld), stride) in self.stored().into_iter().zip(strides) {
+                let matrix = ld as u64 * cols as u64;
+                if stride < matrix {
+                    bail!("the batch stride of {name} is {stride} elements, less than one of its matrices (ld × columns = {matrix}): the members would overlap");
+                }
+            }
+        }
         Ok(())
     }
 
@@ -223,7 +287,7 @@ impl Problem {
         let s = self.shape;
         let bytes = self.dtype.bytes();
         let ld = |rows| pitched_ld(rows, bytes, align_bytes);
-        let p = Problem {
+        let mut p = Problem {
             shape: Shape {
                 lda: ld(self.stored_a().0)?,
                 ldb: ld(self.stored_b().0)?,
@@ -232,17 +296,17 @@ impl Problem {
             },
             ..self
         };
+        if self.batch.is_batched() {
+            // The members follow one another in the pitched layout.
+            p.batch = p.packed_strides(self.batch.count);
+        }
         p.validate()?;
         Ok(p)
     }
 
-    /// Bytes of device memory the three matrices need.
+    /// Bytes of device memory the three matrices need (every member of a batch).
     pub fn device_bytes(&self) -> u64 {
-        let elements: u64 = self
-            .stored()
-            .iter()
-            .map(|&(_, _, cols, ld)| ld as u64 * cols as u64)
-            .sum();
+        let elements: u64 = self.buffer_elements().iter().sum();
         elements * self.dtype.bytes() as u64
     }
 }
@@ -264,7 +328,12 @@ pub fn pitched_ld(rows: u32, element_bytes: u32, align_bytes: u32) -> Result<u32
         .map_err(|_| anyhow::anyhow!("a pitched column of {rows} rows needs ld = {ld} >= 2^32"))
 }
 
-/// A column-major matrix with a leading dimension; rows past `rows` are padding.
+/// Members of a batch whose inputs are drawn; the others repeat them ([`Inputs::generate`]).
+pub const DISTINCT_MEMBERS: u32 = 4;
+
+/// A column-major matrix with a leading dimension; rows past `rows` are padding. For a batch,
+/// `data` holds every member at its stride ([`Problem::buffer_elements`]), and `rows`, `cols`,
+/// `ld` describe each.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Matrix<T> {
     /// Rows of the matrix proper; rows `rows..ld` of each column are padding.
@@ -367,6 +436,7 @@ pub trait Scalar: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
         c: *mut Self,
         ldc: u32,
         fused: (Epilogue, *const Self),
+        batch: Members,
     ) -> Self::Args;
 }
 
@@ -414,8 +484,10 @@ macro_rules! full_precision_scalar {
                 beta: $t,
                 c: *mut $t,
                 ldc: u32,
-                // The f32 and f64 kernels have no fused epilogue (`run::plan` refuses one).
+                // The f32 and f64 kernels have no fused epilogue and no batch (`run::plan`
+                // refuses both).
                 _fused: (Epilogue, *const $t),
+                _batch: Members,
             ) -> GemmArgs<$t> {
                 GemmArgs {
                     m,
@@ -509,6 +581,7 @@ macro_rules! half_scalar {
                 c: *mut $t,
                 ldc: u32,
                 (epilogue, bias): (Epilogue, *const $t),
+                batch: Members,
             ) -> HalfGemmArgs<$device> {
                 // The same bits under the kernels' name for them: a cast, no conversion.
                 HalfGemmArgs {
@@ -527,6 +600,7 @@ macro_rules! half_scalar {
                         epilogue,
                         bias: GlobalHalf::new(bias.cast::<$device>()),
                     },
+                    batch,
                 }
             }
         }
@@ -663,7 +737,17 @@ impl<T: Scalar> Inputs<T> {
     /// seed reproduces the inputs (and a problem with a bias multiplies the same matrices as
     /// one without). [`Init::Seed`]'s formulas give op(A) and op(B), so that a transposed
     /// problem multiplies the same matrices as the untransposed one.
+    ///
+    /// A batch's members are drawn as [`Problem::member`]s, the first [`DISTINCT_MEMBERS`] of
+    /// them, and repeated in that cycle over the rest (member `i` holds member
+    /// `i mod DISTINCT_MEMBERS`'s values): a thousand members of 2048 × 2048 would take minutes to
+    /// draw and as long to check, and a kernel that mixes up members, reads a member's
+    /// neighbour or drops one still shows in the distinct ones and the last
+    /// ([`crate::verify::checked_members`]). Every matrix holds all members, at their strides.
     pub fn generate(p: &Problem) -> Self {
+        if p.batch.is_batched() {
+            return Self::generate_batch(p);
+        }
         let s = &p.shape;
         let nan = T::from_f64(f64::NAN);
         let ((ar, ac), (br, bc)) = (p.stored_a(), p.stored_b());
@@ -702,6 +786,38 @@ impl<T: Scalar> Inputs<T> {
         }
     }
 
+    /// [`Inputs::generate`] for a batch: its distinct members, placed at every member's offset.
+    fn generate_batch(p: &Problem) -> Self {
+        let distinct: Vec<Inputs<T>> = (0..p.batch.count.min(DISTINCT_MEMBERS))
+            .map(|d| Self::generate(&p.member(d)))
+            .collect();
+        let b = &p.batch;
+        let [a_len, b_len, c_len] = p.buffer_elements();
+        let nan = T::from_f64(f64::NAN);
+        let stack = |len: u64, stride: u64, member: fn(&Inputs<T>) -> &Matrix<T>| {
+            let first = member(&distinct[0]);
+            let mut data = vec![nan; len as usize];
+            for i in 0..b.count as u64 {
+                let from = &member(&distinct[(i % distinct.len() as u64) as usize]).data;
+                let at = (i * stride) as usize;
+                data[at..at + from.len()].copy_from_slice(from);
+            }
+            Matrix {
+                rows: first.rows,
+                cols: first.cols,
+                ld: first.ld,
+                data,
+            }
+        };
+        Self {
+            a: stack(a_len, b.stride_a, |i| &i.a),
+            b: stack(b_len, b.stride_b, |i| &i.b),
+            c: stack(c_len, b.stride_c, |i| &i.c),
+            // One bias for every member.
+            bias: distinct[0].bias.clone(),
+        }
+    }
+
     /// C as the kernel receives it in a checked run: when beta is 0 every element is NaN
     /// (BLAS semantics say C is not read; any element the kernel fails to write stays NaN).
     pub fn c_for_checked_run(&self, beta: f64) -> Vec<T> {
@@ -734,6 +850,7 @@ mod tests {
             init: Init::Random,
             seed: 1,
             epilogue: Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
         }
     }
 

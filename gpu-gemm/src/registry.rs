@@ -193,6 +193,28 @@ impl Variant {
         )
     }
 
+    /// Whether it runs a strided batch in one launch, in `dtype` and the layout `transposes`:
+    /// the 16-bit Hopper kernels,
+    /// whose persistent walk goes over the tiles of every member
+    /// ([`kernels_gpu::pipeline::schedule`]), but split-k (its workspace is one problem's) and
+    /// `wgmma-stream-k` (`TmaOperands::batched`), and
+    /// cuBLAS (`cublas…StridedBatched`); `auto` and `tuned` choose among the former.
+    pub fn runs_batched(&self, dtype: Dtype, transposes: Transposes) -> bool {
+        match self {
+            Variant::Kernel(k) => {
+                let layout = transposes.into();
+                dtype.is_16bit()
+                    && k.target == kernels_gpu::registry::Target::Sm90a
+                    && k.reduce.is_none()
+                    && k.tma
+                        .is_some_and(|t| t(k.tiles.first().copied().unwrap_or(1), layout).batched)
+            }
+            Variant::Cublas(_) => true,
+            Variant::Auto(_) | Variant::Tuned(_) => dtype.is_16bit(),
+            Variant::Cpu(_) | Variant::Unfused(_) => false,
+        }
+    }
+
     /// Whether it is a cuBLAS yardstick.
     pub fn is_cublas(&self) -> bool {
         matches!(self, Variant::Cublas(_))

@@ -182,6 +182,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
     }
     variant.check_transposes(p.transposes)?;
     check_epilogue(variant, p)?;
+    check_batch(variant, p)?;
     match variant {
         Variant::Kernel(k) => {
             let tile = registry::resolve_tile(variant, tile)?;
@@ -192,7 +193,9 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 );
             }
             let s = p.shape;
-            let geometry = (k.geometry)(s.m, s.n, s.k, p.dtype.bytes(), tile);
+            let mut geometry = (k.geometry)(s.m, s.n, s.k, p.dtype.bytes(), tile);
+            // A batch: a block per tile of every member, which the persistent grid caps.
+            geometry.grid.0 = geometry.grid.0.saturating_mul(p.batch.count);
             let reduce = k.reduce.map(|entry| Reduce {
                 entry: format!("{entry}_{}", p.dtype.name()),
                 geometry: kernels_gpu::variants::split_k::reduce_geometry(s.m, s.n),
@@ -329,6 +332,40 @@ fn check_epilogue(variant: Variant, p: &Problem) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a strided batch where it would not run as one: what runs batched is
+/// [`Variant::runs_batched`]'s, with the TMA's rule that each member starts 16 bytes after the
+/// last (the batch strides are the layers' strides of the tensor maps).
+fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
+    let b = &p.batch;
+    if !b.is_batched() {
+        return Ok(());
+    }
+    if !variant.runs_batched(p.dtype, p.transposes) {
+        bail!(
+            "{} has no strided batched form in {} {}: a batch runs in one launch on the 16-bit \
+             Hopper kernels (bf16, f16; not split-k, not wgmma-stream-k) and on cuBLAS",
+            variant.name(),
+            p.dtype.name(),
+            p.transposes.name()
+        );
+    }
+    if variant.is_cublas() && !p.epilogue.is_none() {
+        bail!("cuBLAS's yardstick for a fused epilogue (cuBLASLt) runs one problem, not a batch");
+    }
+    if matches!(variant, Variant::Kernel(_)) {
+        let element = p.dtype.bytes() as u64;
+        for (name, stride) in [("A", b.stride_a), ("B", b.stride_b), ("C", b.stride_c)] {
+            if !(stride * element).is_multiple_of(16) {
+                bail!(
+                    "the batch stride of {name}, {stride} elements, is not a multiple of 16 bytes: the TMA engine steps from member to member by it (a multiple of {} elements)",
+                    16 / element
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs one variant on one problem: inputs, launch and time, check.
 pub fn execute(
     backend: &Backend,
@@ -382,7 +419,7 @@ fn execute_typed<T: Scalar>(
 ) -> Vec<Result<Report>> {
     assert_eq!(T::DTYPE, p.dtype, "the inputs' type is the problem's");
     let inputs = Inputs::<T>::generate(p);
-    let mut reference = None;
+    let mut references = None;
     let mut reports = Vec::new();
     for &(variant, tile) in variants {
         let report = (|| {
@@ -423,12 +460,12 @@ fn execute_typed<T: Scalar>(
                 ),
             };
             let check = timing.check.then(|| {
-                let reference =
-                    reference.get_or_insert_with(|| verify::Reference::compute(p, &inputs));
-                verify::check_against(
+                let references =
+                    references.get_or_insert_with(|| verify::batch_references(p, &inputs));
+                verify::check_run(
                     p,
                     arithmetic,
-                    reference,
+                    references,
                     &measured.uploaded_c,
                     &measured.result,
                 )
@@ -495,6 +532,7 @@ mod tests {
             init: crate::problem::Init::Random,
             seed: 1,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
         };
         let e = plan(registry::find("wgmma-16bit").unwrap(), None, &p, Some(90)).unwrap_err();
         assert_eq!(
@@ -557,6 +595,7 @@ mod tests {
             init: crate::problem::Init::Random,
             seed: 3,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
         };
         let v = registry::find("v4").unwrap();
         let r = execute(

@@ -698,6 +698,7 @@ mod tests {
             init: Init::Random,
             seed: 0,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
         }
     }
 

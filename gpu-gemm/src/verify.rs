@@ -17,7 +17,9 @@
 //! - Up to [`FULL_REFERENCE_FLOPS`] the whole product is checked (ndarray's multithreaded
 //!   matrixmultiply); above it, a random sample of 64 full rows and 64 full columns of C
 //!   (seeded, so a failure reproduces). The report says which.
-use crate::problem::{Activation, Bias, Epilogue, Inputs, Matrix, Problem, Scalar, Transpose};
+use crate::problem::{
+    Activation, Bias, Epilogue, Inputs, Matrix, Problem, Scalar, Transpose, DISTINCT_MEMBERS,
+};
 use crate::progress::{dims, Step};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 use ndarray::{Array2, ArrayView2, ShapeBuilder};
@@ -443,6 +445,97 @@ pub fn check<T: Scalar>(
     check_against(p, arithmetic, &reference, uploaded_c, result)
 }
 
+/// The members of a batch whose C is compared with the reference: the distinct ones
+/// ([`crate::problem::DISTINCT_MEMBERS`]: the others repeat their inputs) and the last, whose
+/// offsets are the largest (an offset computed in 32 bits, or a walk that stops a member
+/// short, shows there).
+pub fn checked_members(p: &Problem) -> Vec<u32> {
+    let count = p.batch.count;
+    let mut members: Vec<u32> = (0..count.min(DISTINCT_MEMBERS)).collect();
+    if count > DISTINCT_MEMBERS {
+        members.push(count - 1);
+    }
+    members
+}
+
+/// The f64 references of a batch's distinct members (one for a single problem), each from its
+/// own inputs ([`Inputs::generate`] of [`Problem::member`]).
+pub fn batch_references<T: Scalar>(p: &Problem, inputs: &Inputs<T>) -> Vec<Reference> {
+    if !p.batch.is_batched() {
+        return vec![Reference::compute(p, inputs)];
+    }
+    (0..p.batch.count.min(DISTINCT_MEMBERS))
+        .map(|d| {
+            let member = p.member(d);
+            // One bias for every member: the batch's.
+            let member_inputs = Inputs {
+                bias: inputs.bias.clone(),
+                ..Inputs::<T>::generate(&member)
+            };
+            Reference::compute(&member, &member_inputs)
+        })
+        .collect()
+}
+
+/// The check of a run, one problem or a batch ([`batch_references`] gives `references`): each
+/// of the [`checked_members`] against its reference, and the worst of them returned; its
+/// coverage names the members, and its count of NaN or infinite elements is every member's
+/// (C is NaN-poisoned when β = 0, so a member no block wrote fails the check).
+pub fn check_run<T: Scalar>(
+    p: &Problem,
+    arithmetic: Arithmetic,
+    references: &[Reference],
+    uploaded_c: &[T],
+    result: &[T],
+) -> Check {
+    if !p.batch.is_batched() {
+        return check_against(p, arithmetic, &references[0], uploaded_c, result);
+    }
+    let s = &p.shape;
+    let length = s.ldc as usize * s.n as usize;
+    fn of_member<T>(data: &[T], i: u32, stride: u64, length: usize) -> &[T] {
+        let at = i as usize * stride as usize;
+        &data[at..at + length]
+    }
+    let stride = p.batch.stride_c;
+    let members = checked_members(p);
+    let mut worst: Option<Check> = None;
+    for &i in &members {
+        let reference = &references[i as usize % references.len()];
+        let check = check_against(
+            &p.member(i),
+            arithmetic,
+            reference,
+            of_member(uploaded_c, i, stride, length),
+            of_member(result, i, stride, length),
+        );
+        let badness = |c: &Check| (!c.passed(), c.relative_frobenius / c.tolerance);
+        if worst.as_ref().is_none_or(|w| badness(&check) > badness(w)) {
+            worst = Some(check);
+        }
+    }
+    let mut worst = worst.expect("a batch has a member");
+    worst.non_finite = (0..p.batch.count)
+        .map(|i| {
+            let c = of_member(result, i, stride, length);
+            (0..s.n as usize)
+                .flat_map(|col| &c[col * s.ldc as usize..][..s.m as usize])
+                .filter(|v| !v.to_f64().is_finite())
+                .count()
+        })
+        .sum();
+    let list = members
+        .iter()
+        .map(|m| m.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    worst.coverage = format!(
+        "members {list} of {} (the worst shown), each {}, every member's C for NaN",
+        p.batch.count, worst.coverage
+    );
+    worst
+}
+
 /// [`check`] with a reference computed beforehand.
 pub fn check_against<T: Scalar>(
     p: &Problem,
@@ -614,6 +707,7 @@ mod tests {
             init: Init::Random,
             seed: 7,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
         }
     }
 

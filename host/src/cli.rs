@@ -5,7 +5,7 @@ use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use gpu_gemm::fp8::quantize::Scaling;
 use gpu_gemm::parallel::{Form, Overlap};
-use gpu_gemm::problem::{Init, Problem, Transpose, Transposes};
+use gpu_gemm::problem::{Batch, Init, Problem, Transpose, Transposes};
 use gpu_gemm::registry::Math;
 use gpu_gemm::run::BackendChoice;
 use kernels_gpu::gemm::Dtype;
@@ -92,6 +92,18 @@ pub struct Cli {
     /// is then cuBLASLt's epilogue, `--variant unfused` auto's GEMM and a separate kernel
     #[arg(long, value_parser = gpu_gemm::problem::parse_epilogue)]
     pub epilogue: Option<gpu_gemm::problem::Epilogue>,
+    /// A strided batch of COUNT problems of these sizes in one launch (cuBLAS's
+    /// cublasGemmStridedBatchedEx): member i of A, B and C lies i·stride elements after member
+    /// 0's, by default right after the one before. bf16 and f16 on the Hopper kernels (`auto`
+    /// chooses for the batch as a whole) and cublas; the check compares the first four members
+    /// and the last with the f64 reference
+    #[arg(long, value_name = "COUNT", value_parser = positive_size)]
+    pub batch: Option<u32>,
+    /// The batch strides of A, B and C, in elements (`A,B,C`), each at least one member's matrix
+    /// (ld × columns as stored) [default: the members packed]
+    #[arg(long, value_name = "A,B,C", requires = "batch", value_parser = parse_strides,
+          conflicts_with_all = ["pitch", "pitch_compare"])]
+    pub batch_strides: Option<Strides>,
     /// The precision contract of `--variant auto` and `--variant tuned`: what arithmetic they
     /// may choose in f32 (f64, bf16 and f16 always run in their own) [default: strict]
     #[arg(long, value_enum)]
@@ -280,6 +292,7 @@ impl Cli {
             init: self.init,
             seed,
             epilogue: self.epilogue.unwrap_or_default(),
+            batch: Batch::ONE,
         };
         if !p.epilogue.is_none() && !p.dtype.is_16bit() {
             bail!("--epilogue is fused into the 16-bit kernels: give --dtype bf16 or f16");
@@ -294,6 +307,17 @@ impl Cli {
         // By default A and B are packed: their leading dimension is their rows as stored.
         p.shape.lda = self.lda.unwrap_or(p.stored_a().0);
         p.shape.ldb = self.ldb.unwrap_or(p.stored_b().0);
+        if let Some(count) = self.batch {
+            p.batch = match self.batch_strides {
+                Some(Strides([stride_a, stride_b, stride_c])) => Batch {
+                    count,
+                    stride_a,
+                    stride_b,
+                    stride_c,
+                },
+                None => p.packed_strides(count),
+            };
+        }
         p.validate()?;
         Ok(p)
     }
@@ -416,6 +440,20 @@ impl RankArgs {
 pub const DEFAULT_PITCH_BYTES: u32 = 512;
 
 /// `--pitch BYTES`: a positive multiple of 8, so that f32 and f64 columns both fit it exactly.
+/// `--batch-strides`: A's, B's and C's, in elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strides(pub [u64; 3]);
+
+fn parse_strides(text: &str) -> Result<Strides, String> {
+    let parts: Vec<_> = text.split(',').map(|s| s.trim().parse::<u64>()).collect();
+    match parts.as_slice() {
+        [Ok(a), Ok(b), Ok(c)] => Ok(Strides([*a, *b, *c])),
+        _ => Err(format!(
+            "`{text}`: three strides in elements, A's, B's and C's (e.g. 262144,262144,4194304)"
+        )),
+    }
+}
+
 fn parse_pitch(text: &str) -> Result<u32, String> {
     match text.parse::<u32>() {
         Ok(bytes) if bytes > 0 && bytes.is_multiple_of(8) => Ok(bytes),

@@ -223,6 +223,13 @@ fn run() -> Result<bool> {
         "m={} n={} k={}{transposes}{formula} lda={} ldb={} ldc={} alpha={} beta={} on {on}",
         s.m, s.n, s.k, s.lda, s.ldb, s.ldc, problem.alpha, problem.beta,
     );
+    if problem.batch.is_batched() {
+        let b = problem.batch;
+        println!(
+            "strided batch: {} members, one launch; strides A={} B={} C={} elements",
+            b.count, b.stride_a, b.stride_b, b.stride_c
+        );
+    }
     if !problem.epilogue.is_none() {
         use gpu_gemm::problem::{Activation, Bias};
         let e = problem.epilogue;

@@ -238,9 +238,71 @@ pub struct HalfGemmArgs<H> {
     pub c: GlobalHalfMut<H>,
     pub ldc: u32,
     pub fused: Fused<H>,
+    /// A strided batch: the members there are, C's stride, and which member these arguments
+    /// describe ([`HalfGemmArgs::of_member`]).
+    pub batch: Members,
+}
+
+/// A strided batch as the host gives it (cuBLAS's `cublasGemmStridedBatchedEx`): `count`
+/// problems of the same sizes and leading dimensions, member `i` of A, B and C `i·stride`
+/// elements after member 0's. The strides are at least one member's matrix (`ld × columns`
+/// as stored): members do not overlap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    pub count: u32,
+    pub stride_a: u64,
+    pub stride_b: u64,
+    pub stride_c: u64,
+}
+
+impl Batch {
+    /// One problem.
+    pub const ONE: Batch = Batch {
+        count: 1,
+        stride_a: 0,
+        stride_b: 0,
+        stride_c: 0,
+    };
+
+    /// Whether there is more than one member.
+    pub const fn is_batched(&self) -> bool {
+        self.count > 1
+    }
+}
+
+/// The batch as a kernel's epilogue sees it: the members, C's stride (the copies reach A's and
+/// B's members through their tensor maps' layers), and the member being written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Members {
+    pub count: u32,
+    pub stride_c: u64,
+    pub member: u32,
+}
+
+impl Members {
+    /// One problem.
+    pub const ONE: Members = Members {
+        count: 1,
+        stride_c: 0,
+        member: 0,
+    };
 }
 
 impl<H: Half> HalfGemmArgs<H> {
+    /// The arguments of member `member` of the batch: its C (`member·stride_c` elements on),
+    /// and the member's number, the layer of C's tensor map for a TMA store.
+    #[inline(always)]
+    pub fn of_member(self, member: u32) -> Self {
+        HalfGemmArgs {
+            c: self.c.advanced(member as u64 * self.batch.stride_c),
+            batch: Members {
+                member,
+                ..self.batch
+            },
+            ..self
+        }
+    }
+
     /// Offset of C(row, col).
     #[inline(always)]
     pub fn c_at(&self, row: u32, col: u32) -> usize {
@@ -322,6 +384,7 @@ impl Fp8GemmArgs {
             c: self.c,
             ldc: self.ldc,
             fused: Fused::none(),
+            batch: Members::ONE,
         }
     }
 }

@@ -136,6 +136,9 @@ pub struct TmaOperands {
     /// the host writes the addresses of an f32 workspace of two tiles per block of the grid and
     /// of one zeroed u32 counter per tile.
     pub stream_k: Option<[u32; 2]>,
+    /// Whether the kernel runs a strided batch (its tensor maps have a layer per member, and
+    /// its walk goes over every member's tiles: [`crate::pipeline::Kernel::BATCHES`]).
+    pub batched: bool,
     /// 3xTF32's ranges ([`crate::variants::ranges`]): before the kernel the host zeroes m + n
     /// words and runs the pass that gathers the largest |x| of each row of A and column of B
     /// into them, and writes their address after the tensor maps.
@@ -145,33 +148,35 @@ pub struct TmaOperands {
 impl TmaOperands {
     /// The tensor maps of a problem's A (m × k, leading dimension `lda`, or k × m with
     /// `a_transposed`) and B (k × n, `ldb`, or n × k with `b_transposed`) at `a` and `b`,
-    /// elements of `element_bytes` bytes, column-major.
+    /// elements of `element_bytes` bytes, column-major; a layer per member of `batch`.
     pub fn specs(
         &self,
         shape: &Shape,
+        batch: &crate::gemm::Batch,
         element_bytes: u32,
         a: u64,
         b: u64,
     ) -> [crate::device::tma::TensorMapSpec; 2] {
-        let spec =
-            |address, rows: u32, cols: u32, ld: u32, box_dims| crate::device::tma::TensorMapSpec {
+        let spec = |address, rows: u32, cols: u32, ld: u32, stride: u64, box_dims| {
+            self.spec(
                 address,
                 element_bytes,
-                dims: [rows as u64, cols as u64],
-                row_stride_bytes: ld as u64 * element_bytes as u64,
+                (rows, cols, ld),
+                (batch.count, stride),
                 box_dims,
-                swizzle: self.swizzle,
-            };
+            )
+        };
+        let (s, (sa, sb)) = (shape, (batch.stride_a, batch.stride_b));
         [
             if self.a_transposed {
-                spec(a, shape.k, shape.m, shape.lda, self.a_box)
+                spec(a, s.k, s.m, s.lda, sa, self.a_box)
             } else {
-                spec(a, shape.m, shape.k, shape.lda, self.a_box)
+                spec(a, s.m, s.k, s.lda, sa, self.a_box)
             },
             if self.b_transposed {
-                spec(b, shape.n, shape.k, shape.ldb, self.b_box)
+                spec(b, s.n, s.k, s.ldb, sb, self.b_box)
             } else {
-                spec(b, shape.k, shape.n, shape.ldb, self.b_box)
+                spec(b, s.k, s.n, s.ldb, sb, self.b_box)
             },
         ]
     }
@@ -180,25 +185,57 @@ impl TmaOperands {
     pub fn c_spec(
         &self,
         shape: &Shape,
+        batch: &crate::gemm::Batch,
         element_bytes: u32,
         c: u64,
     ) -> Option<crate::device::tma::TensorMapSpec> {
+        let (s, members) = (shape, (batch.count, batch.stride_c));
         self.c_box
-            .map(|box_dims| crate::device::tma::TensorMapSpec {
-                address: c,
-                element_bytes,
-                dims: [shape.m as u64, shape.n as u64],
-                row_stride_bytes: shape.ldc as u64 * element_bytes as u64,
-                box_dims,
-                swizzle: self.swizzle,
-            })
+            .map(|box_dims| self.spec(c, element_bytes, (s.m, s.n, s.ldc), members, box_dims))
+    }
+
+    /// A matrix of `rows × cols` (leading dimension `ld`) at `address`; `count` of them,
+    /// `stride` elements apart, as layers when `count > 1`.
+    fn spec(
+        &self,
+        address: u64,
+        element_bytes: u32,
+        (rows, cols, ld): (u32, u32, u32),
+        (count, stride): (u32, u64),
+        box_dims: [u32; 2],
+    ) -> crate::device::tma::TensorMapSpec {
+        let row_stride_bytes = ld as u64 * element_bytes as u64;
+        let single = crate::device::tma::TensorMapSpec::single(
+            address,
+            element_bytes,
+            [rows as u64, cols as u64],
+            row_stride_bytes,
+            box_dims,
+            self.swizzle,
+        );
+        if count > 1 {
+            crate::device::tma::TensorMapSpec {
+                layers: count as u64,
+                layer_stride_bytes: stride * element_bytes as u64,
+                ..single
+            }
+        } else {
+            single
+        }
     }
 
     /// Stream-k's workspace for a launch of `grid` blocks: (bytes of the f32 workspace, number of
-    /// counters), or `None` for a kernel without stream-k.
-    pub fn stream_k_scratch(&self, shape: &Shape, grid: (u32, u32)) -> Option<(usize, usize)> {
+    /// counters: one per tile of each of `members` problems), or `None` for a kernel without
+    /// stream-k.
+    pub fn stream_k_scratch(
+        &self,
+        shape: &Shape,
+        members: u32,
+        grid: (u32, u32),
+    ) -> Option<(usize, usize)> {
         self.stream_k.map(|[bm, bn]| {
-            let tiles = shape.m.div_ceil(bm) as usize * shape.n.div_ceil(bn) as usize;
+            let per_member = shape.m.div_ceil(bm) as usize * shape.n.div_ceil(bn) as usize;
+            let tiles = per_member * members as usize;
             let slabs = 2 * grid.0 as usize;
             (slabs * (bm * bn) as usize * 4, tiles)
         })
@@ -459,6 +496,7 @@ const fn wgmma_operands(bn: u32) -> TmaOperands {
         a_transposed: false,
         b_transposed: false,
         stream_k: None,
+        batched: false,
         ranges: false,
     }
 }
@@ -475,6 +513,7 @@ fn wgmma_16bit_operands(_tile: u32, _layout: Layout) -> TmaOperands {
         a_transposed: false,
         b_transposed: false,
         stream_k: None,
+        batched: true,
         ranges: false,
     }
 }
@@ -586,6 +625,8 @@ fn wgmma_stream_k_geometry(m: u32, n: u32, k: u32, bytes: u32, _tile: u32) -> Ge
 fn wgmma_stream_k_operands(_tile: u32, layout: Layout) -> TmaOperands {
     TmaOperands {
         stream_k: Some([wgmma_16bit::BM, wgmma_16bit::BN]),
+        // One problem: `Kernel::BATCHES`.
+        batched: false,
         ranges: false,
         ..wgmma_layouts_operands(2, layout)
     }
@@ -627,6 +668,7 @@ fn wgmma_fp8_narrow_operands(tile: u32, _layout: Layout) -> TmaOperands {
         a_transposed: true,
         b_box: [128, tile],
         stream_k: Some([wgmma_narrow::BM, tile]),
+        batched: false,
         ranges: false,
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
@@ -647,6 +689,8 @@ fn wgmma_fp8_operands(tile: u32, _layout: Layout) -> TmaOperands {
         b_box: [wgmma_fp8::BK, wgmma_fp8::BN],
         a_transposed: true,
         cluster: if tile == 1 || tile == 3 { 2 } else { 1 },
+        // The FP8 kernels run one problem.
+        batched: false,
         c_box: Some([64, 64]),
         ..wgmma_16bit_operands(tile, Layout::NN)
     }

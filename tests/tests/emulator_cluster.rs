@@ -70,14 +70,14 @@ fn run(bug: Bug) -> (Result<(), Fault>, Vec<f32>, Vec<f32>) {
                 .sum()
         })
         .collect();
-    let spec = TensorMapSpec {
-        address: x.as_ptr() as u64,
-        element_bytes: 4,
-        dims: [ROW as u64, rows as u64],
-        row_stride_bytes: ROW as u64 * 4,
-        box_dims: [ROW, ROWS_PER_SLICE / 2],
-        swizzle: Swizzle::None,
-    };
+    let spec = TensorMapSpec::single(
+        x.as_ptr() as u64,
+        4,
+        [ROW as u64, rows as u64],
+        ROW as u64 * 4,
+        [ROW, ROWS_PER_SLICE / 2],
+        Swizzle::None,
+    );
     let map = Box::new(spec.encode_for_emulator().unwrap());
     let mut out = vec![f32::NAN; 2 * THREADS as usize];
     let (map_at, out_at) = (
@@ -142,7 +142,7 @@ fn kernel(bug: Bug, map: *const TensorMap, out: GlobalMut<f32>) {
             let half = SLICE_BYTES / 2;
             let row = (slice * ROWS_PER_SLICE + rank * ROWS_PER_SLICE / 2) as i32;
             let dst = pool_address(stage(s) + rank * half);
-            unsafe { tma::load_box_multicast(map, dst, 0, row, full(s), mask) };
+            unsafe { tma::load_box_multicast(map, dst, 0, row, 0, full(s), mask) };
         }
         return cluster_exit(bug);
     }

@@ -63,7 +63,7 @@ impl<const BUG: u8> Kernel for Planted<BUG> {
         maps: *const TensorMap,
         stages: Stages,
         s: u32,
-        tile: (u32, u32),
+        tile: (u32, u32, u32),
         slice: u32,
     ) {
         unsafe { Kernel::load(WgmmaFp8Block::<5>, maps, stages, s, tile, slice) }

@@ -105,13 +105,15 @@ fn run(bug: Bug) -> (Result<(), Fault>, Vec<f32>, Vec<f32>) {
     } else {
         Swizzle::B128
     };
-    let spec = |address: u64, rows: u32| TensorMapSpec {
-        address,
-        element_bytes: 4,
-        dims: [K as u64, rows as u64],
-        row_stride_bytes: K as u64 * 4,
-        box_dims: [BK, 64],
-        swizzle,
+    let spec = |address: u64, rows: u32| {
+        TensorMapSpec::single(
+            address,
+            4,
+            [K as u64, rows as u64],
+            K as u64 * 4,
+            [BK, 64],
+            swizzle,
+        )
     };
     let maps = Box::new([
         spec(a.as_ptr() as u64, M).encode_for_emulator().unwrap(),
@@ -179,8 +181,8 @@ fn kernel(bug: Bug, maps: *const TensorMap, d: GlobalMut<f32>) {
             full(s).arrive_expect_tx(bytes);
             let k0 = (slice * BK) as i32;
             unsafe {
-                tma::load_tile_2d(maps, a_tile(s), k0, 0, full(s));
-                tma::load_tile_2d(maps.wrapping_add(1), b_tile(s), k0, 0, full(s));
+                tma::load_tile(maps, a_tile(s), k0, 0, 0, full(s));
+                tma::load_tile(maps.wrapping_add(1), b_tile(s), k0, 0, 0, full(s));
             }
         }
     } else if tid >= 128 {

@@ -47,14 +47,14 @@ struct Chunk([u16; 8]);
 fn run(bug: Bug) -> (Result<(), Fault>, Vec<u16>) {
     let poison = half::bf16::NAN.to_bits();
     let mut c = vec![Chunk([poison; 8]); (LDC * 8 / 8) as usize];
-    let spec = TensorMapSpec {
-        address: c.as_ptr() as u64,
-        element_bytes: 2,
-        dims: [M as u64, N as u64],
-        row_stride_bytes: LDC as u64 * 2,
-        box_dims: [64, 8],
-        swizzle: Swizzle::B128,
-    };
+    let spec = TensorMapSpec::single(
+        c.as_ptr() as u64,
+        2,
+        [M as u64, N as u64],
+        LDC as u64 * 2,
+        [64, 8],
+        Swizzle::B128,
+    );
     let map = Box::new(spec.encode_for_emulator().unwrap());
     let (map_at, c_at) = (&*map as *const TensorMap as usize, c.as_mut_ptr() as usize);
     let shape = LaunchShape {
@@ -104,7 +104,7 @@ fn kernel(bug: Bug, map: *const TensorMap, c: *const u16) {
     }
     named_barrier(1, 32);
     if lane == 0 {
-        unsafe { store::store_box(map, buffer, 0, 0) };
+        unsafe { store::store_box(map, buffer, 0, 0, 0) };
         store::commit();
         if bug == Bug::ReadCBeforeWait {
             let _ = unsafe { GlobalHalfMut::new(c as *mut Bf16).load(0) };
@@ -245,13 +245,8 @@ mod ping_pong {
         let a = bits(m * k, |i| (i % 7) as f32 - 3.0);
         let b = bits(k * n, |i| (i % 5) as f32 - 2.0);
         let mut c = bits(m * n, |_| f32::NAN);
-        let spec = |address: u64, dims: [u64; 2], stride: u32| TensorMapSpec {
-            address,
-            element_bytes: 2,
-            dims,
-            row_stride_bytes: stride as u64 * 2,
-            box_dims: [64, 64],
-            swizzle: Swizzle::B128,
+        let spec = |address: u64, dims: [u64; 2], stride: u32| {
+            TensorMapSpec::single(address, 2, dims, stride as u64 * 2, [64, 64], Swizzle::B128)
         };
         let maps = Box::new([
             spec(a.as_ptr() as u64, [m as u64, k as u64], m)
@@ -277,6 +272,7 @@ mod ping_pong {
             c: GlobalHalfMut::new(c.as_mut_ptr() as *mut Bf16),
             ldc: m,
             fused: kernels_gpu::fused::Fused::none(),
+            batch: kernels_gpu::gemm::Members::ONE,
         };
         let g = wgmma_16bit::geometry::<C>(m, n, k, 2);
         let buffers = [

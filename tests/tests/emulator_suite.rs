@@ -83,6 +83,7 @@ fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
                     init: Init::Random,
                     seed: seed(),
                     epilogue: kernels_gpu::fused::Epilogue::NONE,
+                    batch: kernels_gpu::gemm::Batch::ONE,
                 };
                 p.shape.lda = p.stored_a().0 + pad;
                 p.shape.ldb = p.stored_b().0 + pad;
@@ -146,6 +147,7 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
                 init: Init::Random,
                 seed: seed(),
                 epilogue: kernels_gpu::fused::Epilogue::NONE,
+                batch: kernels_gpu::gemm::Batch::ONE,
             };
             let what = format!(
                 "{} tile {tile:?} {} {m}x{n}x{k} ld+{pad} alpha {alpha} beta {beta} seed {}",

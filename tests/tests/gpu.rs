@@ -151,6 +151,7 @@ fn every_variant_matches_the_reference_on_the_gpu() {
                 init: Init::Random,
                 seed,
                 epilogue: kernels_gpu::fused::Epilogue::NONE,
+                batch: kernels_gpu::gemm::Batch::ONE,
             };
             for (report, (v, tile)) in execute_many(&backend, &variants, &p, timing, |_| {})
                 .into_iter()
@@ -241,6 +242,7 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
         init: Init::Random,
         seed: 7,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
+        batch: kernels_gpu::gemm::Batch::ONE,
     };
     let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
     let timing = Timing {
@@ -334,6 +336,7 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
                 init: Init::Random,
                 seed: 11,
                 epilogue: kernels_gpu::fused::Epilogue::NONE,
+                batch: kernels_gpu::gemm::Batch::ONE,
             };
             let differing = match dtype {
                 Dtype::Bf16 => differing::<gpu_gemm::half::bf16>(&gpu, v, tile, &p),
@@ -411,6 +414,7 @@ fn library_problem(
         init: Init::Random,
         seed,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
+        batch: kernels_gpu::gemm::Batch::ONE,
     };
     let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
     let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);
@@ -848,6 +852,7 @@ fn captured_and_replayed<T: gpu_gemm::Element>(
         init: Init::Random,
         seed: 5,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
+        batch: kernels_gpu::gemm::Batch::ONE,
     };
     let inputs = gpu_gemm::problem::Inputs::<T>::generate(&p);
     let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);
@@ -1060,5 +1065,48 @@ fn fused_epilogues_match_the_f64_reference() {
         let check = report.check.expect("checked run");
         assert!(check.passed(), "{what}: {}", check.summary());
         println!("{what}: {}", check.summary());
+    }
+}
+
+mod batch_cases;
+
+/// Strided batches on the GPU: the emulator's cases (`emulator_batch.rs`), every kernel that runs
+/// a batch in every layout it computes, then `auto` and cuBLAS's strided batched GEMM at a size
+/// whose members fill several waves, each member checked against its f64 reference.
+#[test]
+fn strided_batches_match_the_f64_reference() {
+    let Some(backend) = gpu_or_skip("tests/emulator_batch.rs runs the same cases") else {
+        return;
+    };
+    for (i, (variant, t)) in batch_cases::batched_kernels().into_iter().enumerate() {
+        let dtype = [Dtype::Bf16, Dtype::F16][i % 2];
+        let beta = [0.0, 0.5][i / 2 % 2];
+        let p = batch_cases::problem(dtype, (136, 72, 64), t, beta);
+        let what = format!(
+            "{} {} {} beta {beta}",
+            variant.name(),
+            t.name(),
+            dtype.name()
+        );
+        let report = gpu_gemm::run::execute(&backend, variant, None, &p, batch_cases::ONCE)
+            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let check = report.check.expect("checked run");
+        assert!(check.passed(), "{what}: {}", check.summary());
+        println!("{what}: {}", check.summary());
+    }
+    for dims in [(128, 128, 128), (512, 512, 64), (2048, 128, 512)] {
+        let mut p = batch_cases::problem(Dtype::Bf16, dims, Transposes::NN, 0.0);
+        p.batch = p.packed_strides(300);
+        for variant in [
+            registry::find("auto").unwrap(),
+            registry::find("cublas").unwrap(),
+        ] {
+            let what = format!("{} {dims:?} × 300", variant.name());
+            let report = gpu_gemm::run::execute(&backend, variant, None, &p, batch_cases::ONCE)
+                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            let check = report.check.expect("checked run");
+            assert!(check.passed(), "{what}: {}", check.summary());
+            println!("{what} ({}): {}", report.variant, check.summary());
+        }
     }
 }

@@ -56,6 +56,21 @@ for step in "$@"; do
         echo "== m=$1 n=4096 k=$2"
         $host --variant auto,unfused --compare cublas --dtype bf16 --transa t --m $1 --n 4096 --k $2 --epilogue bias,gelu --seed 1 2>&1 | tee "$OUT/epilogue-$1-$2.log" | grep '^| [a-z]' | grep -v '^| variant'
       done | tee "$OUT/epilogue.log" ;;
+    batch)
+      # Strided batched GEMM: the GPU test (every kernel that runs a batch, then auto and cuBLAS
+      # at 300 members), under compute-sanitizer too; then the attention-like problems of 1024
+      # members (batch × heads) beside cuBLAS's strided batched GEMM, NN and TN, bf16.
+      "$bundle/tests-gpu" strided_batches --nocapture 2>&1 | tee "$OUT/batch-test.log" | grep -E 'test result|panicked' -A2
+      timeout 300 compute-sanitizer --tool memcheck "$bundle/tests-gpu" strided_batches 2>&1 | tee "$OUT/batch-sanitize.log" | grep -E 'ERROR SUMMARY|test result' | tail -2
+      for shape in "2048 2048 128" "2048 128 2048" "512 512 64" "128 128 128"; do
+        set -- $shape
+        for t in n t; do
+          for h in ${BATCH_HOSTS:-$host}; do
+            echo "== $h m=$1 n=$2 k=$3 transa=$t batch=1024"
+            $h --variant auto --compare cublas --dtype bf16 --transa $t --m $1 --n $2 --k $3 --batch 1024 --seed 1 2>&1 | tee -a "$OUT/batch-$1-$2-$3.log" | grep -E '^\| [a-z]|error' | grep -v '^| variant'
+          done
+        done
+      done | tee "$OUT/batch.log" ;;
     epilogue-plain)
       # The same GEMMs with no epilogue, and the squares, with each host of EPILOGUE_HOSTS (a
       # build before the epilogue beside the bundle's, in one job): what the epilogue's branch costs.

@@ -268,6 +268,7 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         init: Init::Random,
         seed: 0,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
+        batch: kernels_gpu::gemm::Batch::ONE,
     }
 }
 

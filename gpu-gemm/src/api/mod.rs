@@ -104,6 +104,22 @@ pub enum GemmError {
         /// The device's name and compute capability.
         device: String,
     },
+    /// A buffer shorter than the members of a strided batch span.
+    #[error(
+        "{operand} holds {len} elements; {count} members {stride} elements apart need {needed}"
+    )]
+    BatchTooSmall {
+        /// `A`, `B` or `C`.
+        operand: char,
+        /// Elements in the buffer.
+        len: usize,
+        /// Elements the batch spans: `stride·(count − 1)` and the last member's matrix.
+        needed: u64,
+        /// Members of the batch.
+        count: u32,
+        /// The operand's batch stride.
+        stride: u64,
+    },
     /// A buffer shorter than its matrix.
     #[error("{operand} holds {len} elements; a {rows}×{cols} matrix with leading dimension {ld} needs {needed}")]
     BufferTooSmall {
@@ -170,7 +186,7 @@ pub enum GemmError {
 
 type Result<T> = std::result::Result<T, GemmError>;
 
-pub use crate::problem::{Activation, Bias, Epilogue, Transpose};
+pub use crate::problem::{Activation, Batch, Bias, Epilogue, Transpose};
 
 /// One GEMM, as BLAS describes it: column-major, `C (m×n) = α·op(A) (m×k) · op(B) (k×n) + β·C`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -200,6 +216,9 @@ pub struct GemmConfig {
     /// What the kernel applies to each element before it rounds it: `C = act(α·op(A)·op(B) +
     /// β·C + bias)` ([`GemmConfig::epilogue`]); [`Epilogue::NONE`] by default.
     pub epilogue: Epilogue,
+    /// A strided batch of such GEMMs in one launch ([`GemmConfig::batch`]); [`Batch::ONE`] by
+    /// default.
+    pub batch: Batch,
 }
 
 impl GemmConfig {
@@ -217,6 +236,26 @@ impl GemmConfig {
             transa: Transpose::No,
             transb: Transpose::No,
             epilogue: Epilogue::NONE,
+            batch: Batch::ONE,
+        }
+    }
+
+    /// A strided batch, cuBLAS's `cublasGemmStridedBatchedEx`: `count` GEMMs of this
+    /// configuration in one launch, member `i` of A, B and C `i·stride` elements after member
+    /// 0's (each stride at least one member's matrix, `ld × columns` as stored; a multiple of
+    /// 16 bytes for the kernels). The kernels' persistent walk goes over every member's tiles
+    /// ([`kernels_gpu::pipeline::schedule`]): bf16 and f16 on the Hopper kernels, which
+    /// `Algorithm::Auto` chooses for the batch as a whole, or `Algorithm::Cublas`; the buffers
+    /// hold every member. A fused epilogue applies to each member, with one bias for all.
+    pub fn batch(self, count: u32, stride_a: u64, stride_b: u64, stride_c: u64) -> Self {
+        GemmConfig {
+            batch: Batch {
+                count,
+                stride_a,
+                stride_b,
+                stride_c,
+            },
+            ..self
         }
     }
 
@@ -745,6 +784,13 @@ impl Gemm {
                         .into(),
                 });
             }
+            if config.batch.is_batched() {
+                return Err(GemmError::Unsupported {
+                    algorithm: algorithm.label(),
+                    reason: "tuning times one problem, not a strided batch: use Algorithm::Auto"
+                        .into(),
+                });
+            }
             return self.run_tuned(config, *math, a, b, c);
         }
         self.run_once(config, algorithm, |plan| plan.enqueue(a, b, c))
@@ -840,8 +886,23 @@ impl Gemm {
         cublas: bool,
         buffers: [&Memory<'_, T>; 3],
     ) -> Result<()> {
-        for (stored, memory) in problem.stored().into_iter().zip(buffers) {
+        let b = &problem.batch;
+        let strides = [b.stride_a, b.stride_b, b.stride_c];
+        for ((stored, memory), stride) in problem.stored().into_iter().zip(buffers).zip(strides) {
             self.check_buffer(stored, memory, cublas)?;
+            let (operand, rows, cols, ld) = stored;
+            let needed =
+                (b.count as u64 - 1) * stride + ld as u64 * (cols as u64 - 1) + rows as u64;
+            let len = location(memory).2;
+            if b.is_batched() && (len as u64) < needed {
+                return Err(GemmError::BatchTooSmall {
+                    operand,
+                    len,
+                    needed,
+                    count: b.count,
+                    stride,
+                });
+            }
         }
         Ok(())
     }
@@ -1261,6 +1322,7 @@ impl Gemm {
             init: Init::Random,
             seed: 0,
             epilogue: config.epilogue,
+            batch: config.batch,
         };
         problem
             .validate()
@@ -1408,6 +1470,7 @@ mod tests {
             init: Init::Random,
             seed: 0,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
         };
         let v = registry::find("wgmma-16bit").unwrap();
         let launch = run::plan(v, None, &p, Some(80)).unwrap();

@@ -192,6 +192,7 @@ mod tests {
             init: Init::Random,
             seed,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
         }
     }
 

@@ -27,6 +27,7 @@ fn f64_problem(p: &Fp8Problem) -> Problem {
         seed: p.seed,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
         transposes: Transposes::NN,
+        batch: kernels_gpu::gemm::Batch::ONE,
     }
 }
 

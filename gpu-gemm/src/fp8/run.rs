@@ -180,6 +180,7 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         seed: p.seed,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
         transposes: Transposes::new(Transpose::Yes, Transpose::No),
+        batch: kernels_gpu::gemm::Batch::ONE,
     }
 }
 

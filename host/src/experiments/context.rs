@@ -104,6 +104,7 @@ impl Context {
             init,
             seed: self.seed,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
         }
     }
 

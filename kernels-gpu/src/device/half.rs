@@ -125,6 +125,14 @@ impl<H: Half> GlobalHalfMut<H> {
         self.ptr
     }
 
+    /// The matrix `elements` elements further on (the next member of a batch).
+    #[inline(always)]
+    pub fn advanced(self, elements: u64) -> Self {
+        Self {
+            ptr: self.ptr.wrapping_add(elements as usize),
+        }
+    }
+
     /// Element `i`'s f32 value.
     ///
     /// # Safety

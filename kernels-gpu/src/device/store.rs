@@ -43,16 +43,17 @@ pub fn stmatrix_x4_trans(row_address: u32, registers: [u32; 4]) {
     backend::stmatrix_x4_trans(row_address, registers)
 }
 
-/// `cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [map, {x, y}], [src]`: one
+/// `cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [map, {x, y, z}], [src]`: one
 /// thread asks the TMA engine to store the box at shared address `src` (laid out, swizzled, as
-/// the map's box) to the tensor at element coordinates `(x, y)`, clipped at its edges.
+/// the map's box) to the tensor at element coordinates `(x, y)` of layer `layer` (the member
+/// of a batch), clipped at its edges.
 ///
 /// # Safety
 /// `map` points to a tensor map in global memory that outlives the kernel; the box's shared
 /// memory was written and published to the async proxy (`fence.proxy.async`) before.
 #[inline(always)]
-pub unsafe fn store_box(map: *const TensorMap, src: u32, x: i32, y: i32) {
-    unsafe { backend::tma_store_2d(map.cast(), src, x, y) }
+pub unsafe fn store_box(map: *const TensorMap, src: u32, x: i32, y: i32, layer: u32) {
+    unsafe { backend::tma_store_3d(map.cast(), src, [x, y, layer as i32]) }
 }
 
 /// `cp.async.bulk.commit_group`: this thread's bulk stores since the last commit form a group.

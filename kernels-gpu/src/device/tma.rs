@@ -10,8 +10,14 @@
 //! same checks the driver documents ([`TensorMapSpec::validate`]). The kernels read their maps
 //! from global memory (a buffer the host fills before the launch).
 //!
-//! Dimension 0 is the innermost (contiguous) one: for a column-major matrix, its rows. A box
-//! of `box_dims[0] × box_dims[1]` elements at coordinates `(x, y)` is written densely, one
+//! Dimension 0 is the innermost (contiguous) one: for a column-major matrix, its rows.
+//! Dimension 2 is the *layer*: the members of a strided batch (`C_i = α·A_i·B_i + β·C_i`, the
+//! member `i` of each operand `i·stride` elements after the first), one matrix per layer, so
+//! that a box never mixes two members and is clipped at each member's own edges. Every map of
+//! the course has it (one layer for a single GEMM), and every copy names its layer: one form of
+//! each instruction, `cp.async.bulk.tensor.3d`, for single and batched problems alike.
+//! A box of `box_dims[0] × box_dims[1]` elements (one layer deep) at coordinates
+//! `(x, y, layer)` is written densely, one
 //! `box_dims[0]`-element row after the other, and with a swizzle each row's 16-byte chunks are
 //! permuted by the shared address's row bits ([`Swizzle`]), which is what lets a later reader
 //! (`wgmma`, or `ld.shared` with the same XOR) find them without bank conflicts.
@@ -88,34 +94,43 @@ impl Swizzle {
     }
 }
 
-/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`: one
+/// `cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`: one
 /// thread starts the copy of the box at element coordinates `(x, y)` (dimension 0 first) of
-/// `map` into `dst` (whose shared address must be 128-byte aligned, and a multiple of the
-/// swizzle's repeat for the pattern to start with the box), completing on `bar`, whose phase
-/// must expect the box's bytes (all of them, the zero-filled ones too).
+/// layer `layer` of `map` into `dst` (whose shared address must be 128-byte aligned, and a
+/// multiple of the swizzle's repeat for the pattern to start with the box), completing on
+/// `bar`, whose phase must expect the box's bytes (all of them, the zero-filled ones too).
 ///
 /// # Safety
 /// `map` must point to a tensor map in global memory that outlives the kernel, and `dst` must
 /// have room for the box.
 #[inline(always)]
-pub unsafe fn load_tile_2d<T: Real>(
+pub unsafe fn load_tile<T: Real>(
     map: *const TensorMap,
     dst: Shared<T>,
     x: i32,
     y: i32,
+    layer: u32,
     bar: MBarrier,
 ) {
-    unsafe { load_box(map, dst.shared_address(0), x, y, bar) }
+    unsafe { load_box(map, dst.shared_address(0), x, y, layer, bar) }
 }
 
-/// [`load_tile_2d`] into the pool at byte `pool_byte`, for elements of any type (the 16-bit
+/// [`load_tile`] to shared address `dst_address`, for elements of any type (the 16-bit
 /// kernels' tiles are not [`Shared`] views of a [`Real`]).
 ///
 /// # Safety
-/// As [`load_tile_2d`].
+/// As [`load_tile`].
 #[inline(always)]
-pub unsafe fn load_box(map: *const TensorMap, dst_address: u32, x: i32, y: i32, bar: MBarrier) {
-    unsafe { backend::tma_load_2d(map.cast(), dst_address, x, y, bar.address()) }
+pub unsafe fn load_box(
+    map: *const TensorMap,
+    dst_address: u32,
+    x: i32,
+    y: i32,
+    layer: u32,
+    bar: MBarrier,
+) {
+    let at = [x, y, layer as i32];
+    unsafe { backend::tma_load_3d(map.cast(), dst_address, at, bar.address()) }
 }
 
 /// [`load_box`] multicast to the blocks of the cluster whose ranks are the bits of `mask`
@@ -124,32 +139,34 @@ pub unsafe fn load_box(map: *const TensorMap, dst_address: u32, x: i32, y: i32, 
 /// each load a part of it for all: the L2 reads of that operand are divided by the cluster size.
 ///
 /// # Safety
-/// As [`load_tile_2d`], in every block of `mask`; each one's mbarrier phase must expect the bytes.
+/// As [`load_tile`], in every block of `mask`; each one's mbarrier phase must expect the bytes.
 #[inline(always)]
 pub unsafe fn load_box_multicast(
     map: *const TensorMap,
     dst_address: u32,
     x: i32,
     y: i32,
+    layer: u32,
     bar: MBarrier,
     mask: u16,
 ) {
-    unsafe { backend::tma_load_2d_multicast(map.cast(), dst_address, x, y, bar.address(), mask) }
+    let (at, bar) = ([x, y, layer as i32], bar.address());
+    unsafe { backend::tma_load_3d_multicast(map.cast(), dst_address, at, bar, mask) }
 }
 
 /// `prefetch.tensormap`: fetches the map into the engine's descriptor cache ahead of the first
 /// copy.
 ///
 /// # Safety
-/// As [`load_tile_2d`].
+/// As [`load_tile`].
 #[inline(always)]
 pub unsafe fn prefetch(map: *const TensorMap) {
     unsafe { backend::tma_prefetch(map.cast()) }
 }
 
-/// What `cuTensorMapEncodeTiled` takes for a 2D tensor (no interleave, no element strides, no
-/// out-of-bounds NaN): the host turns it into a `CUtensorMap` with the driver, or into the
-/// emulator's encoding.
+/// What `cuTensorMapEncodeTiled` takes for the course's tensors, a matrix per layer (rank 3, no
+/// interleave, no element strides, no out-of-bounds NaN): the host turns it into a
+/// `CUtensorMap` with the driver, or into the emulator's encoding.
 #[cfg(not(target_arch = "nvptx64"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorMapSpec {
@@ -160,6 +177,10 @@ pub struct TensorMapSpec {
     pub dims: [u64; 2],
     /// Bytes from one element of dimension 1 to the next (the leading dimension × element size).
     pub row_stride_bytes: u64,
+    /// Layers (members of a batch; 1 for a single matrix) and the bytes from one to the next
+    /// (the batch stride × element size), at least a whole matrix: members do not overlap.
+    pub layers: u64,
+    pub layer_stride_bytes: u64,
     /// The box: elements per dimension, innermost first.
     pub box_dims: [u32; 2],
     pub swizzle: Swizzle,
@@ -196,6 +217,19 @@ impl TensorMapSpec {
                 s.element_bytes
             ));
         }
+        if s.layers == 0 || s.layers > 1 << 32 {
+            return Err(format!("{} layers: there must be 1 to 2^32", s.layers));
+        }
+        let matrix_bytes = s.row_stride_bytes * s.dims[1];
+        if !s.layer_stride_bytes.is_multiple_of(16)
+            || s.layer_stride_bytes >= 1 << 40
+            || s.layer_stride_bytes < matrix_bytes
+        {
+            return Err(format!(
+                "a layer stride of {} bytes: the driver wants a multiple of 16 below 2^40, and the course at least one matrix ({matrix_bytes} bytes) so that members do not overlap",
+                s.layer_stride_bytes
+            ));
+        }
         if s.box_dims.iter().any(|&b| b == 0 || b > 256) {
             return Err(format!(
                 "box {:?}: each dimension must be 1 to 256",
@@ -215,6 +249,27 @@ impl TensorMapSpec {
             ));
         }
         Ok(())
+    }
+
+    /// One matrix: a single layer, whose stride is the matrix's bytes.
+    pub fn single(
+        address: u64,
+        element_bytes: u32,
+        dims: [u64; 2],
+        row_stride_bytes: u64,
+        box_dims: [u32; 2],
+        swizzle: Swizzle,
+    ) -> Self {
+        TensorMapSpec {
+            address,
+            element_bytes,
+            dims,
+            row_stride_bytes,
+            layers: 1,
+            layer_stride_bytes: row_stride_bytes * dims[1],
+            box_dims,
+            swizzle,
+        }
     }
 
     /// The emulator's tensor map for these parameters (after [`TensorMapSpec::validate`]).

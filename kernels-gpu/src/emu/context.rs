@@ -65,6 +65,8 @@ pub(crate) struct BlockContext {
     /// One deposit per thread for each of two alternating warp-wide operations (a lane cannot
     /// get two operations ahead of a lane of its warp, so two sets suffice).
     pub(super) collective_slots: RefCell<[Vec<Deposit>; 2]>,
+    /// Each warp's registers per thread after its last `setmaxnreg` (`None`: as launched).
+    pub(super) registers: RefCell<Vec<Option<u32>>>,
 }
 
 /// What the blocks of a cluster share: the race history of all their pools (block `r`'s pool

@@ -99,6 +99,7 @@ pub(super) fn run_cluster(
                 vec![Deposit::default(); threads as usize],
                 vec![Deposit::default(); threads as usize],
             ]),
+            registers: RefCell::new(vec![None; threads.div_ceil(32) as usize]),
         })
         .collect();
     let contexts: Vec<ThreadContext> = block_contexts
@@ -221,6 +222,16 @@ fn schedule(
                             }
                         }
                         cluster.exits.borrow_mut()[rank] = Some(exit);
+                        let ctx = &contexts[rank * per_block];
+                        if let Err(detail) = ctx.block().check_registers() {
+                            return Err(Fault {
+                                kind: FaultKind::Deadlock,
+                                kernel: unsafe { (*ctx.block().launch).kernel_name.to_string() },
+                                block: ctx.block().block,
+                                thread: ctx.thread,
+                                detail,
+                            });
+                        }
                         for ctx in &contexts[rank * per_block..(rank + 1) * per_block] {
                             if let Err(detail) = ctx.exit_stores() {
                                 return Err(Fault {

@@ -8,7 +8,7 @@
 //! the race history. A warp-wide operation also deposits the lane's registers in a slot of its
 //! block before suspending, so that once released each lane reads the others' deposits, as the
 //! hardware routes registers between the lanes of a warp.
-use super::context::ThreadContext;
+use super::context::{BlockContext, ThreadContext};
 use super::schedule::Suspend;
 use super::FaultKind;
 
@@ -101,5 +101,43 @@ impl ThreadContext {
         // Barriers among some threads of a block order them only through vector clocks.
         self.go_asynchronous();
         self.suspend(Suspend::NamedBarrier(id, threads));
+    }
+}
+
+impl ThreadContext {
+    /// This thread's warp now runs with `count` registers per thread (`setmaxnreg`).
+    pub(crate) fn set_registers(&self, count: u32) {
+        self.block().registers.borrow_mut()[(self.linear / 32) as usize] = Some(count);
+    }
+}
+
+impl BlockContext {
+    /// Whether the registers the warps ended with (after their last `setmaxnreg`) fit what the
+    /// block held at launch: `r` per thread, the most that fit 65 536 in steps of 8 (the most
+    /// ptxas gives a kernel launched with one block per multiprocessor). An `.inc` beyond them
+    /// waits for registers no warp will give back.
+    pub(crate) fn check_registers(&self) -> Result<(), String> {
+        let registers = self.registers.borrow();
+        if registers.iter().all(Option::is_none) {
+            return Ok(());
+        }
+        let threads = self.block_dim.0 * self.block_dim.1;
+        let per_thread = (65_536 / threads) / 8 * 8;
+        let held = per_thread as u64 * threads as u64;
+        let asked: u64 = registers
+            .iter()
+            .map(|r| 32 * r.unwrap_or(per_thread) as u64)
+            .sum();
+        if asked > held {
+            let counts: Vec<String> = registers
+                .iter()
+                .map(|r| r.unwrap_or(per_thread).to_string())
+                .collect();
+            return Err(format!(
+                "setmaxnreg: the warps end with {asked} registers ({} per thread, warp by warp), but the block holds {held} ({per_thread} per thread × {threads} threads at launch): a setmaxnreg.inc waits forever for registers no warp gives back",
+                counts.join(", ")
+            ));
+        }
+        Ok(())
     }
 }

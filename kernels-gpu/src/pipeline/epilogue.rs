@@ -223,6 +223,7 @@ unsafe fn store_through_tma_plain<H: Half>(
         c_map,
         row0,
         col0,
+        layer: args.batch.member,
         thread,
         staging,
         direct: false,
@@ -244,6 +245,8 @@ struct Subtile {
     c_map: *const TensorMap,
     row0: u32,
     col0: u32,
+    /// The member of the batch: the layer of C's tensor map.
+    layer: u32,
     thread: u32,
     staging: Staging,
     /// Subtile `s` is rows `64·(s / 2)`, columns `64·(s % 2)` ([`store_direct_through_tma`]),
@@ -289,7 +292,8 @@ impl Subtile {
                     } else {
                         (self.row0 + 64 * s, self.col0)
                     };
-                    unsafe { store::store_box(self.c_map, box_at, x as i32, y as i32) };
+                    let (x, y) = (x as i32, y as i32);
+                    unsafe { store::store_box(self.c_map, box_at, x, y, self.layer) };
                 }
                 store::commit();
             }
@@ -406,6 +410,7 @@ unsafe fn store_direct_plain<H: Half>(
         c_map,
         row0,
         col0,
+        layer: args.batch.member,
         thread,
         staging,
         direct: true,
@@ -461,6 +466,7 @@ unsafe fn store_direct_64_plain<H: Half>(
         c_map,
         row0,
         col0,
+        layer: args.batch.member,
         thread,
         staging,
         direct: true,

@@ -33,7 +33,7 @@ use crate::device::tma::TensorMap;
 use crate::device::wgmma;
 use crate::device::{block_idx_y, grid_dim_y, sync_threads, thread_idx_x, WARP_SIZE};
 pub use ring::{Ring, Stages};
-use schedule::{StreamK, Tiles, Walk};
+use schedule::{StreamK, Tile, Tiles, Walk};
 
 /// One unit of a block's work: a tile of C, `slices` slices of k from `first_slice`, part
 /// `split` of the tile's `parts` (split-k: the grid row and the grid's rows; stream-k: the
@@ -41,7 +41,7 @@ use schedule::{StreamK, Tiles, Walk};
 /// [`schedule::StreamK`]). A whole tile is part 0 of 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Work {
-    pub tile: (u32, u32),
+    pub tile: Tile,
     pub split: u32,
     pub parts: u32,
     pub first_slice: u32,
@@ -75,6 +75,19 @@ pub enum Schedule {
 /// The problem sizes a kernel's arguments carry.
 pub trait Problem: Copy {
     fn mnk(&self) -> (u32, u32, u32);
+
+    /// Members of a strided batch: problems of the same sizes, each its own A, B and C.
+    #[inline(always)]
+    fn members(&self) -> u32 {
+        1
+    }
+
+    /// The arguments of member `member`: what the consumers' epilogue writes through (the
+    /// copies find a member's A and B by the layer of their tensor maps).
+    #[inline(always)]
+    fn member(self, _member: u32) -> Self {
+        self
+    }
 }
 
 impl<T: crate::device::Real> Problem for crate::gemm::GemmArgs<T> {
@@ -96,13 +109,31 @@ impl<H: crate::device::half::Half> Problem for crate::gemm::HalfGemmArgs<H> {
     fn mnk(&self) -> (u32, u32, u32) {
         (self.m, self.n, self.k)
     }
+
+    #[inline(always)]
+    fn members(&self) -> u32 {
+        self.batch.count
+    }
+
+    #[inline(always)]
+    fn member(self, member: u32) -> Self {
+        self.of_member(member)
+    }
 }
 
 /// The registers each consumer thread can take once the producer warpgroup kept `producer`:
-/// the register file's 65 536 shared out, in `setmaxnreg`'s steps of 8, at most 232 (the
-/// Hopper kernels' accumulators and addresses; more would only lengthen the launch).
+/// what the block holds at launch shared out, in `setmaxnreg`'s steps of 8, at most 232 (the
+/// Hopper kernels' accumulators and addresses; more would only lengthen the launch). The block
+/// holds `threads × r`, `r` the most registers per thread that fit 65 536 in steps of 8 (168
+/// for 384 threads: 64 512, not 65 536), and `setmaxnreg.inc` waits until the registers it asks
+/// for have been given back by a `.dec`: ask for more than the block holds and the consumers
+/// wait forever. (A producer at 48 beside two consumers at 232 did so on the H100: 128 registers
+/// short, every kernel hung.)
 pub const fn consumer_registers(consumers: u32, producer: u32) -> u32 {
-    let share = (65_536 - WARPGROUP * producer) / (WARPGROUP * consumers);
+    let threads = WARPGROUP * (1 + consumers);
+    let per_thread = 65_536 / threads;
+    let held = (per_thread - per_thread % 8) * threads;
+    let share = (held - WARPGROUP * producer) / (WARPGROUP * consumers);
     let share = share - share % 8;
     if share < 232 {
         share
@@ -111,9 +142,14 @@ pub const fn consumer_registers(consumers: u32, producer: u32) -> u32 {
     }
 }
 
-// The two shares the kernels launch with: 2 × 128 × 232 + 128 × 40 and 3 × 128 × 160 + 128 × 24
-// registers, each within 65 536.
-const _: () = assert!(consumer_registers(2, 40) == 232 && consumer_registers(3, 24) == 160);
+// The shares the kernels launch with: 2 × 128 × 232 + 128 × 40 = 64 512 = 384 × 168 and
+// 3 × 128 × 160 + 128 × 24 within 512 × 128; the narrow kernels' 2 × 128 × 224 + 128 × 56.
+const _: () = assert!(
+    consumer_registers(2, 40) == 232
+        && consumer_registers(3, 24) == 160
+        && consumer_registers(2, 56) == 224
+        && consumer_registers(2, 48) == 228 - 228 % 8
+);
 
 /// A kernel on the skeleton: a lesson implements it on a zero-sized type whose generic
 /// parameters are its configuration.
@@ -135,14 +171,19 @@ pub trait Kernel: Copy {
     /// Blocks per cluster: tiles down m, tiles along n. Every block of a cluster receives every
     /// slice of the shared operand, so each consumer releases each stage to all of them.
     const CLUSTER: (u32, u32) = (1, 1);
-    /// Registers per thread after `setmaxnreg` (the block gets 65 536 / threads at launch): the
-    /// producer keeps 40 (24, the least `setmaxnreg` allows, beside three consumers), and the
-    /// consumers share the rest ([`consumer_registers`]): 232 for two, 160 for three.
+    /// Registers per thread after `setmaxnreg` (the block gets 65 536 / threads at launch, in
+    /// steps of 8): the producer keeps 40 (24, the least `setmaxnreg` allows, beside three
+    /// consumers), and the consumers share the rest ([`consumer_registers`]): 232 for two, 160
+    /// for three.
     const PRODUCER_REGISTERS: u32 = if Self::CONSUMERS > 2 { 24 } else { 40 };
     const CONSUMER_REGISTERS: u32 = consumer_registers(Self::CONSUMERS, Self::PRODUCER_REGISTERS);
     /// Whether the producer warpgroup's other threads work on each slice ([`Kernel::assist`]):
     /// each stage then has a third barrier, *ready*, which they arrive on.
     const ASSISTS: bool = false;
+    /// Whether the walk goes over the tiles of every member of a strided batch
+    /// ([`Problem::members`]); without it the kernel computes one problem, and its walk needs no
+    /// division to find a tile's member (with which `wgmma-stream-k` spilled).
+    const BATCHES: bool = true;
     /// Bytes of shared memory after the stages and barriers (an epilogue's staging tile).
     const EXTRA_BYTES: u32 = 0;
     /// The tile order: groups of this many unit-rows.
@@ -170,18 +211,11 @@ pub trait Kernel: Copy {
     );
 
     /// The producer thread: start the copies of slice `slice` of tile `tile` into stage `s`,
-    /// completing on `stages.full(s)`.
+    /// completing on `stages.full(s)` (the tile's member is the layer of the tensor maps).
     ///
     /// # Safety
     /// `maps` points to the kernel's tensor maps.
-    unsafe fn load(
-        self,
-        maps: *const TensorMap,
-        stages: Stages,
-        s: u32,
-        tile: (u32, u32),
-        slice: u32,
-    );
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32);
 
     /// A consumer thread: the mainloop over the slices of `work`, and its epilogue.
     ///
@@ -214,7 +248,7 @@ pub trait Kernel: Copy {
         _stages: Stages,
         ring: &mut Ring,
         _thread: u32,
-        _tile: (u32, u32),
+        _tile: Tile,
         slices: u32,
     ) {
         for _ in 0..slices {
@@ -344,7 +378,7 @@ fn whole_tile<K: Kernel>(slices: u32) -> Work {
     };
     let first_slice = split * slices / parts;
     Work {
-        tile: (0, 0),
+        tile: (0, 0, 0),
         split,
         parts,
         first_slice,
@@ -512,6 +546,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                         unit,
                         ..whole
                     };
+                    let args = args.member(tile.2);
                     unsafe { kernel.consume(args, maps, &mut consumer, work) };
                 } else {
                     consumer.ring.skip(whole.slices);
@@ -544,7 +579,8 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
 #[inline(always)]
 fn tiles_of<K: Kernel>(args: &K::Args) -> (Tiles, u32) {
     let (m, n, k) = args.mnk();
-    let tiles = Tiles::new(m, n, K::BM, K::BN, K::CLUSTER, K::RASTER_GROUP);
+    let sizes = (m, n, if K::BATCHES { args.members() } else { 1 });
+    let tiles = Tiles::new(sizes, K::BM, K::BN, K::CLUSTER, K::RASTER_GROUP);
     (tiles, k.div_ceil(K::BK).max(1))
 }
 
@@ -591,6 +627,7 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
         wgmma::setmaxnreg_inc(K::CONSUMER_REGISTERS);
         let mut consumer = Consumer::new(stages, tid, cluster_size, cluster::rank());
         for work in works() {
+            let args = args.member(work.tile.2);
             unsafe { kernel.consume(args, maps, &mut consumer, work) };
         }
         kernel.drain(&consumer);
@@ -608,7 +645,7 @@ unsafe fn produce<K: Kernel>(
     maps: *const TensorMap,
     stages: Stages,
     ring: &mut Ring,
-    tile: (u32, u32),
+    tile: Tile,
     slice: u32,
 ) {
     let s = ring.stage;

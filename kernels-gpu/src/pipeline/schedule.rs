@@ -7,57 +7,85 @@
 //! share an operand. Units are numbered in the grouped order of [`rasterise_in_groups`]: the
 //! blocks working at the same time cover a compact patch of C, whose rows of A and columns of
 //! B stay in L2 while they are read.
+//!
+//! A strided batch (`count` problems of one shape) is one walk over the units of all its
+//! members: member 0's units, then member 1's, … A block that finishes a member's last tile
+//! goes on with the next member's first, so small members fill the machine together (cuBLAS's
+//! strided batched GEMM launches a grid over the batch for the same reason), and a tile is
+//! `(tile-row, tile-column, member)`: the copies take the member as the layer of their tensor
+//! maps, the epilogue as the offset of C ([`crate::pipeline::Problem::member`]).
 use crate::gemm::rasterise_in_groups;
 
-/// The tiles of one problem, as work units.
+/// A tile of C: (tile-row, tile-column, member of the batch; 0 for a single problem).
+pub type Tile = (u32, u32, u32);
+
+/// The tiles of a problem, or of every member of a batch, as work units.
 #[derive(Clone, Copy, Debug)]
 pub struct Tiles {
     tiles_m: u32,
     tiles_n: u32,
-    /// Units down m and along n.
+    /// Units down m and along n (of one member).
     units_m: u32,
     units_n: u32,
+    members: u32,
     cluster: (u32, u32),
     group: u32,
 }
 
 impl Tiles {
     /// Tiles of `bm × bn` over an `m × n` C, in units of `cluster` tiles, ordered in groups of
-    /// `group` unit-rows.
+    /// `group` unit-rows; `members` such problems one after the other.
     #[inline(always)]
-    pub fn new(m: u32, n: u32, bm: u32, bn: u32, cluster: (u32, u32), group: u32) -> Self {
+    pub fn new(
+        (m, n, members): (u32, u32, u32),
+        bm: u32,
+        bn: u32,
+        cluster: (u32, u32),
+        group: u32,
+    ) -> Self {
         let (tiles_m, tiles_n) = (m.div_ceil(bm), n.div_ceil(bn));
+        let (units_m, units_n) = (tiles_m.div_ceil(cluster.0), tiles_n.div_ceil(cluster.1));
         Tiles {
             tiles_m,
             tiles_n,
-            units_m: tiles_m.div_ceil(cluster.0),
-            units_n: tiles_n.div_ceil(cluster.1),
+            units_m,
+            units_n,
+            members,
             cluster,
             group,
         }
     }
 
-    /// Work units (cluster tiles).
+    /// Work units (cluster tiles), of all members.
     #[inline(always)]
     pub fn units(self) -> u32 {
-        self.units_m * self.units_n
+        self.units_m * self.units_n * self.members
     }
 
-    /// The (tile-row, tile-column) of C that the block of cluster rank `rank` computes in unit
-    /// `unit`. With clusters it may lie past C's edge (an odd number of tile-rows): the block
-    /// still loads its share of the operands the cluster shares, and writes nothing.
+    /// The tile of C that the block of cluster rank `rank` computes in unit `unit`. With
+    /// clusters it may lie past C's edge (an odd number of tile-rows): the block still loads
+    /// its share of the operands the cluster shares, and writes nothing.
     #[inline(always)]
-    pub fn tile(self, unit: u32, rank: u32) -> (u32, u32) {
+    pub fn tile(self, unit: u32, rank: u32) -> Tile {
+        // One member: no division (the divisor is 1, but ptxas cannot know it). `max(1)`: the
+        // divisor is never 0 (m, n ≥ 1), and saying so spares the division its panic branch.
+        let (member, unit) = if self.members == 1 {
+            (0, unit)
+        } else {
+            let per_member = (self.units_m * self.units_n).max(1);
+            (unit / per_member, unit % per_member)
+        };
         let (um, un) = rasterise_in_groups(unit, self.units_m, self.units_n, self.group);
         (
             um * self.cluster.0 + rank % self.cluster.0,
             un * self.cluster.1 + rank / self.cluster.0,
+            member,
         )
     }
 
     /// Whether a tile lies (at least partly) inside C.
     #[inline(always)]
-    pub fn inside(self, tile: (u32, u32)) -> bool {
+    pub fn inside(self, tile: Tile) -> bool {
         tile.0 < self.tiles_m && tile.1 < self.tiles_n
     }
 }

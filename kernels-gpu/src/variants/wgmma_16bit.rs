@@ -55,6 +55,7 @@ use crate::device::wgmma::{
     self, Accumulator, Descriptor, HalfWgmma, Registers, K_MAJOR, MN_MAJOR,
 };
 use crate::gemm::{Geometry, HalfGemmArgs};
+use crate::pipeline::schedule::Tile;
 use crate::pipeline::stream::{self, Scratch, FIXUP_BYTES};
 use crate::pipeline::{self, epilogue, Consumer, Kernel, Schedule, Stages, Work, WARPGROUP};
 use core::marker::PhantomData;
@@ -112,8 +113,8 @@ pub trait Config: Copy + Default + 'static {
         consumer.wait_turn()
     }
 
-    /// The producer: the copies of A's part of a slice, 256 m × 64 k from `(m0, k0)`, into the
-    /// stage at shared address `stage`, completing on `full`. Four boxes of 64 m, each 64
+    /// The producer: the copies of A's part of a slice, 256 m × 64 k from `(m0, k0)` of member
+    /// `layer`, into the stage at shared address `stage`, completing on `full`. Four boxes of 64 m, each 64
     /// rows of 128 bytes: of k when A is stored m × k, of m when it is stored k × m
     /// (`k_major`, whose tensor map's first coordinate is k).
     ///
@@ -123,14 +124,13 @@ pub trait Config: Copy + Default + 'static {
     unsafe fn load_a(
         a_map: *const TensorMap,
         stage: u32,
-        m0: u32,
-        k0: i32,
+        (m0, k0, layer): (u32, i32, u32),
         full: MBarrier,
         k_major: bool,
     ) {
         for j in 0..BM / A_BOX_M {
             let (x, y) = a_box_at(m0 + j * A_BOX_M, k0, k_major);
-            unsafe { tma::load_box(a_map, stage + j * A_BOX_BYTES, x, y, full) };
+            unsafe { tma::load_box(a_map, stage + j * A_BOX_BYTES, x, y, layer, full) };
         }
     }
 
@@ -242,33 +242,29 @@ where
     const SCHEDULE: Schedule = C::SCHEDULE;
     const SPLIT_K: bool = C::SPLIT_K;
     const STREAM_K: bool = C::STREAM_K;
+    // `wgmma-stream-k` computes one problem: with a batch's walk its 128-accumulator fixup
+    // spilled (4 bytes, with the producer at 48 registers; 72 at 40).
+    const BATCHES: bool = !C::STREAM_K;
     const RASTER_GROUP: u32 = C::RASTER;
     const CLUSTER: (u32, u32) = (1, C::CLUSTER_N);
     const EXTRA_BYTES: u32 = C::EXTRA_BYTES;
 
     #[inline(always)]
-    unsafe fn load(
-        self,
-        maps: *const TensorMap,
-        stages: Stages,
-        s: u32,
-        tile: (u32, u32),
-        slice: u32,
-    ) {
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         let (a_map, b_map) = (maps, maps.wrapping_add(1));
         let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
         let k0 = (slice * BK) as i32;
-        let n0 = tile.1 * Self::BN;
+        let (n0, layer) = (tile.1 * Self::BN, tile.2);
         unsafe {
-            C::load_a(a_map, stage, tile.0 * BM, k0, full, C::A_K_MAJOR);
+            C::load_a(a_map, stage, (tile.0 * BM, k0, layer), full, C::A_K_MAJOR);
             if C::B_MN_MAJOR {
                 // B stored n × k: boxes of 64 n × 64 k, a 128-byte row of n per k.
                 for j in 0..Self::BN / 64 {
                     let (at, n) = (stage + A_BYTES + j * A_BOX_BYTES, (n0 + 64 * j) as i32);
-                    tma::load_box(b_map, at, n, k0, full);
+                    tma::load_box(b_map, at, n, k0, layer, full);
                 }
             } else {
-                tma::load_box(b_map, stage + A_BYTES, k0, n0 as i32, full);
+                tma::load_box(b_map, stage + A_BYTES, k0, n0 as i32, layer, full);
             }
         }
     }

@@ -54,8 +54,7 @@ impl<const STAGES: u32, const CLUSTER_N: u32> Config for SharedA<STAGES, CLUSTER
     unsafe fn load_a(
         a_map: *const TensorMap,
         stage: u32,
-        m0: u32,
-        k0: i32,
+        (m0, k0, layer): (u32, i32, u32),
         full: MBarrier,
         k_major: bool,
     ) {
@@ -66,7 +65,8 @@ impl<const STAGES: u32, const CLUSTER_N: u32> Config for SharedA<STAGES, CLUSTER
         for j in first..first + share {
             let (x, y) = a_box_at(m0 + j * A_BOX_M, k0, k_major);
             unsafe {
-                tma::load_box_multicast(a_map, stage + j * A_BOX_BYTES, x, y, full, everyone)
+                let to = stage + j * A_BOX_BYTES;
+                tma::load_box_multicast(a_map, to, x, y, layer, full, everyone)
             };
         }
     }

@@ -49,6 +49,7 @@ use crate::device::pool_address;
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{Accumulator, Descriptor, Fp8Wgmma, Registers};
 use crate::gemm::{Fp8GemmArgs, Geometry};
+use crate::pipeline::schedule::Tile;
 use crate::pipeline::{self, Consumer, Kernel, Schedule, Stages, Work};
 use core::marker::PhantomData;
 
@@ -103,14 +104,7 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
     const EXTRA_BYTES: u32 = C::EXTRA_BYTES;
 
     #[inline(always)]
-    unsafe fn load(
-        self,
-        maps: *const TensorMap,
-        stages: Stages,
-        s: u32,
-        tile: (u32, u32),
-        slice: u32,
-    ) {
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         unsafe { load_slice(maps, stages, s, tile, slice, Self::BM, C::CLUSTER_N) }
     }
 
@@ -184,7 +178,7 @@ pub unsafe fn load_slice(
     maps: *const TensorMap,
     stages: Stages,
     s: u32,
-    tile: (u32, u32),
+    tile: Tile,
     slice: u32,
     rows: u32,
     cluster_n: u32,
@@ -198,15 +192,15 @@ pub unsafe fn load_slice(
         let (to, m) = (stage + j * A_BOX_BYTES, (m0 + j * A_BOX_M) as i32);
         unsafe {
             if cluster_n == 1 {
-                tma::load_box(a_map, to, k0, m, full)
+                tma::load_box(a_map, to, k0, m, tile.2, full)
             } else {
                 let everyone = ((1u32 << cluster_n) - 1) as u16;
-                tma::load_box_multicast(a_map, to, k0, m, full, everyone)
+                tma::load_box_multicast(a_map, to, k0, m, tile.2, full, everyone)
             }
         };
     }
     let (b_at, n0) = (stage + rows * BK, (tile.1 * BN) as i32);
-    unsafe { tma::load_box(b_map, b_at, k0, n0, full) };
+    unsafe { tma::load_box(b_map, b_at, k0, n0, tile.2, full) };
 }
 
 /// The entry point's body.

@@ -56,6 +56,7 @@ use crate::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
 use crate::device::Real;
 use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
+use crate::pipeline::schedule::Tile;
 use crate::pipeline::{self, Consumer, Kernel, Stages, Work};
 
 /// Rows of m per tile: two consumer warpgroups of 64 (three in `--tile 7`: [`tile_m`]).
@@ -139,14 +140,7 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUME
     const CLUSTER: (u32, u32) = (1, CLUSTER_N);
 
     #[inline(always)]
-    unsafe fn load(
-        self,
-        maps: *const TensorMap,
-        stages: Stages,
-        s: u32,
-        tile: (u32, u32),
-        slice: u32,
-    ) {
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         unsafe { load_slice(maps, stages, s, tile, slice, Self::BM, CLUSTER_N) }
     }
 

@@ -46,12 +46,11 @@ impl<B: Config> Config for SplitK<B> {
     unsafe fn load_a(
         a_map: *const TensorMap,
         stage: u32,
-        m0: u32,
-        k0: i32,
+        at: (u32, i32, u32),
         full: crate::device::mbarrier::MBarrier,
         k_major: bool,
     ) {
-        unsafe { B::load_a(a_map, stage, m0, k0, full, k_major) }
+        unsafe { B::load_a(a_map, stage, at, full, k_major) }
     }
 
     /// The warpgroup's partial product, unscaled, into slab `split` of the workspace the host

@@ -106,6 +106,7 @@ use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{self, Accumulator, Descriptor, Registers, Tf32Wgmma};
 use crate::device::{Shared, WARP_SIZE};
 use crate::gemm::{GemmArgs, Geometry};
+use crate::pipeline::schedule::Tile;
 use crate::pipeline::{self, Consumer, Kernel, Ring, Stages, Work};
 use crate::variants::ranges::{self, Ranges};
 
@@ -205,32 +206,25 @@ where
     /// f32 across) and one of B (32 of k by BN columns), or in a cluster this block's share of
     /// B's columns, multicast to every block of it (whose *full* barriers each count all of B).
     #[inline(always)]
-    unsafe fn load(
-        self,
-        maps: *const TensorMap,
-        stages: Stages,
-        s: u32,
-        tile: (u32, u32),
-        slice: u32,
-    ) {
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         let (a_map, b_map) = (maps, maps.wrapping_add(1));
         let (full, stage) = (stages.full(s), stages.stage(s));
         let (row0, col0) = ((tile.0 * BM) as i32, (tile.1 * BN) as i32);
         let k0 = (slice * BK) as i32;
         for b in 0..BM / A_BOX_ROWS {
             let rows = row0 + (b * A_BOX_ROWS) as i32;
-            unsafe { tma::load_tile_2d(a_map, a_box(stage, b), rows, k0, full) };
+            unsafe { tma::load_tile(a_map, a_box(stage, b), rows, k0, tile.2, full) };
         }
         let b = b_tile(stage, BN, false);
         if CLUSTER_M == 1 {
-            unsafe { tma::load_tile_2d(b_map, b, k0, col0, full) };
+            unsafe { tma::load_tile(b_map, b, k0, col0, tile.2, full) };
         } else {
             let share = BN / CLUSTER_M;
             let rank = cluster::rank();
             let everyone = ((1u32 << CLUSTER_M) - 1) as u16;
             let dst = b.shared_address(rank * share * BK);
             let col = col0 + (rank * share) as i32;
-            unsafe { tma::load_box_multicast(b_map, dst, k0, col, full, everyone) };
+            unsafe { tma::load_box_multicast(b_map, dst, k0, col, tile.2, full, everyone) };
         }
     }
 
@@ -248,7 +242,7 @@ where
         stages: Stages,
         ring: &mut Ring,
         thread: u32,
-        tile: (u32, u32),
+        tile: Tile,
         slices: u32,
     ) {
         const { assert!(!SPLIT || BN * BK / 4 <= SPLITTERS * MAX_SPLIT_CHUNKS as u32) };
@@ -553,7 +547,7 @@ fn consume_pipelined<const R: usize, const BN: u32, const SPLIT: bool>(
 unsafe fn store<const R: usize, const BN: u32, const SPLIT: bool>(
     args: &GemmArgs<f32>,
     values: &[f32; R],
-    tile: (u32, u32),
+    tile: Tile,
     f: Fragments<BN, SPLIT>,
 ) {
     let (row0, col0) = (tile.0 * BM + 32 * f.a_box, tile.1 * BN);
@@ -606,7 +600,7 @@ unsafe fn unscale_by_ranges<const R: usize, const BN: u32, const SPLIT: bool>(
     sum: &mut [f32; R],
     ranges: Ranges,
     rows: [i32; 2],
-    tile: (u32, u32),
+    tile: Tile,
     f: Fragments<BN, SPLIT>,
 ) {
     let col0 = tile.1 * BN + 2 * f.t;

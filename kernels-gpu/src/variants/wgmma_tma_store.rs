@@ -108,12 +108,11 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
     unsafe fn load_a(
         a_map: *const TensorMap,
         stage: u32,
-        m0: u32,
-        k0: i32,
+        at: (u32, i32, u32),
         full: MBarrier,
         k_major: bool,
     ) {
-        unsafe { B::load_a(a_map, stage, m0, k0, full, k_major) }
+        unsafe { B::load_a(a_map, stage, at, full, k_major) }
     }
 
     // ANCHOR: core_loop

@@ -37,6 +37,7 @@ pub fn problem(
         init: Init::Random,
         seed: 7,
         epilogue: parse_epilogue(e).unwrap(),
+        batch: kernels_gpu::gemm::Batch::ONE,
     };
     p.shape.lda = p.stored_a().0.next_multiple_of(8);
     p.shape.ldb = p.stored_b().0.next_multiple_of(8);

@@ -2,7 +2,7 @@
 //! driven by the emulator ([`crate::emu`]), which orders them (mbarrier phases, `wgmma` groups,
 //! the async proxy) and reports misuse.
 //!
-//! - **TMA** ([`tma_load_2d`]): the box of a tensor map (the emulator's own encoding of the
+//! - **TMA** ([`tma_load_3d`]): the box of a tensor map (the emulator's own encoding of the
 //!   driver's parameters, [`crate::device::tma::TensorMapSpec`]) is read from global memory,
 //!   out-of-bounds elements as zeros, and written row after row into shared memory with the
 //!   swizzle of the map: for the 32-, 64- and 128-byte modes the 16-byte chunk bits `[4:6]` of
@@ -72,6 +72,8 @@ pub(crate) fn encode_map(spec: &TensorMapSpec) -> [u64; 16] {
     words[4] = spec.row_stride_bytes;
     words[5] = spec.box_dims[0] as u64 | (spec.box_dims[1] as u64) << 32;
     words[6] = spec.element_bytes as u64 | (spec.swizzle.tensor_map_code() as u64) << 8;
+    words[7] = spec.layers;
+    words[8] = spec.layer_stride_bytes;
     words
 }
 
@@ -89,6 +91,8 @@ fn decode_map(words: &[u64; 16]) -> Option<TensorMapSpec> {
         box_dims: [words[5] as u32, (words[5] >> 32) as u32],
         element_bytes: words[6] as u8 as u32,
         swizzle,
+        layers: words[7],
+        layer_stride_bytes: words[8],
     })
 }
 
@@ -99,23 +103,23 @@ pub(crate) fn swizzle_address(address: u32, mask: u32, base_offset: u32) -> u32 
     address ^ ((((address >> 7).wrapping_sub(base_offset)) & mask) << 4)
 }
 
-/// `cp.async.bulk.tensor.2d…mbarrier::complete_tx::bytes [dst], [map, {x, y}], [bar]`.
+/// `cp.async.bulk.tensor.3d…mbarrier::complete_tx::bytes [dst], [map, {x, y, z}], [bar]`.
 ///
 /// # Safety
 /// `map` must point to a tensor map in a buffer of the launch.
-pub unsafe fn tma_load_2d(map: *const u8, dst: u32, x: i32, y: i32, bar: u32) {
+pub unsafe fn tma_load_3d(map: *const u8, dst: u32, at: [i32; 3], bar: u32) {
     let ctx = current();
-    let (at, data) = unsafe { read_box(map, dst, x, y) };
+    let (at, data) = unsafe { read_box(map, dst, at) };
     ctx.tma_write(ctx.cluster_rank(), at, &data, ctx.pool_byte(bar));
 }
 
-/// `….multicast::cluster [dst], [map, {x, y}], [bar], mask`: the same box lands at `dst` in
+/// `….multicast::cluster [dst], [map, {x, y, z}], [bar], mask`: the same box lands at `dst` in
 /// every block of the cluster whose rank is a bit of `mask`, and completes on the mbarrier at
 /// `bar` of each.
 ///
 /// # Safety
-/// As [`tma_load_2d`].
-pub unsafe fn tma_load_2d_multicast(map: *const u8, dst: u32, x: i32, y: i32, bar: u32, mask: u16) {
+/// As [`tma_load_3d`].
+pub unsafe fn tma_load_3d_multicast(map: *const u8, dst: u32, at: [i32; 3], bar: u32, mask: u16) {
     let ctx = current();
     if mask == 0 {
         ctx.fault(
@@ -123,20 +127,21 @@ pub unsafe fn tma_load_2d_multicast(map: *const u8, dst: u32, x: i32, y: i32, ba
             "a multicast TMA copy with an empty CTA mask".to_string(),
         );
     }
-    let (at, data) = unsafe { read_box(map, dst, x, y) };
+    let (at, data) = unsafe { read_box(map, dst, at) };
     for rank in (0..16).filter(|r| mask & (1 << r) != 0) {
         ctx.tma_write(rank, at, &data, ctx.pool_byte(bar));
     }
 }
 
-/// The bytes a TMA copy of the box at `(x, y)` of `map` writes at shared address `dst`, as they
-/// land (swizzled, zeros outside the tensor), and `dst`'s pool byte.
+/// The bytes a TMA copy of the box at `(x, y, z)` of `map` writes at shared address `dst`, as
+/// they land (swizzled, zeros outside the tensor: a layer `z` outside it is all zeros), and
+/// `dst`'s pool byte.
 ///
 /// # Safety
 /// `map` must point to a tensor map in a buffer of the launch.
-unsafe fn read_box(map: *const u8, dst: u32, x: i32, y: i32) -> (u32, Vec<u8>) {
+unsafe fn read_box(map: *const u8, dst: u32, at: [i32; 3]) -> (u32, Vec<u8>) {
     let ctx = current();
-    let b = unsafe { tma_box(map, dst, x, y, "TMA destination") };
+    let b = unsafe { tma_box(map, dst, at, "TMA destination") };
     let mut data = vec![0u8; b.bytes as usize];
     for row in 0..b.rows {
         let Some((address, first, count)) = b.global_run(row, b.map.dims[0]) else {
@@ -166,6 +171,7 @@ struct TmaBox {
     element: usize,
     x: i64,
     y: i64,
+    z: i64,
 }
 
 impl TmaBox {
@@ -188,7 +194,7 @@ impl TmaBox {
     fn global_run(&self, row: u32, inner_end: u64) -> Option<(usize, u32, usize)> {
         let m = &self.map;
         let gy = self.y + row as i64;
-        if !(0..m.dims[1] as i64).contains(&gy) {
+        if !(0..m.dims[1] as i64).contains(&gy) || !(0..m.layers as i64).contains(&self.z) {
             return None;
         }
         let first = (-self.x).max(0);
@@ -198,6 +204,7 @@ impl TmaBox {
         }
         let gx = self.x + first;
         let address = m.address as usize
+            + self.z as usize * m.layer_stride_bytes as usize
             + gy as usize * m.row_stride_bytes as usize
             + gx as usize * self.element;
         Some((address, first as u32, (last - first) as usize))
@@ -208,7 +215,7 @@ impl TmaBox {
 ///
 /// # Safety
 /// `map` must point to a tensor map in a buffer of the launch.
-unsafe fn tma_box(map: *const u8, shared: u32, x: i32, y: i32, what: &str) -> TmaBox {
+unsafe fn tma_box(map: *const u8, shared: u32, [x, y, z]: [i32; 3], what: &str) -> TmaBox {
     let ctx = current();
     ctx.check_global(map as usize, 128, 64);
     let words = unsafe { *(map as *const [u64; 16]) };
@@ -244,10 +251,11 @@ unsafe fn tma_box(map: *const u8, shared: u32, x: i32, y: i32, what: &str) -> Tm
         element: m.element_bytes as usize,
         x: x as i64,
         y: y as i64,
+        z: z as i64,
     }
 }
 
-/// `cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [map, {x, y}], [src]`: the box
+/// `cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [map, {x, y, z}], [src]`: the box
 /// is read from shared memory now (the history checks the read is ordered after the writes and
 /// published to the async proxy); its part inside the tensor is written to global memory when a
 /// `cp.async.bulk.wait_group` retires the group, or when the block exits. As on the H100, the
@@ -256,16 +264,17 @@ unsafe fn tma_box(map: *const u8, shared: u32, x: i32, y: i32, what: &str) -> Tm
 ///
 /// # Safety
 /// `map` must point to a tensor map in a buffer of the launch.
-pub unsafe fn tma_store_2d(map: *const u8, src: u32, x: i32, y: i32) {
+pub unsafe fn tma_store_3d(map: *const u8, src: u32, at: [i32; 3]) {
     let ctx = current();
-    let b = unsafe { tma_box(map, src, x, y, "TMA store source") };
-    if x < 0 || y < 0 {
+    let b = unsafe { tma_box(map, src, at, "TMA store source") };
+    let [x, y, z] = at;
+    if x < 0 || y < 0 || z < 0 {
         // PTX ISA (cp.async.bulk.tensor, restrictions on the .global.shared::cta direction);
         // the H100 stops the kernel with an illegal instruction.
         ctx.fault(
             FaultKind::TmaMisuse,
             format!(
-                "a TMA store at coordinates ({x}, {y}): a store's coordinates must be non-negative"
+                "a TMA store at coordinates ({x}, {y}, {z}): a store's coordinates must be non-negative"
             ),
         );
     }
@@ -372,8 +381,10 @@ pub fn wgmma_wait<const N: u32>() {
     current().wgmma_wait(N);
 }
 
-/// `setmaxnreg` changes nothing the emulator models; it is still a warp-wide instruction, and
-/// its count must be one the PTX ISA allows.
+/// `setmaxnreg`: a warp-wide instruction whose count must be one the PTX ISA allows; the
+/// emulator records the warp's new count, and when the block exits checks that the counts its
+/// warps ended with fit the registers it held at launch (`.inc` waits until a `.dec` has given
+/// back what it asks for: asking for more than the block holds hangs the GPU).
 pub fn setmaxnreg(increase: bool, count: u32) {
     let ctx = current();
     if !(24..=256).contains(&count) || !count.is_multiple_of(8) {
@@ -390,6 +401,7 @@ pub fn setmaxnreg(increase: bool, count: u32) {
         "setmaxnreg.dec"
     };
     ctx.warp_collective(op, &[], true, |_| ());
+    ctx.set_registers(count);
 }
 
 /// A decoded matrix descriptor: where element (row, kk) of a K-major TF32 operand lies.

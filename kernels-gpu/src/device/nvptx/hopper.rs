@@ -61,35 +61,42 @@ pub fn mbarrier_wait(addr: u32, parity: u32) {
     while !mbarrier_try_wait(addr, parity) {}
 }
 
-/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`: the
-/// TMA engine copies the box at coordinates (x, y) of `map` to `dst`, and counts its bytes off
-/// the tx-count of the mbarrier at `bar`.
+/// `cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`: the
+/// TMA engine copies the box at coordinates (x, y, z) of `map` to `dst`, and counts its bytes
+/// off the tx-count of the mbarrier at `bar`. (Every map of the course is three-dimensional,
+/// the third dimension the members of a batch: `crate::device::tma`.)
 ///
 /// # Safety
 /// `map` must point to a valid `CUtensorMap` in global memory for the whole kernel.
 #[inline(always)]
-pub unsafe fn tma_load_2d(map: *const u8, dst: u32, x: i32, y: i32, bar: u32) {
+pub unsafe fn tma_load_3d(map: *const u8, dst: u32, [x, y, z]: [i32; 3], bar: u32) {
     unsafe {
         asm!(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}}}], [{b}];",
-            d = in(reg32) dst, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, b = in(reg32) bar,
-            options(nostack)
+            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}];",
+            d = in(reg32) dst, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, z = in(reg32) z,
+            b = in(reg32) bar, options(nostack)
         )
     }
 }
 
-/// `cp.async.bulk.tensor.2d…multicast::cluster`: the box lands at `dst` in every block of the
+/// `cp.async.bulk.tensor.3d…multicast::cluster`: the box lands at `dst` in every block of the
 /// cluster whose rank is a bit of `mask`, and completes on the mbarrier at `bar` of each.
 ///
 /// # Safety
-/// As [`tma_load_2d`].
+/// As [`tma_load_3d`].
 #[inline(always)]
-pub unsafe fn tma_load_2d_multicast(map: *const u8, dst: u32, x: i32, y: i32, bar: u32, mask: u16) {
+pub unsafe fn tma_load_3d_multicast(
+    map: *const u8,
+    dst: u32,
+    [x, y, z]: [i32; 3],
+    bar: u32,
+    mask: u16,
+) {
     unsafe {
         asm!(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{x}, {y}}}], [{b}], {k};",
-            d = in(reg32) dst, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, b = in(reg32) bar,
-            k = in(reg16) mask, options(nostack)
+            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}], {k};",
+            d = in(reg32) dst, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, z = in(reg32) z,
+            b = in(reg32) bar, k = in(reg16) mask, options(nostack)
         )
     }
 }
@@ -481,16 +488,17 @@ pub fn stmatrix_x4_trans(row: u32, r: [u32; 4]) {
     }
 }
 
-/// `cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [map, {x, y}], [src]`.
+/// `cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [map, {x, y, z}], [src]`.
 ///
 /// # Safety
 /// `map` must point to a valid `CUtensorMap` in global memory for the whole kernel.
 #[inline(always)]
-pub unsafe fn tma_store_2d(map: *const u8, src: u32, x: i32, y: i32) {
+pub unsafe fn tma_store_3d(map: *const u8, src: u32, [x, y, z]: [i32; 3]) {
     unsafe {
         asm!(
-            "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
-            m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, s = in(reg32) src, options(nostack)
+            "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [{m}, {{{x}, {y}, {z}}}], [{s}];",
+            m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, z = in(reg32) z, s = in(reg32) src,
+            options(nostack)
         )
     }
 }

@@ -1,0 +1,487 @@
+//! Strided batched GEMM on the emulator (`GemmConfig::batch`, `host --batch`): every 16-bit
+//! Hopper kernel that runs a batch computes every member, each with its own A, B and C at its
+//! strides, checked against the f64 reference of each member; `auto` chooses for the batch; then
+//! planted bugs the check must catch, and the refusals.
+use gpu_gemm::emulator;
+use gpu_gemm::half::bf16;
+use gpu_gemm::problem::{EmulatedBody, Inputs, Problem, Transpose, Transposes};
+use gpu_gemm::registry::{self, Variant};
+use gpu_gemm::run::{execute, plan, Backend};
+use gpu_gemm::verify;
+use gpu_gemm::{Algorithm, Batch, Gemm, GemmConfig, GemmError, Math};
+use kernels_gpu::device::half::Bf16;
+use kernels_gpu::device::tma::TensorMap;
+use kernels_gpu::gemm::{Dtype, HalfGemmArgs};
+use kernels_gpu::pipeline::schedule::Tile;
+use kernels_gpu::pipeline::{self, Consumer, Kernel, Stages, Work};
+use kernels_gpu::variants::wgmma_16bit::{Plain, Wgmma16};
+
+mod batch_cases;
+use batch_cases::{batched_kernels, problem, ONCE};
+
+#[test]
+fn every_batched_kernel_computes_every_member() {
+    let kernels = batched_kernels();
+    let names: Vec<_> = kernels.iter().map(|(v, _)| v.name()).collect();
+    for expected in [
+        "wgmma-16bit",
+        "wgmma-tma-store",
+        "wgmma-layouts",
+        "wgmma-narrow",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} runs no batch: {names:?}"
+        );
+    }
+    assert!(
+        !names.contains(&"wgmma-split-k") && !names.contains(&"wgmma-stream-k"),
+        "{names:?}"
+    );
+    for (i, (variant, t)) in kernels.into_iter().enumerate() {
+        // Alternate the types, and beta (C read through each member's offset).
+        let dtype = [Dtype::Bf16, Dtype::F16][i % 2];
+        let beta = [0.0, 0.5][i / 2 % 2];
+        // m crosses the 128- and 256-row tiles, n the 64-column ones.
+        let p = problem(dtype, (136, 72, 64), t, beta);
+        let what = format!(
+            "{} {} {} beta {beta}",
+            variant.name(),
+            t.name(),
+            dtype.name()
+        );
+        let report = execute(&Backend::Emulator, variant, None, &p, ONCE)
+            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let check = report.check.expect("checked run");
+        assert!(check.passed(), "{what}: {}", check.summary());
+        assert!(
+            check.coverage.starts_with("members 0, 1, 2, 3, 4 of 5"),
+            "{}",
+            check.coverage
+        );
+        println!("{what}: {}", check.summary());
+    }
+}
+
+/// `auto` over a batch takes the batch rule's kernel for each kind of member, and a fused
+/// epilogue applies to every member (one bias for all).
+#[test]
+fn auto_chooses_for_the_batch_and_fuses_the_epilogue_into_every_member() {
+    let tn = Transposes::new(Transpose::Yes, Transpose::No);
+    for (dims, t, expected) in [
+        ((64, 64, 64), tn, "wgmma-layouts:2"),
+        ((70, 64, 64), Transposes::NN, "wgmma-16bit"),
+        ((200, 72, 64), Transposes::NN, "wgmma-layouts:2"),
+        ((136, 200, 64), tn, "wgmma-layouts:1"),
+    ] {
+        let mut p = problem(Dtype::Bf16, dims, t, 0.0);
+        if dims == (200, 72, 64) {
+            p.epilogue = gpu_gemm::problem::parse_epilogue("bias,gelu").unwrap();
+        }
+        let report = execute(
+            &Backend::Emulator,
+            Variant::Auto(Math::Strict),
+            None,
+            &p,
+            ONCE,
+        )
+        .unwrap_or_else(|e| panic!("{dims:?}: {e:#}"));
+        assert!(
+            report.variant.contains(expected),
+            "{dims:?}: {}",
+            report.variant
+        );
+        let check = report.check.expect("checked run");
+        assert!(check.passed(), "{dims:?}: {}", check.summary());
+        println!("{dims:?} → {}: {}", report.variant, check.summary());
+    }
+}
+
+/// What a batch may not be: refused before anything runs, with the reason.
+#[test]
+fn batches_the_kernels_cannot_run_are_refused() {
+    let p = problem(Dtype::Bf16, (136, 72, 64), Transposes::NN, 0.0);
+    let refusal = |v: &str, p: &Problem| {
+        let variant = registry::find(v).unwrap();
+        plan(variant, None, p, None).unwrap_err().to_string()
+    };
+    let f32 = Problem {
+        dtype: Dtype::F32,
+        ..p
+    };
+    assert!(refusal("best", &f32).contains("has no strided batched form in f32"));
+    assert!(refusal("auto", &f32).contains("has no strided batched form in f32"));
+    assert!(refusal("wgmma-split-k", &p).contains("no strided batched form"));
+    assert!(refusal("wgmma-stream-k", &p).contains("no strided batched form"));
+    // A stride the TMA engine cannot step by.
+    let odd = Problem {
+        batch: Batch {
+            stride_c: p.batch.stride_c + 1,
+            ..p.batch
+        },
+        ..p
+    };
+    assert!(refusal("wgmma-16bit", &odd).contains("not a multiple of 16 bytes"));
+    // Overlapping members.
+    let overlap = Problem {
+        batch: Batch {
+            stride_a: 8,
+            ..p.batch
+        },
+        ..p
+    };
+    let e = overlap.validate().unwrap_err().to_string();
+    assert!(e.contains("the members would overlap"), "{e}");
+}
+
+/// `wgmma-16bit:1` with its copies reading member 0 for every member: the layer of the tensor
+/// maps left out, the bug a kernel that gained the batch in its epilogue only would have.
+#[derive(Clone, Copy)]
+struct CopiesIgnoreTheMember;
+
+type Plain16 = Wgmma16<Bf16, Plain<4>>;
+
+impl Kernel for CopiesIgnoreTheMember {
+    type Args = HalfGemmArgs<Bf16>;
+    const BM: u32 = Plain16::BM;
+    const BN: u32 = Plain16::BN;
+    const BK: u32 = Plain16::BK;
+    const STAGES: u32 = Plain16::STAGES;
+    const STAGE_BYTES: u32 = Plain16::STAGE_BYTES;
+    const LOADED_BYTES: u32 = Plain16::LOADED_BYTES;
+
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
+        let member_zero = (tile.0, tile.1, 0);
+        unsafe { Plain16::default().load(maps, stages, s, member_zero, slice) }
+    }
+
+    unsafe fn consume(
+        self,
+        args: HalfGemmArgs<Bf16>,
+        maps: *const TensorMap,
+        consumer: &mut Consumer,
+        work: Work,
+    ) {
+        unsafe { Plain16::default().consume(args, maps, consumer, work) }
+    }
+}
+
+const _: () = assert!(<CopiesIgnoreTheMember as Kernel>::POOL_BYTES == Plain16::POOL_BYTES);
+
+/// # Safety
+/// As `wgmma_16bit::gemm`.
+unsafe fn copies_ignore_the_member(args: HalfGemmArgs<Bf16>, maps: *const TensorMap) {
+    unsafe { pipeline::run(CopiesIgnoreTheMember, args, maps) }
+}
+
+#[test]
+fn planted_batch_bugs_fail_the_check() {
+    let p = problem(Dtype::Bf16, (136, 72, 64), Transposes::NN, 0.0);
+    let inputs = Inputs::<bf16>::generate(&p);
+    let references = verify::batch_references(&p, &inputs);
+    let kernel = registry::find("wgmma-16bit").unwrap();
+    let launch = plan(kernel, None, &p, None).unwrap();
+    let check = |c: &[bf16]| {
+        let uploaded = inputs.c_for_checked_run(p.beta);
+        verify::check_run(&p, kernel.arithmetic(), &references, &uploaded, c)
+    };
+    let control = {
+        let mut c = inputs.c_for_checked_run(p.beta);
+        emulator::launch_once(&launch, &p, &inputs, &mut c).unwrap();
+        check(&c)
+    };
+    assert!(
+        control.passed(),
+        "the kernel as it is: {}",
+        control.summary()
+    );
+    let ignored = {
+        let mut c = inputs.c_for_checked_run(p.beta);
+        let body = EmulatedBody::TensorMaps(copies_ignore_the_member as _);
+        emulator::launch_planted(&launch, body, &p, &inputs, &mut c).unwrap();
+        check(&c)
+    };
+    assert!(
+        !ignored.passed(),
+        "copies of member 0 for every member passed: {}",
+        ignored.summary()
+    );
+    // The walk one member short (its units counted without the last member).
+    let short = {
+        let fewer = Problem {
+            batch: Batch {
+                count: p.batch.count - 1,
+                ..p.batch
+            },
+            ..p
+        };
+        let mut c = inputs.c_for_checked_run(p.beta);
+        emulator::launch_once(
+            &plan(kernel, None, &fewer, None).unwrap(),
+            &fewer,
+            &inputs,
+            &mut c,
+        )
+        .unwrap();
+        check(&c)
+    };
+    assert!(
+        !short.passed(),
+        "a member never computed passed: {}",
+        short.summary()
+    );
+    assert!(short.non_finite > 0, "{}", short.summary());
+    println!(
+        "control: {}\ncopies ignore the member: {}\none member short: {}",
+        control.summary(),
+        ignored.summary(),
+        short.summary()
+    );
+}
+
+/// The library's form: `GemmConfig::batch` with `Gemm::run` on the emulator, every member
+/// against an f64 product computed here; a buffer shorter than the batch is a typed error.
+#[test]
+fn the_library_runs_a_batch_and_refuses_short_buffers() {
+    let (m, n, k, count) = (72usize, 40usize, 64usize, 3usize);
+    let gemm = Gemm::emulator();
+    let config = GemmConfig::new(m as u32, n as u32, k as u32).batch(
+        count as u32,
+        (m * k) as u64,
+        (k * n) as u64,
+        (m * n) as u64,
+    );
+    let value =
+        |i: usize, salt: usize| bf16::from_f32((((i * 7 + salt * 13) % 17) as f32 - 8.0) / 8.0);
+    let a: Vec<bf16> = (0..m * k * count).map(|i| value(i, 1)).collect();
+    let b: Vec<bf16> = (0..k * n * count).map(|i| value(i, 2)).collect();
+    let mut c = vec![bf16::ZERO; m * n * count];
+    let choice = gemm
+        .run(
+            &config,
+            &Algorithm::Auto(Math::Strict),
+            &a[..],
+            &b[..],
+            &mut c[..],
+        )
+        .unwrap();
+    println!("{choice:?}");
+    for member in 0..count {
+        for col in 0..n {
+            for row in 0..m {
+                let exact: f64 = (0..k)
+                    .map(|q| {
+                        let x = a[member * m * k + row + q * m].to_f64();
+                        let y = b[member * k * n + q + col * k].to_f64();
+                        x * y
+                    })
+                    .sum();
+                let got = c[member * m * n + row + col * m].to_f64();
+                assert!(
+                    (got - exact).abs() <= 1e-2 * exact.abs().max(1.0),
+                    "member {member} ({row}, {col}): {got} against {exact}"
+                );
+            }
+        }
+    }
+    let mut short = vec![bf16::ZERO; m * n * count - 1];
+    let e = gemm
+        .run(
+            &config,
+            &Algorithm::Auto(Math::Strict),
+            &a[..],
+            &b[..],
+            &mut short[..],
+        )
+        .unwrap_err();
+    assert!(
+        matches!(e, GemmError::BatchTooSmall { operand: 'C', .. }),
+        "{e}"
+    );
+    let e = gemm
+        .run(
+            &config,
+            &Algorithm::Tuned(Math::Strict),
+            &a[..],
+            &b[..],
+            &mut c[..],
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("not a strided batch"), "{e}");
+}
+
+/// The device layer's layers (`cp.async.bulk.tensor.3d`): a box copied from layer `z` of a map
+/// of two layers holds that layer's elements, found `layer_stride_bytes` apart; a layer outside
+/// the tensor arrives as zeros, as every out-of-bounds element does; a store to layer 1 writes
+/// that layer only, and one to a layer outside the tensor writes nothing.
+#[test]
+fn the_tensor_copies_address_each_layer() {
+    use kernels_gpu::device::mbarrier::{fence_mbarrier_init, MBarrier};
+    use kernels_gpu::device::tma::{self, Swizzle, TensorMapSpec};
+    use kernels_gpu::device::wgmma::fence_proxy_async;
+    use kernels_gpu::device::{named_barrier, pool_address, pool_padding_to, store, thread_idx_x};
+    use kernels_gpu::device::{GlobalMut, Shared};
+    use kernels_gpu::emu::{launch, Buffer, LaunchShape};
+    // Two layers of an 8 × 8 f32 matrix (ld 8), 80 elements apart: 16 of padding between them.
+    const LAYER: usize = 80;
+    let source: Vec<f32> = (0..2 * LAYER).map(|i| i as f32).collect();
+    let mut loaded = vec![f32::NAN; 3 * 32];
+    let mut stored = vec![-1f32; 2 * LAYER];
+    let spec = |address: u64| TensorMapSpec {
+        layers: 2,
+        layer_stride_bytes: LAYER as u64 * 4,
+        ..TensorMapSpec::single(address, 4, [8, 8], 32, [4, 8], Swizzle::None)
+    };
+    let maps = Box::new([
+        spec(source.as_ptr() as u64).encode_for_emulator().unwrap(),
+        spec(stored.as_mut_ptr() as u64).encode_for_emulator().unwrap(),
+    ]);
+    let (maps_at, loaded_at) = (maps.as_ptr() as usize, loaded.as_mut_ptr() as usize);
+    let buffers = [
+        Buffer {
+            name: "source",
+            address: source.as_ptr() as usize,
+            bytes: std::mem::size_of_val(&source[..]),
+        },
+        Buffer {
+            name: "loaded",
+            address: loaded_at,
+            bytes: std::mem::size_of_val(&loaded[..]),
+        },
+        Buffer {
+            name: "stored",
+            address: stored.as_mut_ptr() as usize,
+            bytes: std::mem::size_of_val(&stored[..]),
+        },
+        Buffer {
+            name: "tensor maps",
+            address: maps_at,
+            bytes: 256,
+        },
+    ];
+    let shape = LaunchShape {
+        grid: (1, 1),
+        block: (32, 1),
+        shared_bytes: 1024 + 3 * 128 + 64,
+        cluster: (1, 1),
+    };
+    launch("layers", shape, &buffers, &|| {
+        let maps = maps_at as *const TensorMap;
+        let lane = thread_idx_x();
+        let base = pool_padding_to(128);
+        let tile = |j: u32| base + 128 * j;
+        let bar = |j: u32| MBarrier::at(base + 3 * 128 + 8 * j);
+        if lane == 0 {
+            for j in 0..3 {
+                bar(j).init(1);
+            }
+            fence_mbarrier_init();
+        }
+        named_barrier(1, 32);
+        if lane == 0 {
+            // The box: 4 elements of dimension 0 by 8 of dimension 1,
+            // from (4, 0) of layers 1, 0 and 2 (outside).
+            for (j, layer) in [(0, 1), (1, 0), (2, 2)] {
+                bar(j).arrive_expect_tx(128);
+                unsafe { tma::load_box(maps, pool_address(tile(j)), 4, 0, layer, bar(j)) };
+            }
+        }
+        let out = GlobalMut::new(loaded_at as *mut f32);
+        for j in 0..3 {
+            bar(j).wait(0);
+            let value = Shared::<f32>::at(tile(j), 32).load(lane);
+            unsafe { out.store((32 * j + lane) as usize, value) };
+        }
+        // Tile 0 (layer 1's box) stored to layer 1 of `stored`, and to layer 2 (nothing).
+        fence_proxy_async();
+        named_barrier(1, 32);
+        if lane == 0 {
+            unsafe {
+                store::store_box(maps.wrapping_add(1), pool_address(tile(0)), 4, 0, 1);
+                store::store_box(maps.wrapping_add(1), pool_address(tile(0)), 4, 0, 2);
+            }
+            store::commit();
+            store::wait::<0>();
+        }
+    })
+    .unwrap();
+    // Element (x, y) of the box is (4 + x, y) of its layer: at 4 + x + 8y, plus 80 per layer.
+    let expected = |layer: usize, i: usize| (layer * LAYER + 4 + i % 4 + 8 * (i / 4)) as f32;
+    for i in 0..32 {
+        assert_eq!(loaded[i], expected(1, i), "layer 1, element {i}");
+        assert_eq!(loaded[32 + i], expected(0, i), "layer 0, element {i}");
+        assert_eq!(loaded[64 + i], 0.0, "layer 2 (outside), element {i}");
+    }
+    for (at, &value) in stored.iter().enumerate() {
+        let (layer, within) = (at / LAYER, at % LAYER);
+        let in_box = layer == 1 && within < 64 && (4..8).contains(&(within % 8));
+        let want = if in_box {
+            expected(1, within % 8 - 4 + 4 * (within / 8))
+        } else {
+            -1.0
+        };
+        assert_eq!(value, want, "stored element {at}");
+    }
+}
+
+/// `wgmma-16bit:1` with its producer keeping 48 registers beside consumers at 232: together
+/// 2 × 128 × 232 plus 128 × 48, 65 536, but a block of 384 threads holds 168 × 384 = 64 512 at
+/// launch, and the consumers' `setmaxnreg.inc` waits for 1 024 registers no warp gives back.
+/// Every kernel hung on the H100 when the skeleton's producer was raised to 48 to make room for
+/// the batch's walk; the emulator now reports it.
+#[derive(Clone, Copy)]
+struct ProducerKeepsTooMany;
+
+impl Kernel for ProducerKeepsTooMany {
+    type Args = HalfGemmArgs<Bf16>;
+    const BM: u32 = Plain16::BM;
+    const BN: u32 = Plain16::BN;
+    const BK: u32 = Plain16::BK;
+    const STAGES: u32 = Plain16::STAGES;
+    const STAGE_BYTES: u32 = Plain16::STAGE_BYTES;
+    const LOADED_BYTES: u32 = Plain16::LOADED_BYTES;
+    const PRODUCER_REGISTERS: u32 = 48;
+    const CONSUMER_REGISTERS: u32 = 232;
+
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
+        unsafe { Plain16::default().load(maps, stages, s, tile, slice) }
+    }
+
+    unsafe fn consume(
+        self,
+        args: HalfGemmArgs<Bf16>,
+        maps: *const TensorMap,
+        consumer: &mut Consumer,
+        work: Work,
+    ) {
+        unsafe { Plain16::default().consume(args, maps, consumer, work) }
+    }
+}
+
+/// # Safety
+/// As `wgmma_16bit::gemm`.
+unsafe fn producer_keeps_too_many(args: HalfGemmArgs<Bf16>, maps: *const TensorMap) {
+    unsafe { pipeline::run(ProducerKeepsTooMany, args, maps) }
+}
+
+#[test]
+fn registers_the_block_does_not_hold_are_a_hang() {
+    let p = Problem {
+        batch: Batch::ONE,
+        ..problem(Dtype::Bf16, (136, 72, 64), Transposes::NN, 0.0)
+    };
+    let inputs = Inputs::<bf16>::generate(&p);
+    let launch = plan(registry::find("wgmma-16bit").unwrap(), None, &p, None).unwrap();
+    let mut c = inputs.c_for_checked_run(p.beta);
+    let body = EmulatedBody::TensorMaps(producer_keeps_too_many as _);
+    let e = emulator::launch_planted(&launch, body, &p, &inputs, &mut c).unwrap_err();
+    let message = format!("{e:#}");
+    println!("{message}");
+    assert!(
+        message.contains("deadlock") && message.contains("64512"),
+        "{message}"
+    );
+    // The skeleton's own share fits.
+    let mut c = inputs.c_for_checked_run(p.beta);
+    emulator::launch_once(&launch, &p, &inputs, &mut c).unwrap();
+}
