@@ -334,7 +334,9 @@ fn the_tensor_copies_address_each_layer() {
     };
     let maps = Box::new([
         spec(source.as_ptr() as u64).encode_for_emulator().unwrap(),
-        spec(stored.as_mut_ptr() as u64).encode_for_emulator().unwrap(),
+        spec(stored.as_mut_ptr() as u64)
+            .encode_for_emulator()
+            .unwrap(),
     ]);
     let (maps_at, loaded_at) = (maps.as_ptr() as usize, loaded.as_mut_ptr() as usize);
     let buffers = [

@@ -321,6 +321,7 @@ pub const CHAPTERS: &[Chapter] = &[
                 file: "gpu-gemm/examples/cudarc.rs",
                 anchor: "cudarc",
             },
+            code("gpu-gemm/examples/batch.rs"),
         ],
         measured: &[],
     },
