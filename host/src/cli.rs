@@ -297,6 +297,9 @@ impl Cli {
         if !p.epilogue.is_none() && !p.dtype.is_16bit() {
             bail!("--epilogue is fused into the 16-bit kernels: give --dtype bf16 or f16");
         }
+        if p.dtype == Dtype::E4m3 && self.batch.is_some() {
+            bail!("--batch runs bf16 and f16 on the kernels (and every type on cuBLAS); the e4m3 kernels compute one problem");
+        }
         if p.dtype == Dtype::E4m3 {
             if p.transposes != Transposes::new(Transpose::Yes, Transpose::No) {
                 bail!("e4m3 is computed as cuBLASLt computes it on Hopper, op(A) = Aᵀ and op(B) = B, both read along k (FP8 wgmma has no transposed operands): give --transa t (and no --transb t)");
