@@ -193,13 +193,8 @@ unsafe fn cublas_gemm(
             )
         };
     }
-    use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
-    use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType};
-    let op = |t| match t {
-        Transpose::No => CUBLAS_OP_N,
-        Transpose::Yes => CUBLAS_OP_T,
-    };
-    let (transa, transb) = (op(transposes.transa), op(transposes.transb));
+    use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t};
+    let (transa, transb) = cublas_ops(transposes);
     use std::ffi::c_void;
     unsafe {
         match dtype {
@@ -243,10 +238,7 @@ unsafe fn cublas_gemm(
                 cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED,
             )),
             Dtype::Bf16 | Dtype::F16 => {
-                let data_type = match dtype {
-                    Dtype::Bf16 => cudaDataType::CUDA_R_16BF,
-                    _ => cudaDataType::CUDA_R_16F,
-                };
+                let data_type = cublas_half_type(dtype);
                 // CUBLAS_COMPUTE_32F takes alpha and beta as f32.
                 let (alpha, beta) = (alpha as f32, beta as f32);
                 result::gemm_ex(
@@ -275,6 +267,30 @@ unsafe fn cublas_gemm(
     }
 }
 
+/// cuBLAS's op(A) and op(B).
+fn cublas_ops(
+    transposes: Transposes,
+) -> (
+    cudarc::cublas::sys::cublasOperation_t,
+    cudarc::cublas::sys::cublasOperation_t,
+) {
+    use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+    let op = |t| match t {
+        Transpose::No => CUBLAS_OP_N,
+        Transpose::Yes => CUBLAS_OP_T,
+    };
+    (op(transposes.transa), op(transposes.transb))
+}
+
+/// cuBLAS's name of a 16-bit type (bf16, else f16).
+fn cublas_half_type(dtype: Dtype) -> cudarc::cublas::sys::cudaDataType {
+    use cudarc::cublas::sys::cudaDataType;
+    match dtype {
+        Dtype::Bf16 => cudaDataType::CUDA_R_16BF,
+        _ => cudaDataType::CUDA_R_16F,
+    }
+}
+
 /// [`cublas_gemm`] over a strided batch, one call: `cublasSgemmStridedBatched`,
 /// `cublasDgemmStridedBatched`, and for bf16 and f16 `cublasGemmStridedBatchedEx` with
 /// `CUBLAS_COMPUTE_32F`.
@@ -294,14 +310,9 @@ unsafe fn cublas_gemm_strided_batched(
     batch: &Batch,
 ) -> Result<(), cudarc::cublas::result::CublasError> {
     use cudarc::cublas::result;
-    use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
-    use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cudaDataType};
+    use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t};
     use std::ffi::c_void;
-    let op = |t| match t {
-        Transpose::No => CUBLAS_OP_N,
-        Transpose::Yes => CUBLAS_OP_T,
-    };
-    let (transa, transb) = (op(transposes.transa), op(transposes.transb));
+    let (transa, transb) = cublas_ops(transposes);
     let (sa, sb, sc) = (
         batch.stride_a as i64,
         batch.stride_b as i64,
@@ -357,10 +368,7 @@ unsafe fn cublas_gemm_strided_batched(
                 cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED,
             )),
             Dtype::Bf16 | Dtype::F16 => {
-                let data_type = match dtype {
-                    Dtype::Bf16 => cudaDataType::CUDA_R_16BF,
-                    _ => cudaDataType::CUDA_R_16F,
-                };
+                let data_type = cublas_half_type(dtype);
                 let (alpha, beta) = (alpha as f32, beta as f32);
                 result::gemm_strided_batched_ex(
                     handle,

@@ -17,6 +17,8 @@ use kernels_gpu::pipeline::{self, Consumer, Kernel, Stages, Work};
 use kernels_gpu::variants::wgmma_16bit::{Plain, Wgmma16};
 
 mod batch_cases;
+#[allow(dead_code)]
+mod epilogue_cases;
 use batch_cases::{batched_kernels, problem, ONCE};
 
 #[test]
@@ -134,14 +136,25 @@ fn batches_the_kernels_cannot_run_are_refused() {
     assert!(e.contains("the members would overlap"), "{e}");
 }
 
-/// `wgmma-16bit:1` with its copies reading member 0 for every member: the layer of the tensor
-/// maps left out, the bug a kernel that gained the batch in its epilogue only would have.
-#[derive(Clone, Copy)]
-struct CopiesIgnoreTheMember;
-
 type Plain16 = Wgmma16<Bf16, Plain<4>>;
 
-impl Kernel for CopiesIgnoreTheMember {
+/// The bug selectors of [`Planted`].
+const NONE: u8 = 0;
+/// The copies read member 0 for every member: the layer of the tensor maps left out, the bug a
+/// kernel that gained the batch in its epilogue only would have.
+const COPIES_IGNORE_THE_MEMBER: u8 = 1;
+/// The producer keeps 48 registers beside consumers at 232: together 2 × 128 × 232 plus
+/// 128 × 48, 65 536, but a block of 384 threads holds 168 × 384 = 64 512 at launch, and the
+/// consumers' `setmaxnreg.inc` waits for 1 024 registers no warp gives back. Every kernel hung on
+/// the H100 when the skeleton's producer was raised to 48 to make room for the batch's walk;
+/// the emulator now reports it.
+const PRODUCER_KEEPS_TOO_MANY: u8 = 2;
+
+/// `wgmma-16bit:1` (the registry's launch of it fits) with bug `BUG` planted.
+#[derive(Clone, Copy)]
+struct Planted<const BUG: u8>;
+
+impl<const BUG: u8> Kernel for Planted<BUG> {
     type Args = HalfGemmArgs<Bf16>;
     const BM: u32 = Plain16::BM;
     const BN: u32 = Plain16::BN;
@@ -149,10 +162,20 @@ impl Kernel for CopiesIgnoreTheMember {
     const STAGES: u32 = Plain16::STAGES;
     const STAGE_BYTES: u32 = Plain16::STAGE_BYTES;
     const LOADED_BYTES: u32 = Plain16::LOADED_BYTES;
+    const PRODUCER_REGISTERS: u32 = if BUG == PRODUCER_KEEPS_TOO_MANY {
+        48
+    } else {
+        Plain16::PRODUCER_REGISTERS
+    };
+    const CONSUMER_REGISTERS: u32 = Plain16::CONSUMER_REGISTERS;
 
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
-        let member_zero = (tile.0, tile.1, 0);
-        unsafe { Plain16::default().load(maps, stages, s, member_zero, slice) }
+        let tile = if BUG == COPIES_IGNORE_THE_MEMBER {
+            (tile.0, tile.1, 0)
+        } else {
+            tile
+        };
+        unsafe { Plain16::default().load(maps, stages, s, tile, slice) }
     }
 
     unsafe fn consume(
@@ -166,12 +189,12 @@ impl Kernel for CopiesIgnoreTheMember {
     }
 }
 
-const _: () = assert!(<CopiesIgnoreTheMember as Kernel>::POOL_BYTES == Plain16::POOL_BYTES);
+const _: () = assert!(<Planted<NONE> as Kernel>::POOL_BYTES == Plain16::POOL_BYTES);
 
 /// # Safety
 /// As `wgmma_16bit::gemm`.
-unsafe fn copies_ignore_the_member(args: HalfGemmArgs<Bf16>, maps: *const TensorMap) {
-    unsafe { pipeline::run(CopiesIgnoreTheMember, args, maps) }
+unsafe fn planted<const BUG: u8>(args: HalfGemmArgs<Bf16>, maps: *const TensorMap) {
+    unsafe { pipeline::run(Planted::<BUG>, args, maps) }
 }
 
 #[test]
@@ -197,7 +220,7 @@ fn planted_batch_bugs_fail_the_check() {
     );
     let ignored = {
         let mut c = inputs.c_for_checked_run(p.beta);
-        let body = EmulatedBody::TensorMaps(copies_ignore_the_member as _);
+        let body = EmulatedBody::TensorMaps(planted::<COPIES_IGNORE_THE_MEMBER> as _);
         emulator::launch_planted(&launch, body, &p, &inputs, &mut c).unwrap();
         check(&c)
     };
@@ -426,46 +449,7 @@ fn the_tensor_copies_address_each_layer() {
     }
 }
 
-/// `wgmma-16bit:1` with its producer keeping 48 registers beside consumers at 232: together
-/// 2 × 128 × 232 plus 128 × 48, 65 536, but a block of 384 threads holds 168 × 384 = 64 512 at
-/// launch, and the consumers' `setmaxnreg.inc` waits for 1 024 registers no warp gives back.
-/// Every kernel hung on the H100 when the skeleton's producer was raised to 48 to make room for
-/// the batch's walk; the emulator now reports it.
-#[derive(Clone, Copy)]
-struct ProducerKeepsTooMany;
-
-impl Kernel for ProducerKeepsTooMany {
-    type Args = HalfGemmArgs<Bf16>;
-    const BM: u32 = Plain16::BM;
-    const BN: u32 = Plain16::BN;
-    const BK: u32 = Plain16::BK;
-    const STAGES: u32 = Plain16::STAGES;
-    const STAGE_BYTES: u32 = Plain16::STAGE_BYTES;
-    const LOADED_BYTES: u32 = Plain16::LOADED_BYTES;
-    const PRODUCER_REGISTERS: u32 = 48;
-    const CONSUMER_REGISTERS: u32 = 232;
-
-    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
-        unsafe { Plain16::default().load(maps, stages, s, tile, slice) }
-    }
-
-    unsafe fn consume(
-        self,
-        args: HalfGemmArgs<Bf16>,
-        maps: *const TensorMap,
-        consumer: &mut Consumer,
-        work: Work,
-    ) {
-        unsafe { Plain16::default().consume(args, maps, consumer, work) }
-    }
-}
-
-/// # Safety
-/// As `wgmma_16bit::gemm`.
-unsafe fn producer_keeps_too_many(args: HalfGemmArgs<Bf16>, maps: *const TensorMap) {
-    unsafe { pipeline::run(ProducerKeepsTooMany, args, maps) }
-}
-
+/// [`PRODUCER_KEEPS_TOO_MANY`]: the emulator reports the hang when the block exits.
 #[test]
 fn registers_the_block_does_not_hold_are_a_hang() {
     let p = Problem {
@@ -475,7 +459,7 @@ fn registers_the_block_does_not_hold_are_a_hang() {
     let inputs = Inputs::<bf16>::generate(&p);
     let launch = plan(registry::find("wgmma-16bit").unwrap(), None, &p, None).unwrap();
     let mut c = inputs.c_for_checked_run(p.beta);
-    let body = EmulatedBody::TensorMaps(producer_keeps_too_many as _);
+    let body = EmulatedBody::TensorMaps(planted::<PRODUCER_KEEPS_TOO_MANY> as _);
     let e = emulator::launch_planted(&launch, body, &p, &inputs, &mut c).unwrap_err();
     let message = format!("{e:#}");
     println!("{message}");
