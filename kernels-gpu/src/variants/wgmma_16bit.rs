@@ -242,8 +242,8 @@ where
     const SCHEDULE: Schedule = C::SCHEDULE;
     const SPLIT_K: bool = C::SPLIT_K;
     const STREAM_K: bool = C::STREAM_K;
-    // `wgmma-stream-k` computes one problem: with a batch's walk its 128-accumulator fixup
-    // spilled (4 bytes, with the producer at 48 registers; 72 at 40).
+    // `wgmma-stream-k` computes one problem: with a batch's walk (a division per tile) it
+    // spilled 72 bytes, mostly in its 40-register producer (4 with a producer of 48).
     const BATCHES: bool = !C::STREAM_K;
     const RASTER_GROUP: u32 = C::RASTER;
     const CLUSTER: (u32, u32) = (1, C::CLUSTER_N);
