@@ -613,20 +613,23 @@ fn wgmma_layouts_operands(tile: u32, layout: Layout) -> TmaOperands {
     }
 }
 
+/// `wgmma-stream-k`'s configuration (its N,N entry; the layouts differ in their copies only).
+type StreamKConfig = wgmma_stream_k::Streamed<
+    wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>,
+    false,
+    false,
+>;
+
 /// `wgmma-stream-k`: `wgmma-layouts:2` on a stream-k grid.
 fn wgmma_stream_k_geometry(m: u32, n: u32, k: u32, bytes: u32, _tile: u32) -> Geometry {
-    use wgmma_tma_store::TmaStore;
-    type Config =
-        wgmma_stream_k::Streamed<TmaStore<wgmma_16bit::Plain<4>, false, true>, false, false>;
-    wgmma_16bit::geometry::<Config>(m, n, k, bytes)
+    wgmma_16bit::geometry::<StreamKConfig>(m, n, k, bytes)
 }
 
 /// `wgmma-layouts:2`'s tensor maps, and the stream-k scratch after them (256 × 128 tiles).
 fn wgmma_stream_k_operands(_tile: u32, layout: Layout) -> TmaOperands {
     TmaOperands {
         stream_k: Some([wgmma_16bit::BM, wgmma_16bit::BN]),
-        // One problem: `Kernel::BATCHES`.
-        batched: false,
+        batched: <wgmma_16bit::Wgmma16<crate::device::half::Bf16, StreamKConfig> as crate::pipeline::Kernel>::BATCHES,
         ranges: false,
         ..wgmma_layouts_operands(2, layout)
     }
