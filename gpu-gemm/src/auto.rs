@@ -38,7 +38,7 @@ use crate::problem::{Problem, Transposes};
 pub use crate::registry::Math;
 use crate::registry::{self, Variant};
 use anyhow::{anyhow, bail, Context as _, Result};
-use kernels_gpu::gemm::{Arithmetic, Dtype};
+use kernels_gpu::gemm::{Arithmetic, Dtype, GroupLayout};
 use kernels_gpu::registry::{Shape, Target};
 
 /// The measured table (see the module documentation).
@@ -169,6 +169,7 @@ pub fn fits(v: &Variant, p: &Problem, math: Math, arch: Option<u32>) -> bool {
                 && is_candidate(v, p.dtype, math)
                 && runs_on(v, arch)
                 && (!p.batch.is_batched() || v.runs_batched(p.dtype, p.transposes))
+                && (p.groups == GroupLayout::None || v.runs_grouped(p.dtype, p.transposes, None))
         }
         _ => false,
     }
@@ -255,6 +256,9 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
     if !p.dtype.is_16bit() {
         return None;
     }
+    if p.groups != GroupLayout::None {
+        return Some(group_rule(p));
+    }
     if p.batch.is_batched() {
         return Some(batch_rule(p));
     }
@@ -303,6 +307,25 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
     None
 }
 // ANCHOR_END: shape_rule
+
+/// The shapes rule of a grouped GEMM (bf16, f16): `wgmma-layouts:2`, 256 × 128 tiles without
+/// clusters, in every layout (the kernels with clusters share an operand between neighbouring
+/// tiles, which may be of different groups); `wgmma-16bit` where the TMA store cannot write C
+/// (N,N only). Not measured against the other tiles yet.
+pub fn group_rule(p: &Problem) -> (&'static str, u32, &'static str) {
+    if !features(&p.shape).tma_store && p.transposes == Transposes::NN {
+        return (
+            "wgmma-16bit",
+            1,
+            "groups whose m or ldc is not a multiple of 8 (the TMA store's rows): C from the registers",
+        );
+    }
+    (
+        "wgmma-layouts",
+        2,
+        "groups: 256 × 128 tiles without clusters (neighbouring tiles may be of different groups), each finding its group",
+    )
+}
 
 /// The shapes rule of a strided batch (bf16, f16): the members' tiles fill the waves together
 /// (a thousand members of 128 × 128 are 1 024 tiles), so the rule looks at one member's size
@@ -546,6 +569,7 @@ mod tests {
             seed: 1,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
             batch: kernels_gpu::gemm::Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
         }
     }
 

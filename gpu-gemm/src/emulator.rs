@@ -7,8 +7,12 @@ use crate::progress::{dims, Step};
 use crate::timing::{Measured, Timing};
 use anyhow::{anyhow, bail, Result};
 use kernels_gpu::device::tma::TensorMap;
+use kernels_gpu::device::GlobalWords;
 use kernels_gpu::emu::{self, Buffer, LaunchShape};
-use kernels_gpu::gemm::{Batch, Geometry, Members};
+use kernels_gpu::gemm::{Batch, Geometry, GroupLayout, Groups, Members};
+
+/// A launch of a problem that is not grouped.
+const NOT_GROUPED: (GroupLayout, u32, &[u32]) = (GroupLayout::None, 0, &[]);
 use kernels_gpu::registry::{Shape, TmaOperands};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -31,7 +35,7 @@ pub fn launch_once<T: Scalar>(
     launch_on(
         launch,
         p,
-        (&inputs.a.data, &inputs.b.data, &inputs.bias),
+        (&inputs.a.data, &inputs.b.data, &inputs.bias, &inputs.groups),
         c,
         None,
     )
@@ -47,16 +51,21 @@ pub fn launch_planted<T: Scalar>(
     inputs: &Inputs<T>,
     c: &mut [T],
 ) -> Result<()> {
-    let operands = (&inputs.a.data[..], &inputs.b.data[..], &inputs.bias[..]);
+    let operands = (
+        &inputs.a.data[..],
+        &inputs.b.data[..],
+        &inputs.bias[..],
+        &inputs.groups[..],
+    );
     launch_with(launch, Some(body), p, operands, c, None)
 }
 
-/// [`launch_once`] on A, B and the fused epilogue's bias as given, counting each block on
-/// `step` as its first thread starts.
+/// [`launch_once`] on A, B, the fused epilogue's bias and a grouped problem's table as given,
+/// counting each block on `step` as its first thread starts.
 pub fn launch_on<T: Scalar>(
     launch: &Launch,
     p: &Problem,
-    operands: (&[T], &[T], &[T]),
+    operands: (&[T], &[T], &[T], &[u32]),
     c: &mut [T],
     step: Option<&Step>,
 ) -> Result<()> {
@@ -68,7 +77,7 @@ fn launch_with<T: Scalar>(
     launch: &Launch,
     planted: Option<EmulatedBody<T::Args>>,
     p: &Problem,
-    (a, b, bias): (&[T], &[T], &[T]),
+    (a, b, bias, table): (&[T], &[T], &[T], &[u32]),
     c: &mut [T],
     step: Option<&Step>,
 ) -> Result<()> {
@@ -96,6 +105,7 @@ fn launch_with<T: Scalar>(
             a_copy.as_deref().unwrap_or(a),
             b_copy.as_deref().unwrap_or(b),
             bias,
+            table,
         );
         return launch_with(&on_copies, planted, &aligned, operands, c, step);
     }
@@ -156,6 +166,7 @@ fn launch_with<T: Scalar>(
                 (g, cluster),
                 args,
                 ("C", c, s.ldc, p.members()),
+                (p.groups, p.batch.count, table),
                 (maps.as_deref(), &scratch),
                 if unfused.is_some() { none } else { fused },
                 step,
@@ -195,6 +206,7 @@ fn launch_with<T: Scalar>(
                 partial,
                 args,
                 ("workspace", workspace, s.m, Members::ONE),
+                NOT_GROUPED,
                 (maps.as_deref(), &[]),
                 none,
                 step,
@@ -230,6 +242,7 @@ fn launch_with<T: Scalar>(
                 (r.geometry, 1),
                 args,
                 ("C", c, s.ldc, Members::ONE),
+                NOT_GROUPED,
                 (None, &[]),
                 none,
                 None,
@@ -331,6 +344,7 @@ fn ranges_pass<T: Scalar>(
         (ranges::geometry(s.m, s.n, s.k), 1),
         (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero),
         ("ranges", &mut words, s.m, Members::ONE),
+        NOT_GROUPED,
         (None, &[]),
         (Epilogue::NONE, &[]),
         None,
@@ -407,6 +421,7 @@ fn emulate<T: Scalar>(
     (g, cluster): (Geometry, u32),
     (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
     (c_name, c, ldc, batch): (&'static str, &mut [T], u32, Members),
+    (layout, groups, table): (GroupLayout, u32, &[u32]),
     (maps, scratch): (Option<&[TensorMap]>, &[Buffer]),
     (epilogue, bias): (Epilogue, &[T]),
     step: Option<&Step>,
@@ -433,7 +448,14 @@ fn emulate<T: Scalar>(
         c.as_mut_ptr(),
         ldc,
         (epilogue, bias.as_ptr()),
-        batch,
+        (
+            batch,
+            Groups {
+                layout,
+                count: groups,
+                table: GlobalWords::new(table.as_ptr()),
+            },
+        ),
     );
     // A and B may be the same buffer (split-k's reduction reads the workspace as both).
     let mut buffers = vec![buffer("A", a), buffer(c_name, c)];
@@ -442,6 +464,9 @@ fn emulate<T: Scalar>(
     }
     if !bias.is_empty() {
         buffers.push(buffer("bias", bias));
+    }
+    if !table.is_empty() {
+        buffers.push(buffer("group table", table));
     }
     let maps_at = maps.map_or(0, |m| {
         buffers.push(buffer("tensor maps", m));
@@ -642,7 +667,12 @@ pub fn run<T: Scalar>(
         _ => None,
     };
     let step = owned.as_ref();
-    let operands = (&inputs.a.data[..], &inputs.b.data[..], &inputs.bias[..]);
+    let operands = (
+        &inputs.a.data[..],
+        &inputs.b.data[..],
+        &inputs.bias[..],
+        &inputs.groups[..],
+    );
     let once = |c: &mut [T]| launch_on(launch, p, operands, c, step);
     for _ in 0..timing.warmup {
         once(&mut c)?;

@@ -14,7 +14,7 @@ use cust::memory::{CopyDestination, DeviceBuffer};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
-use kernels_gpu::gemm::{Batch, Dtype};
+use kernels_gpu::gemm::{Batch, Dtype, GroupLayout};
 use kernels_gpu::registry::{Shape, Target, TmaOperands};
 use kernels_gpu::variants::bias_activation;
 
@@ -834,6 +834,8 @@ impl Gpu {
             cublas,
             cublas_lt,
             bias: 0,
+            group_table: 0,
+            group_runs: Vec::new(),
             workspace,
             tma,
             maps,
@@ -924,6 +926,15 @@ impl Gpu {
         if let Some(bias) = &bias {
             prepared.bind_bias(bias.as_device_ptr().as_raw());
         }
+        // (The table lives until the runs are done.)
+        let _table = if inputs.groups.is_empty() {
+            None
+        } else {
+            let table = DeviceBuffer::from_slice(&inputs.groups)
+                .context("uploading the group table failed")?;
+            prepared.bind_groups(table.as_device_ptr().as_raw(), &inputs.groups);
+            Some(table)
+        };
         let stream = &self.stream;
         let name = launch.name();
         let times_ms = self.time(name, timing, &|| prepared.enqueue::<T>())?;
@@ -1180,6 +1191,10 @@ pub struct Prepared<'g> {
     cublas_lt: Option<crate::cublaslt::CublasLtEpilogue>,
     /// The fused epilogue's bias vector (0: none): set by [`Prepared::bind_bias`].
     bias: u64,
+    /// A grouped problem's table on the device (0: none), and its groups as the host reads the
+    /// table (cuBLAS's loop of one call per group): set by [`Prepared::bind_groups`].
+    group_table: u64,
+    group_runs: Vec<crate::problem::GroupColumns>,
     workspace: Option<DeviceBuffer<u8>>,
     tma: Option<TmaOperands>,
     maps: Option<MapSlots>,
@@ -1432,6 +1447,13 @@ impl Prepared<'_> {
         self.bias = bias;
     }
 
+    /// Points a grouped problem's kernel at its table on the device, `table` as the host holds
+    /// it (cuBLAS's yardstick runs a call per group it names).
+    pub fn bind_groups(&mut self, device_table: u64, table: &[u32]) {
+        self.group_table = device_table;
+        self.group_runs = self.problem.group_columns(table);
+    }
+
     /// Enqueues the GEMM on the backend's stream (a kernel, split-k's two, or cuBLAS's), with
     /// alpha and beta as the kernels take them: f32 for the 16-bit types. Returns at once.
     pub fn enqueue<T: Scalar>(&self) -> Result<()> {
@@ -1471,7 +1493,7 @@ impl Prepared<'_> {
                         unsafe {
                             launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
                                 s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps, bias, epilogue,
-                                members.count, members.stride_c
+                                members.count, members.stride_c, p.groups as u32, p.batch.count, self.group_table
                             ))
                         }
                     }
@@ -1534,6 +1556,39 @@ impl Prepared<'_> {
                     ))
                 }
                 .with_context(|| format!("launching {} failed", u.entry))
+            }
+            (_, _, Some(handle)) if p.groups != GroupLayout::None => {
+                // The yardstick of a grouped GEMM: a call per group, as a program without one
+                // makes them.
+                let bytes = p.dtype.bytes() as u64;
+                let b_step = match p.transposes.transb {
+                    Transpose::No => s.ldb as u64,
+                    Transpose::Yes => 1,
+                };
+                for run in &self.group_runs {
+                    let (g, member, first) =
+                        (run.group as u64, run.member as u64, run.first as u64);
+                    let b = &p.batch;
+                    let a = a_ptr + g * b.stride_a * bytes;
+                    let b_at = b_ptr + (member * b.stride_b + first * b_step) * bytes;
+                    let c = c_ptr + (member * b.stride_c + first * s.ldc as u64) * bytes;
+                    unsafe {
+                        cublas_gemm(
+                            handle,
+                            p.dtype,
+                            p.transposes,
+                            (s.m as i32, run.columns as i32, s.k as i32),
+                            p.alpha,
+                            (a, s.lda as i32),
+                            (b_at, s.ldb as i32),
+                            p.beta,
+                            (c, s.ldc as i32),
+                            &Batch::ONE,
+                        )
+                    }
+                    .map_err(|e| anyhow!("cuBLAS gemm of group {g} failed: {e:?}"))?;
+                }
+                Ok(())
             }
             (_, _, Some(handle)) => unsafe {
                 cublas_gemm(

@@ -8,8 +8,8 @@ use kernels_gpu::device::{Global, GlobalMut};
 use kernels_gpu::entry::KernelBody;
 use kernels_gpu::fused::Fused;
 pub use kernels_gpu::fused::{Activation, Bias, Epilogue};
-pub use kernels_gpu::gemm::Batch;
-use kernels_gpu::gemm::{Dtype, GemmArgs, HalfGemmArgs, Members};
+pub use kernels_gpu::gemm::{Batch, GroupLayout, GROUP_COLUMNS};
+use kernels_gpu::gemm::{Dtype, GemmArgs, Groups, HalfGemmArgs, Members};
 use kernels_gpu::registry::Shape;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -135,9 +135,96 @@ pub struct Problem {
     /// A strided batch of `count` such problems ([`Batch`]); [`Batch::ONE`] for one. Sizes,
     /// flops and inputs are the batch's; [`Problem::member`] is one of its problems.
     pub batch: Batch,
+    /// A grouped GEMM, one GEMM per group of columns ([`kernels_gpu::gemm::Groups`]), its
+    /// groups the batch's members: [`GroupLayout::Contiguous`], one B and one C (their batch
+    /// strides 0) whose columns the groups share in equal runs, an A per group; or
+    /// [`GroupLayout::Masked`], a strided batch whose member `g` computes only its first
+    /// `count(g)` columns. [`Problem::group_table`] gives the table the kernel reads.
+    pub groups: GroupLayout,
+}
+
+/// Where the columns of one group of a grouped problem lie: its first column in B and C
+/// (contiguous) or its member (masked), and its columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupColumns {
+    /// The group: the layer of A it multiplies.
+    pub group: u32,
+    /// The member whose B and C hold the group's columns (0 in the contiguous layout).
+    pub member: u32,
+    /// Its first column in that member's B and C.
+    pub first: u32,
+    /// How many columns.
+    pub columns: u32,
 }
 
 impl Problem {
+    /// The table a grouped problem's kernel reads ([`kernels_gpu::gemm::Groups`]): in the
+    /// contiguous layout the group of each [`GROUP_COLUMNS`] columns, equal runs of n / groups
+    /// columns each (as DeepGEMM's benchmarks lay them out); in the masked layout each
+    /// member's count, drawn from the seed between n/2 and n (as a router's counts vary).
+    /// Empty for a problem that is not grouped.
+    pub fn group_table(&self) -> Vec<u32> {
+        let groups = self.batch.count;
+        match self.groups {
+            GroupLayout::None => Vec::new(),
+            GroupLayout::Contiguous => {
+                let blocks = self.shape.n / GROUP_COLUMNS;
+                let per_group = (blocks / groups).max(1);
+                (0..blocks)
+                    .map(|j| (j / per_group).min(groups - 1))
+                    .collect()
+            }
+            GroupLayout::Masked => {
+                let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ 0x6E0_0B5);
+                let n = self.shape.n;
+                (0..groups)
+                    .map(|_| rng.random_range(n.div_ceil(2)..=n))
+                    .collect()
+            }
+        }
+    }
+
+    /// The groups of a grouped problem with table `table` ([`Problem::group_table`]'s or the
+    /// caller's), in order: contiguous runs of the same word (padding, words of `groups` or
+    /// more, left out), or each member's count.
+    pub fn group_columns(&self, table: &[u32]) -> Vec<GroupColumns> {
+        match self.groups {
+            GroupLayout::None => Vec::new(),
+            GroupLayout::Contiguous => {
+                let mut runs: Vec<GroupColumns> = Vec::new();
+                for (j, &group) in table.iter().enumerate() {
+                    if group >= self.batch.count {
+                        continue;
+                    }
+                    let first = j as u32 * GROUP_COLUMNS;
+                    let columns = GROUP_COLUMNS.min(self.shape.n - first);
+                    match runs.last_mut() {
+                        Some(run) if run.group == group && run.first + run.columns == first => {
+                            run.columns += columns
+                        }
+                        _ => runs.push(GroupColumns {
+                            group,
+                            member: 0,
+                            first,
+                            columns,
+                        }),
+                    }
+                }
+                runs
+            }
+            GroupLayout::Masked => table
+                .iter()
+                .enumerate()
+                .map(|(g, &count)| GroupColumns {
+                    group: g as u32,
+                    member: g as u32,
+                    first: 0,
+                    columns: count.min(self.shape.n),
+                })
+                .collect(),
+        }
+    }
+
     /// Values in the bias vector: m (one per row of C), n (per column) or none.
     pub fn bias_len(&self) -> usize {
         match self.epilogue.bias() {
@@ -151,7 +238,14 @@ impl Problem {
     /// the members of a batch.
     pub fn flops(&self) -> f64 {
         let s = &self.shape;
-        2.0 * s.m as f64 * s.n as f64 * s.k as f64 * self.batch.count as f64
+        let columns = match self.groups {
+            GroupLayout::None => s.n as f64 * self.batch.count as f64,
+            _ => {
+                let groups = self.group_columns(&self.group_table());
+                groups.iter().map(|g| g.columns as f64).sum()
+            }
+        };
+        2.0 * s.m as f64 * columns * s.k as f64
     }
 
     /// Member `member` of a batch as a problem of its own (its inputs drawn with the seed
@@ -159,13 +253,18 @@ impl Problem {
     pub fn member(&self, member: u32) -> Problem {
         Problem {
             batch: Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
             seed: self.seed.wrapping_add(member as u64),
             ..*self
         }
     }
 
-    /// The batch as the kernels take it: the members and C's stride.
+    /// The batch as the kernels take it: the members and C's stride. A contiguous grouped
+    /// problem's walk is one problem's (its B and C are one matrix; the groups are A's layers).
     pub fn members(&self) -> Members {
+        if self.groups == GroupLayout::Contiguous {
+            return Members::ONE;
+        }
         Members {
             count: self.batch.count,
             stride_c: self.batch.stride_c,
@@ -269,11 +368,20 @@ impl Problem {
         if b.count == 0 {
             bail!("a batch needs at least one member (got --batch 0)");
         }
+        if self.groups == GroupLayout::Contiguous {
+            if b.stride_b != 0 || b.stride_c != 0 {
+                bail!("a contiguous grouped GEMM has one B and one C, whose columns the groups share: their batch strides must be 0 (got {} and {})", b.stride_b, b.stride_c);
+            }
+            if !s.n.is_multiple_of(GROUP_COLUMNS) {
+                bail!("a contiguous grouped GEMM's n ({}) must be a multiple of {GROUP_COLUMNS}: each group's columns are whole runs of {GROUP_COLUMNS}, as DeepGEMM aligns them", s.n);
+            }
+        }
         if b.is_batched() {
             let strides = [b.stride_a, b.stride_b, b.stride_c];
+            let shared = |name| self.groups == GroupLayout::Contiguous && name != 'A';
             for ((name, _, cols, ld), stride) in self.stored().into_iter().zip(strides) {
                 let matrix = ld as u64 * cols as u64;
-                if stride < matrix {
+                if stride < matrix && !shared(name) {
                     bail!("the batch stride of {name} is {stride} elements, less than one of its matrices (ld × columns = {matrix}): the members would overlap");
                 }
             }
@@ -436,7 +544,7 @@ pub trait Scalar: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
         c: *mut Self,
         ldc: u32,
         fused: (Epilogue, *const Self),
-        batch: Members,
+        batch: (Members, Groups),
     ) -> Self::Args;
 }
 
@@ -487,7 +595,7 @@ macro_rules! full_precision_scalar {
                 // The f32 and f64 kernels have no fused epilogue and no batch (`run::plan`
                 // refuses both).
                 _fused: (Epilogue, *const $t),
-                _batch: Members,
+                _batch: (Members, Groups),
             ) -> GemmArgs<$t> {
                 GemmArgs {
                     m,
@@ -581,7 +689,7 @@ macro_rules! half_scalar {
                 c: *mut $t,
                 ldc: u32,
                 (epilogue, bias): (Epilogue, *const $t),
-                batch: Members,
+                (batch, groups): (Members, Groups),
             ) -> HalfGemmArgs<$device> {
                 // The same bits under the kernels' name for them: a cast, no conversion.
                 HalfGemmArgs {
@@ -601,6 +709,7 @@ macro_rules! half_scalar {
                         bias: GlobalHalf::new(bias.cast::<$device>()),
                     },
                     batch,
+                    groups,
                 }
             }
         }
@@ -729,6 +838,8 @@ pub struct Inputs<T> {
     pub c: Matrix<T>,
     /// The fused epilogue's bias ([`Problem::bias_len`] values; empty without one).
     pub bias: Vec<T>,
+    /// A grouped problem's table ([`Problem::group_table`]; empty for one not grouped).
+    pub groups: Vec<u32>,
 }
 
 impl<T: Scalar> Inputs<T> {
@@ -744,10 +855,22 @@ impl<T: Scalar> Inputs<T> {
     /// draw and as long to check, and a kernel that mixes up members, reads a member's
     /// neighbour or drops one still shows in the distinct ones and the last
     /// ([`crate::verify::checked_members`]). Every matrix holds all members, at their strides.
+    ///
+    /// A grouped problem's table is [`Problem::group_table`]'s.
     pub fn generate(p: &Problem) -> Self {
-        if p.batch.is_batched() {
-            return Self::generate_batch(p);
+        let operands = if p.batch.is_batched() {
+            Self::generate_batch(p)
+        } else {
+            Self::generate_one(p)
+        };
+        Inputs {
+            groups: p.group_table(),
+            ..operands
         }
+    }
+
+    /// [`Inputs::generate`] for one problem.
+    fn generate_one(p: &Problem) -> Self {
         let s = &p.shape;
         let nan = T::from_f64(f64::NAN);
         let ((ar, ac), (br, bc)) = (p.stored_a(), p.stored_b());
@@ -760,6 +883,7 @@ impl<T: Scalar> Inputs<T> {
                     b: Matrix::from_fn(br, bc, s.ldb, nan, &mut uniform),
                     c: Matrix::from_fn(s.m, s.n, s.ldc, nan, &mut uniform),
                     bias: (0..p.bias_len()).map(|i| uniform(i as u32, 0)).collect(),
+                    groups: Vec::new(),
                 }
             }
             Init::Seed => {
@@ -781,6 +905,7 @@ impl<T: Scalar> Inputs<T> {
                     bias: (0..p.bias_len())
                         .map(|i| T::from_f64((i % 9) as f64 / 4.0 - 1.0))
                         .collect(),
+                    groups: Vec::new(),
                 }
             }
         }
@@ -815,6 +940,7 @@ impl<T: Scalar> Inputs<T> {
             c: stack(c_len, b.stride_c, |i| &i.c),
             // One bias for every member.
             bias: distinct[0].bias.clone(),
+            groups: Vec::new(),
         }
     }
 
@@ -851,6 +977,7 @@ mod tests {
             seed: 1,
             epilogue: Epilogue::NONE,
             batch: kernels_gpu::gemm::Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
         }
     }
 

@@ -215,6 +215,32 @@ impl Variant {
         }
     }
 
+    /// Whether it runs a grouped GEMM in one launch, in `dtype` and the layout `transposes`:
+    /// the 16-bit Hopper kernels without clusters whose walk finds each tile's group
+    /// (`TmaOperands::grouped`: `wgmma-16bit`, `wgmma-tma-store:5`, `wgmma-layouts:2`): at
+    /// `tile`, or with `None` at one of its tiles; `auto`, and cuBLAS as the yardstick (a call
+    /// per group).
+    pub fn runs_grouped(&self, dtype: Dtype, transposes: Transposes, tile: Option<u32>) -> bool {
+        match self {
+            Variant::Kernel(k) => {
+                let tiles: &[u32] = match &tile {
+                    Some(tile) => std::slice::from_ref(tile),
+                    None if k.tiles.is_empty() => &[1],
+                    None => k.tiles,
+                };
+                dtype.is_16bit()
+                    && k.target == kernels_gpu::registry::Target::Sm90a
+                    && k.reduce.is_none()
+                    && k.tma.is_some_and(|t| {
+                        tiles.iter().any(|&tile| t(tile, transposes.into()).grouped)
+                    })
+            }
+            Variant::Cublas(_) => dtype.is_16bit(),
+            Variant::Auto(_) => dtype.is_16bit(),
+            Variant::Cpu(_) | Variant::Unfused(_) | Variant::Tuned(_) => false,
+        }
+    }
+
     /// Whether it is a cuBLAS yardstick.
     pub fn is_cublas(&self) -> bool {
         matches!(self, Variant::Cublas(_))

@@ -12,7 +12,7 @@ use crate::registry::{self, CublasMath, Variant};
 pub use crate::timing::{median, Measured, Timing};
 use crate::verify::{self, Check};
 use anyhow::{bail, Result};
-use kernels_gpu::gemm::Dtype;
+use kernels_gpu::gemm::{Dtype, GroupLayout};
 
 /// What ran a variant, and so what its time means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,6 +182,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
     }
     variant.check_transposes(p.transposes)?;
     check_epilogue(variant, p)?;
+    check_groups(variant, tile, p)?;
     check_batch(variant, p)?;
     match variant {
         Variant::Kernel(k) => {
@@ -195,7 +196,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
             let s = p.shape;
             let mut geometry = (k.geometry)(s.m, s.n, s.k, p.dtype.bytes(), tile);
             // A batch: a block per tile of every member, which the persistent grid caps.
-            geometry.grid.0 = geometry.grid.0.saturating_mul(p.batch.count);
+            geometry.grid.0 = geometry.grid.0.saturating_mul(p.members().count);
             let reduce = k.reduce.map(|entry| Reduce {
                 entry: format!("{entry}_{}", p.dtype.name()),
                 geometry: kernels_gpu::variants::split_k::reduce_geometry(s.m, s.n),
@@ -332,6 +333,32 @@ fn check_epilogue(variant: Variant, p: &Problem) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a grouped GEMM where it would not run as one ([`Variant::runs_grouped`]).
+fn check_groups(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<()> {
+    if p.groups == GroupLayout::None {
+        return Ok(());
+    }
+    // A kernel at the tile it will run (its default without --tile).
+    let resolved = match variant {
+        Variant::Kernel(_) => Some(registry::resolve_tile(variant, tile)?),
+        _ => None,
+    };
+    if !variant.runs_grouped(p.dtype, p.transposes, resolved) {
+        bail!(
+            "{} has no grouped form in {}: a grouped GEMM runs in bf16 and f16 on the Hopper \
+             kernels without clusters whose walk finds each tile's group (wgmma-layouts:2 in \
+             every layout, wgmma-16bit and wgmma-tma-store:5 in N,N), on auto, and on cublas \
+             (a call per group)",
+            registry::label(variant, tile).unwrap_or_else(|_| variant.name().to_string()),
+            p.dtype.name()
+        );
+    }
+    if !p.epilogue.is_none() && variant.is_cublas() {
+        bail!("cuBLAS's yardstick for a fused epilogue (cuBLASLt) runs one problem, not groups");
+    }
+    Ok(())
+}
+
 /// Refuses a strided batch where it would not run as one: what runs batched is
 /// [`Variant::runs_batched`]'s, with the TMA's rule that each member starts 16 bytes after the
 /// last (the batch strides are the layers' strides of the tensor maps).
@@ -460,15 +487,13 @@ fn execute_typed<T: Scalar>(
                 ),
             };
             let check = timing.check.then(|| {
-                let references =
-                    references.get_or_insert_with(|| verify::batch_references(p, &inputs));
-                verify::check_run(
-                    p,
-                    arithmetic,
-                    references,
-                    &measured.uploaded_c,
-                    &measured.result,
-                )
+                let references = references.get_or_insert_with(|| verify::references(p, &inputs));
+                let (uploaded, result) = (&measured.uploaded_c, &measured.result);
+                if p.groups == GroupLayout::None {
+                    verify::check_run(p, arithmetic, references, uploaded, result)
+                } else {
+                    verify::check_groups(p, arithmetic, references, &inputs, uploaded, result)
+                }
             });
             let times = &measured.times_ms;
             Ok(Report {
@@ -533,6 +558,7 @@ mod tests {
             seed: 1,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
             batch: kernels_gpu::gemm::Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
         };
         let e = plan(registry::find("wgmma-16bit").unwrap(), None, &p, Some(90)).unwrap_err();
         assert_eq!(
@@ -596,6 +622,7 @@ mod tests {
             seed: 3,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
             batch: kernels_gpu::gemm::Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
         };
         let v = registry::find("v4").unwrap();
         let r = execute(

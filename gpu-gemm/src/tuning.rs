@@ -699,6 +699,7 @@ mod tests {
             seed: 0,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
             batch: kernels_gpu::gemm::Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
         }
     }
 

@@ -18,10 +18,12 @@
 //!   matrixmultiply); above it, a random sample of 64 full rows and 64 full columns of C
 //!   (seeded, so a failure reproduces). The report says which.
 use crate::problem::{
-    Activation, Bias, Epilogue, Inputs, Matrix, Problem, Scalar, Transpose, DISTINCT_MEMBERS,
+    Activation, Bias, Epilogue, GroupColumns, GroupLayout, Inputs, Matrix, Problem, Scalar,
+    Transpose, DISTINCT_MEMBERS,
 };
 use crate::progress::{dims, Step};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
+use kernels_gpu::registry::Shape;
 use ndarray::{Array2, ArrayView2, ShapeBuilder};
 use rand::seq::index::sample;
 use rand::SeedableRng;
@@ -108,7 +110,7 @@ impl Check {
         }
         if self.padding_changed > 0 {
             s += &format!(
-                "; {} padding elements of C (rows >= m) were overwritten",
+                "; {} padding elements of C (rows >= m, or a grouped GEMM's columns no group owns) were overwritten",
                 self.padding_changed
             );
         }
@@ -477,6 +479,191 @@ pub fn batch_references<T: Scalar>(p: &Problem, inputs: &Inputs<T>) -> Vec<Refer
         .collect()
 }
 
+/// The groups of a grouped problem its check compares with their references: every group up to
+/// eight, else the first four and the last (as [`checked_members`]), from the table `table`.
+pub fn checked_groups(p: &Problem, table: &[u32]) -> Vec<GroupColumns> {
+    let runs = p.group_columns(table);
+    if runs.len() <= 2 * DISTINCT_MEMBERS as usize {
+        return runs;
+    }
+    let mut checked = runs[..DISTINCT_MEMBERS as usize].to_vec();
+    checked.push(*runs.last().expect("more than eight groups"));
+    checked
+}
+
+/// Group `run` of a grouped problem as a problem of its own, with its inputs cut out of the
+/// grouped ones (its A's layer, its columns of B and C, and of a bias per column), and the
+/// offset of its first column in the grouped C.
+pub fn group_problem<T: Scalar>(
+    p: &Problem,
+    inputs: &Inputs<T>,
+    run: GroupColumns,
+) -> (Problem, Inputs<T>, usize) {
+    let s = p.shape;
+    let group = Problem {
+        shape: Shape {
+            n: run.columns,
+            ..s
+        },
+        batch: kernels_gpu::gemm::Batch::ONE,
+        groups: GroupLayout::None,
+        ..*p
+    };
+    // `rows × cols` of leading dimension `ld` from element `at` of `data` (padding past the
+    // buffer's end NaN: a last column need not reach `ld`).
+    let cut = |data: &[T], at: u64, (rows, cols, ld): (u32, u32, u32)| {
+        let len = ld as usize * cols as usize;
+        let at = at as usize;
+        let mut out = vec![T::from_f64(f64::NAN); len];
+        let end = (at + len).min(data.len());
+        out[..end - at].copy_from_slice(&data[at..end]);
+        Matrix {
+            rows,
+            cols,
+            ld,
+            data: out,
+        }
+    };
+    let b = &p.batch;
+    let (g, member, first) = (run.group as u64, run.member as u64, run.first as u64);
+    let ((ar, ac), (br, bc)) = (group.stored_a(), group.stored_b());
+    let b_first = match p.transposes.transb {
+        Transpose::No => first * s.ldb as u64,
+        Transpose::Yes => first,
+    };
+    let c_at = member * b.stride_c + first * s.ldc as u64;
+    let bias = match p.epilogue.bias() {
+        Bias::PerColumn => {
+            let from = if p.groups == GroupLayout::Contiguous {
+                run.first as usize
+            } else {
+                0
+            };
+            inputs.bias[from..from + run.columns as usize].to_vec()
+        }
+        _ => inputs.bias.clone(),
+    };
+    let cut_inputs = Inputs {
+        a: cut(&inputs.a.data, g * b.stride_a, (ar, ac, s.lda)),
+        b: cut(
+            &inputs.b.data,
+            member * b.stride_b + b_first,
+            (br, bc, s.ldb),
+        ),
+        c: cut(&inputs.c.data, c_at, (s.m, run.columns, s.ldc)),
+        bias,
+        groups: Vec::new(),
+    };
+    (group, cut_inputs, c_at as usize)
+}
+
+/// The f64 references of a run's check: a grouped problem's [`checked_groups`], a batch's
+/// distinct members ([`batch_references`]), or the one problem's.
+pub fn references<T: Scalar>(p: &Problem, inputs: &Inputs<T>) -> Vec<Reference> {
+    if p.groups == GroupLayout::None {
+        return batch_references(p, inputs);
+    }
+    checked_groups(p, &inputs.groups)
+        .into_iter()
+        .map(|run| {
+            let (group, group_inputs, _) = group_problem(p, inputs, run);
+            Reference::compute(&group, &group_inputs)
+        })
+        .collect()
+}
+
+/// The check of a grouped problem's run: each of [`checked_groups`] against its reference
+/// (`references`, [`references`]'s), the worst returned, with every group's non-finite
+/// elements counted and every column no group owns (padding, a masked group's columns past
+/// its count) required to be as it was uploaded, bit for bit.
+pub fn check_groups<T: Scalar>(
+    p: &Problem,
+    arithmetic: Arithmetic,
+    references: &[Reference],
+    inputs: &Inputs<T>,
+    uploaded_c: &[T],
+    result: &[T],
+) -> Check {
+    let s = p.shape;
+    let runs = p.group_columns(&inputs.groups);
+    let badness = |c: &Check| (!c.passed(), c.relative_frobenius / c.tolerance);
+    let mut worst: Option<Check> = None;
+    for (run, reference) in checked_groups(p, &inputs.groups)
+        .into_iter()
+        .zip(references)
+    {
+        let (group, _, at) = group_problem(p, inputs, run);
+        let check = check_against(
+            &group,
+            arithmetic,
+            reference,
+            &uploaded_c[at..],
+            &result[at..],
+        );
+        if worst.as_ref().is_none_or(|w| badness(&check) > badness(w)) {
+            worst = Some(check);
+        }
+    }
+    // No group owns a column (a table of padding only): nothing to compare, every column must
+    // be as it was.
+    let mut worst = worst.unwrap_or_else(|| {
+        let terms = ToleranceTerms::new(p.dtype, arithmetic, s.k);
+        Check {
+            relative_frobenius: 0.0,
+            max_element_error: 0.0,
+            max_element_bound: 0.0,
+            max_reference: 0.0,
+            tolerance: terms.value(),
+            terms,
+            non_finite: 0,
+            padding_changed: 0,
+            coverage: "no column".into(),
+            beyond_rounding: None,
+        }
+    });
+    // Which columns of each member some group owns.
+    let members = p.members().count.max(1) as usize;
+    let mut owned = vec![false; members * s.n as usize];
+    for run in &runs {
+        let at = run.member as usize * s.n as usize + run.first as usize;
+        owned[at..at + run.columns as usize].fill(true);
+    }
+    let (mut non_finite, mut untouched_changed) = (0, 0);
+    let stride_c = if p.groups == GroupLayout::Contiguous {
+        0
+    } else {
+        p.batch.stride_c as usize
+    };
+    for member in 0..members {
+        for col in 0..s.n as usize {
+            let at = member * stride_c + col * s.ldc as usize;
+            let (got, was) = (
+                &result[at..at + s.m as usize],
+                &uploaded_c[at..at + s.m as usize],
+            );
+            if owned[member * s.n as usize + col] {
+                non_finite += got.iter().filter(|v| !v.to_f64().is_finite()).count();
+            } else {
+                untouched_changed += got
+                    .iter()
+                    .zip(was)
+                    .filter(|(g, w)| g.to_f64().to_bits() != w.to_f64().to_bits())
+                    .count();
+            }
+        }
+    }
+    worst.non_finite = non_finite;
+    worst.padding_changed += untouched_changed;
+    let checked = checked_groups(p, &inputs.groups).len();
+    worst.coverage = format!(
+        "{checked} of {} runs of a group's columns (the worst shown), each {}; every run for NaN, and every \
+         column no group owns unchanged",
+        runs.len(),
+        worst.coverage
+    );
+    worst
+}
+
 /// The check of a run, one problem or a batch ([`batch_references`] gives `references`): each
 /// of the [`checked_members`] against its reference, and the worst of them returned; its
 /// coverage names the members, and its count of NaN or infinite elements is every member's
@@ -708,6 +895,7 @@ mod tests {
             seed: 7,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
             batch: kernels_gpu::gemm::Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
         }
     }
 

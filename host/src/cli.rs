@@ -5,7 +5,7 @@ use anyhow::{bail, Result};
 use clap::{Parser, Subcommand};
 use gpu_gemm::fp8::quantize::Scaling;
 use gpu_gemm::parallel::{Form, Overlap};
-use gpu_gemm::problem::{Batch, Init, Problem, Transpose, Transposes};
+use gpu_gemm::problem::{Batch, GroupLayout, Init, Problem, Transpose, Transposes};
 use gpu_gemm::registry::Math;
 use gpu_gemm::run::BackendChoice;
 use kernels_gpu::gemm::Dtype;
@@ -104,6 +104,24 @@ pub struct Cli {
     #[arg(long, value_name = "A,B,C", requires = "batch", value_parser = parse_strides,
           conflicts_with_all = ["pitch", "pitch_compare"])]
     pub batch_strides: Option<Strides>,
+    /// A grouped GEMM of G groups in one launch, as a mixture-of-experts layer runs its experts
+    /// (DeepGEMM's layouts): each group multiplies its own A (an expert's weights, m × k) by its
+    /// own columns of B (its tokens). Contiguous by default: the groups' --group-m columns one
+    /// after another in one B and one C (n = G·M, M a multiple of 128); with --masked, a batch
+    /// of G members of M columns each, of which group g computes only its first count(g),
+    /// the counts drawn from the seed between M/2 and M and read by the kernel on the device.
+    /// bf16 and f16 on wgmma-layouts:2, wgmma-16bit and wgmma-tma-store:5, auto, and cublas (a
+    /// call per group, the yardstick); every group checked against its f64 reference, and every
+    /// column no group owns must be left as it was
+    #[arg(long, value_name = "G", value_parser = positive_size, requires = "group_m",
+          conflicts_with_all = ["batch", "n", "pitch", "pitch_compare"])]
+    pub groups: Option<u32>,
+    /// Columns of B and C per group (a group's tokens; the masked layout's capacity)
+    #[arg(long, value_name = "M", value_parser = positive_size, requires = "groups")]
+    pub group_m: Option<u32>,
+    /// The masked layout (decoding under CUDA graphs) instead of the contiguous one
+    #[arg(long, requires = "groups")]
+    pub masked: bool,
     /// The precision contract of `--variant auto` and `--variant tuned`: what arithmetic they
     /// may choose in f32 (f64, bf16 and f16 always run in their own) [default: strict]
     #[arg(long, value_enum)]
@@ -271,11 +289,16 @@ impl Cli {
     /// The problem the options describe; `default_size` applies when no size is given.
     pub fn problem(&self, default_size: u32, seed: u64) -> Result<Problem> {
         let size = self.size.unwrap_or(default_size);
-        let (m, n, k) = (
-            self.m.unwrap_or(size),
-            self.n.unwrap_or(size),
-            self.k.unwrap_or(size),
-        );
+        // A grouped problem's n is its groups' columns: all of them (contiguous) or one
+        // member's room (masked).
+        let n = match (self.groups, self.group_m) {
+            (Some(groups), Some(m)) if !self.masked => groups
+                .checked_mul(m)
+                .ok_or_else(|| anyhow::anyhow!("--groups {groups} × --group-m {m} overflows n"))?,
+            (Some(_), Some(m)) => m,
+            _ => self.n.unwrap_or(size),
+        };
+        let (m, k) = (self.m.unwrap_or(size), self.k.unwrap_or(size));
         let mut p = Problem {
             shape: Shape {
                 m,
@@ -293,12 +316,18 @@ impl Cli {
             seed,
             epilogue: self.epilogue.unwrap_or_default(),
             batch: Batch::ONE,
+            groups: GroupLayout::None,
         };
         if !p.epilogue.is_none() && !p.dtype.is_16bit() {
             bail!("--epilogue is fused into the 16-bit kernels: give --dtype bf16 or f16");
         }
         if p.dtype == Dtype::E4m3 && self.batch.is_some() {
             bail!("--batch runs bf16 and f16 on the kernels (and every type on cuBLAS); the e4m3 kernels compute one problem");
+        }
+        if !p.dtype.is_16bit() && self.groups.is_some() {
+            bail!(
+                "--groups runs bf16 and f16 (the block-scaled e4m3 grouped GEMM is not built yet)"
+            );
         }
         if p.dtype == Dtype::E4m3 {
             if p.transposes != Transposes::new(Transpose::Yes, Transpose::No) {
@@ -320,6 +349,19 @@ impl Cli {
                 },
                 None => p.packed_strides(count),
             };
+        }
+        if let Some(groups) = self.groups {
+            if self.masked {
+                p.groups = GroupLayout::Masked;
+                p.batch = p.packed_strides(groups);
+            } else {
+                p.groups = GroupLayout::Contiguous;
+                p.batch = Batch {
+                    stride_b: 0,
+                    stride_c: 0,
+                    ..p.packed_strides(groups)
+                };
+            }
         }
         p.validate()?;
         Ok(p)

@@ -223,12 +223,30 @@ fn run() -> Result<bool> {
         "m={} n={} k={}{transposes}{formula} lda={} ldb={} ldc={} alpha={} beta={} on {on}",
         s.m, s.n, s.k, s.lda, s.ldb, s.ldc, problem.alpha, problem.beta,
     );
-    if problem.batch.is_batched() {
-        let b = problem.batch;
-        println!(
-            "strided batch: {} members, one launch; strides A={} B={} C={} elements",
-            b.count, b.stride_a, b.stride_b, b.stride_c
-        );
+    let b = problem.batch;
+    match problem.groups {
+        gpu_gemm::problem::GroupLayout::Contiguous => println!(
+            "grouped GEMM, contiguous: {} groups of {} columns one after another in B and C, an A \
+             each (stride {} elements); one launch",
+            b.count,
+            s.n / b.count,
+            b.stride_a
+        ),
+        gpu_gemm::problem::GroupLayout::Masked => {
+            let counts = problem.group_table();
+            println!(
+                "grouped GEMM, masked: {} groups of up to {} columns (their counts {:?}, read on \
+                 the device), each its own A, B and C; one launch",
+                b.count, s.n, counts
+            )
+        }
+        gpu_gemm::problem::GroupLayout::None if b.is_batched() => {
+            println!(
+                "strided batch: {} members, one launch; strides A={} B={} C={} elements",
+                b.count, b.stride_a, b.stride_b, b.stride_c
+            );
+        }
+        gpu_gemm::problem::GroupLayout::None => {}
     }
     if !problem.epilogue.is_none() {
         use gpu_gemm::problem::{Activation, Bias};

@@ -3,7 +3,8 @@
 //! On the GPU each row becomes `#[no_mangle] extern "ptx-kernel" fn NAME(m, n, k, alpha, A, lda,
 //! B, ldb, beta, C, ldc)`, the cuBLAS argument order, so that the host launches every variant
 //! the same way. The 16-bit kernels add their tensor maps, the fused epilogue (`bias`, the
-//! [`crate::fused::Epilogue`] word) and the batch (members, C's stride) after them. On the host the same table gives the emulator
+//! [`crate::fused::Epilogue`] word), the batch (members, C's stride) and a grouped GEMM's
+//! layout, groups and table ([`crate::gemm::Groups`]) after them. On the host the same table gives the emulator
 //! each kernel's body by name, so the two backends cannot disagree about which names exist.
 #![allow(clippy::too_many_arguments)]
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
@@ -14,15 +15,17 @@ use crate::device::half::{Bf16, F16};
 use crate::device::half::{GlobalHalf, GlobalHalfMut};
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 use crate::device::tma::TensorMap;
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+use crate::device::GlobalWords;
 #[cfg(target_arch = "nvptx64")]
 use crate::device::{Global, GlobalMut};
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 use crate::fused::{Epilogue, Fused};
 use crate::gemm::GemmArgs;
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-use crate::gemm::Members;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 use crate::gemm::{Fp8GemmArgs, HalfGemmArgs, HalfReduceArgs};
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+use crate::gemm::{GroupLayout, Groups, Members};
 use crate::variants::*;
 
 /// A kernel body the emulator can run, by element type and parameters.
@@ -161,13 +164,19 @@ macro_rules! gemm_kernels {
         pub unsafe extern "ptx-kernel" fn $name(
             m: u32, n: u32, k: u32, alpha: f32, a: *const $h, lda: u32, b: *const $h,
             ldb: u32, beta: f32, c: *mut $h, ldc: u32, maps: *const TensorMap,
-            bias: *const $h, epilogue: u32, batch: u32, stride_c: u64,
+            bias: *const $h, epilogue: u32, batch: u32, stride_c: u64, group_layout: u32,
+            groups: u32, group_table: *const u32,
         ) {
             let args = HalfGemmArgs {
                 m, n, k, alpha, a: GlobalHalf::new(a), lda, b: GlobalHalf::new(b), ldb, beta,
                 c: GlobalHalfMut::new(c), ldc,
                 fused: Fused { epilogue: Epilogue(epilogue), bias: GlobalHalf::new(bias) },
                 batch: Members { count: batch, stride_c, member: 0 },
+                groups: Groups {
+                    layout: GroupLayout::from_word(group_layout),
+                    count: groups,
+                    table: GlobalWords::new(group_table),
+                },
             };
             unsafe { $body(args, maps) }
         }

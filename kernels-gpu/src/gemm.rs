@@ -6,7 +6,7 @@
 //! `ld * cols >= 2^32` elements): 32-bit index arithmetic is what CUDA C++ kernels use too.
 
 use crate::device::half::{GlobalHalf, GlobalHalfMut, Half};
-use crate::device::{Global, GlobalMut, Real, Shared};
+use crate::device::{Global, GlobalMut, GlobalWords, Real, Shared};
 use crate::fused::Fused;
 
 /// The arguments of every GEMM kernel, in cuBLAS order.
@@ -241,6 +241,89 @@ pub struct HalfGemmArgs<H> {
     /// A strided batch: the members there are, C's stride, and which member these arguments
     /// describe ([`HalfGemmArgs::of_member`]).
     pub batch: Members,
+    /// A grouped GEMM's layout and table; [`Groups::NONE`] otherwise.
+    pub groups: Groups,
+}
+
+/// A grouped GEMM: one GEMM per group (an expert of a mixture-of-experts layer, on the tokens
+/// routed to it), all in one persistent launch. In this crate's terms (C = op(A)·op(B),
+/// column-major; DeepGEMM's `D[M×N] = X[M×K]·W[N×K]ᵀ` read column-major is m = N, n = M), a
+/// group's tokens are columns of B and C, and each group has its own A, the expert's weights:
+/// layer `g` of A's tensor map. DeepGEMM's two layouts:
+///
+/// - **Contiguous** (training, prefill): the groups' columns one after another in one B and one
+///   C, each group's a multiple of [`GROUP_COLUMNS`]; `table[j]` is the group of columns
+///   `GROUP_COLUMNS·j ..`, and a word of `count` or more marks padding, which no tile computes
+///   or writes. The walk is the one problem's; each tile finds its group in the table.
+/// - **Masked** (decoding under CUDA graphs): a strided batch of `count` members, each with
+///   room for `n` columns, of which the first `table[g]` are group `g`'s tokens. The counts are
+///   read on the device, so the host launches without knowing them: tiles past a group's count
+///   compute nothing, and no column past it is written.
+#[derive(Clone, Copy)]
+pub struct Groups {
+    pub layout: GroupLayout,
+    /// Groups: A's layers.
+    pub count: u32,
+    pub table: GlobalWords,
+}
+
+/// How a grouped GEMM's groups lie ([`Groups`]); `None` for a plain GEMM or batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum GroupLayout {
+    None = 0,
+    Contiguous = 1,
+    Masked = 2,
+}
+
+impl GroupLayout {
+    /// The layout a kernel parameter names (0, 1, 2; anything else is none).
+    #[inline(always)]
+    pub fn from_word(word: u32) -> Self {
+        match word {
+            1 => GroupLayout::Contiguous,
+            2 => GroupLayout::Masked,
+            _ => GroupLayout::None,
+        }
+    }
+}
+
+/// Columns of n per word of a contiguous layout's table: DeepGEMM's alignment of each group's
+/// rows (`get_mk_alignment_for_contiguous_layout`), a multiple of every grouped kernel's tile.
+pub const GROUP_COLUMNS: u32 = 128;
+
+impl Groups {
+    /// Not grouped.
+    pub const NONE: Groups = Groups {
+        layout: GroupLayout::None,
+        count: 0,
+        table: GlobalWords::NONE,
+    };
+
+    /// Contiguous layout: the group of column `col` (a word of `count` or more: padding).
+    ///
+    /// # Safety
+    /// The table holds a word per [`GROUP_COLUMNS`] columns of C.
+    #[inline(always)]
+    pub unsafe fn group_of(&self, col: u32) -> u32 {
+        unsafe { self.table.load((col / GROUP_COLUMNS) as usize) }
+    }
+
+    /// Masked layout: the columns of member `member` that hold its tokens, its count.
+    ///
+    /// # Safety
+    /// The table holds a word per member.
+    #[inline(always)]
+    pub unsafe fn columns(&self, member: u32) -> u32 {
+        unsafe { self.table.load(member as usize) }
+    }
+
+    /// Whether C's columns past a member's `n` must be left as they are, though its tensor map
+    /// reaches further (the TMA store would write them): the masked layout.
+    #[inline(always)]
+    pub fn clips(&self) -> bool {
+        self.layout == GroupLayout::Masked
+    }
 }
 
 /// A strided batch as the host gives it (cuBLAS's `cublasGemmStridedBatchedEx`): `count`
@@ -385,6 +468,7 @@ impl Fp8GemmArgs {
             ldc: self.ldc,
             fused: Fused::none(),
             batch: Members::ONE,
+            groups: Groups::NONE,
         }
     }
 }

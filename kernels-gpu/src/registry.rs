@@ -139,6 +139,10 @@ pub struct TmaOperands {
     /// Whether the kernel runs a strided batch (its tensor maps have a layer per member, and
     /// its walk goes over every member's tiles: [`crate::pipeline::Kernel::BATCHES`]).
     pub batched: bool,
+    /// Whether it runs a grouped GEMM ([`crate::gemm::Groups`]): the kernel's walk finds each
+    /// tile's group ([`crate::pipeline::Kernel::GROUPS`]); the host passes the layout, the
+    /// groups and the table's address after the batch.
+    pub grouped: bool,
     /// 3xTF32's ranges ([`crate::variants::ranges`]): before the kernel the host zeroes m + n
     /// words and runs the pass that gathers the largest |x| of each row of A and column of B
     /// into them, and writes their address after the tensor maps.
@@ -195,7 +199,8 @@ impl TmaOperands {
     }
 
     /// A matrix of `rows × cols` (leading dimension `ld`) at `address`; `count` of them,
-    /// `stride` elements apart, as layers when `count > 1`.
+    /// `stride` elements apart, as layers when `count > 1`. A stride of 0 is one matrix that
+    /// every member shares (a contiguous grouped GEMM's B and C): one layer.
     fn spec(
         &self,
         address: u64,
@@ -213,7 +218,7 @@ impl TmaOperands {
             box_dims,
             self.swizzle,
         );
-        if count > 1 {
+        if count > 1 && stride > 0 {
             crate::device::tma::TensorMapSpec {
                 layers: count as u64,
                 layer_stride_bytes: stride * element_bytes as u64,
@@ -497,6 +502,7 @@ const fn wgmma_operands(bn: u32) -> TmaOperands {
         b_transposed: false,
         stream_k: None,
         batched: false,
+        grouped: false,
         ranges: false,
     }
 }
@@ -514,8 +520,22 @@ fn wgmma_16bit_operands(_tile: u32, _layout: Layout) -> TmaOperands {
         b_transposed: false,
         stream_k: None,
         batched: true,
+        grouped: false,
         ranges: false,
     }
+}
+
+/// `wgmma-16bit`'s own: it runs grouped GEMMs (its stores stop at each group's last column).
+fn wgmma_16bit_grouped_operands(tile: u32, layout: Layout) -> TmaOperands {
+    TmaOperands {
+        grouped: groups::<wgmma_16bit::Plain<4>>(),
+        ..wgmma_16bit_operands(tile, layout)
+    }
+}
+
+/// Whether configuration `C` of the 16-bit kernels runs grouped GEMMs.
+const fn groups<C: wgmma_16bit::Config>() -> bool {
+    <wgmma_16bit::Wgmma16<crate::device::half::Bf16, C> as crate::pipeline::Kernel>::GROUPS
 }
 
 fn wgmma_16bit_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
@@ -557,9 +577,13 @@ fn wgmma_tma_store_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Ge
 }
 
 fn wgmma_tma_store_operands(tile: u32, _layout: Layout) -> TmaOperands {
+    use wgmma_tma_store::TmaStore;
     TmaOperands {
         cluster: if tile == 2 || tile == 5 { 1 } else { 2 },
         c_box: Some([64, 64]),
+        // The direct orientation without clusters: its last tile of a masked group is written
+        // from the registers.
+        grouped: tile == 5 && groups::<TmaStore<wgmma_16bit::Plain<4>, false, true>>(),
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
 }
@@ -630,6 +654,7 @@ fn wgmma_stream_k_operands(_tile: u32, layout: Layout) -> TmaOperands {
     TmaOperands {
         stream_k: Some([wgmma_16bit::BM, wgmma_16bit::BN]),
         batched: <wgmma_16bit::Wgmma16<crate::device::half::Bf16, StreamKConfig> as crate::pipeline::Kernel>::BATCHES,
+        grouped: false,
         ranges: false,
         ..wgmma_layouts_operands(2, layout)
     }
@@ -672,6 +697,7 @@ fn wgmma_fp8_narrow_operands(tile: u32, _layout: Layout) -> TmaOperands {
         b_box: [128, tile],
         stream_k: Some([wgmma_narrow::BM, tile]),
         batched: false,
+        grouped: false,
         ranges: false,
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
@@ -694,6 +720,7 @@ fn wgmma_fp8_operands(tile: u32, _layout: Layout) -> TmaOperands {
         cluster: if tile == 1 || tile == 3 { 2 } else { 1 },
         // The FP8 kernels run one problem.
         batched: false,
+        grouped: false,
         c_box: Some([64, 64]),
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
@@ -1288,7 +1315,7 @@ pub const ALL: &[Variant] = &[
         arithmetic: Arithmetic::Native,
         reduce: None,
         target: Target::Sm90a,
-        tma: Some(wgmma_16bit_operands),
+        tma: Some(wgmma_16bit_grouped_operands),
     },
     Variant {
         name: "wgmma-cluster",

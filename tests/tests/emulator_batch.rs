@@ -171,7 +171,7 @@ impl<const BUG: u8> Kernel for Planted<BUG> {
 
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         let tile = if BUG == COPIES_IGNORE_THE_MEMBER {
-            (tile.0, tile.1, 0)
+            Tile::of_member(tile.row, tile.col, 0)
         } else {
             tile
         };
@@ -454,6 +454,7 @@ fn the_tensor_copies_address_each_layer() {
 fn registers_the_block_does_not_hold_are_a_hang() {
     let p = Problem {
         batch: Batch::ONE,
+        groups: kernels_gpu::gemm::GroupLayout::None,
         ..problem(Dtype::Bf16, (136, 72, 64), Transposes::NN, 0.0)
     };
     let inputs = Inputs::<bf16>::generate(&p);

@@ -84,6 +84,7 @@ fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
                     seed: seed(),
                     epilogue: kernels_gpu::fused::Epilogue::NONE,
                     batch: kernels_gpu::gemm::Batch::ONE,
+                    groups: kernels_gpu::gemm::GroupLayout::None,
                 };
                 p.shape.lda = p.stored_a().0 + pad;
                 p.shape.ldb = p.stored_b().0 + pad;
@@ -148,6 +149,7 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
                 seed: seed(),
                 epilogue: kernels_gpu::fused::Epilogue::NONE,
                 batch: kernels_gpu::gemm::Batch::ONE,
+                groups: kernels_gpu::gemm::GroupLayout::None,
             };
             let what = format!(
                 "{} tile {tile:?} {} {m}x{n}x{k} ld+{pad} alpha {alpha} beta {beta} seed {}",

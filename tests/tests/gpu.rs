@@ -155,6 +155,7 @@ fn every_variant_matches_the_reference_on_the_gpu() {
                 seed,
                 epilogue: kernels_gpu::fused::Epilogue::NONE,
                 batch: kernels_gpu::gemm::Batch::ONE,
+                groups: kernels_gpu::gemm::GroupLayout::None,
             };
             for (report, (v, tile)) in execute_many(&backend, &variants, &p, timing, |_| {})
                 .into_iter()
@@ -246,6 +247,7 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
         seed: 7,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
         batch: kernels_gpu::gemm::Batch::ONE,
+        groups: kernels_gpu::gemm::GroupLayout::None,
     };
     let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
     let timing = Timing {
@@ -340,6 +342,7 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
                 seed: 11,
                 epilogue: kernels_gpu::fused::Epilogue::NONE,
                 batch: kernels_gpu::gemm::Batch::ONE,
+                groups: kernels_gpu::gemm::GroupLayout::None,
             };
             let differing = match dtype {
                 Dtype::Bf16 => differing::<gpu_gemm::half::bf16>(&gpu, v, tile, &p),
@@ -418,6 +421,7 @@ fn library_problem(
         seed,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
         batch: kernels_gpu::gemm::Batch::ONE,
+        groups: kernels_gpu::gemm::GroupLayout::None,
     };
     let inputs = gpu_gemm::problem::Inputs::<f32>::generate(&p);
     let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);
@@ -856,6 +860,7 @@ fn captured_and_replayed<T: gpu_gemm::Element>(
         seed: 5,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
         batch: kernels_gpu::gemm::Batch::ONE,
+        groups: kernels_gpu::gemm::GroupLayout::None,
     };
     let inputs = gpu_gemm::problem::Inputs::<T>::generate(&p);
     let reference = gpu_gemm::verify::Reference::compute(&p, &inputs);

@@ -269,6 +269,7 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         seed: 0,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
         batch: kernels_gpu::gemm::Batch::ONE,
+        groups: kernels_gpu::gemm::GroupLayout::None,
     }
 }
 

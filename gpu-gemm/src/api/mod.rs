@@ -1193,7 +1193,7 @@ impl Gemm {
                     .ok_or_else(|| anyhow::anyhow!("the emulator is not tuned"))?;
                 let label = candidate.label();
                 protocol.measure(best_ms, || {
-                    emulator::launch_on(launch, problem, (*a, *b, &[]), c, None)?;
+                    emulator::launch_on(launch, problem, (*a, *b, &[], &[]), c, None)?;
                     Ok((clock.time.borrow_mut())(&label))
                 })
             }
@@ -1323,6 +1323,7 @@ impl Gemm {
             seed: 0,
             epilogue: config.epilogue,
             batch: config.batch,
+            groups: kernels_gpu::gemm::GroupLayout::None,
         };
         problem
             .validate()
@@ -1471,6 +1472,7 @@ mod tests {
             seed: 0,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
             batch: kernels_gpu::gemm::Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
         };
         let v = registry::find("wgmma-16bit").unwrap();
         let launch = run::plan(v, None, &p, Some(80)).unwrap();

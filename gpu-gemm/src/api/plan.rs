@@ -90,7 +90,7 @@ impl<'g> Ready<'g> {
                     Some(Memory::Host(bias)) => *bias,
                     _ => &[],
                 };
-                emulator::launch_on(launch, problem, (*a, *b, bias), c, None).map_err(failed)
+                emulator::launch_on(launch, problem, (*a, *b, bias, &[]), c, None).map_err(failed)
             }
             _ => unreachable!("every operand's memory was checked against the backend"),
         }

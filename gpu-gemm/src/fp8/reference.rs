@@ -28,6 +28,7 @@ fn f64_problem(p: &Fp8Problem) -> Problem {
         epilogue: kernels_gpu::fused::Epilogue::NONE,
         transposes: Transposes::NN,
         batch: kernels_gpu::gemm::Batch::ONE,
+        groups: kernels_gpu::gemm::GroupLayout::None,
     }
 }
 
@@ -44,6 +45,7 @@ fn as_f64_problem(p: &Fp8Problem, x: &Fp8Inputs) -> (Problem, Inputs<f64>) {
             data: x.c.data.iter().map(|v| v.to_f64()).collect(),
         },
         bias: Vec::new(),
+        groups: Vec::new(),
     };
     (problem, inputs)
 }

@@ -181,6 +181,7 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         epilogue: kernels_gpu::fused::Epilogue::NONE,
         transposes: Transposes::new(Transpose::Yes, Transpose::No),
         batch: kernels_gpu::gemm::Batch::ONE,
+        groups: kernels_gpu::gemm::GroupLayout::None,
     }
 }
 

@@ -105,6 +105,7 @@ impl Context {
             seed: self.seed,
             epilogue: kernels_gpu::fused::Epilogue::NONE,
             batch: kernels_gpu::gemm::Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
         }
     }
 

@@ -171,4 +171,22 @@ impl<H: Half> GlobalHalfMut<H> {
         let bits = H::pack(values[0], values[1]);
         unsafe { backend::st_global_b32(self.ptr.wrapping_add(i).cast(), bits) }
     }
+
+    /// Element `i` as the 16 bits `bits` (already rounded).
+    ///
+    /// # Safety
+    /// As [`GlobalHalfMut::store`].
+    #[inline(always)]
+    pub unsafe fn store_bits(self, i: usize, bits: u16) {
+        unsafe { backend::st_global_b16(self.ptr.wrapping_add(i).cast(), bits) }
+    }
+
+    /// Elements `i, i + 1` as the packed pair `bits`, one 4-byte store.
+    ///
+    /// # Safety
+    /// As [`GlobalHalfMut::load2`].
+    #[inline(always)]
+    pub unsafe fn store_bits2(self, i: usize, bits: u32) {
+        unsafe { backend::st_global_b32(self.ptr.wrapping_add(i).cast(), bits) }
+    }
 }

@@ -191,6 +191,34 @@ impl<T: Real> Global<T> {
     }
 }
 
+/// Read-only 32-bit words in global memory: a table the host wrote for the kernel (a grouped
+/// GEMM's group of each block of columns, or its groups' counts of rows).
+#[derive(Clone, Copy)]
+pub struct GlobalWords {
+    ptr: *const u32,
+}
+
+impl GlobalWords {
+    #[inline(always)]
+    pub fn new(ptr: *const u32) -> Self {
+        Self { ptr }
+    }
+
+    /// No table.
+    pub const NONE: GlobalWords = GlobalWords {
+        ptr: core::ptr::null(),
+    };
+
+    /// Word `i` (`ld.global.b32`).
+    ///
+    /// # Safety
+    /// `i` must be inside the table (the emulator checks it and reports the thread).
+    #[inline(always)]
+    pub unsafe fn load(self, i: usize) -> u32 {
+        unsafe { backend::ld_global_b32(self.ptr.wrapping_add(i)) }
+    }
+}
+
 /// A pointer into global memory that the kernel writes (the matrix C).
 #[derive(Clone, Copy)]
 pub struct GlobalMut<T> {

@@ -518,5 +518,53 @@ unsafe fn store_direct_subtile<H: Half, const S: u32>(
         let m_block = 2 * warp + h % 2;
         store::stmatrix_x4_trans(buffer + n * 128 + 16 * (m_block ^ (n % 8)), pairs);
     }
-    at.publish::<S>();
+    let first_column = at.col0 + 64 * half;
+    if args.groups.clips() && first_column + 64 > args.n {
+        unsafe { copy_out_clipped(args, buffer, (row0, first_column), at) };
+    } else {
+        at.publish::<S>();
+    }
+}
+
+/// A staged box of 64 m × 64 n that ends past the arguments' `n` while C's tensor map reaches
+/// further: a masked group's last columns ([`crate::gemm::Groups`]), whose columns past the
+/// group's count must stay as they are, though the TMA store would write up to the map's edge.
+/// The warpgroup copies the box's columns below `n` (and rows below `m`) from shared memory
+/// itself, a 4-byte pair of m per thread and step: a warp writes 128 contiguous bytes of a
+/// column. Once per group at most; the next subtile's barrier keeps the buffer until every
+/// thread has read it.
+///
+/// No TMA store is committed for the box, so the next subtile's `wait_group.read 1` would let
+/// the store two subtiles back, into the buffer it is about to fill, still be reading it: thread
+/// 0 waits for every store here instead (the emulator reported the race).
+///
+/// # Safety
+/// `args` describes valid matrices; `buffer` holds the box, two buffers in turn (`Subtile`'s
+/// barrier before each subtile).
+#[inline(always)]
+unsafe fn copy_out_clipped<H: Half>(
+    args: &HalfGemmArgs<H>,
+    buffer: u32,
+    (row0, col0): (u32, u32),
+    at: Subtile,
+) {
+    if at.thread == 0 {
+        store::wait_read::<0>();
+    }
+    // Every thread's `stmatrix` is in the buffer.
+    named_barrier(at.staging.barrier, 128);
+    let columns = args.n.saturating_sub(col0).min(64);
+    for pair in (at.thread..columns * 32).step_by(128) {
+        let (n, q) = (pair / 32, pair % 32);
+        // Pair q is m 2q, 2q + 1: 16-byte chunk q / 4 of the column's 128-byte row, swizzled.
+        let from = buffer + n * 128 + 16 * ((q / 4) ^ (n % 8)) + 4 * (q % 4);
+        let bits = unsafe { <f32 as crate::device::Element>::ld_shared(from) }.to_bits();
+        let (row, col) = (row0 + 2 * q, col0 + n);
+        let i = args.c_at(row, col);
+        if row + 1 < args.m {
+            unsafe { args.c.store_bits2(i, bits) };
+        } else if row < args.m {
+            unsafe { args.c.store_bits(i, bits as u16) };
+        }
+    }
 }

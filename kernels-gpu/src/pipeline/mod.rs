@@ -32,6 +32,7 @@ use crate::device::mbarrier::{fence_mbarrier_init, MBarrier};
 use crate::device::tma::TensorMap;
 use crate::device::wgmma;
 use crate::device::{block_idx_y, grid_dim_y, sync_threads, thread_idx_x, WARP_SIZE};
+use crate::gemm::{GroupLayout, HalfGemmArgs};
 pub use ring::{Ring, Stages};
 use schedule::{StreamK, Tile, Tiles, Walk};
 
@@ -82,10 +83,26 @@ pub trait Problem: Copy {
         1
     }
 
-    /// The arguments of member `member`: what the consumers' epilogue writes through (the
+    /// The arguments of `tile`'s member: what the consumers' epilogue writes through (the
     /// copies find a member's A and B by the layer of their tensor maps).
     #[inline(always)]
-    fn member(self, _member: u32) -> Self {
+    fn member(self, _tile: Tile) -> Self {
+        self
+    }
+
+    /// Where a tile of the walk lies, or `None` for one with nothing to compute: a grouped
+    /// GEMM's tiles ([`crate::gemm::Groups`]) find their group, and skip padding and the
+    /// columns past a group's count. The producer and the consumers ask the same question of
+    /// the same tiles, so they skip the same ones and the ring stays in step.
+    #[inline(always)]
+    fn locate(&self, tile: Tile, _bn: u32) -> Option<Tile> {
+        Some(tile)
+    }
+
+    /// The arguments without groups: what a kernel that runs no grouped GEMM sees, so that
+    /// the compiler knows every grouped branch of its epilogue dead.
+    #[inline(always)]
+    fn ungrouped(self) -> Self {
         self
     }
 }
@@ -104,7 +121,7 @@ impl Problem for crate::gemm::Fp8GemmArgs {
     }
 }
 
-impl<H: crate::device::half::Half> Problem for crate::gemm::HalfGemmArgs<H> {
+impl<H: crate::device::half::Half> Problem for HalfGemmArgs<H> {
     #[inline(always)]
     fn mnk(&self) -> (u32, u32, u32) {
         (self.m, self.n, self.k)
@@ -116,8 +133,41 @@ impl<H: crate::device::half::Half> Problem for crate::gemm::HalfGemmArgs<H> {
     }
 
     #[inline(always)]
-    fn member(self, member: u32) -> Self {
-        self.of_member(member)
+    fn member(self, tile: Tile) -> Self {
+        let args = self.of_member(tile.member);
+        if self.groups.clips() {
+            // Masked: the member's columns end at its count.
+            let count = unsafe { self.groups.columns(tile.member) };
+            HalfGemmArgs {
+                n: args.n.min(count),
+                ..args
+            }
+        } else {
+            args
+        }
+    }
+
+    #[inline(always)]
+    fn locate(&self, tile: Tile, bn: u32) -> Option<Tile> {
+        let col = tile.col * bn;
+        match self.groups.layout {
+            GroupLayout::None => Some(tile),
+            GroupLayout::Contiguous => {
+                let group = unsafe { self.groups.group_of(col) };
+                (group < self.groups.count).then_some(Tile { group, ..tile })
+            }
+            GroupLayout::Masked => {
+                (col < unsafe { self.groups.columns(tile.member) }).then_some(tile)
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn ungrouped(self) -> Self {
+        HalfGemmArgs {
+            groups: crate::gemm::Groups::NONE,
+            ..self
+        }
     }
 }
 
@@ -183,6 +233,12 @@ pub trait Kernel: Copy {
     /// ([`Problem::members`]); without it the kernel computes one problem, and its walk needs no
     /// division to find a tile's member (with which `wgmma-stream-k` spilled).
     const BATCHES: bool = true;
+    /// Whether the walk runs a grouped GEMM ([`crate::gemm::Groups`]), asking
+    /// [`Problem::locate`] where each tile lies. Not with clusters (the blocks of a cluster
+    /// share an operand, but neighbouring tiles may be of different groups, or one computed and
+    /// one skipped), split-k or stream-k; and the kernel's epilogue must write no column past
+    /// the `n` of [`Problem::member`]'s arguments, which a masked group's count lowers.
+    const GROUPS: bool = false;
     /// Bytes of shared memory after the stages and barriers (an epilogue's staging tile).
     const EXTRA_BYTES: u32 = 0;
     /// The tile order: groups of this many unit-rows.
@@ -377,7 +433,7 @@ fn whole_tile<K: Kernel>(slices: u32) -> Work {
     };
     let first_slice = split * slices / parts;
     Work {
-        tile: (0, 0, 0),
+        tile: Tile::of_member(0, 0, 0),
         split,
         parts,
         first_slice,
@@ -446,6 +502,7 @@ impl Iterator for StreamWorks {
 /// memory, a grid that is a multiple of the cluster and at most one block per multiprocessor.
 #[inline(always)]
 pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
+    let args = if K::GROUPS { args } else { args.ungrouped() };
     let stages = Stages::new(K::STAGES, K::STAGE_BYTES, K::KINDS, ORDER_BARRIERS);
     let cluster_size = K::CLUSTER.0 * K::CLUSTER.1;
     // The warps that read each stage: all consumers' (cooperative), or one warpgroup's.
@@ -515,7 +572,9 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             if tid == 0 {
                 let mut ring = stages.ring();
                 for unit in walk {
-                    let tile = tiles.tile(unit, rank);
+                    let Some(tile) = locate::<K>(&args, tiles.tile(unit, rank)) else {
+                        continue;
+                    };
                     for slice in whole.first_slice..whole.first_slice + whole.slices {
                         unsafe { produce(kernel, maps, stages, &mut ring, tile, slice) };
                     }
@@ -523,7 +582,9 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             } else if K::ASSISTS && tid >= WARP_SIZE {
                 let mut ring = stages.ring();
                 for unit in walk {
-                    let tile = tiles.tile(unit, rank);
+                    let Some(tile) = locate::<K>(&args, tiles.tile(unit, rank)) else {
+                        continue;
+                    };
                     let thread = tid - WARP_SIZE;
                     unsafe {
                         kernel.assist(args, maps, stages, &mut ring, thread, tile, whole.slices)
@@ -538,14 +599,16 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             let mut mine = consumer.warpgroup == 0 || K::SCHEDULE == Schedule::Cooperative;
             let mut units = 0;
             for unit in walk {
+                let Some(tile) = locate::<K>(&args, tiles.tile(unit, rank)) else {
+                    continue;
+                };
                 if mine {
-                    let tile = tiles.tile(unit, rank);
                     let work = Work {
                         tile,
                         unit,
                         ..whole
                     };
-                    let args = args.member(tile.2);
+                    let args = args.member(tile);
                     unsafe { kernel.consume(args, maps, &mut consumer, work) };
                 } else {
                     consumer.ring.skip(whole.slices);
@@ -568,6 +631,18 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
     // No block may leave while a peer can still arrive on its barriers or multicast into it.
     if cluster_size > 1 {
         cluster::sync();
+    }
+}
+
+/// Where a tile of the walk lies ([`Problem::locate`]) in a kernel that runs grouped GEMMs; in
+/// any other, where the walk put it.
+#[inline(always)]
+fn locate<K: Kernel>(args: &K::Args, tile: Tile) -> Option<Tile> {
+    const { assert!(!K::GROUPS || (K::CLUSTER.0 * K::CLUSTER.1 == 1 && !K::SPLIT_K && !K::STREAM_K)) };
+    if K::GROUPS {
+        args.locate(tile, K::BN)
+    } else {
+        Some(tile)
     }
 }
 
@@ -626,7 +701,7 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
         wgmma::setmaxnreg_inc(K::CONSUMER_REGISTERS);
         let mut consumer = Consumer::new(stages, tid, cluster_size, cluster::rank());
         for work in works() {
-            let args = args.member(work.tile.2);
+            let args = args.member(work.tile);
             unsafe { kernel.consume(args, maps, &mut consumer, work) };
         }
         kernel.drain(&consumer);

@@ -12,12 +12,36 @@
 //! members: member 0's units, then member 1's, … A block that finishes a member's last tile
 //! goes on with the next member's first, so small members fill the machine together (cuBLAS's
 //! strided batched GEMM launches a grid over the batch for the same reason), and a tile is
-//! `(tile-row, tile-column, member)`: the copies take the member as the layer of their tensor
+//! ([`Tile`]) a tile-row, a tile-column and a member: the copies take the member as the layer of their tensor
 //! maps, the epilogue as the offset of C ([`crate::pipeline::Problem::member`]).
 use crate::gemm::rasterise_in_groups;
 
-/// A tile of C: (tile-row, tile-column, member of the batch; 0 for a single problem).
-pub type Tile = (u32, u32, u32);
+/// A tile of C, in tiles down m and along n, and whose operands it multiplies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tile {
+    pub row: u32,
+    pub col: u32,
+    /// The member of the batch whose B and C the tile is of: the layer of their tensor maps
+    /// (0 for one problem).
+    pub member: u32,
+    /// The group whose A it multiplies, the layer of A's map: the member, but in a grouped
+    /// GEMM's contiguous layout, where B and C are one matrix whose columns the groups share
+    /// and each group has an A of its own ([`crate::gemm::Groups`]).
+    pub group: u32,
+}
+
+impl Tile {
+    /// Tile `(row, col)` of member `member`, which multiplies its own A.
+    #[inline(always)]
+    pub fn of_member(row: u32, col: u32, member: u32) -> Self {
+        Tile {
+            row,
+            col,
+            member,
+            group: member,
+        }
+    }
+}
 
 /// The tiles of a problem, or of every member of a batch, as work units.
 #[derive(Clone, Copy, Debug)]
@@ -76,7 +100,7 @@ impl Tiles {
             (unit / per_member, unit % per_member)
         };
         let (um, un) = rasterise_in_groups(unit, self.units_m, self.units_n, self.group);
-        (
+        Tile::of_member(
             um * self.cluster.0 + rank % self.cluster.0,
             un * self.cluster.1 + rank / self.cluster.0,
             member,
@@ -86,7 +110,7 @@ impl Tiles {
     /// Whether a tile lies (at least partly) inside C.
     #[inline(always)]
     pub fn inside(self, tile: Tile) -> bool {
-        tile.0 < self.tiles_m && tile.1 < self.tiles_n
+        tile.row < self.tiles_m && tile.col < self.tiles_n
     }
 }
 

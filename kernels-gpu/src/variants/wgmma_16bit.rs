@@ -107,6 +107,12 @@ pub trait Config: Copy + Default + 'static {
     const A_K_MAJOR: bool = false;
     const B_MN_MAJOR: bool = false;
 
+    /// Whether its epilogue writes no column past the `n` of its arguments, so that it can run
+    /// a grouped GEMM's masked layout ([`crate::pipeline::Kernel::GROUPS`]): the direct stores
+    /// (bounded by `n`) and the direct orientation's TMA store (which writes a masked group's
+    /// last tile from the registers); not the transposed TMA store.
+    const GROUPS: bool = false;
+
     /// Ping-pong: waits for the warpgroup's turn ([`Consumer::wait_turn`]).
     #[inline(always)]
     fn wait_turn(consumer: &mut Consumer) {
@@ -193,6 +199,7 @@ pub struct Plain<const STAGES: u32>;
 
 impl<const STAGES: u32> Config for Plain<STAGES> {
     const STAGES: u32 = STAGES;
+    const GROUPS: bool = true;
 }
 
 /// The kernel, for the 16-bit type `H` and the configuration `C`.
@@ -245,6 +252,7 @@ where
     // `wgmma-stream-k` computes one problem: with a batch's walk (a division per tile) it
     // spilled 72 bytes, mostly in its 40-register producer (4 with a producer of 48).
     const BATCHES: bool = !C::STREAM_K;
+    const GROUPS: bool = C::GROUPS && C::CLUSTER_N == 1 && !C::SPLIT_K && !C::STREAM_K;
     const RASTER_GROUP: u32 = C::RASTER;
     const CLUSTER: (u32, u32) = (1, C::CLUSTER_N);
     const EXTRA_BYTES: u32 = C::EXTRA_BYTES;
@@ -254,9 +262,15 @@ where
         let (a_map, b_map) = (maps, maps.wrapping_add(1));
         let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
         let k0 = (slice * BK) as i32;
-        let (n0, layer) = (tile.1 * Self::BN, tile.2);
+        let (n0, layer) = (tile.col * Self::BN, tile.member);
         unsafe {
-            C::load_a(a_map, stage, (tile.0 * BM, k0, layer), full, C::A_K_MAJOR);
+            C::load_a(
+                a_map,
+                stage,
+                (tile.row * BM, k0, tile.group),
+                full,
+                C::A_K_MAJOR,
+            );
             if C::B_MN_MAJOR {
                 // B stored n × k: boxes of 64 n × 64 k, a 128-byte row of n per k.
                 for j in 0..Self::BN / 64 {
@@ -328,7 +342,7 @@ where
         wgmma::wait_group::<0>();
         acc.fence_registers();
         c.release(previous);
-        let (row0, col0) = (tile.0 * BM, tile.1 * Self::BN + columns);
+        let (row0, col0) = (tile.row * BM, tile.col * Self::BN + columns);
         if ping_pong {
             C::wait_turn(c);
         }
@@ -434,7 +448,7 @@ where
             lower = Accumulator::from_registers(core::array::from_fn(|i| values[64 + i]));
         }
         // ANCHOR_END: stream_k
-        let (row0, col0) = (tile.0 * BM + 128 * c.warpgroup, tile.1 * BN);
+        let (row0, col0) = (tile.row * BM + 128 * c.warpgroup, tile.col * BN);
         let at = (row0, col0, work.split);
         unsafe { C::store_direct(&args, maps, [&upper, &lower], at, c) };
     }

@@ -147,7 +147,11 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
         // One scale per tensor: Σ (sa·a)(sb·b) = sa·sb·Σ a·b.
         let scale = unsafe { args.scale_a.load(0) * args.scale_b.load(0) };
         let output = args.output(args.alpha * scale);
-        let at = (work.tile.0 * Self::BM + rows, work.tile.1 * BN, work.split);
+        let at = (
+            work.tile.row * Self::BM + rows,
+            work.tile.col * BN,
+            work.split,
+        );
         if ping_pong {
             C::wait_turn(c);
         }
@@ -185,22 +189,22 @@ pub unsafe fn load_slice(
 ) {
     let (a_map, b_map) = (maps, maps.wrapping_add(1));
     let (stage, full) = (pool_address(stages.stage(s)), stages.full(s));
-    let (m0, k0) = (tile.0 * rows, (slice * BK) as i32);
+    let (m0, k0) = (tile.row * rows, (slice * BK) as i32);
     let share = rows / A_BOX_M / cluster_n;
     let first = cluster::rank() * share;
     for j in first..first + share {
         let (to, m) = (stage + j * A_BOX_BYTES, (m0 + j * A_BOX_M) as i32);
         unsafe {
             if cluster_n == 1 {
-                tma::load_box(a_map, to, k0, m, tile.2, full)
+                tma::load_box(a_map, to, k0, m, tile.group, full)
             } else {
                 let everyone = ((1u32 << cluster_n) - 1) as u16;
-                tma::load_box_multicast(a_map, to, k0, m, tile.2, full, everyone)
+                tma::load_box_multicast(a_map, to, k0, m, tile.group, full, everyone)
             }
         };
     }
-    let (b_at, n0) = (stage + rows * BK, (tile.1 * BN) as i32);
-    unsafe { tma::load_box(b_map, b_at, k0, n0, tile.2, full) };
+    let (b_at, n0) = (stage + rows * BK, (tile.col * BN) as i32);
+    unsafe { tma::load_box(b_map, b_at, k0, n0, tile.member, full) };
 }
 
 /// The entry point's body.

@@ -166,7 +166,7 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUME
             buffers: BUFFERS,
             barrier: 1 + c.warpgroup,
         };
-        let (row0, col0) = (work.tile.0 * Self::BM + slice_of.rows, work.tile.1 * BN);
+        let (row0, col0) = (work.tile.row * Self::BM + slice_of.rows, work.tile.col * BN);
         // One scale per tensor: Σ (sa·a)(sb·b) = sa·sb·Σ a·b, as in `wgmma-fp8`.
         let alpha = if MAINLOOP == PER_TENSOR {
             args.alpha * unsafe { args.scale_a.load(0) * args.scale_b.load(0) }
@@ -219,10 +219,10 @@ impl Slices {
         Slices {
             args: *args,
             rows,
-            top: work.tile.0 * tile_rows + rows + 16 * warp + lane / 4,
+            top: work.tile.row * tile_rows + rows + 16 * warp + lane / 4,
             b_offset: tile_rows * BK,
-            block_column: work.tile.1 * args.k.div_ceil(BK),
-            inside_n: work.tile.1 * BN < args.n,
+            block_column: work.tile.col * args.k.div_ceil(BK),
+            inside_n: work.tile.col * BN < args.n,
             slices: work.slices,
         }
     }

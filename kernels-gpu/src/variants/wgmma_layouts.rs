@@ -83,6 +83,7 @@ impl<B: Config, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool, const STREAM
     const CLUSTER_N: u32 = B::CLUSTER_N;
     const SCHEDULE: Schedule = B::SCHEDULE;
     const SPLIT_K: bool = B::SPLIT_K;
+    const GROUPS: bool = B::GROUPS && !STREAMED;
     const DIRECT: bool = {
         assert!(B::DIRECT, "the layouts are the direct orientation's");
         true

@@ -220,20 +220,20 @@ where
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         let (a_map, b_map) = (maps, maps.wrapping_add(1));
         let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
-        let (m0, n0, k0) = (tile.0 * BM, tile.1 * Self::BN, (slice * O::BK) as i32);
+        let (m0, n0, k0) = (tile.row * BM, tile.col * Self::BN, (slice * O::BK) as i32);
         unsafe {
             if A_K_MAJOR {
                 // A stored k × m: one box of 128 bytes of k × 128 m, a row of k per m.
-                tma::load_box(a_map, stage, k0, m0 as i32, tile.2, full);
+                tma::load_box(a_map, stage, k0, m0 as i32, tile.group, full);
             } else {
                 // A stored m × k: two boxes of 64 m × 64 k, a 128-byte row of m per k.
                 for j in 0..BM / A_BOX_M {
                     let m = (m0 + j * A_BOX_M) as i32;
                     let to = stage + j * A_BOX_M * SLICE_BYTES;
-                    tma::load_box(a_map, to, m, k0, tile.2, full);
+                    tma::load_box(a_map, to, m, k0, tile.group, full);
                 }
             }
-            tma::load_box(b_map, stage + A_BYTES, k0, n0 as i32, tile.2, full);
+            tma::load_box(b_map, stage + A_BYTES, k0, n0 as i32, tile.member, full);
         }
     }
 
@@ -275,8 +275,8 @@ where
                 return;
             }
         }
-        let row0 = work.tile.0 * BM + rows;
-        let col0 = work.tile.1 * Self::BN;
+        let row0 = work.tile.row * BM + rows;
+        let col0 = work.tile.col * Self::BN;
         let output = O::output(&args);
         if output.fused.epilogue.is_none() {
             unsafe { store(&output, &values, row0, col0, c.thread) };

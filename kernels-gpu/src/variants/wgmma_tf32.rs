@@ -209,22 +209,22 @@ where
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         let (a_map, b_map) = (maps, maps.wrapping_add(1));
         let (full, stage) = (stages.full(s), stages.stage(s));
-        let (row0, col0) = ((tile.0 * BM) as i32, (tile.1 * BN) as i32);
+        let (row0, col0) = ((tile.row * BM) as i32, (tile.col * BN) as i32);
         let k0 = (slice * BK) as i32;
         for b in 0..BM / A_BOX_ROWS {
             let rows = row0 + (b * A_BOX_ROWS) as i32;
-            unsafe { tma::load_tile(a_map, a_box(stage, b), rows, k0, tile.2, full) };
+            unsafe { tma::load_tile(a_map, a_box(stage, b), rows, k0, tile.group, full) };
         }
         let b = b_tile(stage, BN, false);
         if CLUSTER_M == 1 {
-            unsafe { tma::load_tile(b_map, b, k0, col0, tile.2, full) };
+            unsafe { tma::load_tile(b_map, b, k0, col0, tile.member, full) };
         } else {
             let share = BN / CLUSTER_M;
             let rank = cluster::rank();
             let everyone = ((1u32 << CLUSTER_M) - 1) as u16;
             let dst = b.shared_address(rank * share * BK);
             let col = col0 + (rank * share) as i32;
-            unsafe { tma::load_box_multicast(b_map, dst, k0, col, tile.2, full, everyone) };
+            unsafe { tma::load_box_multicast(b_map, dst, k0, col, tile.member, full, everyone) };
         }
     }
 
@@ -253,7 +253,7 @@ where
         let ranges = unsafe { ranges_after(maps, &args) };
         let scales: [f32; MAX_SPLIT_CHUNKS] = core::array::from_fn(|i| {
             let chunk = thread + SPLITTERS * i as u32;
-            ranges::pow2(unsafe { ranges.column(tile.1 * BN + chunk / (BK / 4)) })
+            ranges::pow2(unsafe { ranges.column(tile.col * BN + chunk / (BK / 4)) })
         });
         // Columns already in range (most data) cost no multiplication: the splitters are the
         // kernel's critical path.
@@ -280,7 +280,7 @@ where
         // every element unscaled before the epilogue.
         let (ranges, rows) = if SPLIT {
             let ranges = unsafe { ranges_after(maps, &args) };
-            let row = tile.0 * BM + 32 * f.a_box + f.m_in_box;
+            let row = tile.row * BM + 32 * f.a_box + f.m_in_box;
             (Some(ranges), unsafe {
                 [ranges.row(row), ranges.row(row + 1)]
             })
@@ -550,7 +550,7 @@ unsafe fn store<const R: usize, const BN: u32, const SPLIT: bool>(
     tile: Tile,
     f: Fragments<BN, SPLIT>,
 ) {
-    let (row0, col0) = (tile.0 * BM + 32 * f.a_box, tile.1 * BN);
+    let (row0, col0) = (tile.row * BM + 32 * f.a_box, tile.col * BN);
     let t = f.t;
     // Register 4j + e holds row m, column 8j + 2t + e; register 4j + 2 + e row m + 1: two
     // adjacent elements of a column of C, one 8-byte store.
@@ -603,7 +603,7 @@ unsafe fn unscale_by_ranges<const R: usize, const BN: u32, const SPLIT: bool>(
     tile: Tile,
     f: Fragments<BN, SPLIT>,
 ) {
-    let col0 = tile.1 * BN + 2 * f.t;
+    let col0 = tile.col * BN + 2 * f.t;
     for p in 0..R / 2 {
         let (j, e) = (p / 2, p % 2);
         let t = unsafe { ranges.column(col0 + 8 * j as u32 + e as u32) };

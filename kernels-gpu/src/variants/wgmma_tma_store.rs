@@ -95,6 +95,9 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
     const RASTER: u32 = B::RASTER;
     const CLUSTER_N: u32 = B::CLUSTER_N;
     const SCHEDULE: Schedule = B::SCHEDULE;
+    // The direct epilogue copies a masked group's last columns out of its staging buffers
+    // itself (two buffers: a barrier before each subtile keeps them until it is done).
+    const GROUPS: bool = DIRECT && !WHOLE && B::GROUPS;
     /// The staging buffers of each consumer warpgroup; in ping-pong the two take turns with the
     /// same ones (the ordering barrier keeps their epilogues apart).
     const EXTRA_BYTES: u32 = Self::WARPGROUPS_STAGING * Self::BUFFERS * STAGING_BOX_BYTES;

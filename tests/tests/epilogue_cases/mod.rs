@@ -38,6 +38,7 @@ pub fn problem(
         seed: 7,
         epilogue: parse_epilogue(e).unwrap(),
         batch: kernels_gpu::gemm::Batch::ONE,
+        groups: kernels_gpu::gemm::GroupLayout::None,
     };
     p.shape.lda = p.stored_a().0.next_multiple_of(8);
     p.shape.ldb = p.stored_b().0.next_multiple_of(8);

@@ -1,0 +1,296 @@
+//! Grouped GEMM on the emulator (`host --groups`), DeepGEMM's two layouts of a
+//! mixture-of-experts layer: every 16-bit kernel whose walk finds each tile's group computes
+//! every group with its own A, contiguous (uneven groups, a group in two runs, padding between)
+//! and masked (counts that end inside a box, at a tile's edge, fill the capacity, or are 0),
+//! each group checked against its f64 reference and every column no group owns required to be
+//! as it was; `auto` chooses for the groups; then planted bugs the check must catch, and the
+//! refusals.
+use gpu_gemm::emulator;
+use gpu_gemm::half::{bf16, f16};
+use gpu_gemm::problem::{EmulatedBody, GroupLayout, Inputs, Problem, Transpose, Transposes};
+use gpu_gemm::registry::{self, Variant};
+use gpu_gemm::run::{plan, Backend};
+use gpu_gemm::verify;
+use gpu_gemm::Math;
+use kernels_gpu::device::half::Bf16;
+use kernels_gpu::device::tma::TensorMap;
+use kernels_gpu::gemm::{Dtype, HalfGemmArgs};
+use kernels_gpu::pipeline::schedule::Tile;
+use kernels_gpu::pipeline::{self, Consumer, Kernel, Problem as Sizes, Stages, Work};
+use kernels_gpu::variants::wgmma_16bit::{Plain, Wgmma16};
+
+#[allow(dead_code)]
+mod epilogue_cases;
+mod group_cases;
+use group_cases::{contiguous, grouped_kernels, masked, run_checked, COUNTS, UNEVEN};
+
+const TN: Transposes = Transposes::new(Transpose::Yes, Transpose::No);
+
+#[test]
+fn every_grouped_kernel_computes_every_group_in_both_layouts() {
+    let kernels = grouped_kernels();
+    let names: Vec<_> = kernels
+        .iter()
+        .map(|(v, tile, _)| format!("{}:{}", v.name(), tile.unwrap_or(1)))
+        .collect();
+    for expected in ["wgmma-16bit:1", "wgmma-tma-store:5", "wgmma-layouts:2"] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} runs no groups: {names:?}"
+        );
+    }
+    // Clusters share an operand between neighbouring tiles, which may be of different groups.
+    for refused in [
+        "wgmma-layouts:1",
+        "wgmma-cluster:1",
+        "wgmma-tma-store:4",
+        "wgmma-narrow:64",
+    ] {
+        assert!(
+            !names.iter().any(|n| n == refused),
+            "{refused} claims groups: {names:?}"
+        );
+    }
+    for (i, (variant, tile, t)) in kernels.into_iter().enumerate() {
+        let beta = [0.0, 0.5][i % 2];
+        for layout in [GroupLayout::Contiguous, GroupLayout::Masked] {
+            let what = format!(
+                "{}:{} {} {layout:?} beta {beta}",
+                variant.name(),
+                tile.unwrap_or(1),
+                t.name()
+            );
+            // m crosses the 256-row tiles' edge; the masked capacity the 128-column tiles'.
+            let check = if layout == GroupLayout::Contiguous {
+                let p = contiguous(Dtype::Bf16, (136, 64), t, &UNEVEN, 3, beta);
+                run_checked::<bf16>(&Backend::Emulator, variant, tile, &p, &UNEVEN)
+            } else {
+                let p = masked(Dtype::F16, (136, 200, 64), t, &COUNTS, beta);
+                run_checked::<f16>(&Backend::Emulator, variant, tile, &p, &COUNTS)
+            }
+            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            assert!(check.passed(), "{what}: {}", check.summary());
+            println!("{what}: {}", check.summary());
+        }
+    }
+}
+
+/// `auto` takes `wgmma-layouts:2` for groups, in the model's layout, and a fused epilogue
+/// applies to every group (a bias per column: per token).
+#[test]
+fn auto_chooses_for_the_groups_and_fuses_the_epilogue() {
+    for layout in [GroupLayout::Contiguous, GroupLayout::Masked] {
+        let mut p = if layout == GroupLayout::Contiguous {
+            contiguous(Dtype::Bf16, (200, 72), TN, &UNEVEN, 3, 0.0)
+        } else {
+            masked(Dtype::Bf16, (200, 200, 72), TN, &COUNTS, 0.0)
+        };
+        p.epilogue = gpu_gemm::problem::parse_epilogue("bias-col,gelu").unwrap();
+        let table = if layout == GroupLayout::Contiguous {
+            &UNEVEN[..]
+        } else {
+            &COUNTS[..]
+        };
+        let auto = Variant::Auto(Math::Strict);
+        let choice = gpu_gemm::auto::choose(&p, Math::Strict, None).unwrap();
+        assert_eq!(choice.label(), "wgmma-layouts:2", "{layout:?}");
+        let check = run_checked::<bf16>(&Backend::Emulator, auto, None, &p, table).unwrap();
+        assert!(check.passed(), "{layout:?}: {}", check.summary());
+        println!("{layout:?} → {}: {}", choice.label(), check.summary());
+    }
+}
+
+/// What a grouped GEMM may not be: refused before anything runs, with the reason.
+#[test]
+fn groups_the_kernels_cannot_run_are_refused() {
+    let p = contiguous(Dtype::Bf16, (136, 64), TN, &UNEVEN, 3, 0.0);
+    let refusal = |v: &str, p: &Problem| {
+        let variant = registry::find(v).unwrap();
+        plan(variant, None, p, None).unwrap_err().to_string()
+    };
+    // The default tile of wgmma-layouts has clusters.
+    assert!(refusal("wgmma-layouts", &p).contains("wgmma-layouts:1 has no grouped form"));
+    assert!(refusal("wgmma-narrow", &p).contains("no grouped form"));
+    assert!(refusal("wgmma-stream-k", &p).contains("no grouped form"));
+    assert!(refusal("tuned", &p).contains("tuned"));
+    let f32 = Problem {
+        dtype: Dtype::F32,
+        ..p
+    };
+    assert!(refusal("auto", &f32).contains("no grouped form in f32"));
+    // The contiguous layout's columns come in runs of 128, and B and C are shared.
+    let ragged = Problem {
+        shape: kernels_gpu::registry::Shape { n: 600, ..p.shape },
+        ..p
+    };
+    let e = ragged.validate().unwrap_err().to_string();
+    assert!(e.contains("must be a multiple of 128"), "{e}");
+    let strided = Problem {
+        batch: gpu_gemm::Batch {
+            stride_c: 1 << 20,
+            ..p.batch
+        },
+        ..p
+    };
+    let e = strided.validate().unwrap_err().to_string();
+    assert!(e.contains("batch strides must be 0"), "{e}");
+}
+
+type Plain16 = Wgmma16<Bf16, Plain<4>>;
+
+/// The bug selectors of [`Planted`].
+const NONE: u8 = 0;
+/// The contiguous layout's group read one block of columns on: every tile multiplies the A of
+/// the group after its own.
+const GROUP_ONE_BLOCK_ON: u8 = 1;
+/// The masked layout's counts ignored: every tile of the capacity computed and written.
+const COUNT_IGNORED: u8 = 2;
+/// The copies of A take the next group's layer: a weight of the wrong group (the block-scaled
+/// kernel's scale of the wrong group is the same mistake).
+const WRONG_GROUPS_A: u8 = 3;
+
+/// `wgmma-16bit`'s arguments, their grouped walk planted with bug `BUG`.
+#[derive(Clone, Copy)]
+struct PlantedArgs<const BUG: u8>(HalfGemmArgs<Bf16>);
+
+impl<const BUG: u8> Sizes for PlantedArgs<BUG> {
+    fn mnk(&self) -> (u32, u32, u32) {
+        self.0.mnk()
+    }
+
+    fn members(&self) -> u32 {
+        self.0.members()
+    }
+
+    fn member(self, tile: Tile) -> Self {
+        if BUG == COUNT_IGNORED {
+            return PlantedArgs(self.0.of_member(tile.member));
+        }
+        PlantedArgs(self.0.member(tile))
+    }
+
+    fn locate(&self, tile: Tile, bn: u32) -> Option<Tile> {
+        match BUG {
+            GROUP_ONE_BLOCK_ON => {
+                // (The last block has none after it: the table ends there.)
+                let next = Tile {
+                    col: tile.col + 1,
+                    ..tile
+                };
+                let inside = (tile.col + 1) * bn < self.0.n;
+                let group = match inside.then(|| self.0.locate(next, bn)).flatten() {
+                    Some(t) => t.group,
+                    None => tile.group,
+                };
+                self.0.locate(tile, bn).map(|t| Tile { group, ..t })
+            }
+            COUNT_IGNORED => Some(tile),
+            _ => self.0.locate(tile, bn),
+        }
+    }
+}
+
+/// `wgmma-16bit:1` (the registry's launch of it fits) on the planted arguments.
+#[derive(Clone, Copy)]
+struct Planted<const BUG: u8>;
+
+impl<const BUG: u8> Kernel for Planted<BUG> {
+    type Args = PlantedArgs<BUG>;
+    const BM: u32 = Plain16::BM;
+    const BN: u32 = Plain16::BN;
+    const BK: u32 = Plain16::BK;
+    const STAGES: u32 = Plain16::STAGES;
+    const STAGE_BYTES: u32 = Plain16::STAGE_BYTES;
+    const LOADED_BYTES: u32 = Plain16::LOADED_BYTES;
+    const GROUPS: bool = true;
+
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
+        let tile = if BUG == WRONG_GROUPS_A {
+            Tile {
+                group: (tile.group + 1) % 3,
+                ..tile
+            }
+        } else {
+            tile
+        };
+        unsafe { Plain16::default().load(maps, stages, s, tile, slice) }
+    }
+
+    unsafe fn consume(
+        self,
+        args: PlantedArgs<BUG>,
+        maps: *const TensorMap,
+        consumer: &mut Consumer,
+        work: Work,
+    ) {
+        unsafe { Plain16::default().consume(args.0, maps, consumer, work) }
+    }
+}
+
+const _: () = assert!(<Planted<NONE> as Kernel>::POOL_BYTES == Plain16::POOL_BYTES);
+
+/// # Safety
+/// As `wgmma_16bit::gemm`.
+unsafe fn planted<const BUG: u8>(args: HalfGemmArgs<Bf16>, maps: *const TensorMap) {
+    unsafe { pipeline::run(Planted::<BUG>, PlantedArgs::<BUG>(args), maps) }
+}
+
+/// Runs the planted kernel `body` on `p` with `table` and returns its check.
+fn planted_check(
+    p: &Problem,
+    table: &[u32],
+    body: EmulatedBody<HalfGemmArgs<Bf16>>,
+) -> verify::Check {
+    let inputs = Inputs::<bf16> {
+        groups: table.to_vec(),
+        ..Inputs::generate(p)
+    };
+    let kernel = registry::find("wgmma-16bit").unwrap();
+    let launch = plan(kernel, None, p, None).unwrap();
+    let mut c = inputs.c_for_checked_run(p.beta);
+    emulator::launch_planted(&launch, body, p, &inputs, &mut c).unwrap();
+    let references = verify::references(p, &inputs);
+    let uploaded = inputs.c_for_checked_run(p.beta);
+    verify::check_groups(p, kernel.arithmetic(), &references, &inputs, &uploaded, &c)
+}
+
+#[test]
+fn planted_group_bugs_fail_the_check() {
+    let nn = Transposes::NN;
+    let contiguous_p = contiguous(Dtype::Bf16, (136, 64), nn, &UNEVEN, 3, 0.0);
+    let masked_p = masked(Dtype::Bf16, (136, 200, 64), nn, &COUNTS, 0.5);
+    let body = |f: unsafe fn(HalfGemmArgs<Bf16>, *const TensorMap)| EmulatedBody::TensorMaps(f);
+    let control = [
+        planted_check(&contiguous_p, &UNEVEN, body(planted::<NONE>)),
+        planted_check(&masked_p, &COUNTS, body(planted::<NONE>)),
+    ];
+    for c in &control {
+        assert!(c.passed(), "the kernel as it is: {}", c.summary());
+    }
+    let one_block_on = planted_check(&contiguous_p, &UNEVEN, body(planted::<GROUP_ONE_BLOCK_ON>));
+    assert!(
+        !one_block_on.passed(),
+        "the group one block on passed: {}",
+        one_block_on.summary()
+    );
+    let ignored = planted_check(&masked_p, &COUNTS, body(planted::<COUNT_IGNORED>));
+    assert!(
+        !ignored.passed(),
+        "the counts ignored passed: {}",
+        ignored.summary()
+    );
+    assert!(ignored.padding_changed > 0, "{}", ignored.summary());
+    let wrong_a = planted_check(&contiguous_p, &UNEVEN, body(planted::<WRONG_GROUPS_A>));
+    assert!(
+        !wrong_a.passed(),
+        "the next group's A passed: {}",
+        wrong_a.summary()
+    );
+    println!(
+        "control: {}\ngroup one block on: {}\ncounts ignored: {}\nthe next group's A: {}",
+        control[0].summary(),
+        one_block_on.summary(),
+        ignored.summary(),
+        wrong_a.summary()
+    );
+}
