@@ -599,7 +599,7 @@ impl Gpu {
     fn cublas(&self, math: CublasMath) -> Result<cudarc::cublas::sys::cublasHandle_t> {
         use cudarc::cublas::sys::{cublasMath_t, cublasSetMathMode, cublasStatus_t};
         let (slot, mode) = match math {
-            CublasMath::Default => (0, cublasMath_t::CUBLAS_DEFAULT_MATH),
+            CublasMath::Default | CublasMath::Grouped => (0, cublasMath_t::CUBLAS_DEFAULT_MATH),
             CublasMath::Tf32 => (1, cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH),
         };
         if let Some(h) = self.cublas[slot].get() {
@@ -836,6 +836,7 @@ impl Gpu {
             bias: 0,
             group_table: 0,
             group_runs: Vec::new(),
+            grouped_call: None,
             workspace,
             tma,
             maps,
@@ -932,7 +933,7 @@ impl Gpu {
         } else {
             let table = DeviceBuffer::from_slice(&inputs.groups)
                 .context("uploading the group table failed")?;
-            prepared.bind_groups(table.as_device_ptr().as_raw(), &inputs.groups);
+            prepared.bind_groups(table.as_device_ptr().as_raw(), &inputs.groups)?;
             Some(table)
         };
         let stream = &self.stream;
@@ -1195,6 +1196,8 @@ pub struct Prepared<'g> {
     /// table (cuBLAS's loop of one call per group): set by [`Prepared::bind_groups`].
     group_table: u64,
     group_runs: Vec<crate::problem::GroupColumns>,
+    /// `cublas-grouped`'s arguments, made when the buffers and the table are bound.
+    grouped_call: Option<GroupedCall>,
     workspace: Option<DeviceBuffer<u8>>,
     tma: Option<TmaOperands>,
     maps: Option<MapSlots>,
@@ -1438,7 +1441,7 @@ impl Prepared<'_> {
             maps.bind((&p.shape, &p.batch), p.dtype, (a, b, c), &self.gpu.stream)?;
         }
         self.operands = Some((a, b, c));
-        Ok(())
+        self.make_grouped_call()
     }
 
     /// Points the fused epilogue at its bias vector on the device (checked by the caller: as
@@ -1449,9 +1452,74 @@ impl Prepared<'_> {
 
     /// Points a grouped problem's kernel at its table on the device, `table` as the host holds
     /// it (cuBLAS's yardstick runs a call per group it names).
-    pub fn bind_groups(&mut self, device_table: u64, table: &[u32]) {
+    pub fn bind_groups(&mut self, device_table: u64, table: &[u32]) -> Result<()> {
         self.group_table = device_table;
         self.group_runs = self.problem.group_columns(table);
+        self.make_grouped_call()
+    }
+
+    /// `cublas-grouped`'s arguments for the bound buffers: a group per run of a grouped
+    /// problem's columns, else one group of every member; its pointer arrays on the device.
+    fn make_grouped_call(&mut self) -> Result<()> {
+        let (Launch::Cublas(CublasMath::Grouped), Some((a, b, c))) = (&self.launch, self.operands)
+        else {
+            return Ok(());
+        };
+        let p = &self.problem;
+        let (s, batch, bytes) = (p.shape, p.batch, p.dtype.bytes() as u64);
+        let b_step = match p.transposes.transb {
+            Transpose::No => s.ldb as u64,
+            Transpose::Yes => 1,
+        };
+        // (group's A, member's B and C, first column, columns, problems in the group)
+        let groups: Vec<(u64, u64, u64, u32, u32)> = if p.groups == GroupLayout::None {
+            vec![(0, 0, 0, s.n, batch.count)]
+        } else {
+            self.group_runs
+                .iter()
+                .map(|r| {
+                    (
+                        r.group as u64,
+                        r.member as u64,
+                        r.first as u64,
+                        r.columns,
+                        1,
+                    )
+                })
+                .collect()
+        };
+        let mut pointers = [Vec::new(), Vec::new(), Vec::new()];
+        for &(g, member, first, _, count) in &groups {
+            for i in 0..count as u64 {
+                let (g, member) = (g + i, member + i);
+                pointers[0].push(a + g * batch.stride_a * bytes);
+                pointers[1].push(b + (member * batch.stride_b + first * b_step) * bytes);
+                pointers[2].push(c + (member * batch.stride_c + first * s.ldc as u64) * bytes);
+            }
+        }
+        let all: Vec<u64> = pointers.concat();
+        let per = |f: fn(&(u64, u64, u64, u32, u32)) -> i32| groups.iter().map(f).collect();
+        let (transa, transb) = cublas_ops(p.transposes);
+        self.grouped_call = Some(GroupedCall {
+            ops: (vec![transa; groups.len()], vec![transb; groups.len()]),
+            m: vec![s.m as i32; groups.len()],
+            n: per(|g| g.3 as i32),
+            k: vec![s.k as i32; groups.len()],
+            ld: (
+                vec![s.lda as i32; groups.len()],
+                vec![s.ldb as i32; groups.len()],
+                vec![s.ldc as i32; groups.len()],
+            ),
+            scale: (
+                vec![p.alpha as f32; groups.len()],
+                vec![p.beta as f32; groups.len()],
+            ),
+            sizes: per(|g| g.4 as i32),
+            problems: all.len() / 3,
+            pointers: DeviceBuffer::from_slice(&all)
+                .context("uploading cublas-grouped's pointer arrays failed")?,
+        });
+        Ok(())
     }
 
     /// Enqueues the GEMM on the backend's stream (a kernel, split-k's two, or cuBLAS's), with
@@ -1557,6 +1625,10 @@ impl Prepared<'_> {
                 }
                 .with_context(|| format!("launching {} failed", u.entry))
             }
+            (Launch::Cublas(CublasMath::Grouped), _, Some(handle)) => {
+                let call = self.grouped_call.as_ref().expect("bound before enqueued");
+                unsafe { call.enqueue(handle, p.dtype) }
+            }
             (_, _, Some(handle)) if p.groups != GroupLayout::None => {
                 // The yardstick of a grouped GEMM: a call per group, as a program without one
                 // makes them.
@@ -1607,6 +1679,76 @@ impl Prepared<'_> {
             .map_err(|e| anyhow!("cuBLAS gemm failed: {e:?}")),
             _ => unreachable!("a kernel has a function, cuBLAS a handle"),
         }
+    }
+}
+
+/// `cublasGemmGroupedBatchedEx`'s arguments: per group, on the host, its operations, sizes,
+/// leading dimensions, alpha and beta and its count of problems; per problem, on the device, the
+/// addresses of its A, B and C (three arrays one after the other).
+struct GroupedCall {
+    ops: (
+        Vec<cudarc::cublas::sys::cublasOperation_t>,
+        Vec<cudarc::cublas::sys::cublasOperation_t>,
+    ),
+    m: Vec<i32>,
+    n: Vec<i32>,
+    k: Vec<i32>,
+    ld: (Vec<i32>, Vec<i32>, Vec<i32>),
+    scale: (Vec<f32>, Vec<f32>),
+    sizes: Vec<i32>,
+    problems: usize,
+    pointers: DeviceBuffer<u64>,
+}
+
+impl GroupedCall {
+    /// The call, on the handle's stream (a grouped GEMM whose every column is padding has no
+    /// group, and nothing to call).
+    ///
+    /// # Safety
+    /// The pointer arrays name live buffers of the problem's sizes.
+    unsafe fn enqueue(
+        &self,
+        handle: cudarc::cublas::sys::cublasHandle_t,
+        dtype: Dtype,
+    ) -> Result<()> {
+        use cudarc::cublas::sys::{
+            cublasComputeType_t, cublasGemmGroupedBatchedEx, cublasStatus_t,
+        };
+        if self.sizes.is_empty() {
+            return Ok(());
+        }
+        let at = |i: usize| {
+            (self.pointers.as_device_ptr().as_raw() + (i * self.problems * 8) as u64) as *const u64
+        };
+        let data_type = cublas_half_type(dtype);
+        let status = unsafe {
+            cublasGemmGroupedBatchedEx(
+                handle,
+                self.ops.0.as_ptr(),
+                self.ops.1.as_ptr(),
+                self.m.as_ptr(),
+                self.n.as_ptr(),
+                self.k.as_ptr(),
+                self.scale.0.as_ptr().cast(),
+                at(0).cast(),
+                data_type,
+                self.ld.0.as_ptr(),
+                at(1).cast(),
+                data_type,
+                self.ld.1.as_ptr(),
+                self.scale.1.as_ptr().cast(),
+                at(2) as *const *mut std::ffi::c_void,
+                data_type,
+                self.ld.2.as_ptr(),
+                self.sizes.len() as i32,
+                self.sizes.as_ptr(),
+                cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            )
+        };
+        if status != cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            bail!("cublasGemmGroupedBatchedEx failed: {status:?}");
+        }
+        Ok(())
     }
 }
 

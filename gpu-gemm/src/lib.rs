@@ -34,7 +34,7 @@ pub mod verify;
 
 pub use api::{
     Activation, Algorithm, Batch, Bias, Buffer, Choice, Element, Epilogue, Fp8, Gemm, GemmConfig,
-    GemmError, Operand, OperandMut, Plan, Transpose, Tuning,
+    GemmError, GroupLayout, Operand, OperandMut, Plan, Table, Transpose, Tuning, GROUP_COLUMNS,
 };
 pub use registry::Math;
 

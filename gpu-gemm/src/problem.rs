@@ -914,7 +914,22 @@ impl<T: Scalar> Inputs<T> {
     /// [`Inputs::generate`] for a batch: its distinct members, placed at every member's offset.
     fn generate_batch(p: &Problem) -> Self {
         let distinct: Vec<Inputs<T>> = (0..p.batch.count.min(DISTINCT_MEMBERS))
-            .map(|d| Self::generate(&p.member(d)))
+            .map(|d| {
+                let member = p.member(d);
+                if d > 0 && p.groups == GroupLayout::Contiguous {
+                    // B and C are member 0's (their stride is 0): draw only this member's A,
+                    // which comes first from the generator whatever n is.
+                    let narrow = Problem {
+                        shape: Shape {
+                            n: 1,
+                            ..member.shape
+                        },
+                        ..member
+                    };
+                    return Self::generate(&narrow);
+                }
+                Self::generate(&member)
+            })
             .collect();
         let b = &p.batch;
         let [a_len, b_len, c_len] = p.buffer_elements();
@@ -922,7 +937,9 @@ impl<T: Scalar> Inputs<T> {
         let stack = |len: u64, stride: u64, member: fn(&Inputs<T>) -> &Matrix<T>| {
             let first = member(&distinct[0]);
             let mut data = vec![nan; len as usize];
-            for i in 0..b.count as u64 {
+            // A matrix every member shares (stride 0): member 0's.
+            let count = if stride == 0 { 1 } else { b.count as u64 };
+            for i in 0..count {
                 let from = &member(&distinct[(i % distinct.len() as u64) as usize]).data;
                 let at = (i * stride) as usize;
                 data[at..at + from.len()].copy_from_slice(from);

@@ -22,6 +22,11 @@ pub enum CublasMath {
     Default,
     /// `CUBLAS_TF32_TENSOR_OP_MATH`: SGEMM on the TF32 tensor cores (inputs rounded to TF32).
     Tf32,
+    /// `cublasGemmGroupedBatchedEx` (bf16, f16; default math): a grouped GEMM's groups in one
+    /// call, a group of one problem each (a strided batch: one group of all its members; one
+    /// GEMM: a group of one). The grouped yardstick beside `cublas`, whose call per group is
+    /// what a program without a grouped GEMM does.
+    Grouped,
 }
 
 /// The precision contract of `auto` (the command line's `--math`, the library's
@@ -107,6 +112,7 @@ impl Variant {
             Variant::Cpu(c) => c.name,
             Variant::Cublas(CublasMath::Default) => "cublas",
             Variant::Cublas(CublasMath::Tf32) => "cublas-tf32",
+            Variant::Cublas(CublasMath::Grouped) => "cublas-grouped",
             Variant::Auto(_) => "auto",
             Variant::Tuned(_) => "tuned",
             Variant::Unfused(_) => "unfused",
@@ -120,6 +126,7 @@ impl Variant {
             Variant::Cpu(c) => c.summary,
             Variant::Cublas(CublasMath::Default) => "cuBLAS (cublasSgemm/cublasDgemm, default math mode: no TF32; bf16/f16: cublasGemmEx with f32 accumulation), the yardstick (GPU only)",
             Variant::Cublas(CublasMath::Tf32) => "cuBLAS SGEMM with CUBLAS_TF32_TENSOR_OP_MATH: the TF32 tensor-core yardstick (GPU only, f32)",
+            Variant::Cublas(CublasMath::Grouped) => "cuBLAS's grouped GEMM (cublasGemmGroupedBatchedEx, bf16/f16, f32 accumulation): a grouped GEMM's groups in one call, beside cublas's call per group (GPU only; any other problem as one group)",
             Variant::Auto(_) => "the fastest kernel for the shape and dtype, from a table measured on an H100 (gpu-gemm/src/auto-table.csv): in the dtype's own arithmetic, or with --math fp32-accurate (3xTF32) or tf32 in f32; in e4m3 wgmma-fp8 (--scaling tensor) or wgmma-fp8-block (block); the report names the choice",
             Variant::Tuned(_) => "auto's candidates under the same contract (--math), every tile, timed on this GPU for the shape the first time and stored in a tuning cache (--tuning-cache) keyed by GPU, driver, build and shape; later runs read it; the report names the choice and whether it was cached (on the emulator: auto's choice, not tuned)",
             Variant::Unfused(_) => "with --epilogue (bf16, f16): auto's kernel without the epilogue, then the bias and activation as a kernel of their own over C (gemm_bias_activation): the baseline of the fused epilogue",
@@ -136,7 +143,9 @@ impl Variant {
                 ALL_DTYPES
             }
             Variant::Cublas(CublasMath::Tf32) => &[Dtype::F32],
-            Variant::Unfused(_) => &[Dtype::Bf16, Dtype::F16],
+            Variant::Cublas(CublasMath::Grouped) | Variant::Unfused(_) => {
+                &[Dtype::Bf16, Dtype::F16]
+            }
         }
     }
 
@@ -147,6 +156,7 @@ impl Variant {
             Variant::Kernel(k) => k.arithmetic,
             Variant::Cpu(_)
             | Variant::Cublas(CublasMath::Default)
+            | Variant::Cublas(CublasMath::Grouped)
             | Variant::Auto(_)
             | Variant::Tuned(_)
             | Variant::Unfused(_) => Arithmetic::Native,
@@ -269,6 +279,7 @@ pub fn all() -> Vec<Variant> {
         .chain([
             Variant::Cublas(CublasMath::Default),
             Variant::Cublas(CublasMath::Tf32),
+            Variant::Cublas(CublasMath::Grouped),
         ])
         .collect()
 }

@@ -27,11 +27,12 @@ pub struct Cli {
     /// The variant to run (see --list), or several separated by commas for a table; `NAME:TILE` sets a tile width
     #[arg(long, required_unless_present_any = ["list", "parallel"])]
     pub variant: Option<String>,
-    /// Also run these yardsticks (`cublas`, `cublas-tf32`, or both separated by a comma) and
-    /// print each time as a ratio to each; in e4m3 `cublas` is cuBLASLt, and
+    /// Also run these yardsticks (`cublas`, `cublas-tf32`, `cublas-grouped`, separated by
+    /// commas) and print each time as a ratio to each; in e4m3 `cublas` is cuBLASLt, and
     /// `cublas-fast-accum` cuBLASLt with CUBLASLT_MATMUL_DESC_FAST_ACCUM (FP8 sums never
-    /// promoted to f32, as wgmma-fp8)
-    #[arg(long, value_delimiter = ',', value_parser = ["cublas", "cublas-tf32", "cublas-fast-accum"])]
+    /// promoted to f32, as wgmma-fp8); with --groups `cublas` is a call per group and
+    /// `cublas-grouped` cublasGemmGroupedBatchedEx
+    #[arg(long, value_delimiter = ',', value_parser = ["cublas", "cublas-tf32", "cublas-grouped", "cublas-fast-accum"])]
     pub compare: Vec<String>,
     /// With several variants, also run each at f32 and f64 ("both"; not the 16-bit types,
     /// which only the 16-bit kernels and cuBLAS have: give `--dtype bf16` or `f16` instead)

@@ -294,3 +294,137 @@ fn planted_group_bugs_fail_the_check() {
         wrong_a.summary()
     );
 }
+
+/// The library's form (`GemmConfig::contiguous_groups` / `masked_groups`, `Gemm::run_grouped`):
+/// each group's columns are bit for bit those of the same kernel run on that group alone, the
+/// columns no group owns are left as they were, and a table of the wrong length, a missing one
+/// or one given to a GEMM that is not grouped, and cuBLAS, are refused with typed errors.
+#[test]
+fn the_library_runs_grouped_gemms_as_each_group_alone() {
+    use gpu_gemm::{Algorithm, Gemm, GemmConfig, GemmError, GROUP_COLUMNS};
+    let gemm = Gemm::emulator();
+    let (m, k, groups) = (136u32, 64u32, 3u32);
+    let value = |i: usize| bf16::from_f32(((i * 7919) % 2001) as f32 / 1000.0 - 1.0);
+    let kernel = Algorithm::kernel_tile("wgmma-layouts", 2);
+    let a: Vec<bf16> = (0..(k * m * groups) as usize).map(value).collect();
+    let stride_a = (k * m) as u64;
+    let base = GemmConfig::new(m, 0, k)
+        .transposes(gpu_gemm::Transpose::Yes, gpu_gemm::Transpose::No)
+        .leading_dimensions(k, k, m)
+        .scale(0.75, 0.5);
+    // Contiguous: UNEVEN's runs.
+    let n = UNEVEN.len() as u32 * GROUP_COLUMNS;
+    let b: Vec<bf16> = (0..(k * n) as usize).map(|i| value(i + 3)).collect();
+    let c0: Vec<bf16> = (0..(m * n) as usize).map(|i| value(i + 11)).collect();
+    let config = GemmConfig { n, ..base }.contiguous_groups(groups, stride_a);
+    let mut c = c0.clone();
+    gemm.run_grouped(&config, &kernel, &a, &b, &UNEVEN.to_vec(), &mut c)
+        .unwrap();
+    for (j, &group) in UNEVEN.iter().enumerate() {
+        let cols = j * GROUP_COLUMNS as usize..(j + 1) * GROUP_COLUMNS as usize;
+        let (c_cols, b_cols) = (
+            cols.start * m as usize..cols.end * m as usize,
+            cols.start * k as usize..cols.end * k as usize,
+        );
+        if group >= groups {
+            assert_eq!(c[c_cols.clone()], c0[c_cols], "padding run {j} was written");
+            continue;
+        }
+        let one = GemmConfig {
+            n: GROUP_COLUMNS,
+            ..base
+        };
+        let a_g = &a[group as usize * stride_a as usize..][..stride_a as usize];
+        let mut alone = c0[c_cols.clone()].to_vec();
+        gemm.run(&one, &kernel, a_g, &b[b_cols], &mut alone)
+            .unwrap();
+        assert!(
+            c[c_cols]
+                .iter()
+                .zip(&alone)
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            "run {j} (group {group}) differs from the group alone"
+        );
+    }
+    // Masked: COUNTS over a capacity of 200.
+    let capacity = 200u32;
+    let masked_config = GemmConfig {
+        n: capacity,
+        ..base
+    }
+    .masked_groups(
+        COUNTS.len() as u32,
+        stride_a,
+        (k * capacity) as u64,
+        (m * capacity) as u64,
+    );
+    let a4: Vec<bf16> = (0..(k * m) as usize * COUNTS.len()).map(value).collect();
+    let b: Vec<bf16> = (0..(k * capacity) as usize * COUNTS.len())
+        .map(|i| value(i + 5))
+        .collect();
+    let c0: Vec<bf16> = (0..(m * capacity) as usize * COUNTS.len())
+        .map(|i| value(i + 9))
+        .collect();
+    let mut c = c0.clone();
+    gemm.run_grouped(&masked_config, &kernel, &a4, &b, &COUNTS.to_vec(), &mut c)
+        .unwrap();
+    for (g, &count) in COUNTS.iter().enumerate() {
+        let member = |len: u32| g * len as usize..(g + 1) * len as usize;
+        let (c_g, c0_g) = (&c[member(m * capacity)], &c0[member(m * capacity)]);
+        let live = (count * m) as usize;
+        assert_eq!(
+            c_g[live..],
+            c0_g[live..],
+            "group {g}: columns past its count {count} written"
+        );
+        if count == 0 {
+            continue;
+        }
+        let one = GemmConfig { n: count, ..base };
+        let mut alone = c0_g[..live].to_vec();
+        let b_g = &b[member(k * capacity)][..(k * count) as usize];
+        gemm.run(&one, &kernel, &a4[member(k * m)], b_g, &mut alone)
+            .unwrap();
+        assert!(
+            c_g[..live]
+                .iter()
+                .zip(&alone)
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            "group {g} differs from the group alone"
+        );
+    }
+    // The refusals.
+    let mut c = c0.clone();
+    let short = vec![0u32; 3];
+    let e = gemm
+        .run_grouped(&masked_config, &kernel, &a4, &b, &short, &mut c)
+        .unwrap_err();
+    assert!(matches!(e, GemmError::GroupTableMisshaped { .. }), "{e}");
+    assert!(e.to_string().contains("a count per group: 4"), "{e}");
+    let e = gemm
+        .run(&masked_config, &kernel, &a4, &b, &mut c)
+        .unwrap_err();
+    assert!(
+        matches!(e, GemmError::GroupTableMisshaped { .. }) && e.to_string().contains("run_grouped"),
+        "{e}"
+    );
+    let plain = GemmConfig {
+        n: capacity,
+        ..base
+    };
+    let e = gemm
+        .run_grouped(&plain, &kernel, &a4, &b, &COUNTS.to_vec(), &mut c)
+        .unwrap_err();
+    assert!(e.to_string().contains("not grouped"), "{e}");
+    let e = gemm
+        .run_grouped(
+            &masked_config,
+            &Algorithm::Cublas,
+            &a4,
+            &b,
+            &COUNTS.to_vec(),
+            &mut c,
+        )
+        .unwrap_err();
+    assert!(matches!(e, GemmError::Unsupported { .. }), "{e}");
+}

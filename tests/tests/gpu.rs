@@ -1118,3 +1118,62 @@ fn strided_batches_match_the_f64_reference() {
         }
     }
 }
+
+#[path = "group_cases/mod.rs"]
+#[allow(dead_code)]
+mod group_cases;
+
+/// Grouped GEMMs on the GPU: the emulator's cases (`emulator_groups.rs`), every kernel that runs
+/// groups in every layout it computes, contiguous and masked; then `auto`, cuBLAS's call per
+/// group and cuBLAS's grouped GEMM at a size of DeepGEMM's sets (fewer tokens), each group
+/// checked against its f64 reference and every column no group owns left as it was.
+#[test]
+fn grouped_gemms_match_the_f64_reference() {
+    use gpu_gemm::half::{bf16, f16};
+    use gpu_gemm::problem::{GroupLayout, Transpose};
+    let Some(backend) = gpu_or_skip("tests/emulator_groups.rs runs the same cases") else {
+        return;
+    };
+    for (i, (variant, tile, t)) in group_cases::grouped_kernels().into_iter().enumerate() {
+        let beta = [0.0, 0.5][i % 2];
+        for layout in [GroupLayout::Contiguous, GroupLayout::Masked] {
+            let what = format!(
+                "{}:{} {} {layout:?} beta {beta}",
+                variant.name(),
+                tile.unwrap_or(1),
+                t.name()
+            );
+            let check = if layout == GroupLayout::Contiguous {
+                let p = group_cases::contiguous(
+                    Dtype::Bf16,
+                    (136, 64),
+                    t,
+                    &group_cases::UNEVEN,
+                    3,
+                    beta,
+                );
+                group_cases::run_checked::<bf16>(&backend, variant, tile, &p, &group_cases::UNEVEN)
+            } else {
+                let p =
+                    group_cases::masked(Dtype::F16, (136, 200, 64), t, &group_cases::COUNTS, beta);
+                group_cases::run_checked::<f16>(&backend, variant, tile, &p, &group_cases::COUNTS)
+            }
+            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            assert!(check.passed(), "{what}: {}", check.summary());
+            println!("{what}: {}", check.summary());
+        }
+    }
+    let tn = Transposes::new(Transpose::Yes, Transpose::No);
+    let table: Vec<u32> = (0..32).map(|j| j / 8).collect();
+    let contiguous = group_cases::contiguous(Dtype::Bf16, (4096, 2048), tn, &table, 4, 0.0);
+    let masked = group_cases::masked(Dtype::Bf16, (4096, 512, 2048), tn, &[512, 300, 77, 0], 0.0);
+    for (p, table) in [(contiguous, &table[..]), (masked, &[512, 300, 77, 0][..])] {
+        for variant in ["auto", "cublas", "cublas-grouped"].map(|v| registry::find(v).unwrap()) {
+            let what = format!("{} {:?}", variant.name(), p.groups);
+            let check = group_cases::run_checked::<bf16>(&backend, variant, None, &p, table)
+                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            assert!(check.passed(), "{what}: {}", check.summary());
+            println!("{what}: {}", check.summary());
+        }
+    }
+}

@@ -71,6 +71,23 @@ for step in "$@"; do
           done
         done
       done | tee "$OUT/batch.log" ;;
+    groups)
+      # Grouped GEMM (a mixture-of-experts layer, DeepGEMM's layouts): the GPU test (every kernel
+      # that runs groups, then auto and cuBLAS), under compute-sanitizer too; then DeepGEMM's
+      # grouped sets in bf16, TN (m = N, k = K, n = the tokens): contiguous (groups, tokens per
+      # group) and masked (groups, capacity; counts drawn between M/2 and M), beside cuBLAS's
+      # call per group and its grouped GEMM (cublasGemmGroupedBatchedEx).
+      "$bundle/tests-gpu" grouped_gemms --nocapture 2>&1 | tee "$OUT/groups-test.log" | grep -E 'test result|panicked' -A2
+      timeout 300 compute-sanitizer --tool memcheck "$bundle/tests-gpu" grouped_gemms 2>&1 | tee "$OUT/groups-sanitize.log" | grep -E 'ERROR SUMMARY|test result' | tail -2
+      for nk in "4096 7168" "7168 2048"; do
+        set -- $nk
+        for gm in "4 8192" "8 4096" "masked 1 1024" "masked 2 512" "masked 4 256"; do
+          case "$gm" in masked*) layout=--masked; gm=${gm#masked } ;; *) layout= ;; esac
+          g=${gm% *}; tokens=${gm#* }
+          echo "== m=$1 k=$2 groups=$g group-m=$tokens $layout"
+          $host --variant auto --compare cublas,cublas-grouped --dtype bf16 --transa t --m $1 --k $2 --groups $g --group-m $tokens $layout --seed 1 2>&1 | tee -a "$OUT/groups-$1-$2.log" | grep -E '^\| [a-z]|error' | grep -v '^| variant'
+        done
+      done | tee "$OUT/groups.log" ;;
     epilogue-plain)
       # The same GEMMs with no epilogue, and the squares, with each host of EPILOGUE_HOSTS (a
       # build before the epilogue beside the bundle's, in one job): what the epilogue's branch costs.

@@ -120,6 +120,15 @@ pub enum GemmError {
         /// The operand's batch stride.
         stride: u64,
     },
+    /// A grouped GEMM's table of the wrong length, or a table for a GEMM that is not grouped
+    /// (or none for one that is).
+    #[error("the group table holds {given}; {needed}")]
+    GroupTableMisshaped {
+        /// What was given.
+        given: String,
+        /// What the configuration needs.
+        needed: String,
+    },
     /// A buffer shorter than its matrix.
     #[error("{operand} holds {len} elements; a {rows}×{cols} matrix with leading dimension {ld} needs {needed}")]
     BufferTooSmall {
@@ -186,7 +195,9 @@ pub enum GemmError {
 
 type Result<T> = std::result::Result<T, GemmError>;
 
-pub use crate::problem::{Activation, Batch, Bias, Epilogue, Transpose};
+pub use crate::problem::{
+    Activation, Batch, Bias, Epilogue, GroupLayout, Transpose, GROUP_COLUMNS,
+};
 
 /// One GEMM, as BLAS describes it: column-major, `C (m×n) = α·op(A) (m×k) · op(B) (k×n) + β·C`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -219,6 +230,9 @@ pub struct GemmConfig {
     /// A strided batch of such GEMMs in one launch ([`GemmConfig::batch`]); [`Batch::ONE`] by
     /// default.
     pub batch: Batch,
+    /// A grouped GEMM ([`GemmConfig::contiguous_groups`], [`GemmConfig::masked_groups`]):
+    /// [`GroupLayout::None`] by default.
+    pub groups: GroupLayout,
 }
 
 impl GemmConfig {
@@ -237,6 +251,41 @@ impl GemmConfig {
             transb: Transpose::No,
             epilogue: Epilogue::NONE,
             batch: Batch::ONE,
+            groups: GroupLayout::None,
+        }
+    }
+
+    /// A grouped GEMM in DeepGEMM's contiguous layout (a mixture-of-experts layer in training or
+    /// prefill): `groups` GEMMs in one launch, each with its own A (`stride_a` elements after
+    /// the last: an expert's weights) and its own columns of one B and one C (the tokens
+    /// routed to it, one group after another; n is all of them, a multiple of
+    /// [`GROUP_COLUMNS`]). Which group each run of [`GROUP_COLUMNS`] columns belongs to is the
+    /// table given to [`Gemm::run_grouped`] (a word per run; a word of `groups` or more is
+    /// padding, which is neither computed nor written). bf16 and f16, `Algorithm::Auto` or a
+    /// kernel without clusters.
+    pub fn contiguous_groups(self, groups: u32, stride_a: u64) -> Self {
+        GemmConfig {
+            batch: Batch {
+                count: groups,
+                stride_a,
+                stride_b: 0,
+                stride_c: 0,
+            },
+            groups: GroupLayout::Contiguous,
+            ..self
+        }
+    }
+
+    /// A grouped GEMM in DeepGEMM's masked layout (a mixture-of-experts layer while decoding,
+    /// under CUDA graphs): a strided batch of `groups` members ([`GemmConfig::batch`]), each
+    /// with room for n columns, of which group `g` computes only its first `table[g]` (the
+    /// table given to [`Gemm::run_grouped`] or [`Plan::enqueue_grouped`], read on the device:
+    /// the host need not know the counts, nor wait for them). The columns past a count are
+    /// left as they are.
+    pub fn masked_groups(self, groups: u32, stride_a: u64, stride_b: u64, stride_c: u64) -> Self {
+        GemmConfig {
+            groups: GroupLayout::Masked,
+            ..self.batch(groups, stride_a, stride_b, stride_c)
         }
     }
 
@@ -537,6 +586,35 @@ macro_rules! device_operand {
         }
     };
 }
+/// A grouped GEMM's table ([`GemmConfig::contiguous_groups`], [`GemmConfig::masked_groups`]):
+/// 32-bit words on the host (the emulator) or the device.
+impl Operand<u32> for [u32] {
+    fn memory(&self) -> Memory<'_, u32> {
+        Memory::Host(self)
+    }
+}
+
+impl Operand<u32> for Vec<u32> {
+    fn memory(&self) -> Memory<'_, u32> {
+        Memory::Host(self)
+    }
+}
+
+impl Operand<u32> for DeviceSlice<u32> {
+    fn memory(&self) -> Memory<'_, u32> {
+        Memory::Device {
+            address: self.as_device_ptr().as_raw(),
+            len: self.len(),
+        }
+    }
+}
+
+impl Operand<u32> for DeviceBuffer<u32> {
+    fn memory(&self) -> Memory<'_, u32> {
+        Operand::<u32>::memory(&**self)
+    }
+}
+
 device_operand!(f32, f32);
 device_operand!(f64, f64);
 device_operand!(half::bf16, u16);
@@ -572,6 +650,23 @@ impl<T: Element> OperandMut<T> for Buffer<T> {
                 len: d.len(),
             },
             Buffer::Host(h) => MemoryMut::Host(h),
+        }
+    }
+}
+
+/// A grouped GEMM's table in the memory the handle runs on ([`Gemm::upload_table`]).
+pub enum Table {
+    /// On the GPU.
+    Device(DeviceBuffer<u32>),
+    /// On the host, for the emulator.
+    Host(Vec<u32>),
+}
+
+impl Operand<u32> for Table {
+    fn memory(&self) -> Memory<'_, u32> {
+        match self {
+            Table::Device(d) => Operand::<u32>::memory(d),
+            Table::Host(h) => Memory::Host(h),
         }
     }
 }
@@ -738,6 +833,21 @@ impl Gemm {
         }
     }
 
+    /// A grouped GEMM's table ([`Gemm::run_grouped`]) in the handle's memory.
+    pub fn upload_table(&self, words: &[u32]) -> Result<Table> {
+        match &self.backend {
+            Backend::Gpu(_) => DeviceBuffer::from_slice(words)
+                .map(Table::Device)
+                .map_err(|e| {
+                    GemmError::Launch(format!(
+                        "cannot upload a table of {} words: {e}",
+                        words.len()
+                    ))
+                }),
+            Backend::Emulator => Ok(Table::Host(words.to_vec())),
+        }
+    }
+
     /// `len` zeros in the handle's memory.
     pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>> {
         self.upload(&vec![T::from_f64(0.0); len])
@@ -784,10 +894,11 @@ impl Gemm {
                         .into(),
                 });
             }
-            if config.batch.is_batched() {
+            if config.batch.is_batched() || config.groups != GroupLayout::None {
                 return Err(GemmError::Unsupported {
                     algorithm: algorithm.label(),
-                    reason: "tuning times one problem, not a strided batch: use Algorithm::Auto"
+                    reason: "tuning times one problem, not a strided batch or groups: use \
+                             Algorithm::Auto"
                         .into(),
                 });
             }
@@ -810,6 +921,80 @@ impl Gemm {
         self.run_once(config, algorithm, |plan| {
             plan.enqueue_with_bias(a, b, bias, c)
         })
+    }
+
+    /// [`Gemm::run`] for a grouped GEMM ([`GemmConfig::contiguous_groups`],
+    /// [`GemmConfig::masked_groups`]) with its table: a word per [`GROUP_COLUMNS`] columns of C
+    /// (contiguous: each run's group) or per group (masked: its count), in the operands' memory.
+    /// One launch computes every group.
+    pub fn run_grouped<T: Element>(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        table: &(impl Operand<u32> + ?Sized),
+        c: &mut (impl OperandMut<T> + ?Sized),
+    ) -> Result<Choice> {
+        self.run_once(config, algorithm, |plan| {
+            plan.enqueue_grouped(a, b, table, c)
+        })
+    }
+
+    /// The table a grouped problem needs against what was given: its length, and the handle's
+    /// memory.
+    fn check_groups(&self, problem: &Problem, table: Option<&Memory<'_, u32>>) -> Result<()> {
+        let needed = match problem.groups {
+            GroupLayout::None => None,
+            GroupLayout::Contiguous => Some((
+                (problem.shape.n / GROUP_COLUMNS) as usize,
+                format!(
+                    "a contiguous grouped GEMM of n = {} needs a word per {GROUP_COLUMNS} columns",
+                    problem.shape.n
+                ),
+            )),
+            GroupLayout::Masked => Some((
+                problem.batch.count as usize,
+                format!(
+                    "a masked grouped GEMM of {} groups needs a count per group",
+                    problem.batch.count
+                ),
+            )),
+        };
+        let misshaped =
+            |given: String, needed: String| GemmError::GroupTableMisshaped { given, needed };
+        let (table, (words, needs)) = match (table, needed) {
+            (None, None) => return Ok(()),
+            (Some(t), None) => return Err(misshaped(
+                format!("{} words", location(t).2),
+                "the GEMM is not grouped (GemmConfig::contiguous_groups or masked_groups make one)"
+                    .into(),
+            )),
+            (None, Some((_, needs))) => {
+                return Err(misshaped(
+                    "nothing".into(),
+                    format!("{needs}: give it to Gemm::run_grouped or Plan::enqueue_grouped"),
+                ))
+            }
+            (Some(t), Some(needed)) => (t, needed),
+        };
+        let (found, _, len, _) = location(table);
+        if len != words {
+            return Err(misshaped(
+                format!("{len} words"),
+                format!("{needs}: {words}"),
+            ));
+        }
+        let memory = if self.is_gpu() { "device" } else { "host" };
+        if found != memory {
+            return Err(GemmError::WrongMemory {
+                operand: 't',
+                found,
+                needs: memory,
+                backend: self.device(),
+            });
+        }
+        Ok(())
     }
 
     /// A plan for one set of buffers, `enqueue` on it, and the wait for the stream: the one-line
@@ -959,7 +1144,11 @@ impl Gemm {
         problem: &Problem,
         (a, b, c): (&Memory<'_, T>, &Memory<'_, T>, &mut MemoryMut<'_, T>),
     ) -> Result<()> {
-        plan::Ready::new(self, launch.clone(), problem, 1)?.enqueue(problem, (a, b, c), None)?;
+        plan::Ready::new(self, launch.clone(), problem, 1)?.enqueue(
+            problem,
+            (a, b, c),
+            (None, None),
+        )?;
         self.synchronize()
             .map_err(|e| GemmError::Launch(format!("{entry} failed on the device ({e})")))
     }
@@ -1299,6 +1488,15 @@ impl Gemm {
                 }
                 Err(e) => return Err(GemmError::UnknownAlgorithm(format!("{e:#}"))),
             },
+            Algorithm::Cublas if problem.groups != GroupLayout::None => {
+                return Err(GemmError::Unsupported {
+                    algorithm: algorithm.label(),
+                    reason: "cuBLAS has no grouped GEMM of these layouts; its yardstick, a call \
+                             per group, reads the table on the host (host --groups --compare \
+                             cublas)"
+                        .into(),
+                })
+            }
             Algorithm::Cublas => (
                 Candidate {
                     variant: Variant::Cublas(CublasMath::Default),
@@ -1323,7 +1521,7 @@ impl Gemm {
             seed: 0,
             epilogue: config.epilogue,
             batch: config.batch,
-            groups: kernels_gpu::gemm::GroupLayout::None,
+            groups: config.groups,
         };
         problem
             .validate()

@@ -69,7 +69,7 @@ impl<'g> Ready<'g> {
         &mut self,
         problem: &Problem,
         (a, b, c): (&Memory<'_, T>, &Memory<'_, T>, &mut MemoryMut<'_, T>),
-        bias: Option<&Memory<'_, T>>,
+        (bias, table): (Option<&Memory<'_, T>>, Option<&Memory<'_, u32>>),
     ) -> Result<()> {
         let failed = |e: anyhow::Error| GemmError::Launch(format!("{e:#}"));
         match (self, a, b, c) {
@@ -83,6 +83,10 @@ impl<'g> Ready<'g> {
                 if let Some(Memory::Device { address, .. }) = bias {
                     prepared.bind_bias(*address);
                 }
+                if let Some(Memory::Device { address, .. }) = table {
+                    // (The host's copy of the table is cuBLAS's, which a grouped plan never is.)
+                    prepared.bind_groups(*address, &[]).map_err(failed)?;
+                }
                 prepared.enqueue::<T>().map_err(failed)
             }
             (Ready::Emulator(launch), Memory::Host(a), Memory::Host(b), MemoryMut::Host(c)) => {
@@ -90,7 +94,11 @@ impl<'g> Ready<'g> {
                     Some(Memory::Host(bias)) => *bias,
                     _ => &[],
                 };
-                emulator::launch_on(launch, problem, (*a, *b, bias, &[]), c, None).map_err(failed)
+                let table = match table {
+                    Some(Memory::Host(table)) => *table,
+                    _ => &[],
+                };
+                emulator::launch_on(launch, problem, (*a, *b, bias, table), c, None).map_err(failed)
             }
             _ => unreachable!("every operand's memory was checked against the backend"),
         }
@@ -151,7 +159,7 @@ impl<T: Element> Plan<'_, T> {
         b: &(impl Operand<T> + ?Sized),
         c: &mut (impl OperandMut<T> + ?Sized),
     ) -> Result<()> {
-        self.enqueue_fused(a, b, None, c)
+        self.enqueue_fused(a, b, (None, None), c)
     }
 
     /// [`Plan::enqueue`] with the bias vector of the configuration's fused epilogue
@@ -164,14 +172,31 @@ impl<T: Element> Plan<'_, T> {
         bias: &(impl Operand<T> + ?Sized),
         c: &mut (impl OperandMut<T> + ?Sized),
     ) -> Result<()> {
-        self.enqueue_fused(a, b, Some(&bias.memory()), c)
+        self.enqueue_fused(a, b, (Some(&bias.memory()), None), c)
+    }
+
+    /// [`Plan::enqueue`] for a grouped GEMM ([`GemmConfig::contiguous_groups`],
+    /// [`GemmConfig::masked_groups`]) with its table, in the operands' memory: the masked
+    /// layout's counts are read by the kernel, so a program may write them on the device
+    /// (its router's output) and replay a captured graph without the host seeing them.
+    ///
+    /// [`GemmConfig::contiguous_groups`]: super::GemmConfig::contiguous_groups
+    /// [`GemmConfig::masked_groups`]: super::GemmConfig::masked_groups
+    pub fn enqueue_grouped(
+        &mut self,
+        a: &(impl Operand<T> + ?Sized),
+        b: &(impl Operand<T> + ?Sized),
+        table: &(impl Operand<u32> + ?Sized),
+        c: &mut (impl OperandMut<T> + ?Sized),
+    ) -> Result<()> {
+        self.enqueue_fused(a, b, (None, Some(&table.memory())), c)
     }
 
     fn enqueue_fused(
         &mut self,
         a: &(impl Operand<T> + ?Sized),
         b: &(impl Operand<T> + ?Sized),
-        bias: Option<&Memory<'_, T>>,
+        (bias, table): (Option<&Memory<'_, T>>, Option<&Memory<'_, u32>>),
         c: &mut (impl OperandMut<T> + ?Sized),
     ) -> Result<()> {
         let (a, b) = (a.memory(), b.memory());
@@ -179,6 +204,8 @@ impl<T: Element> Plan<'_, T> {
         self.gemm
             .check_buffers(&self.problem, self.cublas, [&a, &b, &c.as_memory()])?;
         self.gemm.check_bias(&self.problem, bias)?;
-        self.ready.enqueue(&self.problem, (&a, &b, &mut c), bias)
+        self.gemm.check_groups(&self.problem, table)?;
+        self.ready
+            .enqueue(&self.problem, (&a, &b, &mut c), (bias, table))
     }
 }

@@ -333,6 +333,7 @@ fn page(
             CublasMath::Default if ladder.dtype == Dtype::F32 => "cuBLAS SGEMM",
             CublasMath::Default => "cuBLAS (cublasGemmEx, f32 accumulation)",
             CublasMath::Tf32 => "cuBLAS TF32",
+            CublasMath::Grouped => "cuBLAS grouped (cublasGemmGroupedBatchedEx)",
         };
         let shapes: Vec<String> = rungs.iter().map(|r| describe(&r.problem)).collect();
         let mut speed = Table::new(

@@ -322,6 +322,7 @@ pub const CHAPTERS: &[Chapter] = &[
                 anchor: "cudarc",
             },
             code("gpu-gemm/examples/batch.rs"),
+            code("gpu-gemm/examples/grouped.rs"),
         ],
         measured: &[],
     },
