@@ -13,6 +13,9 @@ use kernels_gpu::gemm::{Batch, Geometry, GroupLayout, Groups, Members};
 
 /// A launch of a problem that is not grouped.
 const NOT_GROUPED: (GroupLayout, u32, &[u32]) = (GroupLayout::None, 0, &[]);
+
+/// A launch's batch as the kernel takes it, and its groups' layout, count and table.
+type Batched<'a> = (Members, (GroupLayout, u32, &'a [u32]));
 use kernels_gpu::registry::{Shape, TmaOperands};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -165,8 +168,12 @@ fn launch_with<T: Scalar>(
                 (entry, planted),
                 (g, cluster),
                 args,
-                ("C", c, s.ldc, p.members()),
-                (p.groups, p.batch.count, table),
+                (
+                    "C",
+                    c,
+                    s.ldc,
+                    (p.members(), (p.groups, p.batch.count, table)),
+                ),
                 (maps.as_deref(), &scratch),
                 if unfused.is_some() { none } else { fused },
                 step,
@@ -205,8 +212,7 @@ fn launch_with<T: Scalar>(
                 (entry, planted),
                 partial,
                 args,
-                ("workspace", workspace, s.m, Members::ONE),
-                NOT_GROUPED,
+                ("workspace", workspace, s.m, (Members::ONE, NOT_GROUPED)),
                 (maps.as_deref(), &[]),
                 none,
                 step,
@@ -241,8 +247,7 @@ fn launch_with<T: Scalar>(
                 (&r.entry, None),
                 (r.geometry, 1),
                 args,
-                ("C", c, s.ldc, Members::ONE),
-                NOT_GROUPED,
+                ("C", c, s.ldc, (Members::ONE, NOT_GROUPED)),
                 (None, &[]),
                 none,
                 None,
@@ -343,8 +348,7 @@ fn ranges_pass<T: Scalar>(
         (ranges::ENTRY, None),
         (ranges::geometry(s.m, s.n, s.k), 1),
         (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero),
-        ("ranges", &mut words, s.m, Members::ONE),
-        NOT_GROUPED,
+        ("ranges", &mut words, s.m, (Members::ONE, NOT_GROUPED)),
         (None, &[]),
         (Epilogue::NONE, &[]),
         None,
@@ -420,8 +424,7 @@ fn emulate<T: Scalar>(
     (entry, planted): (&str, Option<EmulatedBody<T::Args>>),
     (g, cluster): (Geometry, u32),
     (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
-    (c_name, c, ldc, batch): (&'static str, &mut [T], u32, Members),
-    (layout, groups, table): (GroupLayout, u32, &[u32]),
+    (c_name, c, ldc, (batch, (layout, groups, table))): (&'static str, &mut [T], u32, Batched),
     (maps, scratch): (Option<&[TensorMap]>, &[Buffer]),
     (epilogue, bias): (Epilogue, &[T]),
     step: Option<&Step>,

@@ -17,6 +17,7 @@ use kernels_gpu::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Regist
 use kernels_gpu::device::{pool_address, Real};
 use kernels_gpu::gemm::{Dtype, Fp8GemmArgs};
 use kernels_gpu::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
+use kernels_gpu::pipeline::schedule::Tile;
 use kernels_gpu::pipeline::{self, Consumer, Kernel, Stages, Work};
 use kernels_gpu::registry::Shape;
 use kernels_gpu::variants::wgmma_fp8::A_BOX_BYTES;
@@ -58,14 +59,7 @@ impl<const BUG: u8> Kernel for Planted<BUG> {
     const LOADED_BYTES: u32 = Block::LOADED_BYTES;
     const EXTRA_BYTES: u32 = Block::EXTRA_BYTES;
 
-    unsafe fn load(
-        self,
-        maps: *const TensorMap,
-        stages: Stages,
-        s: u32,
-        tile: (u32, u32, u32),
-        slice: u32,
-    ) {
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         unsafe { Kernel::load(WgmmaFp8Block::<5>, maps, stages, s, tile, slice) }
     }
 
@@ -80,7 +74,7 @@ impl<const BUG: u8> Kernel for Planted<BUG> {
     ) {
         let rows = 64 * c.warpgroup;
         let (warp, lane) = (c.thread / 32, c.thread % 32);
-        let top = work.tile.0 * BM + rows + 16 * warp + lane / 4;
+        let top = work.tile.row * BM + rows + 16 * warp + lane / 4;
         let k_blocks = args.k.div_ceil(BK);
         let scale_a = |row: u32, block: u32| {
             if row < args.m {
@@ -115,7 +109,10 @@ impl<const BUG: u8> Kernel for Planted<BUG> {
                 Fp8Wgmma::mma(&mut partial, a, b, step != 0 || carried);
             }
             wgmma::commit_group();
-            let sb = unsafe { args.scale_b.load((work.tile.1 * k_blocks + slice) as usize) };
+            let sb = unsafe {
+                args.scale_b
+                    .load((work.tile.col * k_blocks + slice) as usize)
+            };
             let scales = [scale_a(top, slice) * sb, scale_a(top + 8, slice) * sb];
             wgmma::wait_group::<0>();
             partial.fence_registers();
@@ -134,7 +131,7 @@ impl<const BUG: u8> Kernel for Planted<BUG> {
             buffers: BUFFERS,
             barrier: 1 + c.warpgroup,
         };
-        let (row0, col0) = (work.tile.0 * BM + rows, work.tile.1 * Block::BN);
+        let (row0, col0) = (work.tile.row * BM + rows, work.tile.col * Block::BN);
         let alpha = if BUG == SCALE_TWICE {
             unsafe { args.alpha * args.scale_a.load(0) * args.scale_b.load(0) }
         } else {

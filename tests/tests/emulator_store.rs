@@ -273,6 +273,7 @@ mod ping_pong {
             ldc: m,
             fused: kernels_gpu::fused::Fused::none(),
             batch: kernels_gpu::gemm::Members::ONE,
+            groups: kernels_gpu::gemm::Groups::NONE,
         };
         let g = wgmma_16bit::geometry::<C>(m, n, k, 2);
         let buffers = [

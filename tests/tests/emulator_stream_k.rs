@@ -69,7 +69,7 @@ fn run(
         let (b, t) = (block_idx_x(), thread_idx_x());
         // Block b is part b of the tile (stream-k's slabs: part 0 in slab 1, part j in 2j).
         let work = Work {
-            tile: (0, 0, 0),
+            tile: kernels_gpu::pipeline::schedule::Tile::of_member(0, 0, 0),
             split: b,
             parts: grid_dim_x(),
             first_slice: 0,
