@@ -162,22 +162,22 @@ impl Drop for CublasHandle {
 /// and f32 alpha, beta: what the course's 16-bit kernels do, so the ratio compares like with
 /// like) and the default algorithm choice.
 ///
+/// `p`'s GEMM with `n` columns of B and C, at `(a, b, c)`, as `batch` (a group of a grouped
+/// problem is one such GEMM).
+///
 /// # Safety
 /// Device pointers valid for the sizes and leading dimensions given, holding `dtype` elements.
-#[allow(clippy::too_many_arguments)]
 unsafe fn cublas_gemm(
     handle: cudarc::cublas::sys::cublasHandle_t,
-    dtype: Dtype,
-    transposes: Transposes,
-    (m, n, k): (i32, i32, i32),
-    alpha: f64,
-    (a, lda): (u64, i32),
-    (b, ldb): (u64, i32),
-    beta: f64,
-    (c, ldc): (u64, i32),
+    p: &Problem,
+    n: u32,
+    (a, b, c): (u64, u64, u64),
     batch: &Batch,
 ) -> Result<(), cudarc::cublas::result::CublasError> {
     use cudarc::cublas::result;
+    let (dtype, transposes, (alpha, beta), s) = (p.dtype, p.transposes, (p.alpha, p.beta), p.shape);
+    let (m, n, k) = (s.m as i32, n as i32, s.k as i32);
+    let (lda, ldb, ldc) = (s.lda as i32, s.ldb as i32, s.ldc as i32);
     if batch.is_batched() {
         return unsafe {
             cublas_gemm_strided_batched(
@@ -1458,6 +1458,29 @@ impl Prepared<'_> {
         self.make_grouped_call()
     }
 
+    /// Where each run of a grouped problem's columns lies in the bound buffers: its A (its
+    /// group's layer), its B and C (its member's, from its first column), and its columns.
+    fn group_operands(&self, (a, b, c): (u64, u64, u64)) -> Vec<(u64, u64, u64, u32)> {
+        let p = &self.problem;
+        let (s, batch, bytes) = (p.shape, p.batch, p.dtype.bytes() as u64);
+        let b_step = match p.transposes.transb {
+            Transpose::No => s.ldb as u64,
+            Transpose::Yes => 1,
+        };
+        self.group_runs
+            .iter()
+            .map(|r| {
+                let (g, member, first) = (r.group as u64, r.member as u64, r.first as u64);
+                (
+                    a + g * batch.stride_a * bytes,
+                    b + (member * batch.stride_b + first * b_step) * bytes,
+                    c + (member * batch.stride_c + first * s.ldc as u64) * bytes,
+                    r.columns,
+                )
+            })
+            .collect()
+    }
+
     /// `cublas-grouped`'s arguments for the bound buffers: a group per run of a grouped
     /// problem's columns, else one group of every member; its pointer arrays on the device.
     fn make_grouped_call(&mut self) -> Result<()> {
@@ -1467,34 +1490,22 @@ impl Prepared<'_> {
         };
         let p = &self.problem;
         let (s, batch, bytes) = (p.shape, p.batch, p.dtype.bytes() as u64);
-        let b_step = match p.transposes.transb {
-            Transpose::No => s.ldb as u64,
-            Transpose::Yes => 1,
-        };
-        // (group's A, member's B and C, first column, columns, problems in the group)
+        // (A, B and C of the group's first problem, its columns, problems in the group: one
+        // group of every member, each a stride on, when the problem is not grouped)
         let groups: Vec<(u64, u64, u64, u32, u32)> = if p.groups == GroupLayout::None {
-            vec![(0, 0, 0, s.n, batch.count)]
+            vec![(a, b, c, s.n, batch.count)]
         } else {
-            self.group_runs
-                .iter()
-                .map(|r| {
-                    (
-                        r.group as u64,
-                        r.member as u64,
-                        r.first as u64,
-                        r.columns,
-                        1,
-                    )
-                })
+            let runs = self.group_operands((a, b, c));
+            runs.into_iter()
+                .map(|(a, b, c, n)| (a, b, c, n, 1))
                 .collect()
         };
         let mut pointers = [Vec::new(), Vec::new(), Vec::new()];
-        for &(g, member, first, _, count) in &groups {
+        for &(a, b, c, _, count) in &groups {
             for i in 0..count as u64 {
-                let (g, member) = (g + i, member + i);
-                pointers[0].push(a + g * batch.stride_a * bytes);
-                pointers[1].push(b + (member * batch.stride_b + first * b_step) * bytes);
-                pointers[2].push(c + (member * batch.stride_c + first * s.ldc as u64) * bytes);
+                pointers[0].push(a + i * batch.stride_a * bytes);
+                pointers[1].push(b + i * batch.stride_b * bytes);
+                pointers[2].push(c + i * batch.stride_c * bytes);
             }
         }
         let all: Vec<u64> = pointers.concat();
@@ -1632,51 +1643,16 @@ impl Prepared<'_> {
             (_, _, Some(handle)) if p.groups != GroupLayout::None => {
                 // The yardstick of a grouped GEMM: a call per group, as a program without one
                 // makes them.
-                let bytes = p.dtype.bytes() as u64;
-                let b_step = match p.transposes.transb {
-                    Transpose::No => s.ldb as u64,
-                    Transpose::Yes => 1,
-                };
-                for run in &self.group_runs {
-                    let (g, member, first) =
-                        (run.group as u64, run.member as u64, run.first as u64);
-                    let b = &p.batch;
-                    let a = a_ptr + g * b.stride_a * bytes;
-                    let b_at = b_ptr + (member * b.stride_b + first * b_step) * bytes;
-                    let c = c_ptr + (member * b.stride_c + first * s.ldc as u64) * bytes;
-                    unsafe {
-                        cublas_gemm(
-                            handle,
-                            p.dtype,
-                            p.transposes,
-                            (s.m as i32, run.columns as i32, s.k as i32),
-                            p.alpha,
-                            (a, s.lda as i32),
-                            (b_at, s.ldb as i32),
-                            p.beta,
-                            (c, s.ldc as i32),
-                            &Batch::ONE,
-                        )
-                    }
-                    .map_err(|e| anyhow!("cuBLAS gemm of group {g} failed: {e:?}"))?;
+                for (a, b, c, n) in self.group_operands((a_ptr, b_ptr, c_ptr)) {
+                    unsafe { cublas_gemm(handle, p, n, (a, b, c), &Batch::ONE) }
+                        .map_err(|e| anyhow!("cuBLAS gemm of a group failed: {e:?}"))?;
                 }
                 Ok(())
             }
-            (_, _, Some(handle)) => unsafe {
-                cublas_gemm(
-                    handle,
-                    p.dtype,
-                    p.transposes,
-                    (s.m as i32, s.n as i32, s.k as i32),
-                    p.alpha,
-                    (a_ptr, s.lda as i32),
-                    (b_ptr, s.ldb as i32),
-                    p.beta,
-                    (c_ptr, s.ldc as i32),
-                    &p.batch,
-                )
+            (_, _, Some(handle)) => {
+                unsafe { cublas_gemm(handle, p, s.n, (a_ptr, b_ptr, c_ptr), &p.batch) }
+                    .map_err(|e| anyhow!("cuBLAS gemm failed: {e:?}"))
             }
-            .map_err(|e| anyhow!("cuBLAS gemm failed: {e:?}")),
             _ => unreachable!("a kernel has a function, cuBLAS a handle"),
         }
     }

@@ -6,7 +6,7 @@
 //! as it was; `auto` chooses for the groups; then planted bugs the check must catch, and the
 //! refusals.
 use gpu_gemm::emulator;
-use gpu_gemm::half::{bf16, f16};
+use gpu_gemm::half::bf16;
 use gpu_gemm::problem::{EmulatedBody, GroupLayout, Inputs, Problem, Transpose, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::{plan, Backend};
@@ -51,28 +51,7 @@ fn every_grouped_kernel_computes_every_group_in_both_layouts() {
             "{refused} claims groups: {names:?}"
         );
     }
-    for (i, (variant, tile, t)) in kernels.into_iter().enumerate() {
-        let beta = [0.0, 0.5][i % 2];
-        for layout in [GroupLayout::Contiguous, GroupLayout::Masked] {
-            let what = format!(
-                "{}:{} {} {layout:?} beta {beta}",
-                variant.name(),
-                tile.unwrap_or(1),
-                t.name()
-            );
-            // m crosses the 256-row tiles' edge; the masked capacity the 128-column tiles'.
-            let check = if layout == GroupLayout::Contiguous {
-                let p = contiguous(Dtype::Bf16, (136, 64), t, &UNEVEN, 3, beta);
-                run_checked::<bf16>(&Backend::Emulator, variant, tile, &p, &UNEVEN)
-            } else {
-                let p = masked(Dtype::F16, (136, 200, 64), t, &COUNTS, beta);
-                run_checked::<f16>(&Backend::Emulator, variant, tile, &p, &COUNTS)
-            }
-            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
-            assert!(check.passed(), "{what}: {}", check.summary());
-            println!("{what}: {}", check.summary());
-        }
-    }
+    group_cases::every_kernel_in_both_layouts(&Backend::Emulator);
 }
 
 /// `auto` takes `wgmma-layouts:2` for groups, in the model's layout, and a fused epilogue

@@ -1129,40 +1129,12 @@ mod group_cases;
 /// checked against its f64 reference and every column no group owns left as it was.
 #[test]
 fn grouped_gemms_match_the_f64_reference() {
-    use gpu_gemm::half::{bf16, f16};
-    use gpu_gemm::problem::{GroupLayout, Transpose};
+    use gpu_gemm::half::bf16;
+    use gpu_gemm::problem::Transpose;
     let Some(backend) = gpu_or_skip("tests/emulator_groups.rs runs the same cases") else {
         return;
     };
-    for (i, (variant, tile, t)) in group_cases::grouped_kernels().into_iter().enumerate() {
-        let beta = [0.0, 0.5][i % 2];
-        for layout in [GroupLayout::Contiguous, GroupLayout::Masked] {
-            let what = format!(
-                "{}:{} {} {layout:?} beta {beta}",
-                variant.name(),
-                tile.unwrap_or(1),
-                t.name()
-            );
-            let check = if layout == GroupLayout::Contiguous {
-                let p = group_cases::contiguous(
-                    Dtype::Bf16,
-                    (136, 64),
-                    t,
-                    &group_cases::UNEVEN,
-                    3,
-                    beta,
-                );
-                group_cases::run_checked::<bf16>(&backend, variant, tile, &p, &group_cases::UNEVEN)
-            } else {
-                let p =
-                    group_cases::masked(Dtype::F16, (136, 200, 64), t, &group_cases::COUNTS, beta);
-                group_cases::run_checked::<f16>(&backend, variant, tile, &p, &group_cases::COUNTS)
-            }
-            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
-            assert!(check.passed(), "{what}: {}", check.summary());
-            println!("{what}: {}", check.summary());
-        }
-    }
+    group_cases::every_kernel_in_both_layouts(&backend);
     let tn = Transposes::new(Transpose::Yes, Transpose::No);
     let table: Vec<u32> = (0..32).map(|j| j / 8).collect();
     let contiguous = group_cases::contiguous(Dtype::Bf16, (4096, 2048), tn, &table, 4, 0.0);

@@ -1,5 +1,6 @@
 //! The grouped GEMMs' test cases, shared by the emulator's test and the GPU's (each declares
 //! `epilogue_cases` too: a group's matrices are its padded problems).
+use gpu_gemm::half::{bf16, f16};
 use gpu_gemm::problem::{Batch, GroupLayout, Inputs, Problem, Scalar, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::{plan, Backend};
@@ -111,4 +112,31 @@ pub fn run_checked<T: Scalar>(
         &measured.uploaded_c,
         &measured.result,
     ))
+}
+
+/// Every kernel of [`grouped_kernels`] in both layouts on `backend`: contiguous over [`UNEVEN`]
+/// in bf16, masked over [`COUNTS`] in f16, beta 0 and 0.5 in turn; m crosses the 256-row tiles'
+/// edge, the masked capacity the 128-column tiles'. Panics with the first failure.
+pub fn every_kernel_in_both_layouts(backend: &Backend) {
+    for (i, (variant, tile, t)) in grouped_kernels().into_iter().enumerate() {
+        let beta = [0.0, 0.5][i % 2];
+        for layout in [GroupLayout::Contiguous, GroupLayout::Masked] {
+            let what = format!(
+                "{}:{} {} {layout:?} beta {beta}",
+                variant.name(),
+                tile.unwrap_or(1),
+                t.name()
+            );
+            let check = if layout == GroupLayout::Contiguous {
+                let p = contiguous(Dtype::Bf16, (136, 64), t, &UNEVEN, 3, beta);
+                run_checked::<bf16>(backend, variant, tile, &p, &UNEVEN)
+            } else {
+                let p = masked(Dtype::F16, (136, 200, 64), t, &COUNTS, beta);
+                run_checked::<f16>(backend, variant, tile, &p, &COUNTS)
+            }
+            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            assert!(check.passed(), "{what}: {}", check.summary());
+            println!("{what}: {}", check.summary());
+        }
+    }
 }
