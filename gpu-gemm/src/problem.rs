@@ -976,6 +976,64 @@ impl<T: Scalar> Inputs<T> {
 mod tests {
     use super::*;
 
+    /// A contiguous table's runs: a group's blocks next to each other make one run, a group
+    /// apart from itself two, padding none; the masked counts are clipped at the capacity; the
+    /// flops count the groups' columns only.
+    #[test]
+    fn group_columns_follow_the_table() {
+        let contiguous = Problem {
+            batch: Batch {
+                count: 3,
+                stride_a: 64 * 64,
+                stride_b: 0,
+                stride_c: 0,
+            },
+            groups: GroupLayout::Contiguous,
+            ..problem(64, 5 * 128, 64)
+        };
+        contiguous.validate().unwrap();
+        let runs = contiguous.group_columns(&[2, 0, 0, 7, 2]);
+        let spans: Vec<_> = runs.iter().map(|r| (r.group, r.first, r.columns)).collect();
+        assert_eq!(spans, [(2, 0, 128), (0, 128, 256), (2, 512, 128)]);
+        assert!(runs.iter().all(|r| r.member == 0));
+        // The default table: equal runs.
+        assert_eq!(contiguous.group_table(), [0, 1, 2, 2, 2]);
+        let masked = Problem {
+            groups: GroupLayout::Masked,
+            ..problem(64, 200, 64)
+        };
+        let masked = Problem {
+            batch: masked.packed_strides(3),
+            ..masked
+        };
+        let runs = masked.group_columns(&[77, 500, 0]);
+        let spans: Vec<_> = runs
+            .iter()
+            .map(|r| (r.member, r.first, r.columns))
+            .collect();
+        assert_eq!(spans, [(0, 0, 77), (1, 0, 200), (2, 0, 0)]);
+        let counts = masked.group_table();
+        assert!(
+            counts.iter().all(|&c| (100..=200).contains(&c)),
+            "{counts:?}"
+        );
+        let columns: u32 = counts.iter().sum();
+        assert_eq!(masked.flops(), 2.0 * 64.0 * columns as f64 * 64.0);
+        // A contiguous problem's B and C are shared: strides other than 0 are refused.
+        let strided = Problem {
+            batch: Batch {
+                stride_c: 64 * 640,
+                ..contiguous.batch
+            },
+            ..contiguous
+        };
+        assert!(strided
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("must be 0"));
+    }
+
     fn problem(m: u32, n: u32, k: u32) -> Problem {
         Problem {
             shape: Shape {

@@ -352,6 +352,10 @@ impl Cli {
             };
         }
         if let Some(groups) = self.groups {
+            let m = self.group_m.unwrap_or(0);
+            if !self.masked && !m.is_multiple_of(kernels_gpu::gemm::GROUP_COLUMNS) {
+                bail!("--group-m {m}: a contiguous group's columns are whole runs of {} (DeepGEMM pads each expert's tokens so); give a multiple, or --masked", kernels_gpu::gemm::GROUP_COLUMNS);
+            }
             if self.masked {
                 p.groups = GroupLayout::Masked;
                 p.batch = p.packed_strides(groups);

@@ -6,7 +6,8 @@
 //! roles; ThunderKittens calls the parts load / compute / finish. Here:
 //!
 //! - [`ring`]: the ring of shared-memory stages and their *full* / *empty* mbarriers;
-//! - [`schedule`]: the persistent tile scheduler (grouped order, cluster tiles);
+//! - [`schedule`]: the persistent tile scheduler (grouped order, cluster tiles, the members of
+//!   a strided batch, the groups of a grouped GEMM);
 //! - [`run`] (this file): the roles. Warpgroup 0 is the *producer*: it gives its registers
 //!   away (`setmaxnreg.dec`) and one thread issues the TMA copies of every slice of every tile
 //!   the block computes, each into the next stage of the ring once its consumers released it.

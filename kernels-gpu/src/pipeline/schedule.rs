@@ -14,6 +14,12 @@
 //! strided batched GEMM launches a grid over the batch for the same reason), and a tile is
 //! ([`Tile`]) a tile-row, a tile-column and a member: the copies take the member as the layer of their tensor
 //! maps, the epilogue as the offset of C ([`crate::pipeline::Problem::member`]).
+//!
+//! A grouped GEMM ([`crate::gemm::Groups`]) walks the same units: the one problem's (contiguous
+//! layout: each tile then reads its group, the layer of A, from a table) or the batch's
+//! (masked layout: a tile that starts past its member's count is skipped). The walk does not
+//! change; [`crate::pipeline::Problem::locate`] says, per tile, where it lies or that it has
+//! nothing to compute, and every role of the block asks it of the same tiles.
 use crate::gemm::rasterise_in_groups;
 
 /// A tile of C, in tiles down m and along n, and whose operands it multiplies.
