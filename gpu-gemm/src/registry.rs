@@ -226,8 +226,8 @@ impl Variant {
     }
 
     /// Whether it runs a grouped GEMM in one launch, in `dtype` and the layout `transposes`:
-    /// the 16-bit Hopper kernels without clusters whose walk finds each tile's group
-    /// (`TmaOperands::grouped`: `wgmma-16bit`, `wgmma-tma-store:5`, `wgmma-layouts:2`): at
+    /// the 16-bit Hopper kernels without clusters along n whose walk finds each tile's group
+    /// (`TmaOperands::grouped`: `wgmma-16bit`, `wgmma-tma-store:5`, `wgmma-layouts:2` and `:3`): at
     /// `tile`, or with `None` at one of its tiles; `auto`, and cuBLAS as the yardstick (a call
     /// per group).
     pub fn runs_grouped(&self, dtype: Dtype, transposes: Transposes, tile: Option<u32>) -> bool {

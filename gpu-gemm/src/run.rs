@@ -346,9 +346,9 @@ fn check_groups(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<()> 
     if !variant.runs_grouped(p.dtype, p.transposes, resolved) {
         bail!(
             "{} has no grouped form in {}: a grouped GEMM runs in bf16 and f16 on the Hopper \
-             kernels without clusters whose walk finds each tile's group (wgmma-layouts:2 in \
-             every layout, wgmma-16bit and wgmma-tma-store:5 in N,N), on auto, and on cublas \
-             (a call per group)",
+             kernels without clusters along n whose walk finds each tile's group \
+             (wgmma-layouts:2 and :3 in every layout, wgmma-16bit and wgmma-tma-store:5 in \
+             N,N), on auto, and on cublas (a call per group) and cublas-grouped",
             registry::label(variant, tile).unwrap_or_else(|_| variant.name().to_string()),
             p.dtype.name()
         );

@@ -615,11 +615,17 @@ fn wgmma_split_k_geometry(m: u32, n: u32, k: u32, bytes: u32, parts: u32) -> Geo
     wgmma_split_k::geometry::<wgmma_16bit::Plain<4>>(m, n, k, bytes, parts)
 }
 
-/// `wgmma-layouts`' configurations: `wgmma-tma-store:4` (clusters of two sharing A) and `:5`
-/// (none), each in the four layouts.
+/// `wgmma-layouts`' configurations: `wgmma-tma-store:4` (clusters of two along n sharing A),
+/// `:5` (none), and 3, clusters of two along m sharing B, each in the four layouts.
 fn wgmma_layouts_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
-    wgmma_tma_store_geometry(m, n, k, bytes, if tile == 1 { 4 } else { 5 })
+    match tile {
+        3 => wgmma_16bit::geometry::<LayoutsSharedB>(m, n, k, bytes),
+        _ => wgmma_tma_store_geometry(m, n, k, bytes, if tile == 1 { 4 } else { 5 }),
+    }
 }
+
+/// `wgmma-layouts:3`'s configuration (its N,N entry; the layouts differ in their copies only).
+type LayoutsSharedB = wgmma_tma_store::TmaStore<wgmma_cluster::SharedB<4, 2>, false, true>;
 
 /// `wgmma-layouts`' tensor maps: A's boxes 64 × 64 of (m, k) or (k, m) as it lies, B's 64 k ×
 /// 128 n or two of 64 n × 64 k.
@@ -627,13 +633,24 @@ fn wgmma_layouts_operands(tile: u32, layout: Layout) -> TmaOperands {
     let bk = wgmma_16bit::BK;
     TmaOperands {
         a_transposed: layout.a_transposed,
+        // (`:3` loads B in boxes of 64 n, one per block of its cluster along m.)
         b_box: if layout.b_transposed {
             [64, bk]
+        } else if tile == 3 {
+            [bk, 64]
         } else {
             [bk, wgmma_16bit::BN]
         },
         b_transposed: layout.b_transposed,
-        ..wgmma_tma_store_operands(if tile == 1 { 4 } else { 5 }, Layout::NN)
+        ..if tile == 3 {
+            TmaOperands {
+                cluster: 2,
+                grouped: groups::<LayoutsSharedB>(),
+                ..wgmma_tma_store_operands(5, Layout::NN)
+            }
+        } else {
+            wgmma_tma_store_operands(if tile == 1 { 4 } else { 5 }, Layout::NN)
+        }
     }
 }
 
@@ -1412,11 +1429,11 @@ pub const ALL: &[Variant] = &[
     // -- tensor cores, chapter 5: the shapes programs run (sm_90a) --
     Variant {
         name: "wgmma-layouts",
-        summary: "wgmma-tma-store:4/:5 (the orientation C = A·B, C through the TMA store) for all four layouts: A read K-major (op(A) = Aᵀ, A stored k x m: the model's layout) or MN-major, B K-major or MN-major (op(B) = Bᵀ), each through its descriptor and transpose bit, no copy; --tile: 1 clusters of two sharing A (default), 2 no cluster",
+        summary: "wgmma-tma-store:4/:5 (the orientation C = A·B, C through the TMA store) for all four layouts: A read K-major (op(A) = Aᵀ, A stored k x m: the model's layout) or MN-major, B K-major or MN-major (op(B) = Bᵀ), each through its descriptor and transpose bit, no copy; --tile: 1 clusters of two along n sharing A (default), 2 no cluster, 3 clusters of two along m sharing B (which run grouped GEMMs)",
         source: "beyond the documents (tensor cores, chapter 5)",
         entry: "gemm_wgmma_layouts_{ops}_c{tile}",
         layouts: &Layout::ALL,
-        tiles: &[1, 2],
+        tiles: &[1, 2, 3],
         geometry: wgmma_layouts_geometry,
         supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
         dtypes: HALF_DTYPES,

@@ -33,13 +33,19 @@ fn every_grouped_kernel_computes_every_group_in_both_layouts() {
         .iter()
         .map(|(v, tile, _)| format!("{}:{}", v.name(), tile.unwrap_or(1)))
         .collect();
-    for expected in ["wgmma-16bit:1", "wgmma-tma-store:5", "wgmma-layouts:2"] {
+    for expected in [
+        "wgmma-16bit:1",
+        "wgmma-tma-store:5",
+        "wgmma-layouts:2",
+        "wgmma-layouts:3",
+    ] {
         assert!(
             names.iter().any(|n| n == expected),
             "{expected} runs no groups: {names:?}"
         );
     }
-    // Clusters share an operand between neighbouring tiles, which may be of different groups.
+    // Clusters along n share an operand between neighbouring tiles, which may be of different
+    // groups.
     for refused in [
         "wgmma-layouts:1",
         "wgmma-cluster:1",

@@ -262,7 +262,7 @@ impl GemmConfig {
     /// [`GROUP_COLUMNS`]). Which group each run of [`GROUP_COLUMNS`] columns belongs to is the
     /// table given to [`Gemm::run_grouped`] (a word per run; a word of `groups` or more is
     /// padding, which is neither computed nor written). bf16 and f16, `Algorithm::Auto` or a
-    /// kernel without clusters.
+    /// kernel without clusters along n.
     pub fn contiguous_groups(self, groups: u32, stride_a: u64) -> Self {
         GemmConfig {
             batch: Batch {

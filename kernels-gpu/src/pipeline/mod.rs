@@ -235,9 +235,10 @@ pub trait Kernel: Copy {
     /// division to find a tile's member (with which `wgmma-stream-k` spilled).
     const BATCHES: bool = true;
     /// Whether the walk runs a grouped GEMM ([`crate::gemm::Groups`]), asking
-    /// [`Problem::locate`] where each tile lies. Not with clusters (the blocks of a cluster
-    /// share an operand, but neighbouring tiles may be of different groups, or one computed and
-    /// one skipped), split-k or stream-k; and the kernel's epilogue must write no column past
+    /// [`Problem::locate`] where each tile lies. Not with clusters along n (the blocks of a
+    /// cluster share an operand, but neighbouring tiles along n may be of different groups, or
+    /// one computed and one skipped; a cluster along m is one column of tiles), split-k or
+    /// stream-k; and the kernel's epilogue must write no column past
     /// the `n` of [`Problem::member`]'s arguments, which a masked group's count lowers.
     const GROUPS: bool = false;
     /// Bytes of shared memory after the stages and barriers (an epilogue's staging tile).
@@ -639,7 +640,9 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
 /// any other, where the walk put it.
 #[inline(always)]
 fn locate<K: Kernel>(args: &K::Args, tile: Tile) -> Option<Tile> {
-    const { assert!(!K::GROUPS || (K::CLUSTER.0 * K::CLUSTER.1 == 1 && !K::SPLIT_K && !K::STREAM_K)) };
+    // A cluster along m is one column of tiles: its blocks are of the same group and skip the
+    // same tiles. Along n they may not be.
+    const { assert!(!K::GROUPS || (K::CLUSTER.1 == 1 && !K::SPLIT_K && !K::STREAM_K)) };
     if K::GROUPS {
         args.locate(tile, K::BN)
     } else {

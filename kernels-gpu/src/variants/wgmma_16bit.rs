@@ -80,6 +80,8 @@ pub trait Config: Copy + Default + 'static {
     const RASTER: u32 = 8;
     /// Blocks per cluster, side by side along n: they share A.
     const CLUSTER_N: u32 = 1;
+    /// Blocks per cluster, one above the other along m: they share B (not with `CLUSTER_N`).
+    const CLUSTER_M: u32 = 1;
     /// Shared memory after the stages (an epilogue's staging buffer).
     const EXTRA_BYTES: u32 = 0;
     /// How the two consumer warpgroups share the tiles: cooperative (each takes 64 of the
@@ -137,6 +139,34 @@ pub trait Config: Copy + Default + 'static {
         for j in 0..BM / A_BOX_M {
             let (x, y) = a_box_at(m0 + j * A_BOX_M, k0, k_major);
             unsafe { tma::load_box(a_map, stage + j * A_BOX_BYTES, x, y, layer, full) };
+        }
+    }
+
+    /// The producer: the copies of B's part of a slice, `bn` n × 64 k from `(n0, k0)` of member
+    /// `layer`, at shared address `b_at`, completing on `full`: one box of 64 k × `bn` when B is
+    /// stored k × n (K-major), boxes of 64 n × 64 k, a 128-byte row of n per k, when it is
+    /// stored n × k (`mn_major`).
+    ///
+    /// # Safety
+    /// `b_map` is B's tensor map.
+    #[inline(always)]
+    unsafe fn load_b(
+        b_map: *const TensorMap,
+        b_at: u32,
+        (n0, k0, layer): (u32, i32, u32),
+        bn: u32,
+        full: MBarrier,
+        mn_major: bool,
+    ) {
+        unsafe {
+            if mn_major {
+                for j in 0..bn / 64 {
+                    let (at, n) = (b_at + j * A_BOX_BYTES, (n0 + 64 * j) as i32);
+                    tma::load_box(b_map, at, n, k0, layer, full);
+                }
+            } else {
+                tma::load_box(b_map, b_at, k0, n0 as i32, layer, full);
+            }
         }
     }
 
@@ -219,13 +249,13 @@ pub const fn tile_n<C: Config>() -> u32 {
 /// caps the grid at one block per multiprocessor).
 pub fn geometry<C: Config>(m: u32, n: u32, k: u32, _element_bytes: u32) -> Geometry {
     type K<C> = Wgmma16<crate::device::half::Bf16, C>;
-    let units = m.div_ceil(BM) * n.div_ceil(tile_n::<C>() * C::CLUSTER_N);
+    let units = m.div_ceil(BM * C::CLUSTER_M) * n.div_ceil(tile_n::<C>() * C::CLUSTER_N);
     // Stream-k: a block per iteration at most (every block must have one), which the host caps
     // at one per multiprocessor.
     let blocks = if C::STREAM_K {
         units * k.div_ceil(BK).max(1)
     } else {
-        units * C::CLUSTER_N
+        units * C::CLUSTER_M * C::CLUSTER_N
     };
     Geometry {
         grid: (blocks, 1),
@@ -254,7 +284,10 @@ where
     const BATCHES: bool = !C::STREAM_K;
     const GROUPS: bool = C::GROUPS && C::CLUSTER_N == 1 && !C::SPLIT_K && !C::STREAM_K;
     const RASTER_GROUP: u32 = C::RASTER;
-    const CLUSTER: (u32, u32) = (1, C::CLUSTER_N);
+    const CLUSTER: (u32, u32) = {
+        assert!(C::CLUSTER_M == 1 || C::CLUSTER_N == 1);
+        (C::CLUSTER_M, C::CLUSTER_N)
+    };
     const EXTRA_BYTES: u32 = C::EXTRA_BYTES;
 
     #[inline(always)]
@@ -271,15 +304,8 @@ where
                 full,
                 C::A_K_MAJOR,
             );
-            if C::B_MN_MAJOR {
-                // B stored n × k: boxes of 64 n × 64 k, a 128-byte row of n per k.
-                for j in 0..Self::BN / 64 {
-                    let (at, n) = (stage + A_BYTES + j * A_BOX_BYTES, (n0 + 64 * j) as i32);
-                    tma::load_box(b_map, at, n, k0, layer, full);
-                }
-            } else {
-                tma::load_box(b_map, stage + A_BYTES, k0, n0 as i32, layer, full);
-            }
+            let b_at = stage + A_BYTES;
+            C::load_b(b_map, b_at, (n0, k0, layer), Self::BN, full, C::B_MN_MAJOR);
         }
     }
 

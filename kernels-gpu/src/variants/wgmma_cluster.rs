@@ -34,8 +34,20 @@
 //! retire) it is 0.96–0.97× at 8192³, +6–7% over `wgmma-16bit`; ±0–3% at 4096³, −5 to −7% at
 //! 2048³ (H100, `docs/results/005-hopper/`, `docs/perf-notes.md`).
 //!
+//! **The other way round: [`SharedB`].** Two blocks one above the other along m, tiles `(2i, j)`
+//! and `(2i + 1, j)`, read the same 128 columns of B; each loads one of B's two boxes of 64 n
+//! and multicasts it ([`Config::load_b`]), each loads its own A. L2 reads fall less (from 48
+//! to 40 KiB per block per slice), but both blocks of a cluster cover the same columns of C:
+//! in a grouped GEMM, whose group follows the columns, they are always of the same group (and
+//! both skip a masked group's empty tiles, or neither), where `SharedA`'s pair along n may
+//! straddle two groups. It is `wgmma-layouts:3`. Measured on the H100 it loses to no cluster at
+//! all (`:2`), by 0.2–6% on DeepGEMM's grouped sets and 1.5–2% on one GEMM (4096³ 0.960×
+//! cuBLAS against 0.974×): B is the smaller operand, a third of a slice's bytes, and sharing it
+//! saves half as much L2 traffic as sharing A while the cross-block handshake costs as much
+//! (`docs/results/h100-2026-11-26-groups/`).
+//!
 //! [`Kernel`]: crate::pipeline::Kernel
-use super::wgmma_16bit::{a_box_at, Config, A_BOX_BYTES, A_BOX_M, BM};
+use super::wgmma_16bit::{a_box_at, Config, A_BOX_BYTES, A_BOX_M, BM, BN};
 use crate::device::cluster;
 use crate::device::mbarrier::MBarrier;
 use crate::device::tma::{self, TensorMap};
@@ -71,4 +83,38 @@ impl<const STAGES: u32, const CLUSTER_N: u32> Config for SharedA<STAGES, CLUSTER
         }
     }
     // ANCHOR_END: core_loop
+}
+
+/// `wgmma-16bit` with `STAGES` stages in clusters of `CLUSTER_M` blocks along m that share B.
+#[derive(Clone, Copy, Default)]
+pub struct SharedB<const STAGES: u32, const CLUSTER_M: u32>;
+
+impl<const STAGES: u32, const CLUSTER_M: u32> Config for SharedB<STAGES, CLUSTER_M> {
+    const STAGES: u32 = STAGES;
+    const CLUSTER_M: u32 = CLUSTER_M;
+    // The blocks of a cluster cover the same columns: of the same group, always.
+    const GROUPS: bool = true;
+
+    /// This block's share of B's slice, boxes of 64 n (B's tensor map has boxes of 64 k × 64 n
+    /// when B is stored k × n), multicast to every block of the cluster; they land where one
+    /// box of 128 n would, the second 64 rows of 128 bytes after the first.
+    #[inline(always)]
+    unsafe fn load_b(
+        b_map: *const TensorMap,
+        b_at: u32,
+        (n0, k0, layer): (u32, i32, u32),
+        bn: u32,
+        full: MBarrier,
+        mn_major: bool,
+    ) {
+        const { assert!((BN / 64).is_multiple_of(CLUSTER_M)) };
+        let share = bn / 64 / CLUSTER_M;
+        let everyone = ((1u32 << CLUSTER_M) - 1) as u16;
+        let first = cluster::rank() * share;
+        for j in first..first + share {
+            let (at, n) = (b_at + j * A_BOX_BYTES, (n0 + 64 * j) as i32);
+            let (x, y) = if mn_major { (n, k0) } else { (k0, n) };
+            unsafe { tma::load_box_multicast(b_map, at, x, y, layer, full, everyone) };
+        }
+    }
 }

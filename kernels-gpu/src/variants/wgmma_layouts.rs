@@ -69,7 +69,7 @@ impl<B: Config, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool, const STREAM
     // ANCHOR_END: core_loop
     // ANCHOR: stream_k_config
     const STREAM_K: bool = {
-        assert!(!STREAMED || (B::CLUSTER_N == 1 && !B::SPLIT_K));
+        assert!(!STREAMED || (B::CLUSTER_N == 1 && B::CLUSTER_M == 1 && !B::SPLIT_K));
         STREAMED
     };
     const EXTRA_BYTES: u32 = if STREAMED {
@@ -81,6 +81,7 @@ impl<B: Config, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool, const STREAM
     const STAGES: u32 = B::STAGES;
     const RASTER: u32 = B::RASTER;
     const CLUSTER_N: u32 = B::CLUSTER_N;
+    const CLUSTER_M: u32 = B::CLUSTER_M;
     const SCHEDULE: Schedule = B::SCHEDULE;
     const SPLIT_K: bool = B::SPLIT_K;
     const GROUPS: bool = B::GROUPS && !STREAMED;
@@ -103,6 +104,18 @@ impl<B: Config, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool, const STREAM
         k_major: bool,
     ) {
         unsafe { B::load_a(a_map, stage, at, full, k_major) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_b(
+        b_map: *const TensorMap,
+        b_at: u32,
+        at: (u32, i32, u32),
+        bn: u32,
+        full: MBarrier,
+        mn_major: bool,
+    ) {
+        unsafe { B::load_b(b_map, b_at, at, bn, full, mn_major) }
     }
 
     #[inline(always)]

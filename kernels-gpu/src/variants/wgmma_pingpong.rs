@@ -50,6 +50,7 @@ impl<B: Config> Config for PingPong<B> {
     const STAGES: u32 = B::STAGES;
     const RASTER: u32 = B::RASTER;
     const CLUSTER_N: u32 = B::CLUSTER_N;
+    const CLUSTER_M: u32 = B::CLUSTER_M;
     const EXTRA_BYTES: u32 = B::EXTRA_BYTES;
     const SCHEDULE: Schedule = Schedule::PingPong;
 
@@ -67,6 +68,18 @@ impl<B: Config> Config for PingPong<B> {
         k_major: bool,
     ) {
         unsafe { B::load_a(a_map, stage, at, full, k_major) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_b(
+        b_map: *const TensorMap,
+        b_at: u32,
+        at: (u32, i32, u32),
+        bn: u32,
+        full: MBarrier,
+        mn_major: bool,
+    ) {
+        unsafe { B::load_b(b_map, b_at, at, bn, full, mn_major) }
     }
 
     #[inline(always)]

@@ -53,6 +53,18 @@ impl<B: Config> Config for SplitK<B> {
         unsafe { B::load_a(a_map, stage, at, full, k_major) }
     }
 
+    #[inline(always)]
+    unsafe fn load_b(
+        b_map: *const TensorMap,
+        b_at: u32,
+        at: (u32, i32, u32),
+        bn: u32,
+        full: crate::device::mbarrier::MBarrier,
+        mn_major: bool,
+    ) {
+        unsafe { B::load_b(b_map, b_at, at, bn, full, mn_major) }
+    }
+
     /// The warpgroup's partial product, unscaled, into slab `split` of the workspace the host
     /// passes as C (f32, leading dimension `ldc`, slabs of `ldc·n` elements). Accumulator row
     /// `r` is column `col0 + r`, column `c` row `row0 + c` (`Cᵀ`, as the 16-bit epilogues):

@@ -94,6 +94,7 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
     const DIRECT: bool = DIRECT;
     const RASTER: u32 = B::RASTER;
     const CLUSTER_N: u32 = B::CLUSTER_N;
+    const CLUSTER_M: u32 = B::CLUSTER_M;
     const SCHEDULE: Schedule = B::SCHEDULE;
     // The direct epilogue copies a masked group's last columns out of its staging buffers
     // itself (two buffers: a barrier before each subtile keeps them until it is done).
@@ -116,6 +117,18 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
         k_major: bool,
     ) {
         unsafe { B::load_a(a_map, stage, at, full, k_major) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_b(
+        b_map: *const TensorMap,
+        b_at: u32,
+        at: (u32, i32, u32),
+        bn: u32,
+        full: MBarrier,
+        mn_major: bool,
+    ) {
+        unsafe { B::load_b(b_map, b_at, at, bn, full, mn_major) }
     }
 
     // ANCHOR: core_loop
