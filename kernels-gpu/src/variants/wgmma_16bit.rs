@@ -212,6 +212,37 @@ pub trait Config: Copy + Default + 'static {
     fn drain(_consumer: &Consumer) {}
 }
 
+/// In the `impl Config` of a configuration that wraps `$base` and keeps its copies: `$base`'s
+/// [`Config::load_a`] and [`Config::load_b`], as they are (`wgmma-tma-store` changes the
+/// epilogue, ping-pong the schedule, the layouts which operand is which major: none the copies).
+macro_rules! copies_of {
+    ($base:ident) => {
+        #[inline(always)]
+        unsafe fn load_a(
+            a_map: *const $crate::device::tma::TensorMap,
+            stage: u32,
+            at: (u32, i32, u32),
+            full: $crate::device::mbarrier::MBarrier,
+            k_major: bool,
+        ) {
+            unsafe { $base::load_a(a_map, stage, at, full, k_major) }
+        }
+
+        #[inline(always)]
+        unsafe fn load_b(
+            b_map: *const $crate::device::tma::TensorMap,
+            b_at: u32,
+            at: (u32, i32, u32),
+            bn: u32,
+            full: $crate::device::mbarrier::MBarrier,
+            mn_major: bool,
+        ) {
+            unsafe { $base::load_b(b_map, b_at, at, bn, full, mn_major) }
+        }
+    };
+}
+pub(crate) use copies_of;
+
 /// The coordinates of A's box at row `m`, column `k`: `(m, k)` in a tensor map of m × k, `(k, m)`
 /// in one of k × m (`k_major`).
 #[inline(always)]

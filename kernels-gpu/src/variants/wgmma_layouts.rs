@@ -40,7 +40,6 @@
 //! short k (k = 512: 0.86×).
 use super::wgmma_16bit::Config;
 use crate::device::half::Half;
-use crate::device::mbarrier::MBarrier;
 use crate::device::tma::TensorMap;
 use crate::device::wgmma::Accumulator;
 use crate::gemm::HalfGemmArgs;
@@ -95,28 +94,7 @@ impl<B: Config, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool, const STREAM
         B::wait_turn(consumer)
     }
 
-    #[inline(always)]
-    unsafe fn load_a(
-        a_map: *const TensorMap,
-        stage: u32,
-        at: (u32, i32, u32),
-        full: MBarrier,
-        k_major: bool,
-    ) {
-        unsafe { B::load_a(a_map, stage, at, full, k_major) }
-    }
-
-    #[inline(always)]
-    unsafe fn load_b(
-        b_map: *const TensorMap,
-        b_at: u32,
-        at: (u32, i32, u32),
-        bn: u32,
-        full: MBarrier,
-        mn_major: bool,
-    ) {
-        unsafe { B::load_b(b_map, b_at, at, bn, full, mn_major) }
-    }
+    super::wgmma_16bit::copies_of!(B);
 
     #[inline(always)]
     unsafe fn store_direct<H: Half>(

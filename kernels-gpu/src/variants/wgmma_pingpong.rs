@@ -32,7 +32,6 @@
 //! 8192×256×8192, 0.90–1.15× at 1024³ (`docs/results/005-hopper/`, `docs/perf-notes.md`).
 use super::wgmma_16bit::Config;
 use crate::device::half::Half;
-use crate::device::mbarrier::MBarrier;
 use crate::device::tma::TensorMap;
 use crate::device::wgmma::Accumulator;
 use crate::gemm::HalfGemmArgs;
@@ -59,28 +58,7 @@ impl<B: Config> Config for PingPong<B> {
         B::wait_turn(consumer)
     }
 
-    #[inline(always)]
-    unsafe fn load_a(
-        a_map: *const TensorMap,
-        stage: u32,
-        at: (u32, i32, u32),
-        full: MBarrier,
-        k_major: bool,
-    ) {
-        unsafe { B::load_a(a_map, stage, at, full, k_major) }
-    }
-
-    #[inline(always)]
-    unsafe fn load_b(
-        b_map: *const TensorMap,
-        b_at: u32,
-        at: (u32, i32, u32),
-        bn: u32,
-        full: MBarrier,
-        mn_major: bool,
-    ) {
-        unsafe { B::load_b(b_map, b_at, at, bn, full, mn_major) }
-    }
+    super::wgmma_16bit::copies_of!(B);
 
     #[inline(always)]
     unsafe fn store<H: Half>(

@@ -42,28 +42,7 @@ impl<B: Config> Config for SplitK<B> {
     const RASTER: u32 = B::RASTER;
     const SPLIT_K: bool = true;
 
-    #[inline(always)]
-    unsafe fn load_a(
-        a_map: *const TensorMap,
-        stage: u32,
-        at: (u32, i32, u32),
-        full: crate::device::mbarrier::MBarrier,
-        k_major: bool,
-    ) {
-        unsafe { B::load_a(a_map, stage, at, full, k_major) }
-    }
-
-    #[inline(always)]
-    unsafe fn load_b(
-        b_map: *const TensorMap,
-        b_at: u32,
-        at: (u32, i32, u32),
-        bn: u32,
-        full: crate::device::mbarrier::MBarrier,
-        mn_major: bool,
-    ) {
-        unsafe { B::load_b(b_map, b_at, at, bn, full, mn_major) }
-    }
+    super::wgmma_16bit::copies_of!(B);
 
     /// The warpgroup's partial product, unscaled, into slab `split` of the workspace the host
     /// passes as C (f32, leading dimension `ldc`, slabs of `ldc·n` elements). Accumulator row

@@ -45,7 +45,6 @@
 //! +4% at 8192×8192×1024 (0.914×, bf16).
 use super::wgmma_16bit::Config;
 use crate::device::half::Half;
-use crate::device::mbarrier::MBarrier;
 use crate::device::pool_address;
 use crate::device::store;
 use crate::device::tma::TensorMap;
@@ -108,28 +107,7 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
         B::wait_turn(consumer)
     }
 
-    #[inline(always)]
-    unsafe fn load_a(
-        a_map: *const TensorMap,
-        stage: u32,
-        at: (u32, i32, u32),
-        full: MBarrier,
-        k_major: bool,
-    ) {
-        unsafe { B::load_a(a_map, stage, at, full, k_major) }
-    }
-
-    #[inline(always)]
-    unsafe fn load_b(
-        b_map: *const TensorMap,
-        b_at: u32,
-        at: (u32, i32, u32),
-        bn: u32,
-        full: MBarrier,
-        mn_major: bool,
-    ) {
-        unsafe { B::load_b(b_map, b_at, at, bn, full, mn_major) }
-    }
+    super::wgmma_16bit::copies_of!(B);
 
     // ANCHOR: core_loop
     #[inline(always)]
