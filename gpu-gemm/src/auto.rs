@@ -206,7 +206,7 @@ pub fn nearest<'a>(rows: &'a [Row], shape: &Shape, dtype: Dtype, math: Math) -> 
 }
 
 /// Multiprocessors of the GPU the rule was measured on (an H100 SXM or an H200: 132).
-const SMS: u32 = 132;
+pub(crate) const SMS: u32 = 132;
 
 /// What the shapes rules read of a shape ([`shape_rule`], and e4m3's
 /// `crate::fp8::run::auto_choice`).

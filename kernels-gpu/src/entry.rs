@@ -400,6 +400,11 @@ mod hopper {
     gemm_wgmma_fp8_narrow_n32_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3, 16, true>, launch_bounds(384, 1);
     gemm_wgmma_fp8_narrow_n64_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3, 32, true>, launch_bounds(384, 1);
     gemm_wgmma_fp8_narrow_n128_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3, 64, true>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_narrow_n8_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3Blocks, 4, true>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_narrow_n16_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3Blocks, 8, true>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_narrow_n32_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3Blocks, 16, true>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_narrow_n64_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3Blocks, 32, true>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_narrow_n128_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3Blocks, 64, true>, launch_bounds(384, 1);
     gemm_wgmma_narrow_nn_n8_bf16: bf16 + maps = wgmma_narrow::gemm::<wgmma_narrow::Sixteen<Bf16>, 4, false>, launch_bounds(384, 1);
     gemm_wgmma_narrow_nn_n8_f16: f16 + maps = wgmma_narrow::gemm::<wgmma_narrow::Sixteen<F16>, 4, false>, launch_bounds(384, 1);
     gemm_wgmma_narrow_nn_n16_bf16: bf16 + maps = wgmma_narrow::gemm::<wgmma_narrow::Sixteen<Bf16>, 8, false>, launch_bounds(384, 1);

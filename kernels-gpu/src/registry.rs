@@ -1487,6 +1487,21 @@ pub const ALL: &[Variant] = &[
         target: Target::Sm90a,
         tma: Some(wgmma_fp8_narrow_operands),
     },
+    Variant {
+        name: "wgmma-fp8-block-narrow",
+        summary: "wgmma-fp8-narrow with DeepSeek-V3's block scales (1x128 of A, 128x128 of B): 128 rows of m by --tile columns of n (8, 16, 32, 64 default, 128), each 128-deep slice a fresh wgmma.m64nNk32.e4m3 sum promoted into f32 with its scales, stream-k (each part promotes its own slices, the fixup adds scaled totals), C from the registers (any m, n, ldc): the decode and small-batch shapes of the block-scaled GEMM",
+        source: "beyond the documents (tensor cores, chapters 4 and 5)",
+        entry: "gemm_wgmma_fp8_block_narrow_n{tile}",
+        layouts: &[Layout::TN],
+        tiles: &[64, 8, 16, 32, 128],
+        geometry: wgmma_narrow_geometry,
+        supports: fp8_narrow_supports,
+        dtypes: &[Dtype::E4m3],
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_fp8_narrow_operands),
+    },
 ];
 
 /// The variant called `name`.

@@ -52,6 +52,8 @@ fn every_fp8_kernel_matches_the_reference_in_every_configuration() {
         ("wgmma-fp8-narrow", Scaling::PerTensor),
         ("wgmma-fp8-block", Scaling::Block),
         ("wgmma-fp8-block", Scaling::PerTensor),
+        ("wgmma-fp8-block-narrow", Scaling::Block),
+        ("wgmma-fp8-block-narrow", Scaling::PerTensor),
     ] {
         let tiles = registry::find(name).unwrap().tiles();
         for &tile in tiles {

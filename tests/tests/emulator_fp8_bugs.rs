@@ -3,6 +3,9 @@
 //! the FP8 check against the f64 reference of the dequantised operands fails, printing the line
 //! the student sees; the kernel without a bug is the control, and passes.
 //!
+//! A fourth is chapter 5's narrow block-scaled kernel's (`wgmma-fp8-block-narrow`): a stream-k
+//! part that promotes its slices with the scales of the tile's first slices.
+//!
 //! The three bugs are the chapter's: a scale applied twice, a partial sum not promoted at a
 //! k-block's boundary, and an FP8 operand described with an MN-major descriptor. None of them
 //! breaks a protocol rule the emulator reports; each computes a wrong D, which only the
@@ -12,16 +15,18 @@ use gpu_gemm::fp8::quantize::{quantize, Fp8Inputs, Fp8Problem, Operand, Scaling}
 use gpu_gemm::fp8::reference::{check, reference, Fp8Check};
 use gpu_gemm::launch::{Fp8Operands, Launch};
 use gpu_gemm::problem::Init;
+use kernels_gpu::device::half::Bf16;
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
 use kernels_gpu::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
 use kernels_gpu::device::{pool_address, Real};
-use kernels_gpu::gemm::{Dtype, Fp8GemmArgs};
+use kernels_gpu::gemm::{Dtype, Fp8GemmArgs, HalfGemmArgs};
 use kernels_gpu::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
 use kernels_gpu::pipeline::schedule::Tile;
 use kernels_gpu::pipeline::{self, Consumer, Kernel, Stages, Work};
 use kernels_gpu::registry::Shape;
 use kernels_gpu::variants::wgmma_fp8::A_BOX_BYTES;
 use kernels_gpu::variants::wgmma_fp8_block::{WgmmaFp8Block, BK, BM};
+use kernels_gpu::variants::wgmma_narrow::{self, E4m3Blocks, Operands};
 
 /// The kernel the registry launches as `wgmma-fp8-block:1`.
 type Block = WgmmaFp8Block<5>;
@@ -205,18 +210,27 @@ fn inputs(p: &Fp8Problem) -> Fp8Inputs {
 /// Runs `Planted::<BUG>` on the emulator with the registry's launch of `wgmma-fp8-block:1`, and
 /// checks D as `gpu-gemm` checks the kernel's.
 fn run<const BUG: u8>() -> Fp8Check {
+    run_body(("wgmma-fp8-block", 1), body::<BUG>)
+}
+
+/// Runs `body` on the emulator with the registry's launch of `variant` (name and tile), on
+/// [`problem`]'s [`inputs`], and checks D as `gpu-gemm` checks the kernel's.
+fn run_body(
+    (variant, tile): (&str, u32),
+    body: unsafe fn(Fp8GemmArgs, *const TensorMap),
+) -> Fp8Check {
     let p = problem();
     let x = inputs(&p);
     let s = p.shape;
-    let k = kernels_gpu::registry::find("wgmma-fp8-block").unwrap();
+    let k = kernels_gpu::registry::find(variant).unwrap();
     let launch = Launch::Kernel {
-        entry: k.first_entry_name(Dtype::E4m3, 1),
-        geometry: (k.geometry)(s.m, s.n, s.k, 1, 1),
+        entry: k.first_entry_name(Dtype::E4m3, tile),
+        geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
         reduce: None,
         target: k.target,
         tma: k
             .tma
-            .map(|operands| operands(1, kernels_gpu::registry::Layout::TN)),
+            .map(|operands| operands(tile, kernels_gpu::registry::Layout::TN)),
         copies: None,
         unfused: None,
     };
@@ -228,15 +242,8 @@ fn run<const BUG: u8>() -> Fp8Check {
         c: &x.c.data,
     };
     let mut result = x.c.data.clone();
-    launch_fp8_body(
-        &launch,
-        body::<BUG>,
-        &s,
-        (p.alpha, p.beta),
-        &ops,
-        &mut result,
-    )
-    .unwrap_or_else(|e| panic!("bug {BUG}: {e:#}"));
+    launch_fp8_body(&launch, body, &s, (p.alpha, p.beta), &ops, &mut result)
+        .unwrap_or_else(|e| panic!("{variant}:{tile}: {e:#}"));
     check(&p, &reference(&p, &x), &x.c.data, &result, true)
 }
 
@@ -267,4 +274,78 @@ fn a_promotion_skipped_at_a_k_block_boundary_fails_the_check() {
 #[test]
 fn an_mn_major_descriptor_for_an_fp8_operand_fails_the_check() {
     caught::<MN_MAJOR_A>("A described MN-major");
+}
+
+/// `wgmma-fp8-block-narrow:128`'s operands with a stream-k bug planted: each part promotes its
+/// slices with the scales of the tile's first slices, counting from 0 rather than from where the
+/// part starts in k. A tile computed by one block is right; on the emulator's three
+/// multiprocessors the problem's 4 tiles × 3 slices are shared out 4 iterations per block, so
+/// that tiles 1 and 2 are split across two blocks, and their second parts take wrong scales.
+#[derive(Clone, Copy, Default)]
+struct PartsFromZero;
+
+/// The accumulator of the 128-column tile: 64 registers per thread.
+const NARROW_128: usize = 64;
+
+impl Operands<NARROW_128> for PartsFromZero {
+    type Args = Fp8GemmArgs;
+    type Out = Bf16;
+    const BK: u32 = <E4m3Blocks as Operands<NARROW_128>>::BK;
+
+    fn mma(
+        acc: &mut Accumulator<NARROW_128>,
+        a: Descriptor,
+        b: Descriptor,
+        accumulate: bool,
+        a_k_major: bool,
+    ) {
+        <E4m3Blocks as Operands<NARROW_128>>::mma(acc, a, b, accumulate, a_k_major)
+    }
+
+    fn output(args: &Fp8GemmArgs) -> HalfGemmArgs<Bf16> {
+        <E4m3Blocks as Operands<NARROW_128>>::output(args)
+    }
+
+    fn sum(
+        args: &Fp8GemmArgs,
+        c: &mut Consumer,
+        work: Work,
+        at: (u32, u32),
+        issue: impl Fn(u32, &mut Accumulator<NARROW_128>, bool),
+    ) -> [f32; NARROW_128] {
+        let from_zero = Work {
+            first_slice: 0,
+            ..work
+        };
+        <E4m3Blocks as Operands<NARROW_128>>::sum(args, c, from_zero, at, issue)
+    }
+}
+
+/// # Safety
+/// As [`kernels_gpu::variants::wgmma_narrow::gemm`].
+unsafe fn narrow_body<O: Operands<NARROW_128, Args = Fp8GemmArgs>>(
+    args: Fp8GemmArgs,
+    maps: *const TensorMap,
+) {
+    unsafe { wgmma_narrow::gemm::<O, NARROW_128, true>(args, maps) }
+}
+
+#[test]
+fn the_narrow_block_kernel_with_stream_k_parts_passes() {
+    let check = run_body(("wgmma-fp8-block-narrow", 128), narrow_body::<E4m3Blocks>);
+    println!("no bug: {}", check.summary());
+    assert!(check.passed(), "{}", check.summary());
+}
+
+#[test]
+fn a_stream_k_part_promoted_with_the_first_slices_scales_fails_the_check() {
+    let check = run_body(
+        ("wgmma-fp8-block-narrow", 128),
+        narrow_body::<PartsFromZero>,
+    );
+    println!("parts' scales from slice 0: {}", check.summary());
+    assert!(
+        !check.passed(),
+        "parts' scales from slice 0 passed the check"
+    );
 }

@@ -585,7 +585,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
                 outliers: true,
             };
             // Every configuration of each kernel that takes this scaling.
-            let mut names = vec!["wgmma-fp8-block"];
+            let mut names = vec!["wgmma-fp8-block", "wgmma-fp8-block-narrow"];
             if scaling == Scaling::PerTensor {
                 names.extend(["wgmma-fp8", "wgmma-fp8-narrow"]);
             }

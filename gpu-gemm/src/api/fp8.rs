@@ -56,7 +56,7 @@ impl Gemm {
     /// `config` must say `transposes(Transpose::Yes, Transpose::No)` with `lda, ldb ≥ k` (the
     /// tensor cores read both operands K-major). `Algorithm::Auto` chooses among the FP8 kernels
     /// for the operands' scaling; `Algorithm::Kernel` names one (`wgmma-fp8`, `wgmma-fp8-narrow`,
-    /// `wgmma-fp8-block`); `Algorithm::Cublas` is cuBLASLt's FP8 matmul (per-tensor scales).
+    /// `wgmma-fp8-block`, `wgmma-fp8-block-narrow`); `Algorithm::Cublas` is cuBLASLt's FP8 matmul (per-tensor scales).
     /// Returns when C is written.
     pub fn run_fp8(
         &self,

@@ -14,13 +14,14 @@ use crate::registry::{self, CublasMath, Variant};
 use crate::run::{median, Backend, Engine, Report, Timing};
 use anyhow::{bail, Result};
 use kernels_gpu::gemm::Dtype;
+use kernels_gpu::registry::Shape;
 
 /// The scaling an FP8 kernel reads: `wgmma-fp8` one scale per tensor, `wgmma-fp8-block` one
 /// per block. A block-scaled kernel also runs a per-tensor problem (its scales broadcast).
 pub fn kernel_scaling(name: &str) -> Option<Scaling> {
     match name {
         "wgmma-fp8" | "wgmma-fp8-narrow" => Some(Scaling::PerTensor),
-        "wgmma-fp8-block" => Some(Scaling::Block),
+        "wgmma-fp8-block" | "wgmma-fp8-block-narrow" => Some(Scaling::Block),
         _ => None,
     }
 }
@@ -31,10 +32,7 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// 8192³ (1.5%) and 8192×8192×1024 (17%: its shorter tiles leave a fuller last wave and a
 /// smaller epilogue per warpgroup), behind at 4096³ and 2048³, where `:2` was the fastest or
 /// within 1% in four runs of five; the ping-pong configurations (`:3`, `:4`) were slower
-/// everywhere. Per block, `wgmma-fp8-block:7` (three consumer warpgroups) when m and n are both
-/// at least 6144, `:6` (two slices per wait) below: in run11 `:7` was ahead at 6144³, 8192³ and
-/// 8192×8192×1024 (by 4–16%), 11% behind at 4096³, where `:1`, `:2` and `:6` are within 1% of
-/// each other. A rule, not a table: two kernels.
+/// everywhere.
 ///
 /// Per tensor, the shapes of chapter 5 first, as in 16 bits (`crate::auto::shape_rule`): up to
 /// 128 columns (a decode step's tokens) `wgmma-fp8-narrow` with a tile as narrow as n, unless
@@ -42,6 +40,8 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// not a multiple of 8), `wgmma-fp8-narrow:128`, which writes C from the registers. On the H100
 /// (`docs/results/006-shapes-e4m3/`) this took `auto` from 0.81× to 0.97× cuBLASLt over the
 /// models' 63 shapes.
+///
+/// Per block ([`block_choice`]), by the waves the tiles make.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let s = p.shape;
     let crate::auto::ShapeFeatures {
@@ -56,11 +56,52 @@ pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
         Scaling::PerTensor if !tma_store => ("wgmma-fp8-narrow", 128),
         Scaling::PerTensor if s.m.min(s.n) >= 6144 => ("wgmma-fp8", 5),
         Scaling::PerTensor => ("wgmma-fp8", 2),
-        Scaling::Block if s.m.min(s.n) >= 6144 => ("wgmma-fp8-block", 7),
-        Scaling::Block => ("wgmma-fp8-block", 6),
+        Scaling::Block => block_choice(&s, tma_store, narrow),
     };
     let variant = registry::find(name).expect("the FP8 kernels are registered");
     (variant, Some(tile))
+}
+
+/// The share of the slots of its waves that `tiles` fill, one tile per multiprocessor per wave.
+fn wave_efficiency(tiles: u32) -> f64 {
+    use crate::auto::SMS;
+    tiles as f64 / (tiles.div_ceil(SMS) * SMS) as f64
+}
+
+/// `auto` per block, from how the tiles fill the multiprocessors (measured on DeepGEMM's dense
+/// set, `docs/results/h100-2026-11-26-fp8-dense/`, cuBLASLt's block-scaled matmul in the same
+/// process):
+///
+/// - **Fewer 128 × 128 tiles than a third of the multiprocessors, n ≤ 128** (a decode step's
+///   tokens over a few thousand rows of weights): `wgmma-fp8-block-narrow`, the tile as narrow
+///   as n, whose stream-k grid gives every multiprocessor an equal share of the slices. At 17
+///   and 32 tiles it ran 1.15× and 1.08× cuBLASLt where `wgmma-fp8-block:6`, on 17 or 32
+///   multiprocessors, ran 0.71× and 0.75×. From 56 tiles `:6` was as fast or faster (1.22×
+///   against 1.04× at 7168 × 64 × 2048): the stream-k fixup, in which one block reads every
+///   part of a tile alone, costs more than the idle multiprocessors.
+/// - **Otherwise `wgmma-fp8-block:7`** (three consumer warpgroups, 192 × 128 tiles), **unless
+///   its waves fill three points less of their slots than `:6`'s** (128 × 128 tiles) do:
+///   this orders all twelve measured shapes of both sets (the squares of
+///   `docs/results/h100-2026-11-25-fp8/run11/` and DeepGEMM's M = 4096 set), e.g. `:7` at
+///   2112 × 4096 × 7168 (its 352 tiles fill 0.89 of three waves, `:6`'s 544 fill 0.82 of five:
+///   0.95× cuBLASLt against 0.85×), `:6` at 4096³ (0.97 against 0.89).
+/// - Where the TMA store cannot write C (m or `ldc` not a multiple of 8),
+///   `wgmma-fp8-block-narrow:128`, which writes C from the registers.
+fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) {
+    use crate::auto::SMS;
+    let tiles = |rows: u32| s.m.div_ceil(rows) * s.n.div_ceil(128);
+    if !tma_store {
+        return ("wgmma-fp8-block-narrow", 128);
+    }
+    if s.n <= 128 && 3 * tiles(128) < SMS {
+        return ("wgmma-fp8-block-narrow", narrow);
+    }
+    let (six, seven) = (wave_efficiency(tiles(128)), wave_efficiency(tiles(192)));
+    if seven >= six - 0.03 {
+        ("wgmma-fp8-block", 7)
+    } else {
+        ("wgmma-fp8-block", 6)
+    }
 }
 
 /// What runs a variant on an FP8 problem.
@@ -92,7 +133,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
         Variant::Kernel(k) => {
             let Some(scaling) = kernel_scaling(k.name) else {
                 bail!(
-                    "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8, wgmma-fp8-narrow and wgmma-fp8-block)",
+                    "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8, wgmma-fp8-narrow, wgmma-fp8-block and wgmma-fp8-block-narrow)",
                     k.name
                 );
             };
@@ -300,7 +341,7 @@ mod tests {
                 k,
                 lda: k,
                 ldb: k,
-                ldc: m,
+                ldc: m + m % 8,
             },
             alpha: 1.0,
             beta: 0.0,
@@ -319,7 +360,30 @@ mod tests {
             ((8192, 8192, 1024), Scaling::PerTensor, "wgmma-fp8:5"),
             ((8192, 8192, 8192), Scaling::Block, "wgmma-fp8-block:7"),
             ((8192, 8192, 1024), Scaling::Block, "wgmma-fp8-block:7"),
+            ((6144, 6144, 6144), Scaling::Block, "wgmma-fp8-block:7"),
             ((4096, 4096, 4096), Scaling::Block, "wgmma-fp8-block:6"),
+            // DeepGEMM's dense set (m = N, n = M tokens): few tiles at decode sizes go narrow,
+            // the last wave decides between 128- and 192-row tiles.
+            (
+                (2112, 64, 7168),
+                Scaling::Block,
+                "wgmma-fp8-block-narrow:64",
+            ),
+            (
+                (4096, 128, 7168),
+                Scaling::Block,
+                "wgmma-fp8-block-narrow:128",
+            ),
+            ((7168, 64, 2048), Scaling::Block, "wgmma-fp8-block:6"),
+            ((2112, 4096, 7168), Scaling::Block, "wgmma-fp8-block:7"),
+            ((24576, 4096, 1536), Scaling::Block, "wgmma-fp8-block:7"),
+            ((32768, 4096, 512), Scaling::Block, "wgmma-fp8-block:7"),
+            ((7168, 4096, 16384), Scaling::Block, "wgmma-fp8-block:6"),
+            (
+                (1001, 4096, 512),
+                Scaling::Block,
+                "wgmma-fp8-block-narrow:128",
+            ),
         ] {
             let (v, tile) = auto_choice(&problem(m, n, k, scaling));
             assert_eq!(

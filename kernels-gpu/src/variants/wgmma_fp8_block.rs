@@ -196,34 +196,104 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUME
 /// `wgmma`s, scales and promotion.
 #[derive(Clone, Copy)]
 struct Slices {
-    args: Fp8GemmArgs,
     /// The warpgroup's first row in the tile (64 per warpgroup).
     rows: u32,
-    /// This thread's first row of op(A) (accumulator rows g and g + 8 of its warp's 16).
-    top: u32,
-    /// B's block column of scales: `scale_b[block_column + slice]`.
-    block_column: u32,
     /// Where B's slice starts in a stage: after A's rows of the tile.
     b_offset: u32,
-    /// Whether the tile's columns start inside C.
-    inside_n: bool,
     /// Slices of k in the tile.
     slices: u32,
+    scales: BlockScales,
+}
+
+/// Where a thread finds the block scales of its tile's slices: the two rows of op(A) it holds
+/// (accumulator rows g and g + 8 of its warp's 16) and the tile's block column of B. Shared
+/// with `wgmma-fp8-block-narrow` ([`super::wgmma_narrow::E4m3Blocks`]), whose tiles are as
+/// narrow as 8 columns and whose stream-k parts start inside k.
+#[derive(Clone, Copy)]
+pub struct BlockScales {
+    args: Fp8GemmArgs,
+    /// This thread's first row of op(A).
+    top: u32,
+    /// Where B's scales of the tile's block column start: `scale_b[b_scales + κ/128]`.
+    b_scales: u32,
+    /// The work's first slice in k (a stream-k part starts inside k).
+    first_slice: u32,
+    /// Whether the tile's columns start inside C.
+    inside_n: bool,
+    /// Slices of k in the work.
+    slices: u32,
+}
+
+impl BlockScales {
+    /// The scales of `work` for the consumer thread `thread` (0..128) of the warpgroup whose
+    /// first row of the tile is `tile_row0`, the tile's first column `col0` (a tile lies in one
+    /// block column of B: its width divides 128).
+    #[inline(always)]
+    pub fn new(args: &Fp8GemmArgs, tile_row0: u32, col0: u32, thread: u32, work: Work) -> Self {
+        let (warp, lane) = (thread / 32, thread % 32);
+        let k_blocks = args.k.div_ceil(BK);
+        BlockScales {
+            args: *args,
+            top: tile_row0 + 16 * warp + lane / 4,
+            b_scales: (col0 / BN) * k_blocks,
+            first_slice: work.first_slice,
+            inside_n: col0 < args.n,
+            slices: work.slices,
+        }
+    }
+
+    /// Slice `slice`'s three scales as loaded (of the work's slices: a stream-k part's first
+    /// is its own): this thread's two rows of A's, B's. They are multiplied only where they are
+    /// used, so that no instruction waits for the loads before the promotion needs them.
+    #[inline(always)]
+    fn load(self, slice: u32) -> [f32; 3] {
+        let args = self.args;
+        let k_block = self.first_slice + slice;
+        let scale_a = |row: u32| {
+            if row < args.m {
+                unsafe { args.scale_a.load((row + k_block * args.m) as usize) }
+            } else {
+                0.0
+            }
+        };
+        // A block of a cluster may lie past C's edge (it still loads its share of A): B has no
+        // scales there, and its results are never stored.
+        let sb = if self.inside_n {
+            unsafe { args.scale_b.load((self.b_scales + k_block) as usize) }
+        } else {
+            0.0
+        };
+        [scale_a(self.top), scale_a(self.top + 8), sb]
+    }
+}
+
+/// `total += (sa_row·sb)·partial`, one FMA per register, once `partial`'s group retired. Register
+/// `i` of an `m64nN` accumulator is row g + 8·((i / 2) mod 2) of the thread's warp, whatever N.
+// The loop indexes the registers with its counter: unrolled, each index is a constant.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+pub fn promote<const R: usize>(total: &mut [f32; R], partial: &mut Accumulator<R>, scales: [f32; 3])
+where
+    Accumulator<R>: Registers,
+{
+    partial.fence_registers();
+    let partial = partial.get();
+    let row_scales = [scales[0] * scales[2], scales[1] * scales[2]];
+    for i in 0..R {
+        total[i] = partial[i].fma(row_scales[(i >> 1) & 1], total[i]);
+    }
 }
 
 impl Slices {
     #[inline(always)]
     fn new(args: &Fp8GemmArgs, c: &Consumer, work: Work, tile_rows: u32) -> Self {
         let rows = 64 * c.warpgroup;
-        let (warp, lane) = (c.thread / 32, c.thread % 32);
+        let (row0, col0) = (work.tile.row * tile_rows + rows, work.tile.col * BN);
         Slices {
-            args: *args,
             rows,
-            top: work.tile.row * tile_rows + rows + 16 * warp + lane / 4,
             b_offset: tile_rows * BK,
-            block_column: work.tile.col * args.k.div_ceil(BK),
-            inside_n: work.tile.col * BN < args.n,
             slices: work.slices,
+            scales: BlockScales::new(args, row0, col0, c.thread, work),
         }
     }
 
@@ -245,48 +315,12 @@ impl Slices {
         wgmma::commit_group();
     }
 
-    /// A slice's three scales as loaded: this thread's two rows of A's, B's. They are multiplied
-    /// only where they are used, so that no instruction waits for the loads before the
-    /// promotion needs them.
-    #[inline(always)]
-    fn load_scales(self, slice: u32) -> [f32; 3] {
-        let args = self.args;
-        let scale_a = |row: u32| {
-            if row < args.m {
-                unsafe { args.scale_a.load((row + slice * args.m) as usize) }
-            } else {
-                0.0
-            }
-        };
-        // A block of a cluster may lie past C's edge (it still loads its share of A): B has no
-        // scales there, and its results are never stored.
-        let sb = if self.inside_n {
-            unsafe { args.scale_b.load((self.block_column + slice) as usize) }
-        } else {
-            0.0
-        };
-        [scale_a(self.top), scale_a(self.top + 8), sb]
-    }
-
-    /// `total += (sa_row·sb)·partial`, one FMA per register, once `partial`'s group retired.
-    // The loop indexes the registers with its counter: unrolled, each index is a constant.
-    #[allow(clippy::needless_range_loop)]
-    #[inline(always)]
-    fn promote(total: &mut [f32; 64], partial: &mut Accumulator<64>, scales: [f32; 3]) {
-        partial.fence_registers();
-        let partial = partial.get();
-        let row_scales = [scales[0] * scales[2], scales[1] * scales[2]];
-        for i in 0..64 {
-            total[i] = partial[i].fma(row_scales[(i >> 1) & 1], total[i]);
-        }
-    }
-
     /// One slice at a time: issue, load the scales of the slice after next, wait, release,
     /// promote.
     #[inline(always)]
     fn one_at_a_time(self, c: &mut Consumer) -> [f32; 64] {
         let mut total = [0f32; 64];
-        let mut ahead = Ahead::new(self);
+        let mut ahead = Ahead::new(self.scales);
         for slice in 0..self.slices {
             self.alone(c, &mut ahead, slice, &mut total);
         }
@@ -298,11 +332,11 @@ impl Slices {
     fn alone(self, c: &mut Consumer, ahead: &mut Ahead, slice: u32, total: &mut [f32; 64]) {
         let mut partial = Accumulator::<64>::zero();
         self.issue(c, [&mut partial]);
-        let scales = ahead.take(self, slice);
+        let scales = ahead.take(slice);
         wgmma::wait_group::<0>();
         c.release(c.ring.stage);
         c.ring.advance();
-        Self::promote(total, &mut partial, scales);
+        promote(total, &mut partial, scales);
     }
 
     /// Two slices per turn of the loop: both issued (two groups), the first promoted as soon
@@ -313,7 +347,7 @@ impl Slices {
     #[inline(always)]
     fn two_per_wait(self, c: &mut Consumer) -> [f32; 64] {
         let mut total = [0f32; 64];
-        let mut ahead = Ahead::new(self);
+        let mut ahead = Ahead::new(self.scales);
         let mut slice = 0;
         while slice + 2 <= self.slices {
             let (mut first, mut second) = (Accumulator::<64>::zero(), Accumulator::<64>::zero());
@@ -323,14 +357,14 @@ impl Slices {
             let second_stage = c.ring.stage;
             self.issue(c, [&mut second]);
             c.ring.advance();
-            let first_scales = ahead.take(self, slice);
-            let second_scales = ahead.take(self, slice + 1);
+            let first_scales = ahead.take(slice);
+            let second_scales = ahead.take(slice + 1);
             wgmma::wait_group::<1>();
             c.release(first_stage);
-            Self::promote(&mut total, &mut first, first_scales);
+            promote(&mut total, &mut first, first_scales);
             wgmma::wait_group::<0>();
             c.release(second_stage);
-            Self::promote(&mut total, &mut second, second_scales);
+            promote(&mut total, &mut second, second_scales);
             slice += 2;
         }
         if slice < self.slices {
@@ -364,16 +398,16 @@ impl Slices {
     #[inline(always)]
     fn two_chains(self, c: &mut Consumer) -> [f32; 64] {
         let mut total = [0f32; 64];
-        let mut ahead = Ahead::new(self);
+        let mut ahead = Ahead::new(self.scales);
         for slice in 0..self.slices {
             let (mut even, mut odd) = (Accumulator::<64>::zero(), Accumulator::<64>::zero());
             self.issue(c, [&mut even, &mut odd]);
-            let scales = ahead.take(self, slice);
+            let scales = ahead.take(slice);
             wgmma::wait_group::<0>();
             c.release(c.ring.stage);
             c.ring.advance();
-            Self::promote(&mut total, &mut even, scales);
-            Self::promote(&mut total, &mut odd, scales);
+            promote(&mut total, &mut even, scales);
+            promote(&mut total, &mut odd, scales);
         }
         total
     }
@@ -387,10 +421,10 @@ impl Slices {
     fn overlapped(self, c: &mut Consumer) -> [f32; 64] {
         let mut total = [0f32; 64];
         let (mut even, mut odd) = (Accumulator::<64>::zero(), Accumulator::<64>::zero());
-        let mut ahead = Ahead::new(self);
+        let mut ahead = Ahead::new(self.scales);
         self.issue(c, [&mut even]);
         let mut turn = Turn {
-            scales: ahead.take(self, 0),
+            scales: ahead.take(0),
             previous: c.ring.stage,
         };
         c.ring.advance();
@@ -414,28 +448,27 @@ impl Slices {
 /// them. One slice ahead was not enough: at 8192³ the warps stalled on these loads a third of
 /// the time (ncu), an L2 round trip under the operands' traffic being longer than a slice.
 #[derive(Clone, Copy)]
-struct Ahead {
+pub struct Ahead {
+    of: BlockScales,
     /// Slice s + 1's scales, then slice s + 2's, when slice s is issued.
     queue: [[f32; 3]; 2],
 }
 
 impl Ahead {
     #[inline(always)]
-    fn new(of: Slices) -> Self {
+    pub fn new(of: BlockScales) -> Self {
         Ahead {
-            queue: [of.load_scales(0), of.load_scales(1.min(of.slices - 1))],
+            of,
+            queue: [of.load(0), of.load(1.min(of.slices - 1))],
         }
     }
 
     /// Slice `slice`'s scales, and the load of slice `slice + 2`'s (the last slice's again past
     /// the end: a load with no branch around it).
     #[inline(always)]
-    fn take(&mut self, of: Slices, slice: u32) -> [f32; 3] {
-        let now = self.queue[0];
-        self.queue = [
-            self.queue[1],
-            of.load_scales((slice + 2).min(of.slices - 1)),
-        ];
+    pub fn take(&mut self, slice: u32) -> [f32; 3] {
+        let (now, of) = (self.queue[0], self.of);
+        self.queue = [self.queue[1], of.load((slice + 2).min(of.slices - 1))];
         now
     }
 }
@@ -463,10 +496,10 @@ impl Turn {
         done: &mut Accumulator<64>,
     ) {
         of.issue(c, [next]);
-        let next_scales = ahead.take(of, slice);
+        let next_scales = ahead.take(slice);
         wgmma::wait_group::<1>();
         c.release(self.previous);
-        Slices::promote(total, done, self.scales);
+        promote(total, done, self.scales);
         self.previous = c.ring.stage;
         c.ring.advance();
         self.scales = next_scales;
@@ -482,7 +515,7 @@ impl Turn {
     ) -> [f32; 64] {
         wgmma::wait_group::<0>();
         c.release(self.previous);
-        Slices::promote(total, done, self.scales);
+        promote(total, done, self.scales);
         *total
     }
 }

@@ -40,6 +40,14 @@
 //!   now of 128 e4m3 values of k, a k-step is still 32 bytes (`wgmma.m64nNk32.e4m3`), both
 //!   operands K-major (TN, as chapter 4), and the epilogue multiplies by `alpha·sa·sb`. What the
 //!   element type decides is [`Operands`]: the arguments, k per slice, the `wgmma`, C.
+//! - **Block scales are one more operand type** (`wgmma-fp8-block-narrow`, [`E4m3Blocks`]):
+//!   DeepSeek-V3's 1 × 128 scales of A and 128 × 128 of B change every 128 of k, which is one
+//!   slice here, so each slice is a fresh `wgmma` sum promoted into f32 totals with its scales,
+//!   as in chapter 4's [`super::wgmma_fp8_block`] and with its pieces ([`BlockScales`],
+//!   [`Ahead`], [`wgmma_fp8_block::promote`]). What the operands decide grows by one method,
+//!   [`Operands::sum`]: one chain over the slices, or a sum per slice. A stream-k part promotes
+//!   its own slices with their own scales (the planted bug of `tests/tests/emulator_fp8_bugs.rs`
+//!   takes the tile's first slices' instead), so the fixup adds totals already scaled.
 //!
 //! What the SASS shows (`cargo xtask sass --variant wgmma-narrow --dtype bf16`, `--tile 64`): 168
 //! registers at entry, no spills, no stack; the hot loop is four `HGMMA.64x64x16.F32.BF16` per
@@ -55,10 +63,18 @@
 //! 128 × 128 tiles read B once per 128 rows of A (`docs/perf-notes.md`). In e4m3
 //! (`docs/results/006-shapes-e4m3/`, cuBLASLt per tensor): 1.03×, 1.00×, 0.94× and 0.88× at 1,
 //! 16, 64 and 128 tokens, the decode bytes at 53% of 3.35 TB/s (cuBLASLt 56%, chapter 4's
-//! kernels 39%).
+//! kernels 39%). With block scales, on DeepGEMM's dense set
+//! (`docs/results/h100-2026-11-26-fp8-dense/`, cuBLASLt's block-scaled matmul in the same
+//! process): 1.15× and 1.08× at 64 tokens over 2112 and 4096 rows of weights (k = 7168), where
+//! chapter 4's 128 × 128 tiles ran 0.71× and 0.75× on 17 and 32 multiprocessors; behind them from
+//! 56 tiles (0.63× at 32768 × 128 × 512), where the parts are a few slices each and the fixup
+//! dominates. `auto` takes it where the 128 × 128 tiles are fewer than a third of the
+//! multiprocessors.
+use super::wgmma_fp8_block::{self, Ahead, BlockScales};
 use crate::device::half::{Bf16, Half};
 use crate::device::pool_address;
 use crate::device::tma::{self, Swizzle, TensorMap};
+use crate::device::wgmma;
 use crate::device::wgmma::{
     Accumulator, Descriptor, Fp8Wgmma, HalfWgmma, Registers, K_MAJOR, MN_MAJOR,
 };
@@ -113,6 +129,30 @@ pub trait Operands<const R: usize>: Copy + Default + 'static {
     /// C, and the factor the accumulators take on their way to it.
     fn output(args: &Self::Args) -> HalfGemmArgs<Self::Out>;
     type Out: Half;
+
+    /// The sum of a consumer warpgroup's 64 rows over the work's slices, `issue(stage, acc,
+    /// fresh)` putting one slice's `wgmma`s into `acc` (a fresh sum when `fresh`), `at` the
+    /// warpgroup's first row and the tile's first column. With one scale per tensor it is one
+    /// chain over every slice, each stage released while the next slice's group runs (the
+    /// skeleton's mainloop); block scales change every slice ([`E4m3Blocks`]).
+    #[inline(always)]
+    fn sum(
+        _args: &Self::Args,
+        c: &mut Consumer,
+        work: Work,
+        _at: (u32, u32),
+        issue: impl Fn(u32, &mut Accumulator<R>, bool),
+    ) -> [f32; R]
+    where
+        Accumulator<R>: Registers,
+    {
+        let mut acc = Accumulator::<R>::zero();
+        c.mainloop(work.slices, |stage, slice| {
+            issue(stage, &mut acc, slice == 0)
+        });
+        acc.fence_registers();
+        *acc.get()
+    }
 }
 
 /// bf16 or f16 operands and C (f32 accumulation).
@@ -171,6 +211,66 @@ where
     fn output(args: &Fp8GemmArgs) -> HalfGemmArgs<Bf16> {
         let scale = unsafe { args.scale_a.load(0) * args.scale_b.load(0) };
         args.output(args.alpha * scale)
+    }
+}
+
+/// e4m3 operands with block scales, bf16 C (`wgmma-fp8-block-narrow`): one scale per 1 × 128
+/// of A and per 128 × 128 of B, as [`super::wgmma_fp8_block`]. A slice is 128 of k, one block of
+/// scales, so each slice is a fresh sum promoted into f32 totals with its scales
+/// ([`wgmma_fp8_block::promote`]); a stream-k part promotes its own slices, and the fixup adds
+/// totals that are already scaled.
+#[derive(Clone, Copy, Default)]
+pub struct E4m3Blocks;
+
+impl<const R: usize> Operands<R> for E4m3Blocks
+where
+    Accumulator<R>: Fp8Wgmma,
+{
+    type Args = Fp8GemmArgs;
+    type Out = Bf16;
+    const BK: u32 = 128;
+
+    #[inline(always)]
+    fn mma(acc: &mut Accumulator<R>, a: Descriptor, b: Descriptor, accumulate: bool, _: bool) {
+        Fp8Wgmma::mma(acc, a, b, accumulate)
+    }
+
+    /// The scales are in the totals already.
+    #[inline(always)]
+    fn output(args: &Fp8GemmArgs) -> HalfGemmArgs<Bf16> {
+        args.output(args.alpha)
+    }
+
+    /// One slice at a time: issue it, wait for it, release its stage, promote it. At the sizes
+    /// this kernel is for the tensor cores wait for memory (a deep ring keeps the loads in
+    /// flight), and an `m64nN` promotion is N/2 FMAs per thread: nothing here to overlap.
+    #[inline(always)]
+    fn sum(
+        args: &Fp8GemmArgs,
+        c: &mut Consumer,
+        work: Work,
+        (row0, col0): (u32, u32),
+        issue: impl Fn(u32, &mut Accumulator<R>, bool),
+    ) -> [f32; R]
+    where
+        Accumulator<R>: Registers,
+    {
+        let mut total = [0f32; R];
+        let mut ahead = Ahead::new(BlockScales::new(args, row0, col0, c.thread, work));
+        for slice in 0..work.slices {
+            let mut partial = Accumulator::<R>::zero();
+            c.wait_full();
+            let stage = pool_address(c.stages.stage(c.ring.stage));
+            wgmma::fence();
+            issue(stage, &mut partial, true);
+            wgmma::commit_group();
+            let scales = ahead.take(slice);
+            wgmma::wait_group::<0>();
+            c.release(c.ring.stage);
+            c.ring.advance();
+            wgmma_fp8_block::promote(&mut total, &mut partial, scales);
+        }
+        total
     }
 }
 
@@ -240,12 +340,11 @@ where
     // ANCHOR: core_loop
     #[inline(always)]
     unsafe fn consume(self, args: O::Args, maps: *const TensorMap, c: &mut Consumer, work: Work) {
-        let mut acc = Accumulator::<R>::zero();
         // This warpgroup's 64 rows of A: in a K-major stage 64 rows of 128 bytes, in an
         // MN-major one the warpgroup's own TMA box. A k-step is 32 bytes along a K-major row
         // (16 of a 16-bit type, 32 of e4m3), 16 rows of an MN-major box.
         let rows = 64 * c.warpgroup;
-        c.mainloop(work.slices, |stage, slice| {
+        let issue = |stage: u32, acc: &mut Accumulator<R>, fresh: bool| {
             let b = Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024);
             let a_at = stage + rows * SLICE_BYTES;
             let (a, a_step) = if A_K_MAJOR {
@@ -258,13 +357,14 @@ where
                 )
             };
             for step in 0..4 {
-                let accumulate = !(slice == 0 && step == 0);
+                let accumulate = !(fresh && step == 0);
                 let (a, b) = (a.advanced(a_step * step), b.advanced(32 * step));
-                O::mma(&mut acc, a, b, accumulate, A_K_MAJOR);
+                O::mma(acc, a, b, accumulate, A_K_MAJOR);
             }
-        });
-        acc.fence_registers();
-        let mut values = *acc.get();
+        };
+        let row0 = work.tile.row * BM + rows;
+        let col0 = work.tile.col * Self::BN;
+        let mut values = O::sum(&args, c, work, (row0, col0), issue);
         // A tile shared with other blocks: the last of them to finish writes it.
         if !work.whole() {
             let scratch = unsafe { Scratch::after(maps, 2) };
@@ -275,8 +375,6 @@ where
                 return;
             }
         }
-        let row0 = work.tile.row * BM + rows;
-        let col0 = work.tile.col * Self::BN;
         let output = O::output(&args);
         if output.fused.epilogue.is_none() {
             unsafe { store(&output, &values, row0, col0, c.thread) };

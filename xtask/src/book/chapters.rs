@@ -492,7 +492,7 @@ pub const CHAPTERS: &[Chapter] = &[
         slug: "wgmma-narrow",
         title: "wgmma-narrow: decode-sized tiles and a stream-k grid",
         part: Part::TensorCores5,
-        variants: &["wgmma-narrow", "wgmma-fp8-narrow"],
+        variants: &["wgmma-narrow", "wgmma-fp8-narrow", "wgmma-fp8-block-narrow"],
         lessons: &[
             variant!("wgmma_narrow.rs"),
             "kernels-gpu/src/pipeline/stream.rs",
