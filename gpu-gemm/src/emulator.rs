@@ -554,7 +554,8 @@ pub fn launch_fp8_body(
     };
     let mut g = *geometry;
     g.grid = tma.grid(g, EMULATED_MULTIPROCESSORS);
-    let mut maps = tensor_maps(tma, (shape, &Batch::ONE), (ops.a, ops.b, &c[..]))?;
+    let layers = ops.groups.layers(shape);
+    let mut maps = tensor_maps(tma, (shape, &layers), (ops.a, ops.b, &c[..]))?;
     let (workspace, counters) = stream_k_scratch(tma, (shape, 1), g.grid, &mut maps);
     let mut buffers = vec![
         buffer("A", ops.a),
@@ -567,6 +568,9 @@ pub fn launch_fp8_body(
     if tma.stream_k.is_some() {
         buffers.push(buffer("stream-k workspace", &workspace));
         buffers.push(buffer("stream-k counters", &counters));
+    }
+    if ops.groups.grouped() {
+        buffers.push(buffer("group table", ops.table));
     }
     let args = Fp8GemmArgs {
         m: shape.m,
@@ -582,6 +586,12 @@ pub fn launch_fp8_body(
         ldc: shape.ldc,
         scale_a: Global::new(ops.scale_a.as_ptr()),
         scale_b: Global::new(ops.scale_b.as_ptr()),
+        batch: ops.groups.members(shape),
+        groups: Groups {
+            layout: ops.groups.layout,
+            count: ops.groups.count,
+            table: GlobalWords::new(ops.table.as_ptr()),
+        },
     };
     // The kernel runs on several worker threads; the arguments travel as addresses.
     let (args_at, maps_at) = (&args as *const Fp8GemmArgs as usize, maps.as_ptr() as usize);

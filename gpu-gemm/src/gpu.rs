@@ -1,5 +1,5 @@
 //! The GPU backend: `cust` on device 0 (its primary context), the embedded PTX, CUDA events.
-use crate::launch::{Fp8Operands, Fp8Pointers, Launch, Pointwise, Reduce};
+use crate::launch::{Fp8Groups, Fp8Operands, Fp8Pointers, Launch, Pointwise, Reduce};
 use crate::problem::{Inputs, Problem, Scalar, Transpose, Transposes};
 use crate::registry::CublasMath;
 use crate::timing::{Measured, Timing};
@@ -644,12 +644,12 @@ impl Gpu {
     fn tensor_maps(
         &self,
         tma: &TmaOperands,
-        shape: &Shape,
+        (shape, layers): (&Shape, &Batch),
         dtype: Dtype,
         operands: (u64, u64, u64),
         after: &[u64],
     ) -> Result<DeviceBuffer<u64>> {
-        let words = encode_tensor_maps(tma, (shape, &Batch::ONE), dtype, operands, after)?;
+        let words = encode_tensor_maps(tma, (shape, layers), dtype, operands, after)?;
         DeviceBuffer::from_slice(&words).map_err(|e| anyhow!("cannot upload the tensor maps: {e}"))
     }
 
@@ -1016,12 +1016,20 @@ impl Gpu {
             DeviceBuffer::from_slice(ops.scale_b).map_err(|e| upload_error("B's scales", e))?;
         let mut c = DeviceBuffer::from_slice(half::bf16::as_bits(ops.c))
             .map_err(|e| upload_error("C", e))?;
+        // (A buffer of one word where there is no table: the kernel never reads it.)
+        let table = DeviceBuffer::from_slice(if ops.table.is_empty() {
+            &[0]
+        } else {
+            ops.table
+        })
+        .map_err(|e| upload_error("the group table", e))?;
         let pointers = Fp8Pointers {
             a: a.as_device_ptr().as_raw(),
             b: b.as_device_ptr().as_raw(),
             scale_a: scale_a.as_device_ptr().as_raw(),
             scale_b: scale_b.as_device_ptr().as_raw(),
             c: c.as_device_ptr().as_raw(),
+            table: table.as_device_ptr().as_raw(),
         };
         let times_ms = self.time(name, timing, &|| enqueue(&pointers))?;
         let uploaded_c = ops.c.to_vec();
@@ -1050,6 +1058,7 @@ impl Gpu {
         launch: &'g Launch,
         shape: Shape,
         (alpha, beta): (f32, f32),
+        groups: Fp8Groups,
     ) -> Result<impl Fn(&Fp8Pointers) -> Result<()> + 'g> {
         let Launch::Kernel {
             entry,
@@ -1072,6 +1081,7 @@ impl Gpu {
         let grid = tma.grid(*g, resident);
         let stream_k = self.stream_k_scratch(tma, (&shape, 1), grid)?;
         let after = stream_k.as_ref().map(|s| s.addresses()).unwrap_or_default();
+        let (layers, members) = (groups.layers(&shape), groups.members(&shape));
         // The tensor maps, with the operands' addresses they were encoded for.
         type Encoded = Option<((u64, u64, u64), DeviceBuffer<u64>)>;
         let maps: std::cell::RefCell<Encoded> = std::cell::RefCell::new(None);
@@ -1081,7 +1091,8 @@ impl Gpu {
             let operands = (p.a, p.b, p.c);
             let mut cached = maps.borrow_mut();
             if cached.as_ref().is_none_or(|(at, _)| *at != operands) {
-                let encoded = self.tensor_maps(tma, &shape, Dtype::E4m3, operands, &after)?;
+                let encoded =
+                    self.tensor_maps(tma, (&shape, &layers), Dtype::E4m3, operands, &after)?;
                 *cached = Some((operands, encoded));
             }
             let maps = cached.as_ref().map(|(_, m)| m.as_device_ptr()).unwrap();
@@ -1089,7 +1100,8 @@ impl Gpu {
             unsafe {
                 launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
                     s.m, s.n, s.k, alpha, p.a, s.lda, p.b, s.ldb, beta, p.c, s.ldc, maps,
-                    p.scale_a, p.scale_b
+                    p.scale_a, p.scale_b, members.count, members.stride_c, groups.layout as u32,
+                    groups.count, p.table
                 ))
             }
             .with_context(|| format!("launching {entry} failed"))

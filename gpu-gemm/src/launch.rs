@@ -3,7 +3,7 @@
 //! backend and the emulator depend on it and not on the pipeline that drives them.
 use crate::cpu::CpuVariant;
 use crate::registry::{CublasMath, Variant};
-use kernels_gpu::gemm::{Dtype, Geometry};
+use kernels_gpu::gemm::{Batch, Dtype, Geometry, GroupLayout, Members};
 use kernels_gpu::registry::{Target, TmaOperands};
 
 /// What a backend launches: a kernel entry point with its grid, block and shared memory, or
@@ -140,6 +140,63 @@ pub struct Fp8Operands<'a> {
     pub scale_b: &'a [f32],
     /// C as the checked run starts from it (bf16, m × n, `ldc`).
     pub c: &'a [half::bf16],
+    /// A grouped GEMM's layout and groups ([`Fp8Groups::NONE`] for one problem): then A holds a
+    /// layer per group, with its scales, and in the masked layout B, B's scales and C a layer
+    /// per group.
+    pub groups: Fp8Groups,
+    /// A grouped GEMM's table (empty for one problem).
+    pub table: &'a [u32],
+}
+
+/// A grouped FP8 GEMM's layout and number of groups, as the kernels take them
+/// ([`kernels_gpu::gemm::Fp8GemmArgs`]): the shape is one group's A (m × k) and all of B's and
+/// C's columns (contiguous) or one member's room (masked), as for the 16-bit types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fp8Groups {
+    /// Contiguous, masked, or none.
+    pub layout: GroupLayout,
+    /// Groups: layers of A (1 for one problem).
+    pub count: u32,
+}
+
+impl Fp8Groups {
+    /// One problem.
+    pub const NONE: Fp8Groups = Fp8Groups {
+        layout: GroupLayout::None,
+        count: 1,
+    };
+
+    /// Whether it is a grouped GEMM.
+    pub fn grouped(&self) -> bool {
+        self.layout != GroupLayout::None
+    }
+
+    /// The layers of the operands' tensor maps: a layer of A per group, packed; in the masked
+    /// layout a layer of B and C per group too (a stride of 0: one layer).
+    pub fn layers(&self, s: &kernels_gpu::registry::Shape) -> Batch {
+        let per_member = |ld: u32| match self.layout {
+            GroupLayout::Masked => ld as u64 * s.n as u64,
+            _ => 0,
+        };
+        Batch {
+            count: self.count,
+            stride_a: s.lda as u64 * s.m as u64,
+            stride_b: per_member(s.ldb),
+            stride_c: per_member(s.ldc),
+        }
+    }
+
+    /// The members the kernel walks: the masked layout's groups; one problem otherwise.
+    pub fn members(&self, s: &kernels_gpu::registry::Shape) -> Members {
+        match self.layout {
+            GroupLayout::Masked => Members {
+                count: self.count,
+                stride_c: self.layers(s).stride_c,
+                member: 0,
+            },
+            _ => Members::ONE,
+        }
+    }
 }
 
 /// Where an FP8 GEMM's operands lie on the device: what a kernel's or cuBLASLt's enqueue takes.
@@ -155,6 +212,8 @@ pub struct Fp8Pointers {
     pub scale_b: u64,
     /// C, written in place.
     pub c: u64,
+    /// A grouped GEMM's table (0 for one problem).
+    pub table: u64,
 }
 
 impl Launch {

@@ -143,6 +143,81 @@ pub struct Problem {
     pub groups: GroupLayout,
 }
 
+/// The table a grouped GEMM's kernel reads ([`kernels_gpu::gemm::Groups`]), for `groups`
+/// groups over `n` columns: in the contiguous layout the group of each [`GROUP_COLUMNS`]
+/// columns, equal runs of n / groups columns each (as DeepGEMM's benchmarks lay them out); in
+/// the masked layout each member's count, drawn from `seed` between n/2 and n (as a router's
+/// counts vary), rounded down to a multiple of `count_multiple` (at least one multiple, or n).
+/// Empty when not grouped.
+pub fn group_table(
+    layout: GroupLayout,
+    groups: u32,
+    n: u32,
+    seed: u64,
+    count_multiple: u32,
+) -> Vec<u32> {
+    match layout {
+        GroupLayout::None => Vec::new(),
+        GroupLayout::Contiguous => {
+            let blocks = n / GROUP_COLUMNS;
+            let per_group = (blocks / groups).max(1);
+            (0..blocks)
+                .map(|j| (j / per_group).min(groups - 1))
+                .collect()
+        }
+        GroupLayout::Masked => {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6E0_0B5);
+            (0..groups)
+                .map(|_| {
+                    let count = rng.random_range(n.div_ceil(2)..=n);
+                    (count - count % count_multiple).max(count_multiple.min(n))
+                })
+                .collect()
+        }
+    }
+}
+
+/// The groups of a grouped GEMM of `groups` groups over `n` columns with table `table`
+/// ([`group_table`]'s or the caller's), in order: contiguous runs of the same word (padding,
+/// words of `groups` or more, left out), or each member's count.
+pub fn group_columns(layout: GroupLayout, groups: u32, n: u32, table: &[u32]) -> Vec<GroupColumns> {
+    match layout {
+        GroupLayout::None => Vec::new(),
+        GroupLayout::Contiguous => {
+            let mut runs: Vec<GroupColumns> = Vec::new();
+            for (j, &group) in table.iter().enumerate() {
+                if group >= groups {
+                    continue;
+                }
+                let first = j as u32 * GROUP_COLUMNS;
+                let columns = GROUP_COLUMNS.min(n - first);
+                match runs.last_mut() {
+                    Some(run) if run.group == group && run.first + run.columns == first => {
+                        run.columns += columns
+                    }
+                    _ => runs.push(GroupColumns {
+                        group,
+                        member: 0,
+                        first,
+                        columns,
+                    }),
+                }
+            }
+            runs
+        }
+        GroupLayout::Masked => table
+            .iter()
+            .enumerate()
+            .map(|(g, &count)| GroupColumns {
+                group: g as u32,
+                member: g as u32,
+                first: 0,
+                columns: count.min(n),
+            })
+            .collect(),
+    }
+}
+
 /// Where the columns of one group of a grouped problem lie: its first column in B and C
 /// (contiguous) or its member (masked), and its columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,71 +233,24 @@ pub struct GroupColumns {
 }
 
 impl Problem {
-    /// The table a grouped problem's kernel reads ([`kernels_gpu::gemm::Groups`]): in the
-    /// contiguous layout the group of each [`GROUP_COLUMNS`] columns, equal runs of n / groups
-    /// columns each (as DeepGEMM's benchmarks lay them out); in the masked layout each
-    /// member's count, drawn from the seed between n/2 and n (as a router's counts vary).
-    /// Empty for a problem that is not grouped.
+    /// The table a grouped problem's kernel reads ([`group_table`]), its groups the batch's
+    /// members. Empty for a problem that is not grouped. In e4m3 a masked group's count is a
+    /// multiple of 16: cuBLASLt's FP8 matmul, the yardstick called once per group, finds no
+    /// algorithm for other n (CUDA 13.0 on the H100).
     pub fn group_table(&self) -> Vec<u32> {
-        let groups = self.batch.count;
-        match self.groups {
-            GroupLayout::None => Vec::new(),
-            GroupLayout::Contiguous => {
-                let blocks = self.shape.n / GROUP_COLUMNS;
-                let per_group = (blocks / groups).max(1);
-                (0..blocks)
-                    .map(|j| (j / per_group).min(groups - 1))
-                    .collect()
-            }
-            GroupLayout::Masked => {
-                let mut rng = ChaCha8Rng::seed_from_u64(self.seed ^ 0x6E0_0B5);
-                let n = self.shape.n;
-                (0..groups)
-                    .map(|_| rng.random_range(n.div_ceil(2)..=n))
-                    .collect()
-            }
-        }
+        let multiple = if self.dtype == Dtype::E4m3 { 16 } else { 1 };
+        group_table(
+            self.groups,
+            self.batch.count,
+            self.shape.n,
+            self.seed,
+            multiple,
+        )
     }
 
-    /// The groups of a grouped problem with table `table` ([`Problem::group_table`]'s or the
-    /// caller's), in order: contiguous runs of the same word (padding, words of `groups` or
-    /// more, left out), or each member's count.
+    /// The groups of a grouped problem with table `table` ([`group_columns`]).
     pub fn group_columns(&self, table: &[u32]) -> Vec<GroupColumns> {
-        match self.groups {
-            GroupLayout::None => Vec::new(),
-            GroupLayout::Contiguous => {
-                let mut runs: Vec<GroupColumns> = Vec::new();
-                for (j, &group) in table.iter().enumerate() {
-                    if group >= self.batch.count {
-                        continue;
-                    }
-                    let first = j as u32 * GROUP_COLUMNS;
-                    let columns = GROUP_COLUMNS.min(self.shape.n - first);
-                    match runs.last_mut() {
-                        Some(run) if run.group == group && run.first + run.columns == first => {
-                            run.columns += columns
-                        }
-                        _ => runs.push(GroupColumns {
-                            group,
-                            member: 0,
-                            first,
-                            columns,
-                        }),
-                    }
-                }
-                runs
-            }
-            GroupLayout::Masked => table
-                .iter()
-                .enumerate()
-                .map(|(g, &count)| GroupColumns {
-                    group: g as u32,
-                    member: g as u32,
-                    first: 0,
-                    columns: count.min(self.shape.n),
-                })
-                .collect(),
-        }
+        group_columns(self.groups, self.batch.count, self.shape.n, table)
     }
 
     /// Values in the bias vector: m (one per row of C), n (per column) or none.

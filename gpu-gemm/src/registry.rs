@@ -229,7 +229,8 @@ impl Variant {
     /// the 16-bit Hopper kernels without clusters along n whose walk finds each tile's group
     /// (`TmaOperands::grouped`: `wgmma-16bit`, `wgmma-tma-store:5`, `wgmma-layouts:2` and `:3`): at
     /// `tile`, or with `None` at one of its tiles; `auto`, and cuBLAS as the yardstick (a call
-    /// per group).
+    /// per group). (e4m3's grouped kernel, `wgmma-fp8-block`, is planned by
+    /// [`crate::fp8::run`].)
     pub fn runs_grouped(&self, dtype: Dtype, transposes: Transposes, tile: Option<u32>) -> bool {
         match self {
             Variant::Kernel(k) => {
@@ -239,6 +240,7 @@ impl Variant {
                     None => k.tiles,
                 };
                 dtype.is_16bit()
+                    && k.dtypes.contains(&dtype)
                     && k.target == kernels_gpu::registry::Target::Sm90a
                     && k.reduce.is_none()
                     && k.tma.is_some_and(|t| {

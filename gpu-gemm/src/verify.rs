@@ -621,37 +621,14 @@ pub fn check_groups<T: Scalar>(
             beyond_rounding: None,
         }
     });
-    // Which columns of each member some group owns.
-    let members = p.members().count.max(1) as usize;
-    let mut owned = vec![false; members * s.n as usize];
-    for run in &runs {
-        let at = run.member as usize * s.n as usize + run.first as usize;
-        owned[at..at + run.columns as usize].fill(true);
-    }
-    let (mut non_finite, mut untouched_changed) = (0, 0);
-    let stride_c = if p.groups == GroupLayout::Contiguous {
-        0
-    } else {
-        p.batch.stride_c as usize
-    };
-    for member in 0..members {
-        for col in 0..s.n as usize {
-            let at = member * stride_c + col * s.ldc as usize;
-            let (got, was) = (
-                &result[at..at + s.m as usize],
-                &uploaded_c[at..at + s.m as usize],
-            );
-            if owned[member * s.n as usize + col] {
-                non_finite += got.iter().filter(|v| !v.to_f64().is_finite()).count();
-            } else {
-                untouched_changed += got
-                    .iter()
-                    .zip(was)
-                    .filter(|(g, w)| g.to_f64().to_bits() != w.to_f64().to_bits())
-                    .count();
-            }
-        }
-    }
+    let members = p.members();
+    let (non_finite, untouched_changed) = group_columns_written(
+        &runs,
+        &s,
+        (members.count, members.stride_c),
+        uploaded_c,
+        result,
+    );
     worst.non_finite = non_finite;
     worst.padding_changed += untouched_changed;
     let checked = checked_groups(p, &inputs.groups).len();
@@ -662,6 +639,44 @@ pub fn check_groups<T: Scalar>(
         worst.coverage
     );
     worst
+}
+
+/// What a grouped GEMM wrote in C: the NaN or infinite elements of the columns its groups own
+/// (`runs`), and the elements of every other column (padding, a masked group's columns past its
+/// count) whose bits changed. C is `members` of `s.n` columns, `stride_c` elements apart.
+pub fn group_columns_written<T: Scalar>(
+    runs: &[GroupColumns],
+    s: &Shape,
+    (members, stride_c): (u32, u64),
+    uploaded_c: &[T],
+    result: &[T],
+) -> (usize, usize) {
+    let members = members.max(1) as usize;
+    let mut owned = vec![false; members * s.n as usize];
+    for run in runs {
+        let at = run.member as usize * s.n as usize + run.first as usize;
+        owned[at..at + run.columns as usize].fill(true);
+    }
+    let (mut non_finite, mut changed) = (0, 0);
+    for member in 0..members {
+        for col in 0..s.n as usize {
+            let at = member * stride_c as usize + col * s.ldc as usize;
+            let (got, was) = (
+                &result[at..at + s.m as usize],
+                &uploaded_c[at..at + s.m as usize],
+            );
+            if owned[member * s.n as usize + col] {
+                non_finite += got.iter().filter(|v| !v.to_f64().is_finite()).count();
+            } else {
+                changed += got
+                    .iter()
+                    .zip(was)
+                    .filter(|(g, w)| g.to_f64().to_bits() != w.to_f64().to_bits())
+                    .count();
+            }
+        }
+    }
+    (non_finite, changed)
 }
 
 /// The check of a run, one problem or a batch ([`batch_references`] gives `references`): each

@@ -112,8 +112,10 @@ pub struct Cli {
     /// of G members of M columns each, of which group g computes only its first count(g),
     /// the counts drawn from the seed between M/2 and M and read by the kernel on the device.
     /// bf16 and f16 on wgmma-layouts:2, wgmma-16bit and wgmma-tma-store:5, auto, and cublas (a
-    /// call per group, the yardstick); every group checked against its f64 reference, and every
-    /// column no group owns must be left as it was
+    /// call per group, the yardstick); e4m3 with --scaling block on wgmma-fp8-block (but :4 and
+    /// :7), auto, and cublas (cuBLASLt per group; a masked count is then a multiple of 16);
+    /// every group checked against its f64 reference, and every column no group owns must be
+    /// left as it was
     #[arg(long, value_name = "G", value_parser = positive_size, requires = "group_m",
           conflicts_with_all = ["batch", "n", "pitch", "pitch_compare"])]
     pub groups: Option<u32>,
@@ -326,9 +328,12 @@ impl Cli {
             bail!("--batch runs bf16 and f16 on the kernels (and every type on cuBLAS); the e4m3 kernels compute one problem");
         }
         if !p.dtype.is_16bit() && self.groups.is_some() {
-            bail!(
-                "--groups runs bf16 and f16 (the block-scaled e4m3 grouped GEMM is not built yet)"
-            );
+            if p.dtype != Dtype::E4m3 {
+                bail!("--groups runs bf16, f16 and e4m3 (with --scaling block)");
+            }
+            if self.scaling != Scaling::Block {
+                bail!("--groups in e4m3 runs with block scales: give --scaling block");
+            }
         }
         if p.dtype == Dtype::E4m3 {
             if p.transposes != Transposes::new(Transpose::Yes, Transpose::No) {

@@ -128,11 +128,18 @@ macro_rules! gemm_kernels {
         pub unsafe extern "ptx-kernel" fn $name(
             m: u32, n: u32, k: u32, alpha: f32, a: *const E4m3, lda: u32, b: *const E4m3,
             ldb: u32, beta: f32, c: *mut Bf16, ldc: u32, maps: *const TensorMap,
-            scale_a: *const f32, scale_b: *const f32,
+            scale_a: *const f32, scale_b: *const f32, batch: u32, stride_c: u64,
+            group_layout: u32, groups: u32, group_table: *const u32,
         ) {
             let args = Fp8GemmArgs {
                 m, n, k, alpha, a, lda, b, ldb, beta, c: GlobalHalfMut::new(c), ldc,
                 scale_a: Global::new(scale_a), scale_b: Global::new(scale_b),
+                batch: Members { count: batch, stride_c, member: 0 },
+                groups: Groups {
+                    layout: GroupLayout::from_word(group_layout),
+                    count: groups,
+                    table: GlobalWords::new(group_table),
+                },
             };
             unsafe { $body(args, maps) }
         }

@@ -318,6 +318,27 @@ impl Groups {
         unsafe { self.table.load(member as usize) }
     }
 
+    /// Where a tile of the walk lies ([`crate::pipeline::Problem::locate`]), `bn` its columns:
+    /// in the contiguous layout the group its columns belong to, or `None` for padding; in the
+    /// masked layout `None` past its member's count.
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+    #[inline(always)]
+    pub fn locate(
+        &self,
+        tile: crate::pipeline::schedule::Tile,
+        bn: u32,
+    ) -> Option<crate::pipeline::schedule::Tile> {
+        let col = tile.col * bn;
+        match self.layout {
+            GroupLayout::None => Some(tile),
+            GroupLayout::Contiguous => {
+                let group = unsafe { self.group_of(col) };
+                (group < self.count).then_some(crate::pipeline::schedule::Tile { group, ..tile })
+            }
+            GroupLayout::Masked => (col < unsafe { self.columns(tile.member) }).then_some(tile),
+        }
+    }
+
     /// Whether C's columns past a member's `n` must be left as they are, though its tensor map
     /// reaches further (the TMA store would write them): the masked layout.
     #[inline(always)]
@@ -446,9 +467,42 @@ pub struct Fp8GemmArgs {
     pub ldc: u32,
     pub scale_a: Global<f32>,
     pub scale_b: Global<f32>,
+    /// A grouped GEMM's members (the masked layout's; C's stride) and groups, as in
+    /// [`HalfGemmArgs`]: group `g` multiplies layer `g` of A with its scales, `g·m·⌈k/128⌉` on;
+    /// member `j` is layer `j` of B and C, B's scales `j·⌈n/128⌉·⌈k/128⌉` on. Block scales only
+    /// (a group's per-tensor scales would be one more table).
+    pub batch: Members,
+    pub groups: Groups,
 }
 
 impl Fp8GemmArgs {
+    /// The arguments of `tile`'s member and group ([`crate::pipeline::Problem::member`]): its
+    /// C (and C's layer for the TMA store), its A's and B's block scales, and in the masked
+    /// layout its columns cut at the group's count.
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+    #[inline(always)]
+    pub fn of_tile(self, tile: crate::pipeline::schedule::Tile) -> Self {
+        let k_blocks = self.k.div_ceil(128) as isize;
+        let a_scales = self.m as isize * k_blocks;
+        let b_scales = self.n.div_ceil(128) as isize * k_blocks;
+        let n = if self.groups.clips() {
+            self.n.min(unsafe { self.groups.columns(tile.member) })
+        } else {
+            self.n
+        };
+        Fp8GemmArgs {
+            n,
+            c: self.c.advanced(tile.member as u64 * self.batch.stride_c),
+            scale_a: self.scale_a.offset(tile.group as isize * a_scales),
+            scale_b: self.scale_b.offset(tile.member as isize * b_scales),
+            batch: Members {
+                member: tile.member,
+                ..self.batch
+            },
+            ..self
+        }
+    }
+
     /// The bf16 problem the epilogue writes, with `alpha` as given (the per-tensor kernel
     /// passes `alpha·scale_a·scale_b`, the block-scaled one `alpha`: its accumulators are
     /// already scaled). Its A and B are never read.
@@ -467,8 +521,8 @@ impl Fp8GemmArgs {
             c: self.c,
             ldc: self.ldc,
             fused: Fused::none(),
-            batch: Members::ONE,
-            groups: Groups::NONE,
+            batch: self.batch,
+            groups: self.groups,
         }
     }
 }

@@ -765,6 +765,9 @@ fn wgmma_fp8_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry
 fn wgmma_fp8_block_operands(tile: u32, _layout: Layout) -> TmaOperands {
     TmaOperands {
         cluster: if tile == 4 { 2 } else { 1 },
+        // Every configuration but the cluster's (its two tiles along n may be of different
+        // groups) and the three consumers' (`WgmmaFp8Block::GROUPS`) runs grouped GEMMs.
+        grouped: tile != 4 && tile != 7,
         ..wgmma_fp8_operands(0, Layout::TN)
     }
 }

@@ -34,6 +34,7 @@ fn problem(scaling: Scaling, outliers: bool) -> Fp8Problem {
         init: Init::Random,
         seed: 5,
         outliers,
+        groups: gpu_gemm::launch::Fp8Groups::NONE,
     }
 }
 
@@ -90,7 +91,7 @@ fn a_per_tensor_kernel_refuses_block_scales() {
 #[test]
 fn the_emulated_fp8_wgmma_keeps_13_bits_truncated_as_the_h100() {
     use gpu_gemm::fp8::probe::{self, Model};
-    use gpu_gemm::launch::Fp8Operands;
+    use gpu_gemm::launch::{Fp8Groups, Fp8Operands};
     let cases = probe::cases();
     let (a, b, c) = probe::operands(&cases);
     let ops = Fp8Operands {
@@ -99,6 +100,8 @@ fn the_emulated_fp8_wgmma_keeps_13_bits_truncated_as_the_h100() {
         scale_a: &[1.0],
         scale_b: &[1.0],
         c: &c,
+        groups: Fp8Groups::NONE,
+        table: &[],
     };
     let d = gpu_gemm::emulator::run_fp8(&probe::launch(), &probe::shape(), (1.0, -1.0), &ops, ONCE)
         .unwrap()

@@ -13,7 +13,7 @@
 use gpu_gemm::emulator::launch_fp8_body;
 use gpu_gemm::fp8::quantize::{quantize, Fp8Inputs, Fp8Problem, Operand, Scaling};
 use gpu_gemm::fp8::reference::{check, reference, Fp8Check};
-use gpu_gemm::launch::{Fp8Operands, Launch};
+use gpu_gemm::launch::{Fp8Groups, Fp8Operands, Launch};
 use gpu_gemm::problem::Init;
 use kernels_gpu::device::half::Bf16;
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
@@ -179,6 +179,7 @@ fn problem() -> Fp8Problem {
         init: Init::Random,
         seed: 7,
         outliers: false,
+        groups: Fp8Groups::NONE,
     }
 }
 
@@ -240,6 +241,8 @@ fn run_body(
         scale_a: &x.a.scales,
         scale_b: &x.b.scales,
         c: &x.c.data,
+        groups: Fp8Groups::NONE,
+        table: &[],
     };
     let mut result = x.c.data.clone();
     launch_fp8_body(&launch, body, &s, (p.alpha, p.beta), &ops, &mut result)

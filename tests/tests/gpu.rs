@@ -583,6 +583,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
                 init: Init::Random,
                 seed: 17,
                 outliers: true,
+                groups: gpu_gemm::launch::Fp8Groups::NONE,
             };
             // Every configuration of each kernel that takes this scaling.
             let mut names = vec!["wgmma-fp8-block", "wgmma-fp8-block-narrow"];
@@ -626,7 +627,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
 #[test]
 fn fp8_wgmma_accumulates_as_the_emulator_does() {
     use gpu_gemm::fp8::probe::{self, Model};
-    use gpu_gemm::launch::Fp8Operands;
+    use gpu_gemm::launch::{Fp8Groups, Fp8Operands};
     let Some(gpu) = the_gpu_or_skip("tests/emulator_fp8.rs has the emulator's side") else {
         return;
     };
@@ -642,6 +643,8 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
         scale_a: &[1.0],
         scale_b: &[1.0],
         c: &c,
+        groups: Fp8Groups::NONE,
+        table: &[],
     };
     let (launch, shape) = (probe::launch(), probe::shape());
     let timing = Timing {
@@ -650,7 +653,9 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
         budget_ms: 0.0,
         check: true,
     };
-    let enqueue = gpu.fp8_kernel(&launch, shape, (1.0, -1.0)).unwrap();
+    let enqueue = gpu
+        .fp8_kernel(&launch, shape, (1.0, -1.0), Fp8Groups::NONE)
+        .unwrap();
     let on_gpu = gpu
         .run_fp8("probe", &shape, &ops, timing, &enqueue)
         .unwrap()
@@ -1148,4 +1153,80 @@ fn grouped_gemms_match_the_f64_reference() {
             println!("{what}: {}", check.summary());
         }
     }
+}
+
+/// The block-scaled e4m3 grouped GEMM on the GPU, both layouts, every configuration that walks
+/// groups, `auto`, and cuBLASLt called once per group: each group against the f64 reference of
+/// its dequantised operands, every column no group owns unchanged (the emulator's side, with
+/// uneven tables and planted bugs, is `tests/emulator_fp8_groups.rs`).
+#[test]
+fn grouped_fp8_gemms_match_the_f64_reference() {
+    use gpu_gemm::fp8::quantize::{Fp8Problem, Scaling};
+    use gpu_gemm::fp8::run::execute_many;
+    use gpu_gemm::launch::Fp8Groups;
+    use kernels_gpu::gemm::GroupLayout;
+    let Some(backend) = gpu_or_skip("tests/emulator_fp8_groups.rs has the emulator's side") else {
+        return;
+    };
+    if backend.arch() != Some(90) {
+        eprintln!("SKIPPED: the FP8 kernels need sm_90a (H100, H200)");
+        return;
+    }
+    let timing = Timing {
+        warmup: 0,
+        iters: 1,
+        budget_ms: f64::INFINITY,
+        check: true,
+    };
+    let mut variants: Vec<_> = [6, 1, 2, 3, 5]
+        .into_iter()
+        .map(|t| (registry::find("wgmma-fp8-block").unwrap(), Some(t)))
+        .collect();
+    variants.push((registry::find("auto").unwrap(), None));
+    variants.push((registry::find("cublas").unwrap(), None));
+    let mut failures = Vec::new();
+    // Contiguous: three groups of 384 columns; masked: four of up to 336 (counts drawn from the
+    // seed in multiples of 16). m = 1008 ends inside a tile and k = 1008 inside a block of
+    // scales; both are multiples of 16, without which cuBLASLt's FP8 matmul has no algorithm.
+    for (layout, n, groups) in [
+        (GroupLayout::Contiguous, 1152, 3),
+        (GroupLayout::Masked, 336, 4),
+    ] {
+        let p = Fp8Problem {
+            shape: Shape {
+                m: 1008,
+                n,
+                k: 1008,
+                lda: 1024,
+                ldb: 1040,
+                ldc: 1008,
+            },
+            alpha: 1.5,
+            beta: -0.5,
+            scaling: Scaling::Block,
+            init: Init::Random,
+            seed: 29,
+            outliers: true,
+            groups: Fp8Groups {
+                layout,
+                count: groups,
+            },
+        };
+        for report in execute_many(&backend, &variants, &p, timing, |_| {}) {
+            match report {
+                Ok(r) => {
+                    let check = r.check.as_ref().unwrap();
+                    println!(
+                        "{layout:?} {}: relative error {:.2e}",
+                        r.variant, check.relative_frobenius
+                    );
+                    if !r.passed() {
+                        failures.push(format!("{layout:?} {}: {check:?}", r.variant));
+                    }
+                }
+                Err(e) => failures.push(format!("{layout:?}: {e:#}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -10,7 +10,7 @@ use super::{Algorithm, Choice, Gemm, GemmConfig, GemmError, Memory, MemoryMut};
 use super::{Operand, OperandMut, Result};
 use crate::fp8::cublaslt::CublasLtFp8;
 use crate::fp8::quantize::{self, Fp8Problem, Scaling};
-use crate::launch::{Fp8Operands, Fp8Pointers, Launch};
+use crate::launch::{Fp8Groups, Fp8Operands, Fp8Pointers, Launch};
 use crate::problem::{Init, Problem, Transpose, Transposes};
 use crate::registry::{self, CublasMath, Math, Variant};
 use crate::run::Backend;
@@ -106,10 +106,11 @@ impl Gemm {
                     scale_a: device(&a.scales),
                     scale_b: device(&b.scales),
                     c,
+                    table: 0,
                 };
                 match &launch {
                     Some(launch) => gpu
-                        .fp8_kernel(launch, problem.shape, scalars)
+                        .fp8_kernel(launch, problem.shape, scalars, Fp8Groups::NONE)
                         .and_then(|enqueue| enqueue(&pointers))
                         .map_err(failed)?,
                     None => {
@@ -141,6 +142,8 @@ impl Gemm {
                     scale_a: host(&a.scales),
                     scale_b: host(&b.scales),
                     c: &before,
+                    groups: Fp8Groups::NONE,
+                    table: &[],
                 };
                 crate::emulator::launch_fp8(&launch, &problem.shape, scalars, &ops, c)
                     .map_err(failed)?;
@@ -175,6 +178,7 @@ impl Gemm {
             init: Init::Random,
             seed: 0,
             outliers: false,
+            groups: crate::launch::Fp8Groups::NONE,
         };
         as_problem(&problem)
             .validate()

@@ -11,9 +11,10 @@
 //!
 //! The modules: [`e4m3`], the conversion; [`quantize`], the operands, their scales and
 //! their dequantised values; [`reference`](mod@reference), the f64 reference and the check; [`cublaslt`],
-//! cuBLASLt's FP8 GEMM, the yardstick.
+//! cuBLASLt's FP8 GEMM, the yardstick; [`grouped`], a mixture-of-experts layer's grouped GEMM.
 pub mod cublaslt;
 pub mod e4m3;
+pub mod grouped;
 pub mod probe;
 pub mod quantize;
 pub mod reference;

@@ -16,6 +16,7 @@
 //! a per-tensor scale pushes every other element towards e4m3's subnormals.
 use super::e4m3;
 use crate::problem::{seed_a, seed_b, Init, Matrix};
+use kernels_gpu::gemm::GroupLayout;
 use kernels_gpu::registry::Shape;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -165,11 +166,16 @@ pub struct Fp8Problem {
     /// Multiplies every 97th row of op(A) (row 0 first, so at least one) by 1000: the
     /// outliers of activations that per-tensor scaling handles badly.
     pub outliers: bool,
+    /// A grouped GEMM ([`super::grouped`]): `shape` is then one group's A and all of B's and
+    /// C's columns (contiguous) or one member's room (masked); [`crate::launch::Fp8Groups::NONE`] for one
+    /// problem.
+    pub groups: crate::launch::Fp8Groups,
 }
 
 impl Fp8Problem {
     /// The FP8 problem of a plain [`crate::problem::Problem`] in e4m3: one scale per tensor,
-    /// no outliers (its shape is already in the FP8 layout: `lda ≥ k`).
+    /// no outliers (its shape is already in the FP8 layout: `lda ≥ k`), grouped as it is (its
+    /// batch's members are the groups).
     pub fn per_tensor(p: &crate::problem::Problem) -> Self {
         Fp8Problem {
             shape: p.shape,
@@ -179,6 +185,14 @@ impl Fp8Problem {
             init: p.init,
             seed: p.seed,
             outliers: false,
+            groups: crate::launch::Fp8Groups {
+                layout: p.groups,
+                count: if p.groups == GroupLayout::None {
+                    1
+                } else {
+                    p.batch.count
+                },
+            },
         }
     }
 }
@@ -261,6 +275,7 @@ mod tests {
             init: Init::Random,
             seed: 5,
             outliers: false,
+            groups: crate::launch::Fp8Groups::NONE,
         }
     }
 
@@ -330,6 +345,7 @@ mod tests {
         let quantised = |scaling| {
             let p = Fp8Problem {
                 outliers: true,
+                groups: crate::launch::Fp8Groups::NONE,
                 ..problem(200, 8, 256, scaling)
             };
             Fp8Inputs::generate(&p)

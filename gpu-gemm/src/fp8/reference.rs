@@ -6,7 +6,7 @@
 //! measures against [`super::quantize::Fp8Inputs`]'s sources). The metric is `verify`'s:
 //! the relative Frobenius error (‖R‖ floored at the size of a random-sign sum) and the
 //! largest element error against `tolerance·max|R|`, NaN and padding counts.
-use super::quantize::{Fp8Inputs, Fp8Problem};
+use super::quantize::{Fp8Inputs, Fp8Problem, Quantized};
 use crate::problem::{Init, Inputs, Matrix, Problem, Transposes};
 use crate::verify::{check_against, unit_roundoff, Check, Reference};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
@@ -33,16 +33,19 @@ fn f64_problem(p: &Fp8Problem) -> Problem {
 }
 
 /// [`f64_problem`] and its inputs: op(A) and B dequantised, C in f64.
-fn as_f64_problem(p: &Fp8Problem, x: &Fp8Inputs) -> (Problem, Inputs<f64>) {
+fn as_f64_problem(
+    p: &Fp8Problem,
+    (a, b, c): (&Quantized, &Quantized, &Matrix<half::bf16>),
+) -> (Problem, Inputs<f64>) {
     let (s, problem) = (p.shape, f64_problem(p));
     let inputs = Inputs {
-        a: Matrix::from_fn(s.m, s.k, s.m, f64::NAN, |i, q| x.a.dequantized(q, i)),
-        b: x.b.dequantize(),
+        a: Matrix::from_fn(s.m, s.k, s.m, f64::NAN, |i, q| a.dequantized(q, i)),
+        b: b.dequantize(),
         c: Matrix {
-            rows: x.c.rows,
-            cols: x.c.cols,
-            ld: x.c.ld,
-            data: x.c.data.iter().map(|v| v.to_f64()).collect(),
+            rows: c.rows,
+            cols: c.cols,
+            ld: c.ld,
+            data: c.data.iter().map(|v| v.to_f64()).collect(),
         },
         bias: Vec::new(),
         groups: Vec::new(),
@@ -53,7 +56,15 @@ fn as_f64_problem(p: &Fp8Problem, x: &Fp8Inputs) -> (Problem, Inputs<f64>) {
 /// `alpha·deq(op(A))·deq(B) + beta·C0` in f64: all of D, or `verify`'s sample of rows and
 /// columns above [`crate::verify::FULL_REFERENCE_FLOPS`].
 pub fn reference(p: &Fp8Problem, inputs: &Fp8Inputs) -> Reference {
-    let (problem, x) = as_f64_problem(p, inputs);
+    reference_of(p, (&inputs.a, &inputs.b, &inputs.c))
+}
+
+/// [`reference`] of the operands `(a, b, c)` (a group's, cut out of a grouped GEMM's).
+pub fn reference_of(
+    p: &Fp8Problem,
+    operands: (&Quantized, &Quantized, &Matrix<half::bf16>),
+) -> Reference {
+    let (problem, x) = as_f64_problem(p, operands);
     Reference::compute(&problem, &x)
 }
 
@@ -185,6 +196,7 @@ mod tests {
             init: Init::Random,
             seed: 3,
             outliers: true,
+            groups: crate::launch::Fp8Groups::NONE,
         }
     }
 

@@ -6,9 +6,10 @@
 //! codes with scales (per tensor or per block, [`Scaling`]), C is bf16, and the yardstick is
 //! cuBLASLt, not cuBLAS.
 use super::cublaslt::{blk128_scales, CublasLtFp8};
+use super::grouped::{self, GroupedInputs, GroupedLaunch};
 use super::quantize::{scale_count, Fp8Inputs, Fp8Problem, Operand, Scaling};
 use super::reference::{check, reference};
-use crate::launch::{Fp8Operands, Launch};
+use crate::launch::{Fp8Groups, Fp8Operands, Launch};
 use crate::problem::{Problem, Transpose, Transposes};
 use crate::registry::{self, CublasMath, Variant};
 use crate::run::{median, Backend, Engine, Report, Timing};
@@ -41,7 +42,8 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// (`docs/results/006-shapes-e4m3/`) this took `auto` from 0.81× to 0.97× cuBLASLt over the
 /// models' 63 shapes.
 ///
-/// Per block ([`block_choice`]), by the waves the tiles make.
+/// Per block ([`block_choice`]), by the waves the tiles make; a grouped GEMM
+/// ([`super::grouped`]) with `wgmma-fp8-block:6`.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let s = p.shape;
     let crate::auto::ShapeFeatures {
@@ -50,6 +52,8 @@ pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
         narrow_tile: narrow,
     } = crate::auto::features(&s);
     let (name, tile) = match p.scaling {
+        // Of the configurations that walk groups, the fastest on one GEMM (chapter 4's run11).
+        _ if p.groups.grouped() => ("wgmma-fp8-block", 6),
         Scaling::PerTensor if s.n <= 128 && (!wide_waves || !tma_store) => {
             ("wgmma-fp8-narrow", narrow)
         }
@@ -129,6 +133,9 @@ impl Fp8Launch {
 
 /// Resolves what to launch for a variant and tile, or says why it cannot run.
 fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launch, String)> {
+    if p.groups.grouped() {
+        grouped::validate(p)?;
+    }
     match variant {
         Variant::Kernel(k) => {
             let Some(scaling) = kernel_scaling(k.name) else {
@@ -141,6 +148,10 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
                 bail!("`{}` takes one scale per tensor; this problem has block scales (`--scaling block`): use wgmma-fp8-block", k.name);
             }
             let tile = registry::resolve_tile(variant, tile)?;
+            let operands = k.tma.map(|operands| operands(tile, kernels_gpu::registry::Layout::TN));
+            if p.groups.grouped() && !operands.is_some_and(|o| o.grouped) {
+                bail!("`{}` does not run grouped GEMMs (the grouped e4m3 kernel is wgmma-fp8-block, but for :4, whose two tiles along n may be of different groups, and :7)", registry::label(variant, Some(tile))?);
+            }
             if let Err(constraint) = (k.supports)(&p.shape, Dtype::E4m3) {
                 bail!(
                     "variant `{}` does not support this shape: {constraint}",
@@ -153,7 +164,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
                 geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
                 reduce: None,
                 target: k.target,
-                tma: k.tma.map(|operands| operands(tile, kernels_gpu::registry::Layout::TN)),
+                tma: operands,
             copies: None,
             unfused: None,
             };
@@ -210,7 +221,9 @@ fn scales_for(launch: &Fp8Launch, p: &Fp8Problem, x: &Fp8Inputs) -> (Vec<f32>, V
     (a, b)
 }
 
-/// The problem as the common [`Report`] states it (e4m3; its scaling is in the label).
+/// The problem as the common [`Report`] states it (e4m3; its scaling is in the label): a
+/// grouped one with its groups as the batch's members, whose table and flops are the FP8
+/// run's.
 fn as_problem(p: &Fp8Problem) -> Problem {
     Problem {
         shape: p.shape,
@@ -221,8 +234,54 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         seed: p.seed,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
         transposes: Transposes::new(Transpose::Yes, Transpose::No),
-        batch: kernels_gpu::gemm::Batch::ONE,
-        groups: kernels_gpu::gemm::GroupLayout::None,
+        batch: p.groups.layers(&p.shape),
+        groups: p.groups.layout,
+    }
+}
+
+/// Launches and times `launch` on one problem's inputs: the measured run, the engine and the
+/// entry's name.
+fn measure(
+    backend: &Backend,
+    launch: &Fp8Launch,
+    label: &str,
+    p: &Fp8Problem,
+    inputs: &Fp8Inputs,
+    timing: Timing,
+) -> Result<(crate::run::Measured<half::bf16>, Engine, String)> {
+    let (scale_a, scale_b) = scales_for(launch, p, inputs);
+    let ops = Fp8Operands {
+        a: &inputs.a.codes.data,
+        b: &inputs.b.codes.data,
+        scale_a: &scale_a,
+        scale_b: &scale_b,
+        c: &inputs.c.data,
+        groups: Fp8Groups::NONE,
+        table: &[],
+    };
+    let scalars = (p.alpha, p.beta);
+    match (launch, backend) {
+        (Fp8Launch::Kernel(l), Backend::Gpu(gpu)) => {
+            let enqueue = gpu.fp8_kernel(l, p.shape, scalars, Fp8Groups::NONE)?;
+            let m = gpu.run_fp8(l.name(), &p.shape, &ops, timing, &enqueue)?;
+            Ok((m, Engine::Gpu, l.name().to_string()))
+        }
+        (Fp8Launch::Kernel(l), Backend::Emulator) => {
+            let m = crate::emulator::run_fp8(l, &p.shape, scalars, &ops, timing)?;
+            Ok((m, Engine::Emulator, l.name().to_string()))
+        }
+        (Fp8Launch::CublasLt { fast_accum }, Backend::Gpu(gpu)) => {
+            let lt = CublasLtFp8::new(&p.shape, p.scaling, p.alpha, p.beta, *fast_accum)?;
+            let stream = gpu.stream().as_inner();
+            let enqueue = |q: &crate::launch::Fp8Pointers| unsafe {
+                lt.enqueue(stream, q.a, q.b, q.c, q.scale_a, q.scale_b)
+            };
+            let m = gpu.run_fp8(label, &p.shape, &ops, timing, &enqueue)?;
+            Ok((m, Engine::Gpu, label.to_string()))
+        }
+        (Fp8Launch::CublasLt { .. }, Backend::Emulator) => {
+            bail!("cuBLASLt runs only on a GPU (use --backend gpu)")
+        }
     }
 }
 
@@ -250,8 +309,13 @@ pub fn execute_with_yardsticks(
     timing: Timing,
     mut progress: impl FnMut(&Result<Report>),
 ) -> Vec<Result<Report>> {
-    let inputs = Fp8Inputs::generate(p);
-    let mut expected = None;
+    // A grouped problem's inputs are its groups' and members' own; one problem's, its own.
+    let grouped = p
+        .groups
+        .grouped()
+        .then(|| GroupedInputs::generate(p, as_problem(p).group_table()));
+    let inputs = grouped.is_none().then(|| Fp8Inputs::generate(p));
+    let (mut expected, mut expected_groups) = (None, None);
     let mut planned: Vec<Result<(Fp8Launch, String)>> =
         variants.iter().map(|&(v, t)| plan(v, t, p)).collect();
     if fast_accum_yardstick {
@@ -263,48 +327,33 @@ pub fn execute_with_yardsticks(
     let mut reports = Vec::new();
     for planned in planned {
         let report = planned.and_then(|(launch, label)| {
-            let (scale_a, scale_b) = scales_for(&launch, p, &inputs);
-            let ops = Fp8Operands {
-                a: &inputs.a.codes.data,
-                b: &inputs.b.codes.data,
-                scale_a: &scale_a,
-                scale_b: &scale_b,
-                c: &inputs.c.data,
-            };
-            let scalars = (p.alpha, p.beta);
-            let (measured, engine, entry) = match (&launch, backend) {
-                (Fp8Launch::Kernel(l), Backend::Gpu(gpu)) => {
-                    let enqueue = gpu.fp8_kernel(l, p.shape, scalars)?;
-                    let m = gpu.run_fp8(l.name(), &p.shape, &ops, timing, &enqueue)?;
-                    (m, Engine::Gpu, l.name().to_string())
-                }
-                (Fp8Launch::Kernel(l), Backend::Emulator) => {
-                    let m = crate::emulator::run_fp8(l, &p.shape, scalars, &ops, timing)?;
-                    (m, Engine::Emulator, l.name().to_string())
-                }
-                (Fp8Launch::CublasLt { fast_accum }, Backend::Gpu(gpu)) => {
-                    let lt = CublasLtFp8::new(&p.shape, p.scaling, p.alpha, p.beta, *fast_accum)?;
-                    let stream = gpu.stream().as_inner();
-                    let enqueue = |q: &crate::launch::Fp8Pointers| unsafe {
-                        lt.enqueue(stream, q.a, q.b, q.c, q.scale_a, q.scale_b)
+            let (measured, engine, entry, fp8_check) = match (&grouped, &inputs) {
+                (Some(x), _) => {
+                    let run = match &launch {
+                        Fp8Launch::Kernel(l) => GroupedLaunch::Kernel(l),
+                        Fp8Launch::CublasLt { fast_accum: false } => GroupedLaunch::CublasLtLoop,
+                        Fp8Launch::CublasLt { .. } => {
+                            bail!("the grouped yardstick is cuBLASLt per group, promoting")
+                        }
                     };
-                    let m = gpu.run_fp8(&label, &p.shape, &ops, timing, &enqueue)?;
-                    (m, Engine::Gpu, label.clone())
+                    let (m, engine, entry) = grouped::measure(backend, run, &label, p, x, timing)?;
+                    let checked = timing.check.then(|| {
+                        let r = expected_groups.get_or_insert_with(|| grouped::references(p, x));
+                        let c = (&m.uploaded_c[..], &m.result[..]);
+                        grouped::check_groups(p, x, r, c, launch.promotes())
+                    });
+                    (m, engine, entry, checked)
                 }
-                (Fp8Launch::CublasLt { .. }, Backend::Emulator) => {
-                    bail!("cuBLASLt runs only on a GPU (use --backend gpu)")
+                (None, Some(inputs)) => {
+                    let (m, engine, entry) = measure(backend, &launch, &label, p, inputs, timing)?;
+                    let checked = timing.check.then(|| {
+                        let r = expected.get_or_insert_with(|| reference(p, inputs));
+                        check(p, r, &m.uploaded_c, &m.result, launch.promotes())
+                    });
+                    (m, engine, entry, checked)
                 }
+                (None, None) => unreachable!("a problem's inputs are made above"),
             };
-            let fp8_check = timing.check.then(|| {
-                let r = expected.get_or_insert_with(|| reference(p, &inputs));
-                check(
-                    p,
-                    r,
-                    &measured.uploaded_c,
-                    &measured.result,
-                    launch.promotes(),
-                )
-            });
             let times = &measured.times_ms;
             Ok(Report {
                 variant: label,
@@ -349,6 +398,7 @@ mod tests {
             init: Init::Random,
             seed: 1,
             outliers: false,
+            groups: Fp8Groups::NONE,
         }
     }
 

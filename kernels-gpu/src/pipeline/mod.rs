@@ -33,7 +33,7 @@ use crate::device::mbarrier::{fence_mbarrier_init, MBarrier};
 use crate::device::tma::TensorMap;
 use crate::device::wgmma;
 use crate::device::{block_idx_y, grid_dim_y, sync_threads, thread_idx_x, WARP_SIZE};
-use crate::gemm::{GroupLayout, HalfGemmArgs};
+use crate::gemm::HalfGemmArgs;
 pub use ring::{Ring, Stages};
 use schedule::{StreamK, Tile, Tiles, Walk};
 
@@ -120,6 +120,33 @@ impl Problem for crate::gemm::Fp8GemmArgs {
     fn mnk(&self) -> (u32, u32, u32) {
         (self.m, self.n, self.k)
     }
+
+    #[inline(always)]
+    fn members(&self) -> u32 {
+        self.batch.count
+    }
+
+    #[inline(always)]
+    fn member(self, tile: Tile) -> Self {
+        self.of_tile(tile)
+    }
+
+    #[inline(always)]
+    fn locate(&self, tile: Tile, bn: u32) -> Option<Tile> {
+        self.groups.locate(tile, bn)
+    }
+
+    /// The FP8 kernels have members only in a masked grouped GEMM: without groups, one problem
+    /// (a walk with no division by the members, which the 24-register producer of the
+    /// three-consumer kernels could not afford).
+    #[inline(always)]
+    fn ungrouped(self) -> Self {
+        crate::gemm::Fp8GemmArgs {
+            groups: crate::gemm::Groups::NONE,
+            batch: crate::gemm::Members::ONE,
+            ..self
+        }
+    }
 }
 
 impl<H: crate::device::half::Half> Problem for HalfGemmArgs<H> {
@@ -150,17 +177,7 @@ impl<H: crate::device::half::Half> Problem for HalfGemmArgs<H> {
 
     #[inline(always)]
     fn locate(&self, tile: Tile, bn: u32) -> Option<Tile> {
-        let col = tile.col * bn;
-        match self.groups.layout {
-            GroupLayout::None => Some(tile),
-            GroupLayout::Contiguous => {
-                let group = unsafe { self.groups.group_of(col) };
-                (group < self.groups.count).then_some(Tile { group, ..tile })
-            }
-            GroupLayout::Masked => {
-                (col < unsafe { self.groups.columns(tile.member) }).then_some(tile)
-            }
-        }
+        self.groups.locate(tile, bn)
     }
 
     #[inline(always)]

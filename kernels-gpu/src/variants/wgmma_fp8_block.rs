@@ -28,6 +28,14 @@
 //! Scales past m read as zero (the rows the TMA engine zero-filled); k need not be a multiple of
 //! 128: the last block's missing values are zeros in both operands.
 //!
+//! **Grouped** (a mixture-of-experts layer, DeepGEMM's layouts, [`crate::gemm::Groups`]): the
+//! skeleton's walk finds each tile's group, the copies take A's layer of the group and B's of
+//! the member, and [`Fp8GemmArgs::of_tile`] points the consumers at the group's A scales and the
+//! member's B scales and C. Every configuration but `:4` (clusters along n: two tiles of a
+//! cluster may be of different groups) and `:7` (its 24-register producer spilled 32 bytes
+//! walking the groups) runs them; measured in `docs/results/h100-2026-11-26-fp8-groups/`
+//! (0.91× cuBLASLt called once per group, `:6`).
+//!
 //! What limits it, measured (`docs/results/h100-2026-11-25-fp8/run8/diagnostics/`): the tile is
 //! not the problem — the same tile, ring and epilogue with the per-tensor mainloop ran at 1457
 //! TFLOP/s at 8192³, without the promotion (still waiting for each slice) at 1366, with it at
@@ -138,6 +146,11 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUME
     const EXTRA_BYTES: u32 = CONSUMERS * BUFFERS * STAGING_BOX_BYTES;
     const CONSUMERS: u32 = CONSUMERS;
     const CLUSTER: (u32, u32) = (1, CLUSTER_N);
+    // A grouped GEMM's tiles find their group's A and scales ([`Fp8GemmArgs::of_tile`]); not
+    // in clusters along n (two tiles of a cluster may be of different groups), with block
+    // scales only, and not beside three consumers, whose 24-register producer spilled 32 bytes
+    // walking the groups.
+    const GROUPS: bool = CLUSTER_N == 1 && MAINLOOP != PER_TENSOR && CONSUMERS == 2;
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {

@@ -1,0 +1,396 @@
+//! The block-scaled e4m3 grouped GEMM on the emulator (`host --dtype e4m3 --scaling block
+//! --groups`): every configuration of `wgmma-fp8-block` that walks groups computes every group
+//! with its own A and A's scales, contiguous (uneven groups, a group in two runs, padding
+//! between) and masked (counts that end inside a box, at a tile's edge, fill the capacity, or
+//! are 0), each group checked against the f64 reference of its own dequantised operands and
+//! every column no group owns required to be as it was; then the planted bugs of issue 29 and
+//! the refusals.
+use gpu_gemm::emulator::launch_fp8_body;
+use gpu_gemm::fp8::grouped::{self, GroupedInputs, GroupedLaunch};
+use gpu_gemm::fp8::quantize::{Fp8Problem, Scaling};
+use gpu_gemm::fp8::reference::Fp8Check;
+use gpu_gemm::fp8::run::execute_many;
+use gpu_gemm::launch::{Fp8Groups, Fp8Operands, Launch};
+use gpu_gemm::problem::Init;
+use gpu_gemm::registry;
+use gpu_gemm::run::{Backend, Timing};
+use kernels_gpu::device::tma::TensorMap;
+use kernels_gpu::gemm::{Dtype, Fp8GemmArgs, GroupLayout};
+use kernels_gpu::pipeline::schedule::Tile;
+use kernels_gpu::pipeline::{self, Consumer, Kernel, Problem as Sizes, Stages, Work};
+use kernels_gpu::registry::Shape;
+use kernels_gpu::variants::wgmma_fp8_block::WgmmaFp8Block;
+
+const ONCE: Timing = Timing {
+    warmup: 0,
+    iters: 0,
+    budget_ms: 0.0,
+    check: true,
+};
+
+/// A word of a contiguous table that names no group: padding.
+const PADDING: u32 = u32::MAX;
+/// Five runs of 128 columns: group 2, group 0, padding, group 0 again, group 1.
+const UNEVEN: [u32; 5] = [2, 0, PADDING, 0, 1];
+/// Masked counts over a capacity of 200: inside a TMA box, the whole capacity, none, a tile's
+/// edge.
+const COUNTS: [u32; 4] = [77, 200, 0, 128];
+const GROUPS: u32 = 3;
+
+/// m = 136 leaves a partial tile in m; k = 384 is three blocks of scales; lda and ldb padded.
+fn problem(layout: GroupLayout, n: u32, count: u32) -> Fp8Problem {
+    Fp8Problem {
+        shape: Shape {
+            m: 136,
+            n,
+            k: 384,
+            lda: 400,
+            ldb: 416,
+            ldc: 144,
+        },
+        alpha: 1.5,
+        beta: -0.5,
+        scaling: Scaling::Block,
+        init: Init::Random,
+        seed: 29,
+        outliers: false,
+        groups: Fp8Groups { layout, count },
+    }
+}
+
+fn contiguous() -> (Fp8Problem, Vec<u32>) {
+    let n = 128 * UNEVEN.len() as u32;
+    (problem(GroupLayout::Contiguous, n, GROUPS), UNEVEN.to_vec())
+}
+
+fn masked() -> (Fp8Problem, Vec<u32>) {
+    let p = problem(GroupLayout::Masked, 200, COUNTS.len() as u32);
+    (p, COUNTS.to_vec())
+}
+
+/// The inputs of `p` with `table`, each group's A (and its scales) `4·(g + 1)` times larger,
+/// so that the scales of one group are far from another's: uniform data alone gives every
+/// group's blocks scales within about 1% of each other, and a kernel that took the wrong
+/// group's would pass.
+fn inputs(p: &Fp8Problem, table: Vec<u32>) -> GroupedInputs {
+    let mut x = GroupedInputs::generate(p, table);
+    for (g, a) in x.a.iter_mut().enumerate() {
+        for scale in &mut a.scales {
+            *scale *= 4.0 * (g + 1) as f32;
+        }
+    }
+    x
+}
+
+/// Runs `name:tile` on `p` with `table` on the emulator and returns its check.
+fn run(name: &str, tile: Option<u32>, p: &Fp8Problem, table: &[u32]) -> Fp8Check {
+    let x = inputs(p, table.to_vec());
+    let tile = tile.unwrap_or(kernels_gpu::registry::find(name).unwrap().tiles[0]);
+    let launch = launch_of(name, tile, &p.shape);
+    let (m, _, _) = grouped::measure(
+        &Backend::Emulator,
+        GroupedLaunch::Kernel(&launch),
+        name,
+        p,
+        &x,
+        ONCE,
+    )
+    .unwrap_or_else(|e| panic!("{name}:{tile}: {e:#}"));
+    let references = grouped::references(p, &x);
+    grouped::check_groups(p, &x, &references, (&m.uploaded_c, &m.result), true)
+}
+
+/// The registry's launch of `name:tile` at `shape`.
+fn launch_of(name: &str, tile: u32, s: &Shape) -> Launch {
+    let k = kernels_gpu::registry::find(name).unwrap();
+    Launch::Kernel {
+        entry: k.first_entry_name(Dtype::E4m3, tile),
+        geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
+        reduce: None,
+        target: k.target,
+        tma: k
+            .tma
+            .map(|operands| operands(tile, kernels_gpu::registry::Layout::TN)),
+        copies: None,
+        unfused: None,
+    }
+}
+
+#[test]
+fn every_grouped_fp8_configuration_computes_every_group_in_both_layouts() {
+    let block = kernels_gpu::registry::find("wgmma-fp8-block").unwrap();
+    let grouped: Vec<u32> = block
+        .tiles
+        .iter()
+        .copied()
+        .filter(|&t| (block.tma.unwrap())(t, kernels_gpu::registry::Layout::TN).grouped)
+        .collect();
+    assert_eq!(
+        grouped,
+        [6, 1, 2, 3, 5],
+        "the configurations that walk groups"
+    );
+    for (p, table) in [contiguous(), masked()] {
+        for &tile in &grouped {
+            let check = run("wgmma-fp8-block", Some(tile), &p, &table);
+            println!(
+                "wgmma-fp8-block:{tile} {:?}: {}",
+                p.groups.layout,
+                check.summary()
+            );
+            assert!(
+                check.passed(),
+                "{tile} {:?}: {}",
+                p.groups.layout,
+                check.summary()
+            );
+        }
+    }
+}
+
+/// `auto` and the host's pipeline (the problem's own table: equal runs, or counts drawn from
+/// the seed in multiples of 16) take `wgmma-fp8-block:6`, and the kernels that cannot walk
+/// groups, or a per-tensor scaling, are refused with the reason.
+#[test]
+fn auto_runs_the_groups_and_the_others_are_refused() {
+    let p = Fp8Problem {
+        shape: Shape {
+            n: 384,
+            ..contiguous().0.shape
+        },
+        ..contiguous().0
+    };
+    let (masked_p, _) = masked();
+    let kernels = |names: &[&str]| -> Vec<_> {
+        names
+            .iter()
+            .map(|n| {
+                let (name, tile) = n
+                    .split_once(':')
+                    .map_or((*n, None), |(n, t)| (n, Some(t.parse::<u32>().unwrap())));
+                (registry::find(name).unwrap(), tile)
+            })
+            .collect()
+    };
+    for p in [&p, &masked_p] {
+        let reports = execute_many(&Backend::Emulator, &kernels(&["auto"]), p, ONCE, |_| {});
+        let report = reports[0].as_ref().unwrap();
+        assert_eq!(report.variant, "auto→wgmma-fp8-block:6");
+        assert!(report.passed(), "{:?}", report.check);
+    }
+    let refusals = execute_many(
+        &Backend::Emulator,
+        &kernels(&[
+            "wgmma-fp8-block:4",
+            "wgmma-fp8-block:7",
+            "wgmma-fp8-block-narrow",
+            "wgmma-fp8",
+        ]),
+        &p,
+        ONCE,
+        |_| {},
+    );
+    let reasons = [
+        ("block:4", "does not run grouped GEMMs"),
+        ("block:7", "does not run grouped GEMMs"),
+        ("narrow", "does not run grouped GEMMs"),
+        ("wgmma-fp8", "takes one scale per tensor"),
+    ];
+    for ((name, reason), r) in reasons.iter().zip(&refusals) {
+        let e = r
+            .as_ref()
+            .err()
+            .unwrap_or_else(|| panic!("{name} ran groups"))
+            .to_string();
+        assert!(e.contains(reason), "{name}: {e}");
+    }
+    let per_tensor = Fp8Problem {
+        scaling: Scaling::PerTensor,
+        ..p
+    };
+    let e = execute_many(
+        &Backend::Emulator,
+        &kernels(&["auto"]),
+        &per_tensor,
+        ONCE,
+        |_| {},
+    )
+    .pop()
+    .unwrap()
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("give --scaling block"), "{e}");
+}
+
+/// The bug selectors of [`PlantedArgs`].
+const NONE: u8 = 0;
+/// The contiguous layout's group read one block of columns on: a tile multiplies the A of the
+/// group after its own, with that group's scales.
+const GROUP_ONE_BLOCK_ON: u8 = 1;
+/// The masked layout's counts ignored: every tile of the capacity computed and written.
+const COUNT_IGNORED: u8 = 2;
+/// A's scales taken from the next group's block (the right group's A).
+const WRONG_GROUPS_SCALES: u8 = 3;
+
+/// `wgmma-fp8-block:1`'s arguments, their grouped walk planted with bug `BUG`.
+#[derive(Clone, Copy)]
+struct PlantedArgs<const BUG: u8>(Fp8GemmArgs);
+
+impl<const BUG: u8> Sizes for PlantedArgs<BUG> {
+    fn mnk(&self) -> (u32, u32, u32) {
+        self.0.mnk()
+    }
+
+    fn members(&self) -> u32 {
+        self.0.members()
+    }
+
+    fn member(self, tile: Tile) -> Self {
+        match BUG {
+            COUNT_IGNORED => PlantedArgs(
+                Fp8GemmArgs {
+                    groups: kernels_gpu::gemm::Groups::NONE,
+                    ..self.0
+                }
+                .of_tile(tile),
+            ),
+            WRONG_GROUPS_SCALES => {
+                let next = Tile {
+                    group: (tile.group + 1) % GROUPS,
+                    ..tile
+                };
+                let right = self.0.of_tile(tile);
+                PlantedArgs(Fp8GemmArgs {
+                    scale_a: self.0.of_tile(next).scale_a,
+                    ..right
+                })
+            }
+            _ => PlantedArgs(self.0.member(tile)),
+        }
+    }
+
+    fn locate(&self, tile: Tile, bn: u32) -> Option<Tile> {
+        match BUG {
+            GROUP_ONE_BLOCK_ON => {
+                let next = Tile {
+                    col: tile.col + 1,
+                    ..tile
+                };
+                let inside = (tile.col + 1) * bn < self.0.n;
+                let group = match inside.then(|| self.0.locate(next, bn)).flatten() {
+                    Some(t) => t.group,
+                    None => tile.group,
+                };
+                self.0.locate(tile, bn).map(|t| Tile { group, ..t })
+            }
+            COUNT_IGNORED => Some(tile),
+            _ => self.0.locate(tile, bn),
+        }
+    }
+}
+
+/// The kernel the registry launches as `wgmma-fp8-block:1`.
+type Block = WgmmaFp8Block<5>;
+
+/// `wgmma-fp8-block:1` on the planted arguments.
+#[derive(Clone, Copy)]
+struct Planted<const BUG: u8>;
+
+impl<const BUG: u8> Kernel for Planted<BUG> {
+    type Args = PlantedArgs<BUG>;
+    const BM: u32 = Block::BM;
+    const BN: u32 = Block::BN;
+    const BK: u32 = Block::BK;
+    const STAGES: u32 = Block::STAGES;
+    const STAGE_BYTES: u32 = Block::STAGE_BYTES;
+    const LOADED_BYTES: u32 = Block::LOADED_BYTES;
+    const EXTRA_BYTES: u32 = Block::EXTRA_BYTES;
+    const GROUPS: bool = true;
+
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
+        unsafe { Kernel::load(Block::default(), maps, stages, s, tile, slice) }
+    }
+
+    unsafe fn consume(
+        self,
+        args: PlantedArgs<BUG>,
+        maps: *const TensorMap,
+        consumer: &mut Consumer,
+        work: Work,
+    ) {
+        unsafe { Block::default().consume(args.0, maps, consumer, work) }
+    }
+
+    fn drain(self, consumer: &Consumer) {
+        Kernel::drain(Block::default(), consumer)
+    }
+}
+
+const _: () = assert!(<Planted<NONE> as Kernel>::POOL_BYTES == Block::POOL_BYTES);
+
+/// # Safety
+/// As `wgmma_fp8_block::gemm`.
+unsafe fn planted<const BUG: u8>(args: Fp8GemmArgs, maps: *const TensorMap) {
+    unsafe { pipeline::run(Planted::<BUG>, PlantedArgs::<BUG>(args), maps) }
+}
+
+/// Runs bug `BUG` on `p` with `table` (the registry's launch of `wgmma-fp8-block:1`) and
+/// returns the check.
+fn planted_check<const BUG: u8>((p, table): (Fp8Problem, Vec<u32>)) -> Fp8Check {
+    let x = inputs(&p, table);
+    let operands = x.concatenated();
+    let ops = Fp8Operands {
+        a: &operands.a,
+        b: &operands.b,
+        scale_a: &operands.scale_a,
+        scale_b: &operands.scale_b,
+        c: &operands.c,
+        groups: p.groups,
+        table: &x.table,
+    };
+    let launch = launch_of("wgmma-fp8-block", 1, &p.shape);
+    let mut c = operands.c.clone();
+    launch_fp8_body(
+        &launch,
+        planted::<BUG>,
+        &p.shape,
+        (p.alpha, p.beta),
+        &ops,
+        &mut c,
+    )
+    .unwrap_or_else(|e| panic!("bug {BUG}: {e:#}"));
+    let references = grouped::references(&p, &x);
+    grouped::check_groups(&p, &x, &references, (&operands.c, &c), true)
+}
+
+#[test]
+fn planted_group_bugs_fail_the_check() {
+    let control = [
+        planted_check::<NONE>(contiguous()),
+        planted_check::<NONE>(masked()),
+    ];
+    for c in &control {
+        assert!(c.passed(), "the kernel as it is: {}", c.summary());
+    }
+    let one_block_on = planted_check::<GROUP_ONE_BLOCK_ON>(contiguous());
+    let ignored = planted_check::<COUNT_IGNORED>(masked());
+    let wrong_scales = planted_check::<WRONG_GROUPS_SCALES>(contiguous());
+    let wrong_scales_masked = planted_check::<WRONG_GROUPS_SCALES>(masked());
+    println!(
+        "control: {}\ngroup one block on: {}\ncounts ignored: {}\nscales of the next group: {}\n\
+         … masked: {}",
+        control[0].summary(),
+        one_block_on.summary(),
+        ignored.summary(),
+        wrong_scales.summary(),
+        wrong_scales_masked.summary()
+    );
+    assert!(!one_block_on.passed(), "the group one block on passed");
+    assert!(!ignored.passed(), "the counts ignored passed");
+    assert!(ignored.check.padding_changed > 0, "{}", ignored.summary());
+    assert!(!wrong_scales.passed(), "the next group's scales passed");
+    assert!(
+        !wrong_scales_masked.passed(),
+        "the next group's scales passed (masked)"
+    );
+}
