@@ -13,13 +13,14 @@
 use gpu_gemm::emulator::launch_fp8_body;
 use gpu_gemm::fp8::quantize::{quantize, Fp8Inputs, Fp8Problem, Operand, Scaling};
 use gpu_gemm::fp8::reference::{check, reference, Fp8Check};
-use gpu_gemm::launch::{Fp8Groups, Fp8Operands, Launch};
+use gpu_gemm::fp8::run::kernel_launch;
+use gpu_gemm::launch::{Fp8Groups, Fp8Operands};
 use gpu_gemm::problem::Init;
 use kernels_gpu::device::half::Bf16;
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
 use kernels_gpu::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
 use kernels_gpu::device::{pool_address, Real};
-use kernels_gpu::gemm::{Dtype, Fp8GemmArgs, HalfGemmArgs};
+use kernels_gpu::gemm::{Fp8GemmArgs, HalfGemmArgs};
 use kernels_gpu::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
 use kernels_gpu::pipeline::schedule::Tile;
 use kernels_gpu::pipeline::{self, Consumer, Kernel, Stages, Work};
@@ -224,17 +225,7 @@ fn run_body(
     let x = inputs(&p);
     let s = p.shape;
     let k = kernels_gpu::registry::find(variant).unwrap();
-    let launch = Launch::Kernel {
-        entry: k.first_entry_name(Dtype::E4m3, tile),
-        geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
-        reduce: None,
-        target: k.target,
-        tma: k
-            .tma
-            .map(|operands| operands(tile, kernels_gpu::registry::Layout::TN)),
-        copies: None,
-        unfused: None,
-    };
+    let launch = kernel_launch(k, tile, &s);
     let ops = Fp8Operands {
         a: &x.a.codes.data,
         b: &x.b.codes.data,

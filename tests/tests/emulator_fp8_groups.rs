@@ -9,17 +9,23 @@ use gpu_gemm::emulator::launch_fp8_body;
 use gpu_gemm::fp8::grouped::{self, GroupedInputs, GroupedLaunch};
 use gpu_gemm::fp8::quantize::{Fp8Problem, Scaling};
 use gpu_gemm::fp8::reference::Fp8Check;
-use gpu_gemm::fp8::run::execute_many;
+use gpu_gemm::fp8::run::{execute_many, kernel_launch};
 use gpu_gemm::launch::{Fp8Groups, Fp8Operands, Launch};
 use gpu_gemm::problem::Init;
 use gpu_gemm::registry;
 use gpu_gemm::run::{Backend, Timing};
 use kernels_gpu::device::tma::TensorMap;
-use kernels_gpu::gemm::{Dtype, Fp8GemmArgs, GroupLayout};
+use kernels_gpu::gemm::{Fp8GemmArgs, GroupLayout};
 use kernels_gpu::pipeline::schedule::Tile;
 use kernels_gpu::pipeline::{self, Consumer, Kernel, Problem as Sizes, Stages, Work};
 use kernels_gpu::registry::Shape;
 use kernels_gpu::variants::wgmma_fp8_block::WgmmaFp8Block;
+
+#[allow(dead_code)]
+mod epilogue_cases;
+#[allow(dead_code)]
+mod group_cases;
+use group_cases::{COUNTS, UNEVEN};
 
 const ONCE: Timing = Timing {
     warmup: 0,
@@ -28,13 +34,7 @@ const ONCE: Timing = Timing {
     check: true,
 };
 
-/// A word of a contiguous table that names no group: padding.
-const PADDING: u32 = u32::MAX;
-/// Five runs of 128 columns: group 2, group 0, padding, group 0 again, group 1.
-const UNEVEN: [u32; 5] = [2, 0, PADDING, 0, 1];
-/// Masked counts over a capacity of 200: inside a TMA box, the whole capacity, none, a tile's
-/// edge.
-const COUNTS: [u32; 4] = [77, 200, 0, 128];
+/// The groups of the contiguous table [`UNEVEN`] (the 16-bit test's cases).
 const GROUPS: u32 = 3;
 
 /// m = 136 leaves a partial tile in m; k = 384 is three blocks of scales; lda and ldb padded.
@@ -102,18 +102,7 @@ fn run(name: &str, tile: Option<u32>, p: &Fp8Problem, table: &[u32]) -> Fp8Check
 
 /// The registry's launch of `name:tile` at `shape`.
 fn launch_of(name: &str, tile: u32, s: &Shape) -> Launch {
-    let k = kernels_gpu::registry::find(name).unwrap();
-    Launch::Kernel {
-        entry: k.first_entry_name(Dtype::E4m3, tile),
-        geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
-        reduce: None,
-        target: k.target,
-        tma: k
-            .tma
-            .map(|operands| operands(tile, kernels_gpu::registry::Layout::TN)),
-        copies: None,
-        unfused: None,
-    }
+    kernel_launch(kernels_gpu::registry::find(name).unwrap(), tile, s)
 }
 
 #[test]
@@ -272,16 +261,7 @@ impl<const BUG: u8> Sizes for PlantedArgs<BUG> {
     fn locate(&self, tile: Tile, bn: u32) -> Option<Tile> {
         match BUG {
             GROUP_ONE_BLOCK_ON => {
-                let next = Tile {
-                    col: tile.col + 1,
-                    ..tile
-                };
-                let inside = (tile.col + 1) * bn < self.0.n;
-                let group = match inside.then(|| self.0.locate(next, bn)).flatten() {
-                    Some(t) => t.group,
-                    None => tile.group,
-                };
-                self.0.locate(tile, bn).map(|t| Tile { group, ..t })
+                group_cases::one_block_on(tile, (bn, self.0.n), |t| self.0.locate(t, bn))
             }
             COUNT_IGNORED => Some(tile),
             _ => self.0.locate(tile, bn),

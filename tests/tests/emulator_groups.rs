@@ -157,17 +157,7 @@ impl<const BUG: u8> Sizes for PlantedArgs<BUG> {
     fn locate(&self, tile: Tile, bn: u32) -> Option<Tile> {
         match BUG {
             GROUP_ONE_BLOCK_ON => {
-                // (The last block has none after it: the table ends there.)
-                let next = Tile {
-                    col: tile.col + 1,
-                    ..tile
-                };
-                let inside = (tile.col + 1) * bn < self.0.n;
-                let group = match inside.then(|| self.0.locate(next, bn)).flatten() {
-                    Some(t) => t.group,
-                    None => tile.group,
-                };
-                self.0.locate(tile, bn).map(|t| Tile { group, ..t })
+                group_cases::one_block_on(tile, (bn, self.0.n), |t| self.0.locate(t, bn))
             }
             COUNT_IGNORED => Some(tile),
             _ => self.0.locate(tile, bn),

@@ -13,6 +13,22 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 here=$(dirname "$0")
 if [ -x "$here/host" ]; then bundle=$here; else bundle=.gpu; fi
 host=$bundle/host
+# DeepGEMM's grouped sets, TN (m = N, k = K, n = the tokens): contiguous (groups, tokens per
+# group) and masked (groups, capacity; counts drawn between M/2 and M), for the variants $2 and
+# the host's other arguments after them; logs $OUT/$1-N-K.log, the short table $OUT/$1.log.
+grouped_sets() {
+  local name=$1 variants=$2; shift 2
+  for nk in "4096 7168" "7168 2048"; do
+    set -- $nk "$@"
+    for gm in "4 8192" "8 4096" "masked 1 1024" "masked 2 512" "masked 4 256"; do
+      case "$gm" in masked*) layout=--masked; gm=${gm#masked } ;; *) layout= ;; esac
+      g=${gm% *}; tokens=${gm#* }
+      echo "== m=$1 k=$2 groups=$g group-m=$tokens $layout"
+      $host --variant "$variants" "${@:3}" --transa t --m $1 --k $2 --groups $g --group-m $tokens $layout --seed 1 2>&1 | tee -a "$OUT/$name-$1-$2.log" | grep -E '^\| [a-z]|^(E|e)rror|counts' | grep -v '^| variant'
+    done
+    shift 2
+  done | tee "$OUT/$name.log"
+}
 for step in "$@"; do
   case "$step" in
     parallel)
@@ -79,15 +95,7 @@ for step in "$@"; do
       # call per group and its grouped GEMM (cublasGemmGroupedBatchedEx).
       "$bundle/tests-gpu" grouped_gemms --nocapture 2>&1 | tee "$OUT/groups-test.log" | grep -E 'test result|panicked' -A2
       timeout 300 compute-sanitizer --tool memcheck "$bundle/tests-gpu" grouped_gemms 2>&1 | tee "$OUT/groups-sanitize.log" | grep -E 'ERROR SUMMARY|test result' | tail -2
-      for nk in "4096 7168" "7168 2048"; do
-        set -- $nk
-        for gm in "4 8192" "8 4096" "masked 1 1024" "masked 2 512" "masked 4 256"; do
-          case "$gm" in masked*) layout=--masked; gm=${gm#masked } ;; *) layout= ;; esac
-          g=${gm% *}; tokens=${gm#* }
-          echo "== m=$1 k=$2 groups=$g group-m=$tokens $layout"
-          $host --variant auto --compare cublas,cublas-grouped --dtype bf16 --transa t --m $1 --k $2 --groups $g --group-m $tokens $layout --seed 1 2>&1 | tee -a "$OUT/groups-$1-$2.log" | grep -E '^\| [a-z]|error' | grep -v '^| variant'
-        done
-      done | tee "$OUT/groups.log" ;;
+      grouped_sets groups auto --compare cublas,cublas-grouped --dtype bf16 ;;
     fp8-groups)
       # The block-scaled e4m3 grouped GEMM: the GPU test (both layouts, every configuration that
       # walks groups, auto, cuBLASLt per group), under compute-sanitizer too; then DeepGEMM's
@@ -95,15 +103,7 @@ for step in "$@"; do
       # cuBLASLt called once per group (masked counts in multiples of 16, which it needs).
       "$bundle/tests-gpu" grouped_fp8 --nocapture 2>&1 | tee "$OUT/fp8-groups-test.log" | grep -E 'test result|panicked' -A2
       timeout 300 compute-sanitizer --tool memcheck "$bundle/tests-gpu" grouped_fp8 2>&1 | tee "$OUT/fp8-groups-sanitize.log" | grep -E 'ERROR SUMMARY|test result' | tail -2
-      for nk in "4096 7168" "7168 2048"; do
-        set -- $nk
-        for gm in "4 8192" "8 4096" "masked 1 1024" "masked 2 512" "masked 4 256"; do
-          case "$gm" in masked*) layout=--masked; gm=${gm#masked } ;; *) layout= ;; esac
-          g=${gm% *}; tokens=${gm#* }
-          echo "== m=$1 k=$2 groups=$g group-m=$tokens $layout"
-          $host --variant ${FP8_GROUP_VARIANTS:-auto} --compare cublas --dtype e4m3 --transa t --scaling block --m $1 --k $2 --groups $g --group-m $tokens $layout --seed 1 2>&1 | tee -a "$OUT/fp8-groups-$1-$2.log" | grep -E '^\| [a-z]|^(E|e)rror|counts' | grep -v '^| variant'
-        done
-      done | tee "$OUT/fp8-groups.log" ;;
+      grouped_sets fp8-groups "${FP8_GROUP_VARIANTS:-auto}" --compare cublas --dtype e4m3 --scaling block ;;
     epilogue-plain)
       # The same GEMMs with no epilogue, and the squares, with each host of EPILOGUE_HOSTS (a
       # build before the epilogue beside the bundle's, in one job): what the epilogue's branch costs.

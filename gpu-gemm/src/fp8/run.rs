@@ -158,16 +158,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
                     k.name
                 );
             }
-            let s = p.shape;
-            let launch = Launch::Kernel {
-                entry: k.entry_name(Dtype::E4m3, tile, kernels_gpu::registry::Layout::TN),
-                geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
-                reduce: None,
-                target: k.target,
-                tma: operands,
-            copies: None,
-            unfused: None,
-            };
+            let launch = kernel_launch(k, tile, &p.shape);
             Ok((Fp8Launch::Kernel(launch), registry::label(variant, Some(tile))?))
         }
         Variant::Cublas(CublasMath::Default) if tile.is_none() => Ok((
@@ -183,6 +174,21 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
             "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8 and wgmma-fp8-block, the yardstick `cublas` is cuBLASLt)",
             variant.name()
         ),
+    }
+}
+
+/// The launch of FP8 kernel `k` at `tile` on `shape` (TN): its entry point, its grid, its
+/// tensor maps. The registry's launch, for a test's kernel body too.
+pub fn kernel_launch(k: &kernels_gpu::registry::Variant, tile: u32, s: &Shape) -> Launch {
+    let layout = kernels_gpu::registry::Layout::TN;
+    Launch::Kernel {
+        entry: k.entry_name(Dtype::E4m3, tile, layout),
+        geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
+        reduce: None,
+        target: k.target,
+        tma: k.tma.map(|operands| operands(tile, layout)),
+        copies: None,
+        unfused: None,
     }
 }
 

@@ -146,13 +146,27 @@ pub trait Operands<const R: usize>: Copy + Default + 'static {
     where
         Accumulator<R>: Registers,
     {
-        let mut acc = Accumulator::<R>::zero();
-        c.mainloop(work.slices, |stage, slice| {
-            issue(stage, &mut acc, slice == 0)
-        });
-        acc.fence_registers();
-        *acc.get()
+        one_chain(c, work, issue)
     }
+}
+
+/// A warpgroup's sum over the work's slices as one chain (one scale per tensor): the skeleton's
+/// mainloop, each stage released while the next slice's group runs.
+#[inline(always)]
+pub fn one_chain<const R: usize>(
+    c: &mut Consumer,
+    work: Work,
+    issue: impl Fn(u32, &mut Accumulator<R>, bool),
+) -> [f32; R]
+where
+    Accumulator<R>: Registers,
+{
+    let mut acc = Accumulator::<R>::zero();
+    c.mainloop(work.slices, |stage, slice| {
+        issue(stage, &mut acc, slice == 0)
+    });
+    acc.fence_registers();
+    *acc.get()
 }
 
 /// bf16 or f16 operands and C (f32 accumulation).
@@ -188,12 +202,21 @@ where
     }
 }
 
-/// e4m3 operands with one scale per tensor, bf16 C (chapter 4's `wgmma-fp8`, narrow): both
-/// operands K-major (TN), the scales folded into alpha.
+/// e4m3 operands, bf16 C, both K-major (TN): with one scale per tensor (`BLOCK_SCALES` false,
+/// [`E4m3`]: chapter 4's `wgmma-fp8`, narrow), or with block scales ([`E4m3Blocks`]:
+/// `wgmma-fp8-block-narrow`), one per 1 × 128 of A and per 128 × 128 of B as in
+/// [`super::wgmma_fp8_block`].
 #[derive(Clone, Copy, Default)]
-pub struct E4m3;
+pub struct Fp8<const BLOCK_SCALES: bool>;
 
-impl<const R: usize> Operands<R> for E4m3
+/// e4m3 with one scale per tensor, the scales folded into alpha.
+pub type E4m3 = Fp8<false>;
+/// e4m3 with block scales: a slice is 128 of k, one block of scales, so each slice is a fresh
+/// sum promoted into f32 totals with its scales ([`wgmma_fp8_block::promote`]); a stream-k part
+/// promotes its own slices, and the fixup adds totals that are already scaled.
+pub type E4m3Blocks = Fp8<true>;
+
+impl<const R: usize, const BLOCK_SCALES: bool> Operands<R> for Fp8<BLOCK_SCALES>
 where
     Accumulator<R>: Fp8Wgmma,
 {
@@ -206,44 +229,21 @@ where
         Fp8Wgmma::mma(acc, a, b, accumulate)
     }
 
-    /// One scale per tensor: `Σ (sa·a)(sb·b) = sa·sb·Σ a·b`.
+    /// One scale per tensor: `Σ (sa·a)(sb·b) = sa·sb·Σ a·b`. Block scales are in the totals
+    /// already.
     #[inline(always)]
     fn output(args: &Fp8GemmArgs) -> HalfGemmArgs<Bf16> {
+        if BLOCK_SCALES {
+            return args.output(args.alpha);
+        }
         let scale = unsafe { args.scale_a.load(0) * args.scale_b.load(0) };
         args.output(args.alpha * scale)
     }
-}
 
-/// e4m3 operands with block scales, bf16 C (`wgmma-fp8-block-narrow`): one scale per 1 × 128
-/// of A and per 128 × 128 of B, as [`super::wgmma_fp8_block`]. A slice is 128 of k, one block of
-/// scales, so each slice is a fresh sum promoted into f32 totals with its scales
-/// ([`wgmma_fp8_block::promote`]); a stream-k part promotes its own slices, and the fixup adds
-/// totals that are already scaled.
-#[derive(Clone, Copy, Default)]
-pub struct E4m3Blocks;
-
-impl<const R: usize> Operands<R> for E4m3Blocks
-where
-    Accumulator<R>: Fp8Wgmma,
-{
-    type Args = Fp8GemmArgs;
-    type Out = Bf16;
-    const BK: u32 = 128;
-
-    #[inline(always)]
-    fn mma(acc: &mut Accumulator<R>, a: Descriptor, b: Descriptor, accumulate: bool, _: bool) {
-        Fp8Wgmma::mma(acc, a, b, accumulate)
-    }
-
-    /// The scales are in the totals already.
-    #[inline(always)]
-    fn output(args: &Fp8GemmArgs) -> HalfGemmArgs<Bf16> {
-        args.output(args.alpha)
-    }
-
-    /// One slice at a time: issue it, wait for it, release its stage, promote it. At the sizes
-    /// this kernel is for the tensor cores wait for memory (a deep ring keeps the loads in
-    /// flight), and an `m64nN` promotion is N/2 FMAs per thread: nothing here to overlap.
+    /// Per tensor, one chain ([`one_chain`]). Per block, one slice at a time: issue it, wait for
+    /// it, release its stage, promote it. At the sizes this kernel is for the tensor cores wait
+    /// for memory (a deep ring keeps the loads in flight), and an `m64nN` promotion is N/2 FMAs
+    /// per thread: nothing here to overlap.
     #[inline(always)]
     fn sum(
         args: &Fp8GemmArgs,
@@ -255,6 +255,9 @@ where
     where
         Accumulator<R>: Registers,
     {
+        if !BLOCK_SCALES {
+            return one_chain(c, work, issue);
+        }
         let mut total = [0f32; R];
         let mut ahead = Ahead::new(BlockScales::new(args, row0, col0, c.thread, work));
         for slice in 0..work.slices {

@@ -140,3 +140,26 @@ pub fn every_kernel_in_both_layouts(backend: &Backend) {
         }
     }
 }
+
+/// The planted bug "a group read one block of columns on", shared by the 16-bit and the FP8
+/// grouped tests: where `tile` lies by `locate`, but with the group of the block after it
+/// (its own where the table ends: no block after the last).
+pub fn one_block_on(
+    tile: kernels_gpu::pipeline::schedule::Tile,
+    (bn, n): (u32, u32),
+    locate: impl Fn(
+        kernels_gpu::pipeline::schedule::Tile,
+    ) -> Option<kernels_gpu::pipeline::schedule::Tile>,
+) -> Option<kernels_gpu::pipeline::schedule::Tile> {
+    use kernels_gpu::pipeline::schedule::Tile;
+    let next = Tile {
+        col: tile.col + 1,
+        ..tile
+    };
+    let inside = (tile.col + 1) * bn < n;
+    let group = match inside.then(|| locate(next)).flatten() {
+        Some(t) => t.group,
+        None => tile.group,
+    };
+    locate(tile).map(|t| Tile { group, ..t })
+}
