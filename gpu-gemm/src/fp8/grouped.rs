@@ -216,7 +216,7 @@ pub fn check_groups(
 
 /// cuBLASLt called once per group, as a program without a grouped FP8 GEMM does: B's scales
 /// in cuBLASLt's layout, each group's cut out of its member's and laid one after another
-/// (where [`scale_b_offsets`] says).
+/// (at the offsets it returns beside them).
 pub fn cublaslt_scale_b(p: &Fp8Problem, x: &GroupedInputs) -> (Vec<f32>, Vec<usize>) {
     let (mut all, mut offsets) = (Vec::new(), Vec::new());
     for run in runs(p, &x.table) {

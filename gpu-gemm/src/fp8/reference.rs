@@ -59,7 +59,7 @@ pub fn reference(p: &Fp8Problem, inputs: &Fp8Inputs) -> Reference {
     reference_of(p, (&inputs.a, &inputs.b, &inputs.c))
 }
 
-/// [`reference`] of the operands `(a, b, c)` (a group's, cut out of a grouped GEMM's).
+/// [`reference()`] of the operands `(a, b, c)` (a group's, cut out of a grouped GEMM's).
 pub fn reference_of(
     p: &Fp8Problem,
     operands: (&Quantized, &Quantized, &Matrix<half::bf16>),

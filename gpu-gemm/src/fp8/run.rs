@@ -42,7 +42,7 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// (`docs/results/006-shapes-e4m3/`) this took `auto` from 0.81× to 0.97× cuBLASLt over the
 /// models' 63 shapes.
 ///
-/// Per block ([`block_choice`]), by the waves the tiles make; a grouped GEMM
+/// Per block (`block_choice`), by the waves the tiles make; a grouped GEMM
 /// ([`super::grouped`]) with `wgmma-fp8-block:6`.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let s = p.shape;
