@@ -174,6 +174,9 @@ impl Fp8Groups {
     /// The layers of the operands' tensor maps: a layer of A per group, packed; in the masked
     /// layout a layer of B and C per group too (a stride of 0: one layer).
     pub fn layers(&self, s: &kernels_gpu::registry::Shape) -> Batch {
+        if !self.grouped() {
+            return Batch::ONE;
+        }
         let per_member = |ld: u32| match self.layout {
             GroupLayout::Masked => ld as u64 * s.n as u64,
             _ => 0,

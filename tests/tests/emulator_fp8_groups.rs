@@ -374,3 +374,97 @@ fn planted_group_bugs_fail_the_check() {
         "the next group's scales passed (masked)"
     );
 }
+
+/// The library's form (`Gemm::run_fp8_grouped`): each group's columns are bit for bit those of
+/// the same kernel run on that group alone (`Gemm::run_fp8`), the columns no group owns are
+/// left as they were; a table of the wrong length and groups that are not packed are refused
+/// with typed errors.
+#[test]
+fn the_library_runs_fp8_groups_as_each_group_alone() {
+    use gpu_gemm::fp8::quantize::BLOCK;
+    use gpu_gemm::{Algorithm, Fp8, Gemm, GemmConfig, GemmError, Transpose};
+    let gemm = Gemm::emulator();
+    let (p, table) = contiguous();
+    let s = p.shape;
+    let x = inputs(&p, table.clone());
+    let o = x.concatenated();
+    let kernel = Algorithm::kernel_tile("wgmma-fp8-block", 1);
+    let base = GemmConfig::new(s.m, s.n, s.k)
+        .transposes(Transpose::Yes, Transpose::No)
+        .leading_dimensions(s.lda, s.ldb, s.ldc)
+        .scale(p.alpha as f64, p.beta as f64);
+    let (stride_a, k_blocks) = ((s.lda * s.m) as usize, s.k.div_ceil(BLOCK) as usize);
+    let config = base.contiguous_groups(GROUPS, stride_a as u64);
+    let mut c = o.c.clone();
+    fn operands<'o>(o: &'o grouped::Concatenated, a_scales: &'o [f32]) -> (Fp8<'o>, Fp8<'o>) {
+        (
+            Fp8::per_block(&o.a, a_scales),
+            Fp8::per_block(&o.b, &o.scale_b),
+        )
+    }
+    gemm.run_fp8_grouped(&config, &kernel, operands(&o, &o.scale_a), &table, &mut c)
+        .unwrap();
+    for run in grouped::runs(&p, &table) {
+        let (g, first, cols) = (run.group as usize, run.first as usize, run.columns as usize);
+        let (ldb, ldc) = (s.ldb as usize, s.ldc as usize);
+        let one = GemmConfig {
+            n: run.columns,
+            ..base
+        };
+        let a = &o.a[g * stride_a..][..stride_a];
+        let a_scales = &o.scale_a[g * s.m as usize * k_blocks..][..s.m as usize * k_blocks];
+        let b = &o.b[first * ldb..(first + cols) * ldb];
+        let blocks = first / BLOCK as usize..(first + cols).div_ceil(BLOCK as usize);
+        let b_scales = &o.scale_b[blocks.start * k_blocks..blocks.end * k_blocks];
+        let mut alone = o.c[first * ldc..(first + cols) * ldc].to_vec();
+        gemm.run_fp8(
+            &one,
+            &kernel,
+            Fp8::per_block(a, a_scales),
+            Fp8::per_block(b, b_scales),
+            &mut alone,
+        )
+        .unwrap();
+        let grouped = &c[first * ldc..(first + cols) * ldc];
+        assert!(
+            grouped
+                .iter()
+                .zip(&alone)
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            "group {g} at column {first} differs from the group alone"
+        );
+    }
+    // The padding run (the third) is as it was.
+    let padding = 2 * 128 * s.ldc as usize..3 * 128 * s.ldc as usize;
+    assert!(c[padding.clone()]
+        .iter()
+        .zip(&o.c[padding])
+        .all(|(x, y)| x.to_bits() == y.to_bits()));
+    // A table one word short, and groups not packed.
+    let mut c = o.c.clone();
+    let short = &table[..table.len() - 1];
+    let e = gemm
+        .run_fp8_grouped(
+            &config,
+            &kernel,
+            operands(&o, &o.scale_a),
+            &short.to_vec(),
+            &mut c,
+        )
+        .unwrap_err();
+    assert!(matches!(e, GemmError::GroupTableMisshaped { .. }), "{e}");
+    let spaced = base.contiguous_groups(GROUPS, stride_a as u64 + 64);
+    let e = gemm
+        .run_fp8_grouped(&spaced, &kernel, operands(&o, &o.scale_a), &table, &mut c)
+        .unwrap_err();
+    assert!(
+        matches!(&e, GemmError::InvalidConfig(m) if m.contains("packed")),
+        "{e}"
+    );
+    // A's scales for two groups of three.
+    let two = &o.scale_a[..2 * s.m as usize * k_blocks];
+    let e = gemm
+        .run_fp8_grouped(&config, &kernel, operands(&o, two), &table, &mut c)
+        .unwrap_err();
+    assert!(matches!(e, GemmError::ScalesMisshaped { .. }), "{e}");
+}

@@ -6,15 +6,15 @@
 //! per tensor or one per block (DeepSeek-V3's 1×128 of op(A), 128×128 of B): the scales are
 //! device memory, as a program that quantises on the GPU (an amax, then a division) has them,
 //! and their number is checked against the shape ([`GemmError::ScalesMisshaped`]).
+use super::{location, Operand, OperandMut, Result};
 use super::{Algorithm, Choice, Gemm, GemmConfig, GemmError, Memory, MemoryMut};
-use super::{Operand, OperandMut, Result};
 use crate::fp8::cublaslt::CublasLtFp8;
 use crate::fp8::quantize::{self, Fp8Problem, Scaling};
 use crate::launch::{Fp8Groups, Fp8Operands, Fp8Pointers, Launch};
 use crate::problem::{Init, Problem, Transpose, Transposes};
 use crate::registry::{self, CublasMath, Math, Variant};
 use crate::run::Backend;
-use kernels_gpu::gemm::Dtype;
+use kernels_gpu::gemm::{Dtype, GroupLayout};
 
 /// One FP8 operand: its e4m3 codes (one byte each, stored K-major: k×m for A, k×n for B) and
 /// their scales; an element's value is its scale times its code's e4m3 value.
@@ -66,20 +66,68 @@ impl Gemm {
         b: Fp8<'_>,
         c: &mut (impl OperandMut<half::bf16> + ?Sized),
     ) -> Result<Choice> {
+        self.fp8_call(config, algorithm, (a, b, None), c.memory_mut())
+    }
+
+    /// [`Gemm::run_fp8`] for a grouped GEMM in e4m3 with block scales (a mixture-of-experts
+    /// layer, DeepGEMM's layouts, as [`Gemm::run_grouped`] in 16 bits): `config` made with
+    /// [`GemmConfig::contiguous_groups`] or [`GemmConfig::masked_groups`], the groups packed
+    /// (A's stride `lda·m`; in the masked layout B's `ldb·n` and C's `ldc·n`); A's block scales
+    /// each group's after the other (`m·⌈k/128⌉` each), B's each member's (`⌈n/128⌉·⌈k/128⌉`:
+    /// one B in the contiguous layout); `table` as [`Gemm::run_grouped`]'s. One launch of
+    /// `wgmma-fp8-block` computes every group.
+    pub fn run_fp8_grouped(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+        (a, b): (Fp8<'_>, Fp8<'_>),
+        table: &(impl Operand<u32> + ?Sized),
+        c: &mut (impl OperandMut<half::bf16> + ?Sized),
+    ) -> Result<Choice> {
+        let table = table.memory();
+        self.fp8_call(config, algorithm, (a, b, Some(table)), c.memory_mut())
+    }
+
+    /// The FP8 call, one problem or grouped (`table`).
+    fn fp8_call(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+        (a, b, table): (Fp8<'_>, Fp8<'_>, Option<Memory<'_, u32>>),
+        c: MemoryMut<'_, half::bf16>,
+    ) -> Result<Choice> {
         let problem = self.fp8_problem(config, &a, &b)?;
+        self.check_groups(&as_problem(&problem), table.as_ref())?;
         let (choice, launch) = self.fp8_choice(algorithm, &problem)?;
         let cublas = launch.is_none();
-        let c = c.memory_mut();
         let p = as_problem(&problem);
-        let [(_, ar, ac, lda), (_, br, bc, ldb), stored_c] = p.stored();
-        self.check_buffer(('A', ar, ac, lda), &a.codes, cublas)?;
-        self.check_buffer(('B', br, bc, ldb), &b.codes, cublas)?;
+        let [stored_a, stored_b, stored_c] = p.stored();
+        let layers = problem.groups.layers(&problem.shape);
+        let members = problem.groups.members(&problem.shape).count;
+        self.check_buffer(stored_a, &a.codes, cublas)?;
+        self.check_buffer(stored_b, &b.codes, cublas)?;
         self.check_buffer(stored_c, &c.as_memory(), cublas)?;
-        for (operand, x, cols) in [
-            (quantize::Operand::A, &a, problem.shape.m),
-            (quantize::Operand::B, &b, problem.shape.n),
+        for (stored, len, layers) in [
+            (
+                stored_a,
+                location(&a.codes).2,
+                (layers.count, layers.stride_a),
+            ),
+            (stored_b, location(&b.codes).2, (members, layers.stride_b)),
+            (
+                stored_c,
+                location(&c.as_memory()).2,
+                (members, layers.stride_c),
+            ),
         ] {
-            let needed = quantize::scale_count(operand, problem.scaling, problem.shape.k, cols);
+            check_layers(stored, len, layers)?;
+        }
+        for (operand, x, cols, layers) in [
+            (quantize::Operand::A, &a, problem.shape.m, layers.count),
+            (quantize::Operand::B, &b, problem.shape.n, members),
+        ] {
+            let needed = layers as usize
+                * quantize::scale_count(operand, problem.scaling, problem.shape.k, cols);
             let name = if operand == quantize::Operand::A {
                 'A'
             } else {
@@ -106,11 +154,11 @@ impl Gemm {
                     scale_a: device(&a.scales),
                     scale_b: device(&b.scales),
                     c,
-                    table: 0,
+                    table: table.as_ref().map_or(0, device),
                 };
                 match &launch {
                     Some(launch) => gpu
-                        .fp8_kernel(launch, problem.shape, scalars, Fp8Groups::NONE)
+                        .fp8_kernel(launch, problem.shape, scalars, problem.groups)
                         .and_then(|enqueue| enqueue(&pointers))
                         .map_err(failed)?,
                     None => {
@@ -142,8 +190,8 @@ impl Gemm {
                     scale_a: host(&a.scales),
                     scale_b: host(&b.scales),
                     c: &before,
-                    groups: Fp8Groups::NONE,
-                    table: &[],
+                    groups: problem.groups,
+                    table: table.as_ref().map_or(&[], host),
                 };
                 crate::emulator::launch_fp8(&launch, &problem.shape, scalars, &ops, c)
                     .map_err(failed)?;
@@ -178,10 +226,40 @@ impl Gemm {
             init: Init::Random,
             seed: 0,
             outliers: false,
-            groups: crate::launch::Fp8Groups::NONE,
+            groups: Fp8Groups {
+                layout: config.groups,
+                count: config.batch.count,
+            },
         };
+        if config.groups == GroupLayout::None && config.batch.count > 1 {
+            return Err(GemmError::InvalidConfig(
+                "an FP8 GEMM is one problem or a grouped GEMM: the FP8 kernels run no strided batch"
+                    .into(),
+            ));
+        }
+        // The kernels find a group's operands and scales by their packed sizes.
+        let packed = problem.groups.layers(&problem.shape);
+        if problem.groups.grouped()
+            && (
+                config.batch.stride_a,
+                config.batch.stride_b,
+                config.batch.stride_c,
+            ) != (packed.stride_a, packed.stride_b, packed.stride_c)
+        {
+            return Err(GemmError::InvalidConfig(format!(
+                "a grouped FP8 GEMM takes its groups packed: strides (A, B, C) = ({}, {}, {}), got ({}, {}, {})",
+                packed.stride_a,
+                packed.stride_b,
+                packed.stride_c,
+                config.batch.stride_a,
+                config.batch.stride_b,
+                config.batch.stride_c
+            )));
+        }
         as_problem(&problem)
             .validate()
+            .map_err(|e| GemmError::InvalidConfig(format!("{e:#}")))?;
+        crate::fp8::grouped::validate_if_grouped(&problem)
             .map_err(|e| GemmError::InvalidConfig(format!("{e:#}")))?;
         Ok(problem)
     }
@@ -272,9 +350,29 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         init: Init::Random,
         seed: 0,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
-        batch: kernels_gpu::gemm::Batch::ONE,
-        groups: kernels_gpu::gemm::GroupLayout::None,
+        batch: p.groups.layers(&p.shape),
+        groups: p.groups.layout,
     }
+}
+
+/// That `len` elements hold `count` layers `stride` apart of the stored matrix `(operand,
+/// rows, cols, ld)`.
+fn check_layers(
+    (operand, rows, cols, ld): (char, u32, u32, u32),
+    len: usize,
+    (count, stride): (u32, u64),
+) -> Result<()> {
+    let needed = (count as u64 - 1) * stride + ld as u64 * (cols as u64 - 1) + rows as u64;
+    if count > 1 && (len as u64) < needed {
+        return Err(GemmError::BatchTooSmall {
+            operand,
+            len,
+            needed,
+            count,
+            stride,
+        });
+    }
+    Ok(())
 }
 
 fn scaling_name(scaling: Scaling) -> &'static str {

@@ -355,6 +355,15 @@ pub fn measure(
     }
 }
 
+/// [`validate`] for a grouped problem; one problem passes.
+pub fn validate_if_grouped(p: &Fp8Problem) -> Result<()> {
+    if p.groups.grouped() {
+        validate(p)
+    } else {
+        Ok(())
+    }
+}
+
 /// Whether `p` is a grouped problem the FP8 kernels compute: block scales (a group's scale per
 /// tensor would be one more table), A and B K-major, and in the contiguous layout n a multiple
 /// of the table's 128 columns.
