@@ -156,12 +156,7 @@ struct Planted<const BUG: u8>;
 
 impl<const BUG: u8> Kernel for Planted<BUG> {
     type Args = HalfGemmArgs<Bf16>;
-    const BM: u32 = Plain16::BM;
-    const BN: u32 = Plain16::BN;
-    const BK: u32 = Plain16::BK;
-    const STAGES: u32 = Plain16::STAGES;
-    const STAGE_BYTES: u32 = Plain16::STAGE_BYTES;
-    const LOADED_BYTES: u32 = Plain16::LOADED_BYTES;
+    kernels_gpu::sizes_of!(Plain16);
     const PRODUCER_REGISTERS: u32 = if BUG == PRODUCER_KEEPS_TOO_MANY {
         48
     } else {

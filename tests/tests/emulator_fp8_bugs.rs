@@ -57,13 +57,7 @@ const _: () = assert!(<Planted<NONE> as Kernel>::POOL_BYTES == Block::POOL_BYTES
 
 impl<const BUG: u8> Kernel for Planted<BUG> {
     type Args = Fp8GemmArgs;
-    const BM: u32 = Block::BM;
-    const BN: u32 = Block::BN;
-    const BK: u32 = Block::BK;
-    const STAGES: u32 = Block::STAGES;
-    const STAGE_BYTES: u32 = Block::STAGE_BYTES;
-    const LOADED_BYTES: u32 = Block::LOADED_BYTES;
-    const EXTRA_BYTES: u32 = Block::EXTRA_BYTES;
+    kernels_gpu::sizes_of!(Block);
 
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         unsafe { Kernel::load(WgmmaFp8Block::<5>, maps, stages, s, tile, slice) }

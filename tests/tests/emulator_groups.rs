@@ -171,12 +171,7 @@ struct Planted<const BUG: u8>;
 
 impl<const BUG: u8> Kernel for Planted<BUG> {
     type Args = PlantedArgs<BUG>;
-    const BM: u32 = Plain16::BM;
-    const BN: u32 = Plain16::BN;
-    const BK: u32 = Plain16::BK;
-    const STAGES: u32 = Plain16::STAGES;
-    const STAGE_BYTES: u32 = Plain16::STAGE_BYTES;
-    const LOADED_BYTES: u32 = Plain16::LOADED_BYTES;
+    kernels_gpu::sizes_of!(Plain16);
     const GROUPS: bool = true;
 
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {

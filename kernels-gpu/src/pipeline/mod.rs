@@ -189,6 +189,24 @@ impl<H: crate::device::half::Half> Problem for HalfGemmArgs<H> {
     }
 }
 
+/// In the `impl Kernel` of a kernel that wraps `$inner` and keeps its tile, ring, pool and
+/// roles (a test's planted bug, say), so that the registry's launch of `$inner` fits it:
+/// `$inner`'s sizes, as they are.
+#[macro_export]
+macro_rules! sizes_of {
+    ($inner:ty) => {
+        const BM: u32 = <$inner as $crate::pipeline::Kernel>::BM;
+        const BN: u32 = <$inner as $crate::pipeline::Kernel>::BN;
+        const BK: u32 = <$inner as $crate::pipeline::Kernel>::BK;
+        const STAGES: u32 = <$inner as $crate::pipeline::Kernel>::STAGES;
+        const STAGE_BYTES: u32 = <$inner as $crate::pipeline::Kernel>::STAGE_BYTES;
+        const LOADED_BYTES: u32 = <$inner as $crate::pipeline::Kernel>::LOADED_BYTES;
+        const EXTRA_BYTES: u32 = <$inner as $crate::pipeline::Kernel>::EXTRA_BYTES;
+        const CONSUMERS: u32 = <$inner as $crate::pipeline::Kernel>::CONSUMERS;
+        const CLUSTER: (u32, u32) = <$inner as $crate::pipeline::Kernel>::CLUSTER;
+    };
+}
+
 /// The registers each consumer thread can take once the producer warpgroup kept `producer`:
 /// what the block holds at launch shared out, in `setmaxnreg`'s steps of 8, at most 232 (the
 /// Hopper kernels' accumulators and addresses; more would only lengthen the launch). The block
