@@ -2,7 +2,7 @@
 //! their dequantised operands at shapes that cross every tile edge, in both scalings; and the
 //! planted bugs the chapter names, each caught by the check.
 use gpu_gemm::fp8::quantize::{Fp8Problem, Scaling};
-use gpu_gemm::fp8::run::execute_many;
+use gpu_gemm::fp8::run::{execute_many, kernel_scaling};
 use gpu_gemm::problem::Init;
 use gpu_gemm::registry;
 use gpu_gemm::run::{Backend, Report, Timing};
@@ -48,14 +48,20 @@ fn run(name: &str, tile: Option<u32>, p: &Fp8Problem) -> Report {
 
 #[test]
 fn every_fp8_kernel_matches_the_reference_in_every_configuration() {
-    for (name, scaling) in [
-        ("wgmma-fp8", Scaling::PerTensor),
-        ("wgmma-fp8-narrow", Scaling::PerTensor),
-        ("wgmma-fp8-block", Scaling::Block),
-        ("wgmma-fp8-block", Scaling::PerTensor),
-        ("wgmma-fp8-block-narrow", Scaling::Block),
-        ("wgmma-fp8-block-narrow", Scaling::PerTensor),
-    ] {
+    // Every e4m3 kernel of the registry in the scaling it reads, and a block-scaled one also
+    // per tensor (its scales broadcast).
+    let cases = kernels_gpu::registry::ALL
+        .iter()
+        .filter(|k| k.dtypes.contains(&kernels_gpu::gemm::Dtype::E4m3))
+        .flat_map(|k| {
+            let scaling = kernel_scaling(k.name).expect("every e4m3 kernel reads a scaling");
+            let also = (scaling == Scaling::Block).then_some(Scaling::PerTensor);
+            [Some(scaling), also]
+                .into_iter()
+                .flatten()
+                .map(move |s| (k.name, s))
+        });
+    for (name, scaling) in cases {
         let tiles = registry::find(name).unwrap().tiles();
         for &tile in tiles {
             let report = run(name, Some(tile), &problem(scaling, true));

@@ -586,12 +586,16 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
                 groups: gpu_gemm::launch::Fp8Groups::NONE,
             };
             // Every configuration of each kernel that takes this scaling.
-            let mut names = vec!["wgmma-fp8-block", "wgmma-fp8-block-narrow"];
-            if scaling == Scaling::PerTensor {
-                names.extend(["wgmma-fp8", "wgmma-fp8-narrow"]);
-            }
-            let mut variants: Vec<_> = names
+            // (A block-scaled kernel also runs a per-tensor problem, its scales broadcast.)
+            let names = kernels_gpu::registry::ALL
                 .iter()
+                .filter(|k| k.dtypes.contains(&kernels_gpu::gemm::Dtype::E4m3))
+                .filter(|k| {
+                    let reads = gpu_gemm::fp8::run::kernel_scaling(k.name);
+                    reads == Some(Scaling::Block) || reads == Some(scaling)
+                })
+                .map(|k| k.name);
+            let mut variants: Vec<_> = names
                 .map(|name| registry::find(name).unwrap())
                 .flat_map(|v| v.tiles().iter().map(move |&t| (v, Some(t))))
                 .collect();

@@ -128,7 +128,8 @@ impl GroupedInputs {
         let b = Quantized {
             codes: columns(&b.codes, run.first, run.columns),
             scales: b.scales[first_block * k_blocks..(first_block + blocks) * k_blocks].to_vec(),
-            ..b.clone()
+            operand: b.operand,
+            scaling: b.scaling,
         };
         let c = columns(&self.c[run.member as usize], run.first, run.columns);
         let at = (run.member as u64 * p.groups.layers(&s).stride_c
