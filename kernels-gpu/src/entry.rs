@@ -412,6 +412,15 @@ mod hopper {
     gemm_wgmma_fp8_block_narrow_n32_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3Blocks, 16, true>, launch_bounds(384, 1);
     gemm_wgmma_fp8_block_narrow_n64_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3Blocks, 32, true>, launch_bounds(384, 1);
     gemm_wgmma_fp8_block_narrow_n128_e4m3: e4m3 + maps = wgmma_narrow::gemm::<wgmma_narrow::E4m3Blocks, 64, true>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_swap_w16_e4m3: e4m3 + maps = wgmma_fp8_block_swap::gemm::<8, 2>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_swap_w24_e4m3: e4m3 + maps = wgmma_fp8_block_swap::gemm::<12, 2>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_swap_w32_e4m3: e4m3 + maps = wgmma_fp8_block_swap::gemm::<16, 2>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_swap_w48_e4m3: e4m3 + maps = wgmma_fp8_block_swap::gemm::<24, 2>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_swap_w56_e4m3: e4m3 + maps = wgmma_fp8_block_swap::gemm::<28, 2>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_swap_w64_e4m3: e4m3 + maps = wgmma_fp8_block_swap::gemm::<32, 2>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_swap_w116_e4m3: e4m3 + maps = wgmma_fp8_block_swap::gemm::<8, 1>, launch_bounds(256, 1);
+    gemm_wgmma_fp8_block_swap_w132_e4m3: e4m3 + maps = wgmma_fp8_block_swap::gemm::<16, 1>, launch_bounds(256, 1);
+    gemm_wgmma_fp8_block_swap_w164_e4m3: e4m3 + maps = wgmma_fp8_block_swap::gemm::<32, 1>, launch_bounds(256, 1);
     gemm_wgmma_narrow_nn_n8_bf16: bf16 + maps = wgmma_narrow::gemm::<wgmma_narrow::Sixteen<Bf16>, 4, false>, launch_bounds(384, 1);
     gemm_wgmma_narrow_nn_n8_f16: f16 + maps = wgmma_narrow::gemm::<wgmma_narrow::Sixteen<F16>, 4, false>, launch_bounds(384, 1);
     gemm_wgmma_narrow_nn_n16_bf16: bf16 + maps = wgmma_narrow::gemm::<wgmma_narrow::Sixteen<Bf16>, 8, false>, launch_bounds(384, 1);

@@ -720,6 +720,39 @@ fn wgmma_fp8_narrow_operands(tile: u32, _layout: Layout) -> TmaOperands {
     }
 }
 
+fn wgmma_fp8_block_swap_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    match tile {
+        16 => wgmma_fp8_block_swap::geometry::<8, 2>(m, n, k, bytes),
+        24 => wgmma_fp8_block_swap::geometry::<12, 2>(m, n, k, bytes),
+        32 => wgmma_fp8_block_swap::geometry::<16, 2>(m, n, k, bytes),
+        48 => wgmma_fp8_block_swap::geometry::<24, 2>(m, n, k, bytes),
+        56 => wgmma_fp8_block_swap::geometry::<28, 2>(m, n, k, bytes),
+        64 => wgmma_fp8_block_swap::geometry::<32, 2>(m, n, k, bytes),
+        116 => wgmma_fp8_block_swap::geometry::<8, 1>(m, n, k, bytes),
+        132 => wgmma_fp8_block_swap::geometry::<16, 1>(m, n, k, bytes),
+        164 => wgmma_fp8_block_swap::geometry::<32, 1>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+/// `wgmma-fp8-block-swap`'s tensor maps: A stored k × m in boxes of 128 k × W m (the tile's
+/// weights), B k × n in boxes of 128 k × 128 n (its tokens); C from the registers.
+fn wgmma_fp8_block_swap_operands(tile: u32, _layout: Layout) -> TmaOperands {
+    TmaOperands {
+        a_box: [128, tile % 100],
+        a_transposed: true,
+        b_box: [
+            128,
+            wgmma_fp8_block_swap::tokens(if tile > 100 { 1 } else { 2 }),
+        ],
+        stream_k: None,
+        batched: false,
+        grouped: false,
+        ranges: false,
+        ..wgmma_16bit_operands(tile, Layout::NN)
+    }
+}
+
 /// What the TMA engine asks of an FP8 problem whose C is written from the registers: A's and B's
 /// rows strided by multiples of 16 bytes; any m and `ldc`.
 fn fp8_narrow_supports(shape: &Shape, _dtype: Dtype) -> Result<(), String> {
@@ -1504,6 +1537,21 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_fp8_narrow_operands),
+    },
+    Variant {
+        name: "wgmma-fp8-block-swap",
+        summary: "block-scaled e4m3 (1x128 of A, 128x128 of B) for decode and small batches with A and B swapped in the wgmma: 128 tokens of n as its M (two consumer warpgroups of 64), --tile rows of weights (m) as its N (16, 24, 32 default, 48, 56, 64), so that the tiles make one wave without splitting k; A's scales promoted along the accumulator's columns, two partial sums in turn, C from the registers (any m, n, ldc)",
+        source: "beyond the documents (tensor cores, chapters 4 and 5)",
+        entry: "gemm_wgmma_fp8_block_swap_w{tile}",
+        layouts: &[Layout::TN],
+        tiles: &[32, 16, 24, 48, 56, 64, 116, 132, 164],
+        geometry: wgmma_fp8_block_swap_geometry,
+        supports: fp8_narrow_supports,
+        dtypes: &[Dtype::E4m3],
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_fp8_block_swap_operands),
     },
 ];
 

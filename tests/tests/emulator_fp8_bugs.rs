@@ -4,7 +4,9 @@
 //! the student sees; the kernel without a bug is the control, and passes.
 //!
 //! A fourth is chapter 5's narrow block-scaled kernel's (`wgmma-fp8-block-narrow`): a stream-k
-//! part that promotes its slices with the scales of the tile's first slices.
+//! part that promotes its slices with the scales of the tile's first slices. A fifth is the
+//! swapped tile's (`wgmma-fp8-block-swap`): every register promoted with A's scale of the
+//! tile's first row of weights, as if A's scales were blocks like B's.
 //!
 //! The three bugs are the chapter's: a scale applied twice, a partial sum not promoted at a
 //! k-block's boundary, and an FP8 operand described with an MN-major descriptor. None of them
@@ -19,14 +21,15 @@ use gpu_gemm::problem::Init;
 use kernels_gpu::device::half::Bf16;
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
 use kernels_gpu::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
-use kernels_gpu::device::{pool_address, Real};
+use kernels_gpu::device::{pool_address, Real, Shared};
 use kernels_gpu::gemm::{Fp8GemmArgs, HalfGemmArgs};
 use kernels_gpu::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
 use kernels_gpu::pipeline::schedule::Tile;
-use kernels_gpu::pipeline::{self, Consumer, Kernel, Stages, Work};
+use kernels_gpu::pipeline::{self, Consumer, Kernel, Ring, Stages, Work};
 use kernels_gpu::registry::Shape;
 use kernels_gpu::variants::wgmma_fp8::A_BOX_BYTES;
 use kernels_gpu::variants::wgmma_fp8_block::{WgmmaFp8Block, BK, BM};
+use kernels_gpu::variants::wgmma_fp8_block_swap::{consume_tile, WgmmaFp8BlockSwap};
 use kernels_gpu::variants::wgmma_narrow::{self, E4m3Blocks, Operands};
 
 /// The kernel the registry launches as `wgmma-fp8-block:1`.
@@ -216,7 +219,16 @@ fn run_body(
     body: unsafe fn(Fp8GemmArgs, *const TensorMap),
 ) -> Fp8Check {
     let p = problem();
-    let x = inputs(&p);
+    run_body_on(&p, inputs(&p), (variant, tile), body)
+}
+
+/// [`run_body`] on the inputs `x` of `p`.
+fn run_body_on(
+    p: &Fp8Problem,
+    x: Fp8Inputs,
+    (variant, tile): (&str, u32),
+    body: unsafe fn(Fp8GemmArgs, *const TensorMap),
+) -> Fp8Check {
     let s = p.shape;
     let k = kernels_gpu::registry::find(variant).unwrap();
     let launch = kernel_launch(k, tile, &s);
@@ -232,7 +244,7 @@ fn run_body(
     let mut result = x.c.data.clone();
     launch_fp8_body(&launch, body, &s, (p.alpha, p.beta), &ops, &mut result)
         .unwrap_or_else(|e| panic!("{variant}:{tile}: {e:#}"));
-    check(&p, &reference(&p, &x), &x.c.data, &result, true)
+    check(p, &reference(p, &x), &x.c.data, &result, true)
 }
 
 /// Runs bug `BUG`, prints what the student sees, and asserts that the check caught it.
@@ -336,4 +348,84 @@ fn a_stream_k_part_promoted_with_the_first_slices_scales_fails_the_check() {
         !check.passed(),
         "parts' scales from slice 0 passed the check"
     );
+}
+
+/// The kernel the registry launches as `wgmma-fp8-block-swap:32`.
+type Swap = WgmmaFp8BlockSwap<16, 2>;
+
+/// `wgmma-fp8-block-swap`'s kernel whose consumers promote every register with A's scale of
+/// the tile's first row of weights, as if A's scales were 128 × 128 blocks like B's: the bug of
+/// a promotion that forgot that A's scales now lie along the accumulator's columns.
+#[derive(Clone, Copy, Default)]
+struct OneScalePerTile;
+
+const _: () = assert!(<OneScalePerTile as Kernel>::POOL_BYTES == Swap::POOL_BYTES);
+
+impl Kernel for OneScalePerTile {
+    type Args = Fp8GemmArgs;
+    kernels_gpu::sizes_of!(Swap);
+
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
+        unsafe { Swap::default().load(maps, stages, s, tile, slice) }
+    }
+
+    unsafe fn assist(
+        self,
+        args: Fp8GemmArgs,
+        maps: *const TensorMap,
+        stages: Stages,
+        ring: &mut Ring,
+        thread: u32,
+        tile: Tile,
+        slices: u32,
+    ) {
+        unsafe { Swap::default().assist(args, maps, stages, ring, thread, tile, slices) }
+    }
+
+    unsafe fn consume(self, args: Fp8GemmArgs, _: *const TensorMap, c: &mut Consumer, work: Work) {
+        let first_row_only = |staged: Shared<f32>, _| [staged.load(0); 16];
+        unsafe { consume_tile(args, c, work, (Self::BM, Self::BN), first_row_only) }
+    }
+}
+
+/// # Safety
+/// As [`kernels_gpu::variants::wgmma_fp8_block_swap::gemm`].
+unsafe fn swap_body<K: Kernel<Args = Fp8GemmArgs> + Default>(
+    args: Fp8GemmArgs,
+    maps: *const TensorMap,
+) {
+    unsafe { pipeline::run(K::default(), args, maps) }
+}
+
+/// [`run_body`] on [`inputs`] whose rows of A are `1 + i mod 5` times larger: rows whose scales
+/// differ. With uniform rows every row's scale is within about 1 % of the others', and a
+/// kernel that took one row's for all would pass.
+fn run_swap(body: unsafe fn(Fp8GemmArgs, *const TensorMap)) -> Fp8Check {
+    let p = problem();
+    let mut x = inputs(&p);
+    let s = p.shape;
+    for i in 0..s.m {
+        for q in 0..s.k {
+            x.a_source.data[(q + i * s.lda) as usize] *= 1.0 + (i % 5) as f32;
+        }
+    }
+    x.a = quantize(&x.a_source, Operand::A, Scaling::Block);
+    run_body_on(&p, x, ("wgmma-fp8-block-swap", 32), body)
+}
+
+#[test]
+fn the_swapped_block_kernel_passes_on_rows_of_different_scales() {
+    let check = run_swap(swap_body::<Swap>);
+    println!("no bug: {}", check.summary());
+    assert!(check.passed(), "{}", check.summary());
+}
+
+#[test]
+fn a_swapped_tile_promoted_with_one_row_scale_fails_the_check() {
+    let check = run_swap(swap_body::<OneScalePerTile>);
+    println!(
+        "A's scale of the tile's first row for all: {}",
+        check.summary()
+    );
+    assert!(!check.passed(), "one row's scale for all passed the check");
 }

@@ -341,11 +341,11 @@ for step in "$@"; do
     fp8-dense)
       # Block-scaled e4m3 on DeepGEMM's dense set (D[M×N] = X[M×K]·W[N×K]ᵀ: m = N, n = M tokens,
       # k = K, TN), beside cuBLASLt's block-scaled matmul: auto, the 128 × 128 kernel and, at
-      # decode sizes, the narrow one with a tile as wide as the tokens.
+      # decode sizes, the narrow one with a tile as wide as the tokens and the swapped one.
       for tokens in ${FP8_DENSE_TOKENS:-64 128 4096}; do
         for nk in "2112 7168" "24576 1536" "32768 512" "7168 16384" "4096 7168" "7168 2048"; do
           set -- $nk
-          if [ "$tokens" -le 128 ]; then vs=auto,wgmma-fp8-block:6,wgmma-fp8-block-narrow:$tokens; else vs=auto,wgmma-fp8-block:6,wgmma-fp8-block:7; fi
+          if [ "$tokens" -le 128 ]; then vs=auto,wgmma-fp8-block:6,wgmma-fp8-block-narrow:$tokens,wgmma-fp8-block-swap:$([ "$tokens" -le 64 ] && echo 132 || echo 32); else vs=auto,wgmma-fp8-block:6,wgmma-fp8-block:7; fi
           echo "== M=$tokens N=$1 K=$2"
           $host --variant ${FP8_DENSE_VARIANTS:-$vs} --dtype e4m3 --transa t --scaling block --m $1 --n $tokens --k $2 --compare cublas --seed 1 2>&1 | tee -a "$OUT/fp8-dense-full.log" | grep -E '^\| [a-z]|^(E|e)rror' | grep -v '^| variant'
         done
@@ -389,8 +389,9 @@ for step in "$@"; do
         compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-narrow:8,wgmma-narrow:64,wgmma-narrow:128 --dtype bf16 --transa t --m 1000 --n 40 --k 1000 --ldc 1001 --beta 0.5 --iters 1 --warmup 0 > "$OUT/shapes-sanitize-$tool.log" 2>&1; r1=$?
         compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-layouts:1,wgmma-layouts:2 --dtype bf16 --transa t --transb t --m 1000 --n 1100 --k 200 --lda 208 --ldb 1112 --ldc 1008 --beta 0.5 --iters 1 --warmup 0 >> "$OUT/shapes-sanitize-$tool.log" 2>&1; r2=$?
         compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-fp8-narrow:8,wgmma-fp8-narrow:64,wgmma-fp8-narrow:128 --dtype e4m3 --transa t --m 1000 --n 40 --k 1024 --ldc 1001 --beta 0.5 --iters 1 --warmup 0 >> "$OUT/shapes-sanitize-$tool.log" 2>&1; r3=$?
-        compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-fp8-block-narrow:8,wgmma-fp8-block-narrow:64,wgmma-fp8-block-narrow:128 --dtype e4m3 --transa t --scaling block --m 1000 --n 40 --k 1000 --ldc 1001 --beta 0.5 --iters 1 --warmup 0 >> "$OUT/shapes-sanitize-$tool.log" 2>&1; r4=$?
-        echo "compute-sanitizer $tool: exit $r1/$r2/$r3/$r4 ($(grep -c 'PASS\|: pass' "$OUT/shapes-sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/shapes-sanitize-$tool.log"))"
+        compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-fp8-block-narrow:8,wgmma-fp8-block-narrow:64,wgmma-fp8-block-narrow:128 --dtype e4m3 --transa t --scaling block --m 1000 --n 40 --k 1000 --lda 1008 --ldb 1008 --ldc 1001 --beta 0.5 --iters 1 --warmup 0 >> "$OUT/shapes-sanitize-$tool.log" 2>&1; r4=$?
+        compute-sanitizer --tool $tool --error-exitcode 9 $host --variant wgmma-fp8-block-swap:16,wgmma-fp8-block-swap:56,wgmma-fp8-block-swap:64 --dtype e4m3 --transa t --scaling block --m 1000 --n 200 --k 1000 --lda 1008 --ldb 1008 --ldc 1001 --beta 0.5 --iters 1 --warmup 0 >> "$OUT/shapes-sanitize-$tool.log" 2>&1; r5=$?
+        echo "compute-sanitizer $tool: exit $r1/$r2/$r3/$r4/$r5 ($(grep -c 'PASS\|: pass' "$OUT/shapes-sanitize-$tool.log") checks passed; $(grep -m1 'SUMMARY' "$OUT/shapes-sanitize-$tool.log"))"
       done ;;
     shapes-probe)
       # Every candidate of chapter 5 at the model shapes (D = X·Wᵀ: m = N, n = tokens, k = K,

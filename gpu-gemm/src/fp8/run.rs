@@ -22,7 +22,9 @@ use kernels_gpu::registry::Shape;
 pub fn kernel_scaling(name: &str) -> Option<Scaling> {
     match name {
         "wgmma-fp8" | "wgmma-fp8-narrow" => Some(Scaling::PerTensor),
-        "wgmma-fp8-block" | "wgmma-fp8-block-narrow" => Some(Scaling::Block),
+        "wgmma-fp8-block" | "wgmma-fp8-block-narrow" | "wgmma-fp8-block-swap" => {
+            Some(Scaling::Block)
+        }
         _ => None,
     }
 }
@@ -76,6 +78,13 @@ fn wave_efficiency(tiles: u32) -> f64 {
 /// set, `docs/results/h100-2026-11-26-fp8-dense/`, cuBLASLt's block-scaled matmul in the same
 /// process):
 ///
+/// - **49 to 128 tokens (n) over 32-row tiles of weights that fill half to all of the
+///   multiprocessors** (m from 2081 to 4224): `wgmma-fp8-block-swap`, the tokens as the
+///   `wgmma`'s M and 32 rows of weights as its N, one tile per block over all of k — with one
+///   consumer warpgroup (64 tokens, `:132`) up to 64 tokens, two (`:32`) above. On the four
+///   such shapes of the dense set it ran 1.13–1.21× cuBLASLt, where the narrow kernel ran
+///   0.93–1.15× (`docs/results/h100-2026-11-26-fp8-swap/`). Where more or fewer rows of
+///   weights make the tiles (m = 7168 and up, or below), the rules below.
 /// - **Fewer 128 × 128 tiles than a third of the multiprocessors, n ≤ 128** (a decode step's
 ///   tokens over a few thousand rows of weights): `wgmma-fp8-block-narrow`, the tile as narrow
 ///   as n, whose stream-k grid gives every multiprocessor an equal share of the slices. At 17
@@ -96,6 +105,9 @@ fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) 
     let tiles = |rows: u32| s.m.div_ceil(rows) * s.n.div_ceil(128);
     if !tma_store {
         return ("wgmma-fp8-block-narrow", 128);
+    }
+    if (49..=128).contains(&s.n) && (SMS / 2..=SMS).contains(&s.m.div_ceil(32)) {
+        return ("wgmma-fp8-block-swap", if s.n <= 64 { 132 } else { 32 });
     }
     if s.n <= 128 && 3 * tiles(128) < SMS {
         return ("wgmma-fp8-block-narrow", narrow);
@@ -420,13 +432,15 @@ mod tests {
             ((4096, 4096, 4096), Scaling::Block, "wgmma-fp8-block:6"),
             // DeepGEMM's dense set (m = N, n = M tokens): few tiles at decode sizes go narrow,
             // the last wave decides between 128- and 192-row tiles.
+            ((2112, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:132"),
+            ((4096, 128, 7168), Scaling::Block, "wgmma-fp8-block-swap:32"),
             (
-                (2112, 64, 7168),
+                (2112, 48, 7168),
                 Scaling::Block,
                 "wgmma-fp8-block-narrow:64",
             ),
             (
-                (4096, 128, 7168),
+                (1024, 128, 7168),
                 Scaling::Block,
                 "wgmma-fp8-block-narrow:128",
             ),

@@ -226,7 +226,10 @@ macro_rules! registers {
 
 registers!(4, fence_operands_4);
 registers!(8, fence_operands_8);
+registers!(12, fence_operands_12);
 registers!(16, fence_operands_16);
+registers!(24, fence_operands_24);
+registers!(28, fence_operands_28);
 registers!(32, fence_operands_32);
 registers!(64, fence_operands_64);
 registers!(128, fence_operands_128);
@@ -387,7 +390,10 @@ macro_rules! fp8_wgmma {
 
 fp8_wgmma!(4, 8, wgmma_m64n8k32_e4m3_ss);
 fp8_wgmma!(8, 16, wgmma_m64n16k32_e4m3_ss);
+fp8_wgmma!(12, 24, wgmma_m64n24k32_e4m3_ss);
 fp8_wgmma!(16, 32, wgmma_m64n32k32_e4m3_ss);
+fp8_wgmma!(24, 48, wgmma_m64n48k32_e4m3_ss);
+fp8_wgmma!(28, 56, wgmma_m64n56k32_e4m3_ss);
 fp8_wgmma!(32, 64, wgmma_m64n64k32_e4m3_ss);
 fp8_wgmma!(64, 128, wgmma_m64n128k32_e4m3_ss);
 fp8_wgmma!(128, 256, wgmma_m64n256k32_e4m3_ss);

@@ -191,7 +191,8 @@ impl<H: crate::device::half::Half> Problem for HalfGemmArgs<H> {
 
 /// In the `impl Kernel` of a kernel that wraps `$inner` and keeps its tile, ring, pool and
 /// roles (a test's planted bug, say), so that the registry's launch of `$inner` fits it:
-/// `$inner`'s sizes, as they are.
+/// `$inner`'s sizes and roles, as they are (a kernel whose producer warpgroup assists also
+/// forwards [`Kernel::assist`]).
 #[macro_export]
 macro_rules! sizes_of {
     ($inner:ty) => {
@@ -204,6 +205,7 @@ macro_rules! sizes_of {
         const EXTRA_BYTES: u32 = <$inner as $crate::pipeline::Kernel>::EXTRA_BYTES;
         const CONSUMERS: u32 = <$inner as $crate::pipeline::Kernel>::CONSUMERS;
         const CLUSTER: (u32, u32) = <$inner as $crate::pipeline::Kernel>::CLUSTER;
+        const ASSISTS: bool = <$inner as $crate::pipeline::Kernel>::ASSISTS;
     };
 }
 

@@ -58,6 +58,8 @@ pub mod wgmma_tma_store;
 pub mod wgmma_fp8;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_fp8_block;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_fp8_block_swap;
 // -- tensor cores, chapter 5: the shapes programs run, on the same skeleton --
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_layouts;

@@ -425,35 +425,15 @@ impl Slices {
         total
     }
 
-    /// Two partial sums in turn: slice s + 1's `wgmma`s are issued before slice s is promoted,
-    /// so that this warpgroup's tensor-core work never waits for its own promotion (64 more
-    /// registers per thread). Unrolled by two, each exit before an issue: each partial sum is
-    /// a fixed set of registers, and every path to a promotion has one depth of `wait_group`
-    /// (with two depths meeting before it, ptxas serialized every `wgmma`: C7514).
+    /// Two partial sums in turn ([`in_turns`]): slice s + 1's `wgmma`s are issued before slice
+    /// s is promoted, so that this warpgroup's tensor-core work never waits for its own
+    /// promotion (64 more registers per thread).
     #[inline(always)]
     fn overlapped(self, c: &mut Consumer) -> [f32; 64] {
-        let mut total = [0f32; 64];
-        let (mut even, mut odd) = (Accumulator::<64>::zero(), Accumulator::<64>::zero());
+        let issue = |c: &Consumer, sum: &mut Accumulator<64>| self.issue(c, [sum]);
         let mut ahead = Ahead::new(self.scales);
-        self.issue(c, [&mut even]);
-        let mut turn = Turn {
-            scales: ahead.take(0),
-            previous: c.ring.stage,
-        };
-        c.ring.advance();
-        let mut slice = 1;
-        loop {
-            if slice == self.slices {
-                return turn.last(c, &mut total, &mut even);
-            }
-            turn.next(self, c, &mut ahead, slice, &mut odd, &mut total, &mut even);
-            slice += 1;
-            if slice == self.slices {
-                return turn.last(c, &mut total, &mut odd);
-            }
-            turn.next(self, c, &mut ahead, slice, &mut even, &mut total, &mut odd);
-            slice += 1;
-        }
+        let scales = |_: &Consumer, slice| ahead.take(slice);
+        in_turns(c, self.slices, scales, issue, promote)
     }
 }
 
@@ -486,30 +466,79 @@ impl Ahead {
     }
 }
 
-/// The overlapped loop's state between turns: the scales of the slice in flight and its stage.
+/// A warpgroup's promoted sum over `slices` slices with two partial sums in turn: slice s + 1's
+/// `wgmma`s are issued (`issue`, which waits for its stage) before slice s is retired, released
+/// and promoted (`promote`, with what `scales(c, s)` returned as slice s was issued, its stage
+/// still held), so that the tensor cores never wait for this warpgroup's promotion. Unrolled by
+/// two, each exit before an issue: each partial sum is a fixed set of registers, and every path
+/// to a promotion has one depth of `wait_group` (with two depths meeting before it, ptxas
+/// serialized every `wgmma`: C7514). `wgmma-fp8-block:3`'s mainloop, and the swapped tile's
+/// ([`super::wgmma_fp8_block_swap`]).
+#[inline(always)]
+pub fn in_turns<const R: usize, T: Copy>(
+    c: &mut Consumer,
+    slices: u32,
+    mut scales: impl FnMut(&Consumer, u32) -> T,
+    issue: impl Fn(&Consumer, &mut Accumulator<R>),
+    promote: impl Fn(&mut [f32; R], &mut Accumulator<R>, T),
+) -> [f32; R]
+where
+    Accumulator<R>: Registers,
+{
+    let mut total = [0f32; R];
+    let (mut even, mut odd) = (Accumulator::<R>::zero(), Accumulator::<R>::zero());
+    issue(c, &mut even);
+    let mut turn = Turn {
+        scales: scales(c, 0),
+        previous: c.ring.stage,
+    };
+    c.ring.advance();
+    let mut slice = 1;
+    loop {
+        if slice == slices {
+            turn.last(c, &mut total, &mut even, &promote);
+            return total;
+        }
+        let steps = (&issue, &mut scales, &promote);
+        turn.next(c, slice, steps, &mut odd, &mut total, &mut even);
+        slice += 1;
+        if slice == slices {
+            turn.last(c, &mut total, &mut odd, &promote);
+            return total;
+        }
+        let steps = (&issue, &mut scales, &promote);
+        turn.next(c, slice, steps, &mut even, &mut total, &mut odd);
+        slice += 1;
+    }
+}
+
+/// [`in_turns`]' state between turns: the scales of the slice in flight and its stage.
 #[derive(Clone, Copy)]
-struct Turn {
-    scales: [f32; 3],
+struct Turn<T> {
+    scales: T,
     previous: u32,
 }
 
-impl Turn {
-    /// Issues slice `slice` into `next` (and loads the scales of the slice after next), then
-    /// retires the group before it (`done`'s), releases that group's stage and promotes it.
-    #[allow(clippy::too_many_arguments)]
+impl<T: Copy> Turn<T> {
+    /// Issues slice `slice` into `next` (and takes its scales), then retires the group before
+    /// it (`done`'s), releases that group's stage and promotes it.
+    #[allow(clippy::type_complexity)]
     #[inline(always)]
-    fn next(
+    fn next<const R: usize, I, S, P>(
         &mut self,
-        of: Slices,
         c: &mut Consumer,
-        ahead: &mut Ahead,
         slice: u32,
-        next: &mut Accumulator<64>,
-        total: &mut [f32; 64],
-        done: &mut Accumulator<64>,
-    ) {
-        of.issue(c, [next]);
-        let next_scales = ahead.take(slice);
+        (issue, scales, promote): (&I, &mut S, &P),
+        next: &mut Accumulator<R>,
+        total: &mut [f32; R],
+        done: &mut Accumulator<R>,
+    ) where
+        I: Fn(&Consumer, &mut Accumulator<R>),
+        S: FnMut(&Consumer, u32) -> T,
+        P: Fn(&mut [f32; R], &mut Accumulator<R>, T),
+    {
+        issue(c, next);
+        let next_scales = scales(c, slice);
         wgmma::wait_group::<1>();
         c.release(self.previous);
         promote(total, done, self.scales);
@@ -520,16 +549,16 @@ impl Turn {
 
     /// The last slice: retires its group, releases its stage and promotes it.
     #[inline(always)]
-    fn last(
+    fn last<const R: usize>(
         self,
         c: &mut Consumer,
-        total: &mut [f32; 64],
-        done: &mut Accumulator<64>,
-    ) -> [f32; 64] {
+        total: &mut [f32; R],
+        done: &mut Accumulator<R>,
+        promote: &impl Fn(&mut [f32; R], &mut Accumulator<R>, T),
+    ) {
         wgmma::wait_group::<0>();
         c.release(self.previous);
         promote(total, done, self.scales);
-        *total
     }
 }
 

@@ -505,6 +505,15 @@ pub const CHAPTERS: &[Chapter] = &[
         measured: &[],
     },
     Chapter {
+        slug: "wgmma-fp8-block-swap",
+        title: "wgmma-fp8-block-swap: the tokens as the wgmma's M",
+        part: Part::TensorCores5,
+        variants: &["wgmma-fp8-block-swap"],
+        lessons: &[variant!("wgmma_fp8_block_swap.rs")],
+        code: &[code(variant!("wgmma_fp8_block_swap.rs"))],
+        measured: &[],
+    },
+    Chapter {
         slug: "wgmma-stream-k",
         title: "wgmma-stream-k: the wide tiles on a stream-k grid (a measured negative)",
         part: Part::TensorCores5,

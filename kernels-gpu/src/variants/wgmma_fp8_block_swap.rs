@@ -1,0 +1,340 @@
+//! `wgmma-fp8-block-swap`: the block-scaled GEMM of a decode step with the tokens as the
+//! `wgmma`'s M and a few rows of weights as its N, so that the tiles make one wave with no
+//! split of k.
+//!
+//! Source: none of the documents (DeepGEMM's small-M kernels, whose `BLOCK_N` is chosen so that
+//! the tiles fill the multiprocessors; CUTLASS's and TensorRT-LLM's "swap-AB"). Changed from
+//! `wgmma-fp8-block-narrow` ([`super::wgmma_narrow`] with [`super::wgmma_narrow::E4m3Blocks`]):
+//!
+//! - **Why.** With 64 or 128 tokens (`n`), the weights (`m` rows of A, k × m e4m3) are nearly
+//!   all the bytes, and the time to beat is theirs over the HBM bandwidth. The narrow kernel's
+//!   tile is 128 rows of weights (two `wgmma.m64`): 2112 rows make 17 tiles for 132
+//!   multiprocessors, so it splits k between blocks (stream-k), and the block that finishes a
+//!   tile adds every other part alone. On DeepGEMM's dense set it streamed the weights at about
+//!   1.0 TB/s where DeepGEMM's figures imply 2.1 (`docs/perf-notes.md`).
+//! - **The swap.** The `wgmma`'s M is 64, whatever the operand; its N is any multiple of 8 up to
+//!   256. So the tokens go where 64 is no waste, the `wgmma`'s A (each consumer warpgroup 64 of
+//!   a tile's 128 tokens), and the weights where the tile can be as thin as the wave needs, the
+//!   `wgmma`'s B: N = W rows of weights (`--tile W`: 16, 24, 32, 48, 56 or 64). 2112 rows are
+//!   132 tiles of 16, 7168 are 128 tiles of 56: every block streams its own rows over all of
+//!   k, and nothing is added across blocks. The accumulator is `Cᵀ`'s: a row per token, a column
+//!   per weight row, which is the orientation of the 16-bit kernels' store
+//!   ([`epilogue::store_transposed`]): a register pair is two adjacent rows of C, one 4-byte
+//!   store.
+//! - **Both operands are K-major as they lie** (A stored k × m, B k × n: TN, all an 8-bit
+//!   `wgmma` reads), so swapping them is a matter of which descriptor goes first: a stage is W
+//!   rows of weights then 128 rows of tokens, 128 bytes of k each (one TMA box apiece).
+//! - **The scales turn with the operands.** A's scales are per row of weights and 128 of k,
+//!   now the accumulator's *columns*: a thread's N/2 registers lie in N/4 rows of weights, each
+//!   with its own scale per slice ([`scales_by_column`]); B's 128 × 128 blocks of tokens give
+//!   the tile one scale per slice. The promotion is `total += (sa_col·sb)·partial`, one FMA per
+//!   register ([`promote`]).
+//! - **The scales are staged with the operands** ([`Kernel::assist`]): the producer warpgroup's
+//!   other 96 threads write each slice's W + 1 scales beside its stage and arrive on its
+//!   *ready* barrier, each with four slices' loads in flight; the consumers read them from
+//!   shared memory as they issue the slice. Loaded by each consumer thread from global memory
+//!   (as the narrow kernel does) every block ran 0.5–1.0× cuBLASLt: the copies that rotate the
+//!   loaded scales between turns waited for the loads, an L2 round trip per slice.
+//! - **Two partial sums in turn** ([`wgmma_fp8_block::in_turns`], `wgmma-fp8-block:3`'s
+//!   mainloop): slice s + 1's `wgmma`s are issued before slice s is promoted. A block runs every
+//!   slice of its tile in sequence (56 at k = 7168), so each slice's latency counts.
+//! - **One consumer warpgroup for 64 tokens** (`--tile 100 + W`): with two, a decode step of 64
+//!   tokens left the second only taking and giving back stages, and half of each tokens' box
+//!   out of bounds; 64 tokens a tile made it 1.05–1.15× faster at 64 tokens.
+//!
+//! What the SASS shows (`cargo xtask sass --variant wgmma-fp8-block-swap --dtype e4m3`): 168
+//! registers at entry with two consumer warpgroups (232 with one), no spills; four
+//! `QGMMA.64xWx32.F32.E4M3.E4M3` per slice.
+//!
+//! Measured on the H100 (`docs/results/h100-2026-11-26-fp8-swap/`, DeepGEMM's dense set,
+//! cuBLASLt's block-scaled matmul in the same process): where 32-row tiles make half to one
+//! wave (2112 and 4096 rows), 1.27× and 1.28× cuBLASLt at 64 tokens (`:132`), 1.12× and 1.10× at
+//! 128 (`:32`), against 1.21/1.20× and 0.99/0.88× for the narrow kernel in the same runs; `auto`
+//! takes it there. Where the tiles are more than a wave, 128-row tiles win: every block reads
+//! its tokens over all of k from L2, once per tile, and with tiles of 16–64 rows of weights that
+//! is more traffic than the weights. Still 0.48–0.63× DeepGEMM's figures at those shapes; the
+//! next step is DeepGEMM's, the tokens' slice multicast to a cluster of blocks
+//! ([`super::wgmma_cluster::SharedB`]).
+//!
+//! What it does not do: clusters, groups, batches, a split of k.
+use super::wgmma_fp8_block::{self, BK};
+use crate::device::tma::{self, Swizzle, TensorMap};
+use crate::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
+use crate::device::Real;
+use crate::device::{pool_address, Shared};
+use crate::gemm::{Fp8GemmArgs, Geometry};
+use crate::pipeline::epilogue;
+use crate::pipeline::schedule::Tile;
+use crate::pipeline::{self, Consumer, Kernel, Ring, Stages, Work};
+
+/// Tokens (columns of C) per tile with `consumers` consumer warpgroups of one `wgmma.m64` each:
+/// 128 with two, 64 with one (a decode step of 64 tokens, whose second warpgroup would only
+/// wait: `--tile` above 100 of [`crate::registry`]'s variant).
+pub const fn tokens(consumers: u32) -> u32 {
+    64 * consumers
+}
+/// B's scales are blocks of 128 tokens.
+const SCALE_BLOCK: u32 = 128;
+/// The `wgmma`'s k: 32 bytes of a 128-byte row.
+const K_STEP: u32 = 32;
+/// The shared memory the ring may take (of the H100's 227 KiB per block).
+const RING_BYTES: u32 = 200 * 1024;
+
+/// Rows of weights (of m) per tile for an accumulator of `R` registers per thread: the
+/// `wgmma`'s N.
+pub const fn tile_m(r: usize) -> u32 {
+    2 * r as u32
+}
+
+/// Bytes of one stage: the tile's weights, then its tokens, one 128-byte row of k each.
+pub const fn stage_bytes(r: usize, consumers: u32) -> u32 {
+    (tile_m(r) + tokens(consumers)) * BK
+}
+
+/// As many stages as fit in 200 KiB: 11 at W = 16, 8 at W = 64.
+pub const fn stages(r: usize, consumers: u32) -> u32 {
+    RING_BYTES / stage_bytes(r, consumers)
+}
+
+/// Slices whose scales an assisting thread has in flight from global memory: an L2 round trip
+/// is several slices long at decode sizes.
+pub const SCALES_AHEAD: usize = 4;
+
+/// Bytes of one stage's scales: A's for the tile's rows of weights, then B's for its tokens.
+pub const fn scale_bytes(r: usize) -> u32 {
+    (4 * (tile_m(r) + 1)).next_multiple_of(16)
+}
+
+/// Stage `s`'s scales, in the pool's memory after the ring: element `i < 2R` is A's scale of
+/// the tile's row of weights `i`, element `2R` B's scale of its tokens.
+#[inline(always)]
+fn stage_scales<const R: usize>(stages: Stages, s: u32) -> Shared<f32> {
+    Shared::at(stages.extra() + s * scale_bytes(R), tile_m(R) + 1)
+}
+
+/// The kernel with tiles of `2R` rows of weights by `64·CONSUMERS` tokens ([`tokens`]).
+#[derive(Clone, Copy, Default)]
+pub struct WgmmaFp8BlockSwap<const R: usize, const CONSUMERS: u32>;
+
+/// The launch geometry: one block per tile (the host caps the grid at one block per
+/// multiprocessor).
+pub fn geometry<const R: usize, const CONSUMERS: u32>(
+    m: u32,
+    n: u32,
+    _k: u32,
+    _element_bytes: u32,
+) -> Geometry
+where
+    Accumulator<R>: Fp8Wgmma,
+{
+    type K<const R: usize, const C: u32> = WgmmaFp8BlockSwap<R, C>;
+    let tiles = m.div_ceil(tile_m(R)) * n.div_ceil(tokens(CONSUMERS));
+    Geometry {
+        grid: (tiles, 1),
+        block: (K::<R, CONSUMERS>::THREADS, 1),
+        shared_bytes: K::<R, CONSUMERS>::POOL_BYTES,
+    }
+}
+
+impl<const R: usize, const CONSUMERS: u32> Kernel for WgmmaFp8BlockSwap<R, CONSUMERS>
+where
+    Accumulator<R>: Fp8Wgmma,
+{
+    type Args = Fp8GemmArgs;
+    const BM: u32 = tile_m(R);
+    const BN: u32 = tokens(CONSUMERS);
+    const CONSUMERS: u32 = CONSUMERS;
+    const BK: u32 = BK;
+    const STAGES: u32 = stages(R, CONSUMERS);
+    const STAGE_BYTES: u32 = stage_bytes(R, CONSUMERS);
+    const LOADED_BYTES: u32 = stage_bytes(R, CONSUMERS);
+    // The producer warpgroup's other threads stage each slice's scales ([`Kernel::assist`]).
+    const ASSISTS: bool = true;
+    const EXTRA_BYTES: u32 = stages(R, CONSUMERS) * scale_bytes(R);
+
+    #[inline(always)]
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
+        let (a_map, b_map) = (maps, maps.wrapping_add(1));
+        let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
+        let (m0, n0, k0) = (
+            tile.row * Self::BM,
+            tile.col * Self::BN,
+            (slice * BK) as i32,
+        );
+        unsafe {
+            tma::load_box(a_map, stage, k0, m0 as i32, tile.group, full);
+            tma::load_box(
+                b_map,
+                stage + Self::BM * BK,
+                k0,
+                n0 as i32,
+                tile.member,
+                full,
+            );
+        }
+    }
+
+    /// Stages the scales of each of the tile's slices beside its operands: thread `i < 2R` A's
+    /// of the tile's row of weights `i`, thread `2R` B's of its tokens, each loaded from global
+    /// memory [`SCALES_AHEAD`] slices before its stage is free, stored once it is, then the
+    /// stage's *ready* arrival. A consumer reads its scales from shared memory as it issues the
+    /// slice, one promotion ahead.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn assist(
+        self,
+        args: Fp8GemmArgs,
+        _: *const TensorMap,
+        stages: Stages,
+        ring: &mut Ring,
+        thread: u32,
+        tile: Tile,
+        slices: u32,
+    ) {
+        let (m0, n0) = (tile.row * Self::BM, tile.col * Self::BN);
+        let b_scales = (n0 / SCALE_BLOCK) * args.k.div_ceil(BK);
+        let row = m0 + thread;
+        let load = |slice: u32| {
+            if slice >= slices {
+                0.0
+            } else if thread < Self::BM && row < args.m {
+                unsafe { args.scale_a.load((row + slice * args.m) as usize) }
+            } else if thread == Self::BM && n0 < args.n {
+                unsafe { args.scale_b.load((b_scales + slice) as usize) }
+            } else {
+                0.0
+            }
+        };
+        // A register per slice in flight, each the same register every turn of the outer loop
+        // (rotated from one to the next, a copy would wait for the load it copies).
+        let mut ahead: [f32; SCALES_AHEAD] = core::array::from_fn(|j| load(j as u32));
+        let scales_of = |s| stage_scales::<R>(stages, s);
+        let mut first = 0;
+        while first < slices {
+            for (j, value) in ahead.iter_mut().enumerate() {
+                let slice = first + j as u32;
+                if slice < slices {
+                    let s = ring.stage;
+                    // Free once its consumers released it (on the first pass the "previous"
+                    // phase counts as complete), as the producer waits.
+                    stages.empty(s).wait(ring.phase ^ 1);
+                    if thread <= Self::BM {
+                        scales_of(s).store(thread, *value);
+                    }
+                    stages.barrier(2, s).arrive();
+                    ring.advance();
+                    *value = load(slice + SCALES_AHEAD as u32);
+                }
+            }
+            first += SCALES_AHEAD as u32;
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn consume(self, args: Fp8GemmArgs, _: *const TensorMap, c: &mut Consumer, work: Work) {
+        let tile = (Self::BM, Self::BN);
+        unsafe { consume_tile(args, c, work, tile, scales_by_column::<R>) }
+    }
+}
+
+/// A consumer warpgroup's work on one tile of `bm` rows of weights by `bn` tokens: its 64
+/// tokens' promoted sums and their store. `scales_of(staged, thread)` picks each of the
+/// thread's registers' scale of A among a stage's ([`scales_by_column`]; a test plants
+/// another).
+///
+/// # Safety
+/// As [`Kernel::consume`].
+// ANCHOR: core_loop
+#[inline(always)]
+pub unsafe fn consume_tile<const R: usize>(
+    args: Fp8GemmArgs,
+    c: &mut Consumer,
+    work: Work,
+    (bm, bn): (u32, u32),
+    scales_of: impl Fn(Shared<f32>, u32) -> [f32; R],
+) where
+    Accumulator<R>: Fp8Wgmma,
+{
+    let first_token = 64 * c.warpgroup;
+    let (m0, n0) = (work.tile.row * bm, work.tile.col * bn + first_token);
+    if n0 >= args.n {
+        // No token of this warpgroup's: take each stage and give it back.
+        for _ in 0..work.slices {
+            c.wait_full();
+            c.release(c.ring.stage);
+            c.ring.advance();
+        }
+        return;
+    }
+    // The tokens are the `wgmma`'s A (64 rows of 128 bytes), the weights its B (N rows).
+    let issue = |c: &Consumer, sum: &mut Accumulator<R>| {
+        c.wait_full();
+        let stage = pool_address(c.stages.stage(c.ring.stage));
+        let a = Descriptor::k_major(stage + (bm + first_token) * BK, Swizzle::B128, 16, 1024);
+        let b = Descriptor::k_major(stage, Swizzle::B128, 16, 1024);
+        wgmma::fence();
+        for step in 0..BK / K_STEP {
+            let (a, b) = (a.advanced(K_STEP * step), b.advanced(K_STEP * step));
+            Fp8Wgmma::mma(sum, a, b, step > 0);
+        }
+        wgmma::commit_group();
+    };
+    // Each slice's scales, from its stage once the assisting threads staged them.
+    let scales = |c: &Consumer, _| {
+        let s = c.ring.stage;
+        c.stages.barrier(2, s).wait(c.ring.phase);
+        let staged = stage_scales::<R>(c.stages, s);
+        (scales_of(staged, c.thread), staged.load(tile_m(R)))
+    };
+    let total = wgmma_fp8_block::in_turns(c, work.slices, scales, issue, promote);
+    let (output, total) = (args.output(args.alpha), Accumulator::from_registers(total));
+    unsafe { epilogue::store_transposed(&output, &total, m0, n0, c.thread) };
+}
+// ANCHOR_END: core_loop
+
+/// A's scale of each of consumer thread `thread`'s registers among a stage's `staged` ones: its
+/// row of weights is its accumulator column, `8j + 2·(lane % 4) + {0, 1}` (registers `i` and
+/// `i ^ 2` share one, and each pair is one 8-byte load).
+#[inline(always)]
+pub fn scales_by_column<const R: usize>(staged: Shared<f32>, thread: u32) -> [f32; R] {
+    let (_, first_row) = Accumulator::<R>::position(thread / 32, thread % 32, 0);
+    let mut rows = [0f32; R];
+    for i in (0..R).step_by(4) {
+        let pair = staged.load2(first_row + 2 * i as u32);
+        (rows[i], rows[i + 1], rows[i + 2], rows[i + 3]) = (pair[0], pair[1], pair[0], pair[1]);
+    }
+    rows
+}
+
+/// `total += (sa_row·sb)·partial` with A's scales along the accumulator's columns (its rows of
+/// weights), once `partial`'s group retired: one FMA per register.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+pub fn promote<const R: usize>(
+    total: &mut [f32; R],
+    partial: &mut Accumulator<R>,
+    (rows, sb): ([f32; R], f32),
+) where
+    Accumulator<R>: Registers,
+{
+    partial.fence_registers();
+    let partial = partial.get();
+    for i in 0..R {
+        total[i] = partial[i].fma(rows[i] * sb, total[i]);
+    }
+}
+
+/// The entry point's body.
+///
+/// # Safety
+/// As [`pipeline::run`]: `maps` points to A's and B's tensor maps (A k × m in boxes of 128 k ×
+/// `2R` m, B k × n in boxes of 128 k × 128 n, e4m3 with the 128-byte swizzle), `args`' scales
+/// are laid out as [`Fp8GemmArgs`] says, and the launch has [`geometry`]'s block and pool and
+/// at most one block per multiprocessor.
+#[inline(always)]
+pub unsafe fn gemm<const R: usize, const CONSUMERS: u32>(args: Fp8GemmArgs, maps: *const TensorMap)
+where
+    Accumulator<R>: Fp8Wgmma,
+{
+    unsafe { pipeline::run(WgmmaFp8BlockSwap::<R, CONSUMERS>, args, maps) }
+}
