@@ -721,30 +721,38 @@ fn wgmma_fp8_narrow_operands(tile: u32, _layout: Layout) -> TmaOperands {
 }
 
 fn wgmma_fp8_block_swap_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    use wgmma_fp8_block_swap::geometry;
     match tile {
-        16 => wgmma_fp8_block_swap::geometry::<8, 2>(m, n, k, bytes),
-        24 => wgmma_fp8_block_swap::geometry::<12, 2>(m, n, k, bytes),
-        32 => wgmma_fp8_block_swap::geometry::<16, 2>(m, n, k, bytes),
-        48 => wgmma_fp8_block_swap::geometry::<24, 2>(m, n, k, bytes),
-        56 => wgmma_fp8_block_swap::geometry::<28, 2>(m, n, k, bytes),
-        64 => wgmma_fp8_block_swap::geometry::<32, 2>(m, n, k, bytes),
-        116 => wgmma_fp8_block_swap::geometry::<8, 1>(m, n, k, bytes),
-        132 => wgmma_fp8_block_swap::geometry::<16, 1>(m, n, k, bytes),
-        164 => wgmma_fp8_block_swap::geometry::<32, 1>(m, n, k, bytes),
+        16 => geometry::<8, 2, 1>(m, n, k, bytes),
+        24 => geometry::<12, 2, 1>(m, n, k, bytes),
+        32 => geometry::<16, 2, 1>(m, n, k, bytes),
+        48 => geometry::<24, 2, 1>(m, n, k, bytes),
+        56 => geometry::<28, 2, 1>(m, n, k, bytes),
+        64 => geometry::<32, 2, 1>(m, n, k, bytes),
+        116 => geometry::<8, 1, 1>(m, n, k, bytes),
+        132 => geometry::<16, 1, 1>(m, n, k, bytes),
+        164 => geometry::<32, 1, 1>(m, n, k, bytes),
+        216 => geometry::<8, 1, 2>(m, n, k, bytes),
+        232 => geometry::<16, 1, 2>(m, n, k, bytes),
+        316 => geometry::<8, 2, 2>(m, n, k, bytes),
+        332 => geometry::<16, 2, 2>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
 
 /// `wgmma-fp8-block-swap`'s tensor maps: A stored k × m in boxes of 128 k × W m (the tile's
-/// weights), B k × n in boxes of 128 k × 128 n (its tokens); C from the registers.
+/// weights), B k × n in boxes of 128 k × the tile's tokens (each block of a cluster its share);
+/// C from the registers. `--tile`: W with two consumer warpgroups (128 tokens); 100 + W with
+/// one (64 tokens); 200 + W with one, in clusters of two along m; 300 + W with two, in clusters
+/// of two.
 fn wgmma_fp8_block_swap_operands(tile: u32, _layout: Layout) -> TmaOperands {
+    let consumers = if matches!(tile / 100, 1 | 2) { 1 } else { 2 };
+    let cluster = if tile >= 200 { 2 } else { 1 };
     TmaOperands {
         a_box: [128, tile % 100],
         a_transposed: true,
-        b_box: [
-            128,
-            wgmma_fp8_block_swap::tokens(if tile > 100 { 1 } else { 2 }),
-        ],
+        b_box: [128, wgmma_fp8_block_swap::tokens(consumers) / cluster],
+        cluster,
         stream_k: None,
         batched: false,
         grouped: false,
@@ -1544,7 +1552,7 @@ pub const ALL: &[Variant] = &[
         source: "beyond the documents (tensor cores, chapters 4 and 5)",
         entry: "gemm_wgmma_fp8_block_swap_w{tile}",
         layouts: &[Layout::TN],
-        tiles: &[32, 16, 24, 48, 56, 64, 116, 132, 164],
+        tiles: &[32, 16, 24, 48, 56, 64, 116, 132, 164, 216, 232, 316, 332],
         geometry: wgmma_fp8_block_swap_geometry,
         supports: fp8_narrow_supports,
         dtypes: &[Dtype::E4m3],

@@ -80,11 +80,12 @@ fn wave_efficiency(tiles: u32) -> f64 {
 ///
 /// - **49 to 128 tokens (n) over 32-row tiles of weights that fill half to all of the
 ///   multiprocessors** (m from 2081 to 4224): `wgmma-fp8-block-swap`, the tokens as the
-///   `wgmma`'s M and 32 rows of weights as its N, one tile per block over all of k — with one
-///   consumer warpgroup (64 tokens, `:132`) up to 64 tokens, two (`:32`) above. On the four
-///   such shapes of the dense set it ran 1.13–1.21× cuBLASLt, where the narrow kernel ran
-///   0.93–1.15× (`docs/results/h100-2026-11-26-fp8-swap/`). Where more or fewer rows of
-///   weights make the tiles (m = 7168 and up, or below), the rules below.
+///   `wgmma`'s M and 32 rows of weights as its N, one tile per block over all of k — tiles of
+///   64 tokens with one consumer warpgroup (`:132`) where they still make at most one wave,
+///   else of 128 tokens with two (`:32`). On the four such shapes of the dense set it ran
+///   1.10–1.33× cuBLASLt, where the narrow kernel ran 0.88–1.21× in the same runs
+///   (`docs/results/h100-2026-11-26-fp8-swap/`). Where more or fewer rows of weights make the
+///   tiles (m = 7168 and up, or below), the rules below.
 /// - **Fewer 128 × 128 tiles than a third of the multiprocessors, n ≤ 128** (a decode step's
 ///   tokens over a few thousand rows of weights): `wgmma-fp8-block-narrow`, the tile as narrow
 ///   as n, whose stream-k grid gives every multiprocessor an equal share of the slices. At 17
@@ -106,8 +107,10 @@ fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) 
     if !tma_store {
         return ("wgmma-fp8-block-narrow", 128);
     }
-    if (49..=128).contains(&s.n) && (SMS / 2..=SMS).contains(&s.m.div_ceil(32)) {
-        return ("wgmma-fp8-block-swap", if s.n <= 64 { 132 } else { 32 });
+    let rows_of_32 = s.m.div_ceil(32);
+    if (49..=128).contains(&s.n) && (SMS / 2..=SMS).contains(&rows_of_32) {
+        let halves_fit = rows_of_32 * s.n.div_ceil(64) <= SMS;
+        return ("wgmma-fp8-block-swap", if halves_fit { 132 } else { 32 });
     }
     if s.n <= 128 && 3 * tiles(128) < SMS {
         return ("wgmma-fp8-block-narrow", narrow);
@@ -434,6 +437,11 @@ mod tests {
             // the last wave decides between 128- and 192-row tiles.
             ((2112, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:132"),
             ((4096, 128, 7168), Scaling::Block, "wgmma-fp8-block-swap:32"),
+            (
+                (2112, 128, 7168),
+                Scaling::Block,
+                "wgmma-fp8-block-swap:132",
+            ),
             (
                 (2112, 48, 7168),
                 Scaling::Block,

@@ -14,8 +14,9 @@
 //!   1.0 TB/s where DeepGEMM's figures imply 2.1 (`docs/perf-notes.md`).
 //! - **The swap.** The `wgmma`'s M is 64, whatever the operand; its N is any multiple of 8 up to
 //!   256. So the tokens go where 64 is no waste, the `wgmma`'s A (each consumer warpgroup 64 of
-//!   a tile's 128 tokens), and the weights where the tile can be as thin as the wave needs, the
-//!   `wgmma`'s B: N = W rows of weights (`--tile W`: 16, 24, 32, 48, 56 or 64). 2112 rows are
+//!   a tile's 64 or 128 tokens), and the weights where the tile can be as thin as the wave
+//!   needs, the `wgmma`'s B: N = W rows of weights (`--tile W`: 16, 24, 32, 48, 56 or 64, two
+//!   consumer warpgroups; the configurations below add 100, 200 or 300). 2112 rows are
 //!   132 tiles of 16, 7168 are 128 tiles of 56: every block streams its own rows over all of
 //!   k, and nothing is added across blocks. The accumulator is `Cᵀ`'s: a row per token, a column
 //!   per weight row, which is the orientation of the 16-bit kernels' store
@@ -40,28 +41,39 @@
 //!   slice of its tile in sequence (56 at k = 7168), so each slice's latency counts.
 //! - **One consumer warpgroup for 64 tokens** (`--tile 100 + W`): with two, a decode step of 64
 //!   tokens left the second only taking and giving back stages, and half of each tokens' box
-//!   out of bounds; 64 tokens a tile made it 1.05–1.15× faster at 64 tokens.
+//!   out of bounds; 64 tokens a tile made it 1.05–1.15× faster at 64 tokens, and at 128 tokens
+//!   too where twice the tiles still make one wave (2112 rows).
 //!
 //! What the SASS shows (`cargo xtask sass --variant wgmma-fp8-block-swap --dtype e4m3`): 168
 //! registers at entry with two consumer warpgroups (232 with one), no spills; four
 //! `QGMMA.64xWx32.F32.E4M3.E4M3` per slice.
 //!
 //! Measured on the H100 (`docs/results/h100-2026-11-26-fp8-swap/`, DeepGEMM's dense set,
-//! cuBLASLt's block-scaled matmul in the same process): where 32-row tiles make half to one
-//! wave (2112 and 4096 rows), 1.27× and 1.28× cuBLASLt at 64 tokens (`:132`), 1.12× and 1.10× at
-//! 128 (`:32`), against 1.21/1.20× and 0.99/0.88× for the narrow kernel in the same runs; `auto`
-//! takes it there. Where the tiles are more than a wave, 128-row tiles win: every block reads
+//! cuBLASLt's block-scaled matmul in the same process), where 32-row tiles make half to one
+//! wave: 1.15× and 1.31× cuBLASLt at 64 tokens over 2112 and 4096 rows (`:132`; the narrow
+//! kernel 1.11× and 1.19× in the same process), 1.18× and 1.14× at 128 tokens (`:132`, `:32`;
+//! narrow 0.95× and 0.93×); `auto` takes it there. Where the tiles are more than a wave, 128-row tiles win: every block reads
 //! its tokens over all of k from L2, once per tile, and with tiles of 16–64 rows of weights that
 //! is more traffic than the weights. Still 0.48–0.63× DeepGEMM's figures at those shapes; the
 //! next step is DeepGEMM's, the tokens' slice multicast to a cluster of blocks
 //! ([`super::wgmma_cluster::SharedB`]).
 //!
-//! What it does not do: clusters, groups, batches, a split of k.
+//! - **Clusters of two along m sharing the tokens** (`--tile 200 + W` with one consumer
+//!   warpgroup, `300 + W` with two): each block loads half of the tokens' slice and the TMA
+//!   engine multicasts it, as DeepGEMM does, halving the tokens' reads from L2. Measured: slower
+//!   at every shape (`:232` 1.18× cuBLASLt at 2112 × 64 × 7168 against `:132`'s 1.33×, `:332`
+//!   1.08× at 4096 × 128 × 7168 against `:32`'s 1.20×): the reads of L2 were not what limited
+//!   it. Nor was one tile's memory: at 2112 × 128 × 7168 two tiles of 64 tokens (`:132`, 132
+//!   blocks, reading the weights twice) ran 1.23× where one tile of 128 (`:32`, 66 blocks) ran
+//!   1.11×. A block streams a slice at a time through one chain of handshakes, and at these
+//!   sizes more blocks, not fewer bytes, is what paid.
+//!
+//! What it does not do: groups, batches, a split of k.
 use super::wgmma_fp8_block::{self, BK};
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
 use crate::device::Real;
-use crate::device::{pool_address, Shared};
+use crate::device::{cluster, pool_address, Shared};
 use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue;
 use crate::pipeline::schedule::Tile;
@@ -112,13 +124,15 @@ fn stage_scales<const R: usize>(stages: Stages, s: u32) -> Shared<f32> {
     Shared::at(stages.extra() + s * scale_bytes(R), tile_m(R) + 1)
 }
 
-/// The kernel with tiles of `2R` rows of weights by `64·CONSUMERS` tokens ([`tokens`]).
+/// The kernel with tiles of `2R` rows of weights by `64·CONSUMERS` tokens ([`tokens`]), in
+/// clusters of `CLUSTER_M` blocks along m that share the tokens' slices (each block loads its
+/// share of them and the TMA engine multicasts it to every block of the cluster).
 #[derive(Clone, Copy, Default)]
-pub struct WgmmaFp8BlockSwap<const R: usize, const CONSUMERS: u32>;
+pub struct WgmmaFp8BlockSwap<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32 = 1>;
 
 /// The launch geometry: one block per tile (the host caps the grid at one block per
 /// multiprocessor).
-pub fn geometry<const R: usize, const CONSUMERS: u32>(
+pub fn geometry<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32>(
     m: u32,
     n: u32,
     _k: u32,
@@ -127,16 +141,17 @@ pub fn geometry<const R: usize, const CONSUMERS: u32>(
 where
     Accumulator<R>: Fp8Wgmma,
 {
-    type K<const R: usize, const C: u32> = WgmmaFp8BlockSwap<R, C>;
-    let tiles = m.div_ceil(tile_m(R)) * n.div_ceil(tokens(CONSUMERS));
+    type K<const R: usize, const C: u32, const M: u32> = WgmmaFp8BlockSwap<R, C, M>;
+    let units = m.div_ceil(tile_m(R) * CLUSTER_M) * n.div_ceil(tokens(CONSUMERS));
     Geometry {
-        grid: (tiles, 1),
-        block: (K::<R, CONSUMERS>::THREADS, 1),
-        shared_bytes: K::<R, CONSUMERS>::POOL_BYTES,
+        grid: (units * CLUSTER_M, 1),
+        block: (K::<R, CONSUMERS, CLUSTER_M>::THREADS, 1),
+        shared_bytes: K::<R, CONSUMERS, CLUSTER_M>::POOL_BYTES,
     }
 }
 
-impl<const R: usize, const CONSUMERS: u32> Kernel for WgmmaFp8BlockSwap<R, CONSUMERS>
+impl<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32> Kernel
+    for WgmmaFp8BlockSwap<R, CONSUMERS, CLUSTER_M>
 where
     Accumulator<R>: Fp8Wgmma,
 {
@@ -144,6 +159,7 @@ where
     const BM: u32 = tile_m(R);
     const BN: u32 = tokens(CONSUMERS);
     const CONSUMERS: u32 = CONSUMERS;
+    const CLUSTER: (u32, u32) = (CLUSTER_M, 1);
     const BK: u32 = BK;
     const STAGES: u32 = stages(R, CONSUMERS);
     const STAGE_BYTES: u32 = stage_bytes(R, CONSUMERS);
@@ -163,14 +179,23 @@ where
         );
         unsafe {
             tma::load_box(a_map, stage, k0, m0 as i32, tile.group, full);
-            tma::load_box(
-                b_map,
-                stage + Self::BM * BK,
-                k0,
-                n0 as i32,
-                tile.member,
-                full,
-            );
+            if CLUSTER_M == 1 {
+                tma::load_box(
+                    b_map,
+                    stage + Self::BM * BK,
+                    k0,
+                    n0 as i32,
+                    tile.member,
+                    full,
+                );
+            } else {
+                // This block's share of the tokens, for every block of the cluster.
+                let share = Self::BN / CLUSTER_M;
+                let first = cluster::rank() * share;
+                let everyone = ((1u32 << CLUSTER_M) - 1) as u16;
+                let (at, n) = (stage + (Self::BM + first) * BK, (n0 + first) as i32);
+                tma::load_box_multicast(b_map, at, k0, n, tile.member, full, everyone);
+            }
         }
     }
 
@@ -332,9 +357,11 @@ pub fn promote<const R: usize>(
 /// are laid out as [`Fp8GemmArgs`] says, and the launch has [`geometry`]'s block and pool and
 /// at most one block per multiprocessor.
 #[inline(always)]
-pub unsafe fn gemm<const R: usize, const CONSUMERS: u32>(args: Fp8GemmArgs, maps: *const TensorMap)
-where
+pub unsafe fn gemm<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32>(
+    args: Fp8GemmArgs,
+    maps: *const TensorMap,
+) where
     Accumulator<R>: Fp8Wgmma,
 {
-    unsafe { pipeline::run(WgmmaFp8BlockSwap::<R, CONSUMERS>, args, maps) }
+    unsafe { pipeline::run(WgmmaFp8BlockSwap::<R, CONSUMERS, CLUSTER_M>, args, maps) }
 }

@@ -360,9 +360,9 @@ fence_operands!(fence_operands_8, 8, [0, 1, 2, 3, 4, 5, 6, 7]);
 #[rustfmt::skip]
 fence_operands!(fence_operands_16, 16, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
 
-/// The shapes between, N = 24, 48 and 56, e4m3 only: the weights' rows of a tile of
-/// `crate::variants::wgmma_fp8_block_swap`, chosen so that the tiles of a model's layer make
-/// whole waves (7168 rows in 128 tiles of 56), and their accumulators' operand fences.
+// The shapes between, N = 24, 48 and 56, e4m3 only: the weights' rows of a tile of
+// `crate::variants::wgmma_fp8_block_swap`, chosen so that the tiles of a model's layer make
+// whole waves (7168 rows in 128 tiles of 56), and their accumulators' operand fences.
 #[rustfmt::skip]
 fence_operands!(fence_operands_12, 12, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
 #[rustfmt::skip]
