@@ -103,7 +103,7 @@ pub const fn stage_bytes(r: usize, consumers: u32) -> u32 {
     (tile_m(r) + tokens(consumers)) * BK
 }
 
-/// As many stages as fit in 200 KiB: 11 at W = 16, 8 at W = 64.
+/// As many stages as fit in 200 KiB: with 128 tokens, 11 at W = 16 and 8 at W = 64.
 pub const fn stages(r: usize, consumers: u32) -> u32 {
     RING_BYTES / stage_bytes(r, consumers)
 }
