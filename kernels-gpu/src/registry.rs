@@ -1548,7 +1548,7 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8-block-swap",
-        summary: "block-scaled e4m3 (1x128 of A, 128x128 of B) for decode and small batches with A and B swapped in the wgmma: 128 tokens of n as its M (two consumer warpgroups of 64), --tile rows of weights (m) as its N (16, 24, 32 default, 48, 56, 64), so that the tiles make one wave without splitting k; A's scales promoted along the accumulator's columns, two partial sums in turn, C from the registers (any m, n, ldc)",
+        summary: "block-scaled e4m3 (1x128 of A, 128x128 of B) for decode and small batches with A and B swapped in the wgmma: the tokens (n) as its M, 64 per consumer warpgroup, W rows of weights (m) as its N, so that the tiles make one wave without splitting k; A's scales staged in shared memory by the producer warpgroup and promoted along the accumulator's columns, two partial sums in turn, C from the registers (any m, n, ldc); --tile: W = 16, 24, 32 (default), 48, 56, 64 with 128 tokens a tile (two warpgroups), 100 + W (116, 132, 164) with 64 (one), 200 + W (216, 232) one warpgroup and 300 + W (316, 332) two in clusters of two sharing the tokens by multicast",
         source: "beyond the documents (tensor cores, chapters 4 and 5)",
         entry: "gemm_wgmma_fp8_block_swap_w{tile}",
         layouts: &[Layout::TN],

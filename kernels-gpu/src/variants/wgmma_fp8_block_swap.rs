@@ -353,9 +353,9 @@ pub fn promote<const R: usize>(
 ///
 /// # Safety
 /// As [`pipeline::run`]: `maps` points to A's and B's tensor maps (A k × m in boxes of 128 k ×
-/// `2R` m, B k × n in boxes of 128 k × 128 n, e4m3 with the 128-byte swizzle), `args`' scales
-/// are laid out as [`Fp8GemmArgs`] says, and the launch has [`geometry`]'s block and pool and
-/// at most one block per multiprocessor.
+/// `2R` m, B k × n in boxes of 128 k × `64·CONSUMERS / CLUSTER_M` n, e4m3 with the 128-byte
+/// swizzle), `args`' scales are laid out as [`Fp8GemmArgs`] says, and the launch has
+/// [`geometry`]'s block and pool and at most one block per multiprocessor.
 #[inline(always)]
 pub unsafe fn gemm<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32>(
     args: Fp8GemmArgs,
