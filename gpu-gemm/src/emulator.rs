@@ -162,6 +162,34 @@ fn launch_with<T: Scalar>(
     let fused = (p.epilogue, bias);
     let none = (Epilogue::NONE, &[][..]);
     match reduce {
+        // A strided batch on a kernel without tensor maps: on the GPU its grid's z, here a
+        // launch per member (the emulator's grids have two dimensions).
+        None if tma.is_none() && p.batch.is_batched() => {
+            let batch = p.batch;
+            let [a_len, b_len, c_len] = p
+                .stored()
+                .map(|(_, _, cols, ld)| ld as usize * cols as usize);
+            for z in 0..batch.count as usize {
+                let at = |stride: u64| z * stride as usize;
+                let (a, b) = (
+                    &a[at(batch.stride_a)..][..a_len],
+                    &b[at(batch.stride_b)..][..b_len],
+                );
+                let c = &mut c[at(batch.stride_c)..][..c_len];
+                let args = (s.m, s.n, s.k, alpha, a, s.lda, b, s.ldb, beta);
+                let c = ("C", c, s.ldc, (Members::ONE, NOT_GROUPED));
+                emulate(
+                    (entry, planted),
+                    (g, cluster),
+                    args,
+                    c,
+                    (None, &[]),
+                    none,
+                    step,
+                )?;
+            }
+            Ok(())
+        }
         None => {
             let args = (s.m, s.n, s.k, alpha, a, s.lda, b, s.ldb, beta);
             let launched = emulate(

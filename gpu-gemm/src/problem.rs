@@ -637,6 +637,7 @@ macro_rules! full_precision_scalar {
                     beta,
                     c: GlobalMut::new(c),
                     ldc,
+                    stride_c: 0,
                 }
             }
         }

@@ -204,23 +204,26 @@ impl Variant {
     }
 
     /// Whether it runs a strided batch in one launch, in `dtype` and the layout `transposes`:
-    /// the 16-bit Hopper kernels,
-    /// whose persistent walk goes over the tiles of every member
-    /// ([`kernels_gpu::pipeline::schedule`]), but split-k (its workspace is one problem's) and
-    /// `wgmma-stream-k` (`TmaOperands::batched`), and
-    /// cuBLAS (`cublas…StridedBatched`); `auto` and `tuned` choose among the former.
+    /// in bf16 and f16 the Hopper kernels, whose persistent walk goes over the tiles of every
+    /// member ([`kernels_gpu::pipeline::schedule`]), but split-k (its workspace is one problem's)
+    /// and `wgmma-stream-k` (`TmaOperands::batched`); in f32 and f64 the kernels without tensor
+    /// maps, a layer of the grid per member (`kernels_gpu::entry`), but split-k, whose grid rows
+    /// are its parts; and cuBLAS (`cublas…StridedBatched`). `auto` and `tuned` choose among the
+    /// kernels.
     pub fn runs_batched(&self, dtype: Dtype, transposes: Transposes) -> bool {
         match self {
-            Variant::Kernel(k) => {
+            Variant::Kernel(k) if dtype.is_16bit() => {
                 let layout = transposes.into();
-                dtype.is_16bit()
-                    && k.target == kernels_gpu::registry::Target::Sm90a
+                k.target == kernels_gpu::registry::Target::Sm90a
                     && k.reduce.is_none()
                     && k.tma
                         .is_some_and(|t| t(k.tiles.first().copied().unwrap_or(1), layout).batched)
             }
+            Variant::Kernel(k) => {
+                matches!(dtype, Dtype::F32 | Dtype::F64) && k.tma.is_none() && k.reduce.is_none()
+            }
             Variant::Cublas(_) => true,
-            Variant::Auto(_) | Variant::Tuned(_) => dtype.is_16bit(),
+            Variant::Auto(_) | Variant::Tuned(_) => dtype != Dtype::E4m3,
             Variant::Cpu(_) | Variant::Unfused(_) => false,
         }
     }

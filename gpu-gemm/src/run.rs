@@ -195,8 +195,11 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
             }
             let s = p.shape;
             let mut geometry = (k.geometry)(s.m, s.n, s.k, p.dtype.bytes(), tile);
-            // A batch: a block per tile of every member, which the persistent grid caps.
-            geometry.grid.0 = geometry.grid.0.saturating_mul(p.members().count);
+            // A batch on the Hopper kernels: a block per tile of every member, which the
+            // persistent grid caps (the others launch a layer of their grid per member).
+            if k.tma.is_some() {
+                geometry.grid.0 = geometry.grid.0.saturating_mul(p.members().count);
+            }
             let reduce = k.reduce.map(|entry| Reduce {
                 entry: format!("{entry}_{}", p.dtype.name()),
                 geometry: kernels_gpu::variants::split_k::reduce_geometry(s.m, s.n),
@@ -369,8 +372,9 @@ fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
     }
     if !variant.runs_batched(p.dtype, p.transposes) {
         bail!(
-            "{} has no strided batched form in {} {}: a batch runs in one launch on the 16-bit \
-             Hopper kernels (bf16, f16; not split-k, not wgmma-stream-k) and on cuBLAS",
+            "{} has no strided batched form in {} {}: a batch runs in one launch on cuBLAS, on the \
+             16-bit Hopper kernels (not split-k, not wgmma-stream-k) and on the f32 and f64 \
+             kernels without tensor maps (not split-k)",
             variant.name(),
             p.dtype.name(),
             p.transposes.name()
@@ -379,7 +383,13 @@ fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
     if variant.is_cublas() && !p.epilogue.is_none() {
         bail!("cuBLAS's yardstick for a fused epilogue (cuBLASLt) runs one problem, not a batch");
     }
-    if matches!(variant, Variant::Kernel(_)) {
+    if matches!(variant, Variant::Kernel(k) if k.tma.is_none()) && b.count > 65_535 {
+        bail!(
+            "{} members: the f32 and f64 kernels launch a layer of their grid per member, and a grid has at most 65 535",
+            b.count
+        );
+    }
+    if matches!(variant, Variant::Kernel(k) if k.tma.is_some()) {
         let element = p.dtype.bytes() as u64;
         for (name, stride) in [("A", b.stride_a), ("B", b.stride_b), ("C", b.stride_c)] {
             if !(stride * element).is_multiple_of(16) {

@@ -2,9 +2,11 @@
 //!
 //! On the GPU each row becomes `#[no_mangle] extern "ptx-kernel" fn NAME(m, n, k, alpha, A, lda,
 //! B, ldb, beta, C, ldc)`, the cuBLAS argument order, so that the host launches every variant
-//! the same way. The 16-bit kernels add their tensor maps, the fused epilogue (`bias`, the
-//! [`crate::fused::Epilogue`] word), the batch (members, C's stride) and a grouped GEMM's
-//! layout, groups and table ([`crate::gemm::Groups`]) after them. On the host the same table gives the emulator
+//! the same way; the f32 and f64 kernels without tensor maps add the strides of a strided batch
+//! (`stride_a, stride_b, stride_c`: member z is the grid's layer z). The 16-bit kernels add
+//! their tensor maps, the fused epilogue (`bias`, the [`crate::fused::Epilogue`] word), the
+//! batch (members, C's stride) and a grouped GEMM's layout, groups and table
+//! ([`crate::gemm::Groups`]) after them. On the host the same table gives the emulator
 //! each kernel's body by name, so the two backends cannot disagree about which names exist.
 #![allow(clippy::too_many_arguments)]
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
@@ -106,11 +108,18 @@ macro_rules! gemm_kernels {
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(
             m: u32, n: u32, k: u32, alpha: $t, a: *const $t, lda: u32, b: *const $t,
-            ldb: u32, beta: $t, c: *mut $t, ldc: u32,
+            ldb: u32, beta: $t, c: *mut $t, ldc: u32, stride_a: u64, stride_b: u64,
+            stride_c: u64,
         ) {
+            // A strided batch is the grid's z: the blocks of layer z compute member z, its
+            // operands `z·stride` elements on (one problem: z = 0). C's offset is taken where
+            // it is written (`GemmArgs::stride_c`).
+            let member = crate::device::block_idx_z() as u64;
+            let at = |stride: u64| (member * stride) as usize;
             let args = GemmArgs {
-                m, n, k, alpha, a: Global::new(a), lda, b: Global::new(b), ldb, beta,
-                c: GlobalMut::new(c), ldc,
+                m, n, k, alpha, a: Global::new(a.wrapping_add(at(stride_a))), lda,
+                b: Global::new(b.wrapping_add(at(stride_b))), ldb, beta,
+                c: GlobalMut::new(c), ldc, stride_c,
             };
             unsafe { $body(args) }
         }
@@ -197,7 +206,7 @@ macro_rules! gemm_kernels {
         ) {
             let args = GemmArgs {
                 m, n, k, alpha, a: Global::new(a), lda, b: Global::new(b), ldb, beta,
-                c: GlobalMut::new(c), ldc,
+                c: GlobalMut::new(c), ldc, stride_c: 0,
             };
             unsafe { $body(args, maps) }
         }

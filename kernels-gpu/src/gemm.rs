@@ -23,9 +23,23 @@ pub struct GemmArgs<T> {
     pub beta: T,
     pub c: GlobalMut<T>,
     pub ldc: u32,
+    /// Elements between the C of consecutive members of a strided batch, whose member is the
+    /// block's grid layer z (0 for one problem; on the emulator, which launches each member on
+    /// its own, always 0). A and B are offset by the entry point; C's offset is taken where C
+    /// is read and written ([`GemmArgs::member_c`]), because a pointer computed before the
+    /// mainloop stays live across it, where `c` itself is a parameter that costs no register
+    /// (`best:1` in f32, at its 128-register cap, spilled 8 bytes).
+    pub stride_c: u64,
 }
 
 impl<T: Real> GemmArgs<T> {
+    /// This block's member's C: `c`, `z · stride_c` elements on.
+    #[inline(always)]
+    pub fn member_c(&self) -> GlobalMut<T> {
+        self.c
+            .offset((crate::device::block_idx_z() as u64 * self.stride_c) as isize)
+    }
+
     /// Offset of A(row, col).
     #[inline(always)]
     pub fn a_at(&self, row: u32, col: u32) -> usize {
@@ -168,7 +182,7 @@ impl<T: Real> GemmArgs<T> {
     /// Whether C can be written in 16-byte pieces: m and ldc multiples of 4, C 16-byte aligned.
     #[inline(always)]
     pub fn c_vec4_ok(&self) -> bool {
-        (self.m | self.ldc).is_multiple_of(4) && self.c.is_aligned_to(16)
+        (self.m | self.ldc).is_multiple_of(4) && self.member_c().is_aligned_to(16)
     }
 
     /// The epilogue for C[i..i+4] (16-byte aligned): `alpha * acc + beta * C`, one 16-byte
@@ -178,8 +192,8 @@ impl<T: Real> GemmArgs<T> {
     /// `i..i+4` must be inside C and 16-byte aligned.
     #[inline(always)]
     pub unsafe fn store_c4(&self, i: usize, acc: [T; 4]) {
-        let value = self.scaled(acc, || unsafe { self.c.load4(i) });
-        unsafe { self.c.store4(i, value) }
+        let value = self.scaled(acc, || unsafe { self.member_c().load4(i) });
+        unsafe { self.member_c().store4(i, value) }
     }
 
     #[inline(always)]
@@ -190,7 +204,7 @@ impl<T: Real> GemmArgs<T> {
     /// Whether C can be written in pairs: ldc even and C aligned to a pair.
     #[inline(always)]
     pub fn c_pairs_ok(&self) -> bool {
-        self.ldc.is_multiple_of(2) && self.c.is_aligned_to(2 * T::BYTES as usize)
+        self.ldc.is_multiple_of(2) && self.member_c().is_aligned_to(2 * T::BYTES as usize)
     }
 
     /// The epilogue for C[i..i+2] (aligned to a pair): one 8-byte (f32) load and store.
@@ -199,8 +213,8 @@ impl<T: Real> GemmArgs<T> {
     /// `i..i+2` must be inside C and aligned to the pair.
     #[inline(always)]
     pub unsafe fn store_c2(&self, i: usize, acc: [T; 2]) {
-        let value = self.scaled(acc, || unsafe { self.c.load2(i) });
-        unsafe { self.c.store2(i, value) }
+        let value = self.scaled(acc, || unsafe { self.member_c().load2(i) });
+        unsafe { self.member_c().store2(i, value) }
     }
 
     /// The epilogue: `C[i] = alpha * acc + beta * C[i]`.
@@ -215,9 +229,10 @@ impl<T: Real> GemmArgs<T> {
         let value = if self.beta == T::ZERO {
             self.alpha * acc
         } else {
-            self.alpha.fma(acc, self.beta * unsafe { self.c.load(i) })
+            self.alpha
+                .fma(acc, self.beta * unsafe { self.member_c().load(i) })
         };
-        unsafe { self.c.store(i, value) }
+        unsafe { self.member_c().store(i, value) }
     }
 }
 

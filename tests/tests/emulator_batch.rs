@@ -65,6 +65,27 @@ fn every_batched_kernel_computes_every_member() {
     }
 }
 
+/// The f32 and f64 kernels without tensor maps run a batch as their grid's z (on the emulator, a
+/// launch per member): a sample of them, every member against its reference, and `auto`.
+#[test]
+fn the_f32_and_f64_kernels_compute_every_member() {
+    for (i, name) in batch_cases::FULL_PRECISION.iter().enumerate() {
+        let variant = registry::find(name).unwrap();
+        let dtypes = [Dtype::F32, Dtype::F64];
+        for dtype in dtypes.into_iter().filter(|d| variant.dtypes().contains(d)) {
+            let beta = [0.0, 0.5][i % 2];
+            let p = problem(dtype, (72, 40, 48), Transposes::NN, beta);
+            let what = format!("{name} {} beta {beta}", dtype.name());
+            let report = execute(&Backend::Emulator, variant, None, &p, ONCE)
+                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            let check = report.check.expect("checked run");
+            assert!(check.passed(), "{what}: {}", check.summary());
+            assert!(check.coverage.starts_with("members 0, 1, 2, 3, 4 of 5"));
+            println!("{what} ({}): {}", report.variant, check.summary());
+        }
+    }
+}
+
 /// `auto` over a batch takes the batch rule's kernel for each kind of member, and a fused
 /// epilogue applies to every member (one bias for all).
 #[test]
@@ -111,8 +132,9 @@ fn batches_the_kernels_cannot_run_are_refused() {
         dtype: Dtype::F32,
         ..p
     };
-    assert!(refusal("best", &f32).contains("has no strided batched form in f32"));
-    assert!(refusal("auto", &f32).contains("has no strided batched form in f32"));
+    assert!(refusal("split-k", &f32).contains("has no strided batched form in f32"));
+    assert!(refusal("wgmma-3xtf32", &f32).contains("has no strided batched form in f32"));
+    assert!(refusal("cpu-naive", &f32).contains("has no strided batched form in f32"));
     assert!(refusal("wgmma-split-k", &p).contains("no strided batched form"));
     assert!(refusal("wgmma-stream-k", &p).contains("no strided batched form"));
     // A stride the TMA engine cannot step by.

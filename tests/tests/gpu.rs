@@ -1087,9 +1087,10 @@ fn fused_epilogues_match_the_f64_reference() {
 
 mod batch_cases;
 
-/// Strided batches on the GPU: the emulator's cases (`emulator_batch.rs`), every kernel that runs
-/// a batch in every layout it computes, then `auto` and cuBLAS's strided batched GEMM at a size
-/// whose members fill several waves, each member checked against its f64 reference.
+/// Strided batches on the GPU: the emulator's cases (`emulator_batch.rs`), every 16-bit kernel
+/// that runs a batch in every layout it computes, a sample of the f32 and f64 ones, then `auto`
+/// and cuBLAS's strided batched GEMM at a size whose members fill several waves, each member
+/// checked against its f64 reference.
 #[test]
 fn strided_batches_match_the_f64_reference() {
     let Some(backend) = gpu_or_skip("tests/emulator_batch.rs runs the same cases") else {
@@ -1110,6 +1111,20 @@ fn strided_batches_match_the_f64_reference() {
         let check = report.check.expect("checked run");
         assert!(check.passed(), "{what}: {}", check.summary());
         println!("{what}: {}", check.summary());
+    }
+    for (i, name) in batch_cases::FULL_PRECISION.iter().enumerate() {
+        let variant = registry::find(name).unwrap();
+        let dtypes = [Dtype::F32, Dtype::F64];
+        for dtype in dtypes.into_iter().filter(|d| variant.dtypes().contains(d)) {
+            let beta = [0.0, 0.5][i % 2];
+            let p = batch_cases::problem(dtype, (136, 72, 64), Transposes::NN, beta);
+            let what = format!("{name} {} beta {beta}", dtype.name());
+            let report = gpu_gemm::run::execute(&backend, variant, None, &p, batch_cases::ONCE)
+                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            let check = report.check.expect("checked run");
+            assert!(check.passed(), "{what}: {}", check.summary());
+            println!("{what} ({}): {}", report.variant, check.summary());
+        }
     }
     for dims in [(128, 128, 128), (512, 512, 64), (2048, 128, 512)] {
         let mut p = batch_cases::problem(Dtype::Bf16, dims, Transposes::NN, 0.0);

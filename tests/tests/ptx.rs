@@ -1,6 +1,7 @@
 //! The PTX modules: they build, hold every registered entry point (the Hopper variants in the
 //! sm_90a build, the others in the sm_80 and sm_90 builds), and ptxas compiles them with no
-//! spills and no stack frame in any kernel (no local memory).
+//! spills and no stack frame in any kernel (no local memory) but the one measured exception,
+//! [`SPILLS_MEASURED`].
 use kernels_gpu::registry::Target;
 use ptx_builder::{build_ptx, entry_points, find_ptxas, ptxas_resources, workspace_root};
 use std::sync::OnceLock;
@@ -90,6 +91,15 @@ fn ptx_uses_fma_and_shared_state_space() {
     assert!(text.contains(".target sm_90"));
 }
 
+/// The one kernel allowed a spill, with its bound in bytes (stack frame, stores, loads): `best:1`
+/// in f32 for sm_90. Its 128 threads are held to 128 registers (four blocks per SM), which it
+/// used all of before the strided batch; the batch's A and B, offset by the block's grid layer,
+/// are pointers in registers where the parameters were free, and ptxas keeps three words in
+/// local memory: stored once before the loop, one `LDL` per 16-step slice (1 247 instructions)
+/// and three after it. The sm_80 build of the same kernel does not spill.
+const SPILLS_MEASURED: &[(&str, &str, (u32, u32, u32))] =
+    &[("sm_90", "gemm_best_c1_f32", (16, 12, 36))];
+
 #[test]
 fn ptxas_reports_no_spills_and_no_stack_frame() {
     let root = workspace_root();
@@ -109,9 +119,14 @@ fn ptxas_reports_no_spills_and_no_stack_frame() {
             report.len()
         );
         for r in &report {
-            assert_eq!(
-                (r.stack_frame, r.spill_stores, r.spill_loads),
-                (0, 0, 0),
+            let allowed = SPILLS_MEASURED
+                .iter()
+                .find(|(a, kernel, _)| *a == arch && *kernel == r.kernel)
+                .map_or((0, 0, 0), |(_, _, bytes)| *bytes);
+            assert!(
+                r.stack_frame <= allowed.0
+                    && r.spill_stores <= allowed.1
+                    && r.spill_loads <= allowed.2,
                 "{arch} {}: {} bytes stack frame, {} + {} bytes spilled",
                 r.kernel,
                 r.stack_frame,

@@ -55,8 +55,9 @@ pub mod wgmma;
 /// Kernels use it through [`Real`], [`Global`], [`Shared`] and [`shfl_idx`].
 pub use backend::Element;
 pub use backend::{
-    block_dim_x, block_dim_y, block_idx_x, block_idx_y, cp_async_commit, cp_async_wait, grid_dim_x,
-    grid_dim_y, shared_pool_base, sync_threads, thread_idx_x, thread_idx_y,
+    block_dim_x, block_dim_y, block_idx_x, block_idx_y, block_idx_z, cp_async_commit,
+    cp_async_wait, grid_dim_x, grid_dim_y, shared_pool_base, sync_threads, thread_idx_x,
+    thread_idx_y,
 };
 
 /// Threads in a warp.

@@ -33,3 +33,7 @@ pub fn batched_kernels() -> Vec<(Variant, Transposes)> {
         .filter(|(v, t)| v.runs_batched(Dtype::Bf16, *t))
         .collect()
 }
+
+/// The f32 and f64 kernels (and `auto`) the batch's tests run: a sample of those without tensor
+/// maps, which launch a layer of their grid per member.
+pub const FULL_PRECISION: &[&str] = &["v4", "best", "big-tile", "tc-tf32", "tc-f64", "auto"];

@@ -20,6 +20,9 @@ index_fns! {
     thread_idx_y => |c| c.thread.1,
     block_idx_x => |c| c.block().block.0,
     block_idx_y => |c| c.block().block.1,
+    // The emulator's grids have two dimensions: a strided batch, the GPU's grid z, is one
+    // launch per member there (`gpu_gemm::emulator`).
+    block_idx_z => |_c| 0,
     block_dim_x => |c| c.block().block_dim.0,
     block_dim_y => |c| c.block().block_dim.1,
     grid_dim_x => |c| c.block().grid_dim.0,

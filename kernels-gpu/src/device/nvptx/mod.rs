@@ -29,6 +29,7 @@ index_fns! {
     thread_idx_y => _thread_idx_y,
     block_idx_x => _block_idx_x,
     block_idx_y => _block_idx_y,
+    block_idx_z => _block_idx_z,
     block_dim_x => _block_dim_x,
     block_dim_y => _block_dim_y,
     grid_dim_x => _grid_dim_x,
