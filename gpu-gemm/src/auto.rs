@@ -473,7 +473,14 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             });
         }
     }
-    if let Some(row) = nearest(rows, shape, dtype, math) {
+    // A batch in f32 runs on the strict kernels whatever the contract (the Hopper f32 kernels
+    // compute one problem), and a relaxed contract admits every strict kernel: where the
+    // contract's own row's kernel cannot run the batch, strict's row decides.
+    let strict_for_batch = (math != Math::Strict && p.batch.is_batched()).then_some(Math::Strict);
+    for rows_of in core::iter::once(math).chain(strict_for_batch) {
+        let Some(row) = nearest(rows, shape, dtype, rows_of) else {
+            continue;
+        };
         let v = registry::find(&row.variant)
             .map_err(|e| anyhow!("auto table names `{}`: {e}", row.variant))?;
         if fits(&v) {

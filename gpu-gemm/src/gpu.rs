@@ -1245,7 +1245,7 @@ impl RangesPass<'_> {
         let (g, function) = (self.geometry, &self.function);
         unsafe {
             launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                s.m, s.n, s.k, 1f32, a, s.lda, b, s.ldb, 0f32, words, s.m, 0u64, 0u64, 0u64
+                s.m, s.n, s.k, 1f32, a, s.lda, b, s.ldb, 0f32, words, s.m
             ))
         }
         .context("launching 3xTF32's ranges pass failed")
@@ -1597,12 +1597,17 @@ impl Prepared<'_> {
                             ))
                         }
                     }
-                    // A strided batch: the grid's z, a layer of blocks per member.
-                    _ => unsafe {
+                    // A strided batch: the `…_batch` entry point, a layer of the grid per member.
+                    _ if p.batch.is_batched() => unsafe {
                         let b = &p.batch;
                         launch!(function<<<(g.grid.0, g.grid.1, b.count), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
                             s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld,
                             b.stride_a, b.stride_b, b.stride_c
+                        ))
+                    },
+                    _ => unsafe {
+                        launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                            s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld
                         ))
                     },
                 };
@@ -1628,8 +1633,7 @@ impl Prepared<'_> {
                         } else {
                             unsafe {
                                 launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
-                                    s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc,
-                                    0u64, 0u64, 0u64
+                                    s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc
                                 ))
                             }
                         };

@@ -206,10 +206,10 @@ impl Variant {
     /// Whether it runs a strided batch in one launch, in `dtype` and the layout `transposes`:
     /// in bf16 and f16 the Hopper kernels, whose persistent walk goes over the tiles of every
     /// member ([`kernels_gpu::pipeline::schedule`]), but split-k (its workspace is one problem's)
-    /// and `wgmma-stream-k` (`TmaOperands::batched`); in f32 and f64 the kernels without tensor
-    /// maps, a layer of the grid per member (`kernels_gpu::entry`), but split-k, whose grid rows
-    /// are its parts; and cuBLAS (`cublas…StridedBatched`). `auto` and `tuned` choose among the
-    /// kernels.
+    /// and `wgmma-stream-k` (`TmaOperands::batched`); in f32 and f64 the kernels
+    /// [`kernels_gpu::registry::GRID_BATCHED`] names, a layer of the grid per member (a twin
+    /// entry point, `kernels_gpu::entry`); and cuBLAS (`cublas…StridedBatched`). `auto` and
+    /// `tuned` choose among the kernels.
     pub fn runs_batched(&self, dtype: Dtype, transposes: Transposes) -> bool {
         match self {
             Variant::Kernel(k) if dtype.is_16bit() => {
@@ -219,9 +219,7 @@ impl Variant {
                     && k.tma
                         .is_some_and(|t| t(k.tiles.first().copied().unwrap_or(1), layout).batched)
             }
-            Variant::Kernel(k) => {
-                matches!(dtype, Dtype::F32 | Dtype::F64) && k.tma.is_none() && k.reduce.is_none()
-            }
+            Variant::Kernel(k) => matches!(dtype, Dtype::F32 | Dtype::F64) && k.grid_batched(),
             Variant::Cublas(_) => true,
             Variant::Auto(_) | Variant::Tuned(_) => dtype != Dtype::E4m3,
             Variant::Cpu(_) | Variant::Unfused(_) => false,

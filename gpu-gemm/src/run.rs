@@ -205,8 +205,13 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 geometry: kernels_gpu::variants::split_k::reduce_geometry(s.m, s.n),
                 splits: geometry.grid.1,
             });
+            let mut entry = k.entry_name(p.dtype, tile, p.transposes.into());
+            // The f32 and f64 kernels' strided batch is a twin entry point (`kernels_gpu::entry`).
+            if k.tma.is_none() && p.batch.is_batched() {
+                entry.push_str("_batch");
+            }
             Ok(Launch::Kernel {
-                entry: k.entry_name(p.dtype, tile, p.transposes.into()),
+                entry,
                 geometry,
                 reduce,
                 target: k.target,
@@ -373,11 +378,11 @@ fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
     if !variant.runs_batched(p.dtype, p.transposes) {
         bail!(
             "{} has no strided batched form in {} {}: a batch runs in one launch on cuBLAS, on the \
-             16-bit Hopper kernels (not split-k, not wgmma-stream-k) and on the f32 and f64 \
-             kernels without tensor maps (not split-k)",
+             16-bit Hopper kernels (not split-k, not wgmma-stream-k) and in f32 and f64 on {}",
             variant.name(),
             p.dtype.name(),
-            p.transposes.name()
+            p.transposes.name(),
+            kernels_gpu::registry::GRID_BATCHED.join(", ")
         );
     }
     if variant.is_cublas() && !p.epilogue.is_none() {

@@ -96,8 +96,8 @@ pub struct Cli {
     /// A strided batch of COUNT problems of these sizes in one launch (cuBLAS's
     /// cublasGemmStridedBatchedEx): member i of A, B and C lies i·stride elements after member
     /// 0's, by default right after the one before. bf16 and f16 on the Hopper kernels (`auto`
-    /// chooses for the batch as a whole), f32 and f64 on the kernels without tensor maps (a
-    /// layer of the grid per member, at most 65 535), and cublas; the check compares the first
+    /// chooses for the batch as a whole), f32 and f64 on gemm128, best and tc-f64 (a layer of
+    /// the grid per member, at most 65 535), and cublas; the check compares the first
     /// four members and the last with the f64 reference
     #[arg(long, value_name = "COUNT", value_parser = positive_size)]
     pub batch: Option<u32>,

@@ -2,8 +2,9 @@
 //!
 //! On the GPU each row becomes `#[no_mangle] extern "ptx-kernel" fn NAME(m, n, k, alpha, A, lda,
 //! B, ldb, beta, C, ldc)`, the cuBLAS argument order, so that the host launches every variant
-//! the same way; the f32 and f64 kernels without tensor maps add the strides of a strided batch
-//! (`stride_a, stride_b, stride_c`: member z is the grid's layer z). The 16-bit kernels add
+//! the same way. A row `NAME | NAME_batch` adds the same f32 or f64 kernel over a strided batch
+//! (`stride_a, stride_b, stride_c` after C: member z is the grid's layer z), the kernels
+//! [`crate::registry::GRID_BATCHED`] names. The 16-bit kernels add
 //! their tensor maps, the fused epilogue (`bias`, the [`crate::fused::Epilogue`] word), the
 //! batch (members, C's stride) and a grouped GEMM's layout, groups and table
 //! ([`crate::gemm::Groups`]) after them. On the host the same table gives the emulator
@@ -80,7 +81,7 @@ macro_rules! body {
 /// One `extern "ptx-kernel"` entry point per row, and the table `$table` of their bodies for
 /// the emulator. A row with `+ maps` takes a twelfth parameter, the tensor maps' address.
 macro_rules! gemm_kernels {
-    ($table:ident: $($name:ident: $t:ident $(+ $maps:ident)? = $body:expr $(, launch_bounds($threads:literal, $blocks:literal))? $(, cluster($cluster:literal))?;)*) => {
+    ($table:ident: $($name:ident $(| $batched:ident)?: $t:ident $(+ $maps:ident)? = $body:expr $(, launch_bounds($threads:literal, $blocks:literal))? $(, cluster($cluster:literal))?;)*) => {
         $(
             // Read by the PTX build (`ptx_builder::apply_launch_bounds`), which turns them into
             // `.maxntid`/`.minnctapersm` and `.reqnctapercluster` on the entry: Rust has no
@@ -97,13 +98,37 @@ macro_rules! gemm_kernels {
             )?
 
             gemm_kernels!(@entry $name, $t, $body $(, $maps)?);
+            $(gemm_kernels!(@batched $batched, $t, $body);)?
         )*
 
         /// Every entry point of this table, with its body for the emulator.
         #[cfg(not(target_arch = "nvptx64"))]
-        pub static $table: &[(&str, KernelBody)] = &[$((stringify!($name), body!($t $(+ $maps)?, $body)),)*];
+        pub static $table: &[(&str, KernelBody)] = &[
+            $((stringify!($name), body!($t $(+ $maps)?, $body)),
+              $((stringify!($batched), body!($t, $body)),)?)*
+        ];
     };
     (@entry $name:ident, $t:ident, $body:expr) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            m: u32, n: u32, k: u32, alpha: $t, a: *const $t, lda: u32, b: *const $t,
+            ldb: u32, beta: $t, c: *mut $t, ldc: u32,
+        ) {
+            let args = GemmArgs {
+                m, n, k, alpha, a: Global::new(a), lda, b: Global::new(b), ldb, beta,
+                c: GlobalMut::new(c), ldc, stride_c: 0,
+            };
+            unsafe { $body(args) }
+        }
+    };
+    // The same body over a strided batch, the strides after C: the blocks of the grid's layer
+    // z compute member z, its operands `z·stride` elements on. A second entry point, so that
+    // one problem runs the kernel as it was: there A, B and C are parameters, which cost no
+    // registers, where a member's are pointers computed in registers (`best:1` in f32, at its
+    // cap of 128, spilled them and ran 5% slower at 4096³ on the H100 when one entry served
+    // both). C's offset is taken where C is written (`GemmArgs::stride_c`).
+    (@batched $name:ident, $t:ident, $body:expr) => {
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(
@@ -111,9 +136,6 @@ macro_rules! gemm_kernels {
             ldb: u32, beta: $t, c: *mut $t, ldc: u32, stride_a: u64, stride_b: u64,
             stride_c: u64,
         ) {
-            // A strided batch is the grid's z: the blocks of layer z compute member z, its
-            // operands `z·stride` elements on (one problem: z = 0). C's offset is taken where
-            // it is written (`GemmArgs::stride_c`).
             let member = crate::device::block_idx_z() as u64;
             let at = |stride: u64| (member * stride) as usize;
             let args = GemmArgs {
@@ -248,8 +270,8 @@ mod portable {
         gemm_v5_f64: f64 = v5_float4::gemm::<f64>;
         gemm_64x64_f32: f32 = gemm64::gemm::<f32>;
         gemm_64x64_f64: f64 = gemm64::gemm::<f64>;
-        gemm_128x128_f32: f32 = gemm128::gemm::<f32>;
-        gemm_128x128_f64: f64 = gemm128::gemm::<f64>;
+        gemm_128x128_f32 | gemm_128x128_f32_batch: f32 = gemm128::gemm::<f32>;
+        gemm_128x128_f64 | gemm_128x128_f64_batch: f64 = gemm128::gemm::<f64>;
         gemm_alc1_f32: f32 = alc1::gemm::<f32>;
         gemm_alc1_f64: f64 = alc1::gemm::<f64>;
         gemm_alc2_f32: f32 = alc2::gemm::<f32>;
@@ -274,14 +296,14 @@ mod portable {
         gemm_cg_tile2x2_f32: f32 = cg_tile2x2::gemm::<f32>;
         gemm_cg_tile2x2_f64: f64 = cg_tile2x2::gemm::<f64>;
         // -- beyond the documents: `best`, one entry per configuration (see registry) --
-        gemm_best_c2_f32: f32 = best::gemm::<f32, 128, 128, 8, 4>, launch_bounds(256, 2);
-        gemm_best_c2_f64: f64 = best::gemm::<f64, 128, 128, 8, 4>;
-        gemm_best_c1_f32: f32 = best::gemm::<f32, 128, 64, 16, 3>, launch_bounds(128, 4);
-        gemm_best_c1_f64: f64 = best::gemm::<f64, 128, 64, 16, 3>;
-        gemm_best_c3_f32: f32 = best::gemm::<f32, 64, 64, 16, 4>;
-        gemm_best_c3_f64: f64 = best::gemm::<f64, 64, 64, 16, 4>;
-        gemm_best_c4_f32: f32 = best::gemm::<f32, 128, 128, 8, 2>, launch_bounds(256, 2);
-        gemm_best_c4_f64: f64 = best::gemm::<f64, 128, 128, 8, 2>;
+        gemm_best_c2_f32 | gemm_best_c2_f32_batch: f32 = best::gemm::<f32, 128, 128, 8, 4>, launch_bounds(256, 2);
+        gemm_best_c2_f64 | gemm_best_c2_f64_batch: f64 = best::gemm::<f64, 128, 128, 8, 4>;
+        gemm_best_c1_f32 | gemm_best_c1_f32_batch: f32 = best::gemm::<f32, 128, 64, 16, 3>, launch_bounds(128, 4);
+        gemm_best_c1_f64 | gemm_best_c1_f64_batch: f64 = best::gemm::<f64, 128, 64, 16, 3>;
+        gemm_best_c3_f32 | gemm_best_c3_f32_batch: f32 = best::gemm::<f32, 64, 64, 16, 4>;
+        gemm_best_c3_f64 | gemm_best_c3_f64_batch: f64 = best::gemm::<f64, 64, 64, 16, 4>;
+        gemm_best_c4_f32 | gemm_best_c4_f32_batch: f32 = best::gemm::<f32, 128, 128, 8, 2>, launch_bounds(256, 2);
+        gemm_best_c4_f64 | gemm_best_c4_f64_batch: f64 = best::gemm::<f64, 128, 128, 8, 2>;
         // -- big-tile: f32 16x8 per thread, f64 8x8 (see registry); one block per SM --
         gemm_big_tile_c1_f32: f32 = big_tile::gemm::<f32, 256, 128, 8, 3, 16, 8, 4>, launch_bounds(256, 1);
         gemm_big_tile_c1_f64: f64 = big_tile::gemm::<f64, 128, 128, 8, 3, 8, 8, 4>, launch_bounds(256, 1);
@@ -313,11 +335,11 @@ mod portable {
         gemm_tc_3xtf32_c2_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 3, 1, 4>, launch_bounds(128, 3);
         gemm_tc_3xtf32_c3_f32: f32 = tc_3xtf32::gemm::<64, 64, 32, 4, 1, 4>, launch_bounds(128, 2);
         gemm_tc_3xtf32_c4_f32: f32 = tc_3xtf32::gemm::<128, 64, 32, 4, 1, 4>, launch_bounds(256, 1);
-        gemm_tc_f64_c1_f64: f64 = tc_f64::gemm::<128, 128, 16, 3, 2, 4>, launch_bounds(256, 1);
-        gemm_tc_f64_c2_f64: f64 = tc_f64::gemm::<128, 64, 16, 4, 2, 4>, launch_bounds(128, 2);
-        gemm_tc_f64_c3_f64: f64 = tc_f64::gemm::<64, 64, 16, 4, 1, 4>, launch_bounds(128, 3);
-        gemm_tc_f64_c4_f64: f64 = tc_f64::gemm::<128, 128, 16, 4, 2, 4>, launch_bounds(256, 1);
-        gemm_tc_f64_c5_f64: f64 = tc_f64::gemm::<64, 128, 16, 4, 1, 8>, launch_bounds(128, 2);
+        gemm_tc_f64_c1_f64 | gemm_tc_f64_c1_f64_batch: f64 = tc_f64::gemm::<128, 128, 16, 3, 2, 4>, launch_bounds(256, 1);
+        gemm_tc_f64_c2_f64 | gemm_tc_f64_c2_f64_batch: f64 = tc_f64::gemm::<128, 64, 16, 4, 2, 4>, launch_bounds(128, 2);
+        gemm_tc_f64_c3_f64 | gemm_tc_f64_c3_f64_batch: f64 = tc_f64::gemm::<64, 64, 16, 4, 1, 4>, launch_bounds(128, 3);
+        gemm_tc_f64_c4_f64 | gemm_tc_f64_c4_f64_batch: f64 = tc_f64::gemm::<128, 128, 16, 4, 2, 4>, launch_bounds(256, 1);
+        gemm_tc_f64_c5_f64 | gemm_tc_f64_c5_f64_batch: f64 = tc_f64::gemm::<64, 128, 16, 4, 1, 8>, launch_bounds(128, 2);
     }
 }
 #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90a")))]

@@ -69,7 +69,7 @@ fn every_batched_kernel_computes_every_member() {
 /// launch per member): a sample of them, every member against its reference, and `auto`.
 #[test]
 fn the_f32_and_f64_kernels_compute_every_member() {
-    for (i, name) in batch_cases::FULL_PRECISION.iter().enumerate() {
+    for (i, name) in batch_cases::full_precision().iter().enumerate() {
         let variant = registry::find(name).unwrap();
         let dtypes = [Dtype::F32, Dtype::F64];
         for dtype in dtypes.into_iter().filter(|d| variant.dtypes().contains(d)) {
@@ -135,6 +135,7 @@ fn batches_the_kernels_cannot_run_are_refused() {
     assert!(refusal("split-k", &f32).contains("has no strided batched form in f32"));
     assert!(refusal("wgmma-3xtf32", &f32).contains("has no strided batched form in f32"));
     assert!(refusal("cpu-naive", &f32).contains("has no strided batched form in f32"));
+    assert!(refusal("v5", &f32).contains("in f32 and f64 on gemm128, best, tc-f64"));
     assert!(refusal("wgmma-split-k", &p).contains("no strided batched form"));
     assert!(refusal("wgmma-stream-k", &p).contains("no strided batched form"));
     // A stride the TMA engine cannot step by.
@@ -488,4 +489,25 @@ fn registers_the_block_does_not_hold_are_a_hang() {
     // The skeleton's own share fits.
     let mut c = inputs.c_for_checked_run(p.beta);
     emulator::launch_once(&launch, &p, &inputs, &mut c).unwrap();
+}
+
+/// In f32 a batch runs on the strict kernels whatever the contract (the Hopper 3xTF32 kernels
+/// compute one problem), so under FP32-accurate `auto` takes strict's row for the shape rather
+/// than the fallback: on the H100 that was `best:1` at 0.86× cuBLAS where strict's `gemm128`
+/// ran at 0.94× (2048 × 128 × 2048, 1024 members).
+#[test]
+fn a_relaxed_contract_takes_stricts_row_for_a_batch() {
+    for dims in [(2048, 128, 2048), (2048, 2048, 128), (512, 512, 64), (128, 128, 128)] {
+        let mut p = problem(Dtype::F32, dims, Transposes::NN, 0.0);
+        p.batch = p.packed_strides(1024);
+        let strict = gpu_gemm::auto::choose(&p, Math::Strict, Some(90)).unwrap();
+        let accurate = gpu_gemm::auto::choose(&p, Math::Fp32Accurate, Some(90)).unwrap();
+        assert!(strict.variant.runs_batched(Dtype::F32, Transposes::NN));
+        assert_eq!(
+            (accurate.variant.name(), accurate.tile),
+            (strict.variant.name(), strict.tile),
+            "{dims:?}"
+        );
+        assert_eq!(accurate.math, Math::Fp32Accurate);
+    }
 }

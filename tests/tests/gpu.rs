@@ -1112,7 +1112,7 @@ fn strided_batches_match_the_f64_reference() {
         assert!(check.passed(), "{what}: {}", check.summary());
         println!("{what}: {}", check.summary());
     }
-    for (i, name) in batch_cases::FULL_PRECISION.iter().enumerate() {
+    for (i, name) in batch_cases::full_precision().iter().enumerate() {
         let variant = registry::find(name).unwrap();
         let dtypes = [Dtype::F32, Dtype::F64];
         for dtype in dtypes.into_iter().filter(|d| variant.dtypes().contains(d)) {

@@ -87,6 +87,27 @@ for step in "$@"; do
           done
         done
       done | tee "$OUT/batch.log" ;;
+    batch-wide)
+      # Strided batches in f32 and f64 (a layer of the grid per member): the attention-like
+      # problems of 1024 members beside cuBLAS's strided batched GEMM, N,N; auto under each
+      # contract (checked), then every kernel that runs such a batch (unchecked). f64 leaves out
+      # 2048 × 2048 × 128, whose C alone is 34 GB.
+      # BATCH_SHAPES: a subset, as MxNxK words.
+      for shape in ${BATCH_SHAPES:-2048x2048x128 2048x128x2048 512x512x64 128x128x128}; do
+        set -- ${shape//x/ }
+        runs="f32:strict f32:fp32-accurate f64:strict"
+        [ "$shape" = 2048x2048x128 ] && runs="f32:strict f32:fp32-accurate"
+        for run in $runs; do
+          echo "== m=$1 n=$2 k=$3 ${run%:*} --math ${run#*:} batch=1024"
+          $host --variant auto --compare cublas --dtype ${run%:*} --math ${run#*:} --m $1 --n $2 --k $3 --batch 1024 --seed 1 2>&1 | tee -a "$OUT/batch-wide-$1-$2-$3.log" | grep -E '^\| [a-z]|rror|FAIL' | grep -v '^| variant'
+        done
+        for run in $runs; do
+          [ ${run#*:} = strict ] || continue
+          variants=best,gemm128; [ ${run%:*} = f64 ] && variants=best,gemm128,tc-f64
+          echo "== m=$1 n=$2 k=$3 ${run%:*} every kernel, batch=1024"
+          $host --variant $variants --compare cublas --dtype ${run%:*} --m $1 --n $2 --k $3 --batch 1024 --no-check --seed 1 2>&1 | tee -a "$OUT/batch-wide-$1-$2-$3.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant'
+        done
+      done | tee "$OUT/batch-wide.log" ;;
     groups)
       # Grouped GEMM (a mixture-of-experts layer, DeepGEMM's layouts): the GPU test (every kernel
       # that runs groups, then auto and cuBLAS), under compute-sanitizer too; then DeepGEMM's

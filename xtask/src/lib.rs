@@ -150,7 +150,8 @@ type Directive = fn(&[&str]) -> String;
 ///
 /// Rust has no attribute for them, so `kernels-gpu`'s entry table writes module-level PTX
 /// comments, `// launch_bounds NAME THREADS BLOCKS` and `// cluster NAME X`, and this step turns
-/// them into directives between the entry's parameter list and its body, where PTX wants them.
+/// them into directives between the entry's parameter list and its body, where PTX wants them;
+/// a strided batch's twin entry `NAME_batch` gets `NAME`'s.
 pub fn apply_launch_bounds(ptx: &str) -> Result<String> {
     // Per kernel: its directives, and how many comments asked for them.
     let mut directives: std::collections::HashMap<String, (String, usize)> = Default::default();
@@ -186,11 +187,18 @@ pub fn apply_launch_bounds(ptx: &str) -> Result<String> {
         out.push('\n');
         if let Some(rest) = line.trim_start().strip_prefix(".visible .entry ") {
             let name = rest.split('(').next().unwrap_or(rest).trim();
-            pending = directives.get(name);
+            // A strided batch's twin (`NAME_batch`, `kernels-gpu`'s entry table) is the same
+            // kernel and takes its directives: it counts no request of its own.
+            pending = directives.get(name).map(|d| (d, true)).or_else(|| {
+                let base = name.strip_suffix("_batch")?;
+                directives.get(base).map(|d| (d, false))
+            });
         } else if pending.is_some() && line.starts_with(')') {
-            let (text, count) = pending.take().unwrap();
+            let ((text, count), requested) = pending.take().unwrap();
             out.push_str(text);
-            applied += count;
+            if requested {
+                applied += count;
+            }
         }
     }
     if applied != requests {
@@ -456,6 +464,12 @@ mod tests {
             "{out}"
         );
         assert!(apply_launch_bounds("// cluster k2 two\n").is_err());
+        // A strided batch's twin takes its kernel's bounds.
+        let ptx = "// launch_bounds k2 128 4\n\
+                   .visible .entry k2(\n)\n{\n}\n.visible .entry k2_batch(\n)\n{\n}\n";
+        let out = apply_launch_bounds(ptx).unwrap();
+        assert!(out.contains("k2_batch(\n)\n.maxntid 128, 1, 1\n.minnctapersm 4\n{"), "{out}");
+        assert_eq!(out.matches(".maxntid").count(), 2);
     }
 
     #[test]

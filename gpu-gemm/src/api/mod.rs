@@ -294,8 +294,9 @@ impl GemmConfig {
     /// 0's (each stride at least one member's matrix, `ld × columns` as stored; a multiple of
     /// 16 bytes for the Hopper kernels). In bf16 and f16 the Hopper kernels' persistent walk
     /// goes over every member's tiles ([`kernels_gpu::pipeline::schedule`]), and
-    /// `Algorithm::Auto` chooses for the batch as a whole; in f32 and f64 the kernels without
-    /// tensor maps launch a layer of their grid per member (at most 65 535 members); or
+    /// `Algorithm::Auto` chooses for the batch as a whole; in f32 and f64 the kernels
+    /// [`kernels_gpu::registry::GRID_BATCHED`] names launch a layer of their grid per member (at
+    /// most 65 535 members); or
     /// `Algorithm::Cublas`. The buffers hold every member. A fused epilogue (16-bit) applies to
     /// each member, with one bias for all.
     pub fn batch(self, count: u32, stride_a: u64, stride_b: u64, stride_c: u64) -> Self {

@@ -34,6 +34,10 @@ pub fn batched_kernels() -> Vec<(Variant, Transposes)> {
         .collect()
 }
 
-/// The f32 and f64 kernels (and `auto`) the batch's tests run: a sample of those without tensor
-/// maps, which launch a layer of their grid per member.
-pub const FULL_PRECISION: &[&str] = &["v4", "best", "big-tile", "tc-tf32", "tc-f64", "auto"];
+/// The f32 and f64 kernels (and `auto`) the batch's tests run: every one that launches a layer
+/// of its grid per member.
+pub fn full_precision() -> Vec<&'static str> {
+    let mut names = kernels_gpu::registry::GRID_BATCHED.to_vec();
+    names.push("auto");
+    names
+}
