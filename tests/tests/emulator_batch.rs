@@ -497,7 +497,12 @@ fn registers_the_block_does_not_hold_are_a_hang() {
 /// ran at 0.94× (2048 × 128 × 2048, 1024 members).
 #[test]
 fn a_relaxed_contract_takes_stricts_row_for_a_batch() {
-    for dims in [(2048, 128, 2048), (2048, 2048, 128), (512, 512, 64), (128, 128, 128)] {
+    for dims in [
+        (2048, 128, 2048),
+        (2048, 2048, 128),
+        (512, 512, 64),
+        (128, 128, 128),
+    ] {
         let mut p = problem(Dtype::F32, dims, Transposes::NN, 0.0);
         p.batch = p.packed_strides(1024);
         let strict = gpu_gemm::auto::choose(&p, Math::Strict, Some(90)).unwrap();

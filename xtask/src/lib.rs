@@ -468,7 +468,10 @@ mod tests {
         let ptx = "// launch_bounds k2 128 4\n\
                    .visible .entry k2(\n)\n{\n}\n.visible .entry k2_batch(\n)\n{\n}\n";
         let out = apply_launch_bounds(ptx).unwrap();
-        assert!(out.contains("k2_batch(\n)\n.maxntid 128, 1, 1\n.minnctapersm 4\n{"), "{out}");
+        assert!(
+            out.contains("k2_batch(\n)\n.maxntid 128, 1, 1\n.minnctapersm 4\n{"),
+            "{out}"
+        );
         assert_eq!(out.matches(".maxntid").count(), 2);
     }
 
