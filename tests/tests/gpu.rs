@@ -1112,33 +1112,32 @@ fn strided_batches_match_the_f64_reference() {
         assert!(check.passed(), "{what}: {}", check.summary());
         println!("{what}: {}", check.summary());
     }
+    // Runs one checked batch and prints its check, the kernel `auto` took included.
+    let checked = |variant: Variant, p: &Problem, what: String| {
+        let report = gpu_gemm::run::execute(&backend, variant, None, p, batch_cases::ONCE)
+            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let check = report.check.expect("checked run");
+        assert!(check.passed(), "{what}: {}", check.summary());
+        println!("{what} ({}): {}", report.variant, check.summary());
+    };
     for (i, name) in batch_cases::full_precision().iter().enumerate() {
         let variant = registry::find(name).unwrap();
         let dtypes = [Dtype::F32, Dtype::F64];
         for dtype in dtypes.into_iter().filter(|d| variant.dtypes().contains(d)) {
             let beta = [0.0, 0.5][i % 2];
             let p = batch_cases::problem(dtype, (136, 72, 64), Transposes::NN, beta);
-            let what = format!("{name} {} beta {beta}", dtype.name());
-            let report = gpu_gemm::run::execute(&backend, variant, None, &p, batch_cases::ONCE)
-                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
-            let check = report.check.expect("checked run");
-            assert!(check.passed(), "{what}: {}", check.summary());
-            println!("{what} ({}): {}", report.variant, check.summary());
+            checked(variant, &p, format!("{name} {} beta {beta}", dtype.name()));
         }
     }
     for dims in [(128, 128, 128), (512, 512, 64), (2048, 128, 512)] {
         let mut p = batch_cases::problem(Dtype::Bf16, dims, Transposes::NN, 0.0);
         p.batch = p.packed_strides(300);
-        for variant in [
-            registry::find("auto").unwrap(),
-            registry::find("cublas").unwrap(),
-        ] {
-            let what = format!("{} {dims:?} × 300", variant.name());
-            let report = gpu_gemm::run::execute(&backend, variant, None, &p, batch_cases::ONCE)
-                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
-            let check = report.check.expect("checked run");
-            assert!(check.passed(), "{what}: {}", check.summary());
-            println!("{what} ({}): {}", report.variant, check.summary());
+        for name in ["auto", "cublas"] {
+            checked(
+                registry::find(name).unwrap(),
+                &p,
+                format!("{name} {dims:?} × 300"),
+            );
         }
     }
 }
