@@ -1,8 +1,8 @@
 //! The PTX modules: they build, hold every registered entry point (the Hopper variants in the
 //! sm_90a build, the others in the sm_80 and sm_90 builds), and ptxas compiles them with no
 //! spills and no stack frame in any kernel (no local memory) but the one measured exception,
-//! [`SPILLS_MEASURED`].
-use kernels_gpu::registry::Target;
+//! `kernels_gpu::registry::SPILLS_MEASURED`.
+use kernels_gpu::registry::{Target, SPILLS_MEASURED};
 use ptx_builder::{build_ptx, entry_points, find_ptxas, ptxas_resources, workspace_root};
 use std::sync::OnceLock;
 
@@ -90,16 +90,6 @@ fn ptx_uses_fma_and_shared_state_space() {
     );
     assert!(text.contains(".target sm_90"));
 }
-
-/// The one kernel allowed a spill, with its bound in bytes (stack frame, stores, loads): the
-/// strided batch's twin of `best:1` in f32 for sm_90. `best:1`'s 128 threads are held to 128
-/// registers (four blocks per SM), all of which it uses; in the twin, A and B offset by the
-/// block's grid layer are pointers in registers where the parameters were free, and ptxas keeps
-/// three words in local memory: one `LDL` per 16-step slice of 1 247 instructions. In the one
-/// entry point that served both, single problems ran 5% slower at 4096³ (H100); now they run the
-/// kernel as it was. The sm_80 build of the twin does not spill.
-const SPILLS_MEASURED: &[(&str, &str, (u32, u32, u32))] =
-    &[("sm_90", "gemm_best_c1_f32_batch", (16, 12, 36))];
 
 #[test]
 fn ptxas_reports_no_spills_and_no_stack_frame() {

@@ -153,7 +153,9 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
     for variant in ALL {
         for entry in variant.entry_names() {
             let f = function(&entry);
-            let dtype_precision = if entry.ends_with("_f64") {
+            // A strided batch's twin (`NAME_batch`) is its kernel's body.
+            let kernel = entry.strip_suffix("_batch").unwrap_or(&entry);
+            let dtype_precision = if kernel.ends_with("_f64") {
                 Precision::F64
             } else {
                 Precision::F32
@@ -172,15 +174,17 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
                 "{entry}: tensor-core instructions where none were expected, or none where the variant's arithmetic needs them"
             );
             let all = Mix::of(&f.instructions, precision);
-            assert_eq!(
-                all.count(Class::LocalMemory),
-                0,
+            let allowed = kernels_gpu::registry::SPILLS_MEASURED
+                .iter()
+                .any(|(_, name, _)| *name == entry);
+            assert!(
+                all.count(Class::LocalMemory) == 0 || allowed,
                 "{entry}: local memory in the SASS: {:?}",
                 all.opcodes_of(Class::LocalMemory)
             );
             // The 16-bit reduction's loop adds f32 parts (FADD), the ranges pass's takes maxima:
             // no FMA loop to find.
-            if is_pass || (is_reduction && !entry.ends_with("_f32") && !entry.ends_with("_f64")) {
+            if is_pass || (is_reduction && !kernel.ends_with("_f32") && !kernel.ends_with("_f64")) {
                 continue;
             }
             let (_, mix) = f.hot_loop(precision).unwrap_or_else(|| {
