@@ -205,11 +205,13 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 geometry: kernels_gpu::variants::split_k::reduce_geometry(s.m, s.n),
                 splits: geometry.grid.1,
             });
-            let mut entry = k.entry_name(p.dtype, tile, p.transposes.into());
+            let entry = k.entry_name(p.dtype, tile, p.transposes.into());
             // The f32 and f64 kernels' strided batch is a twin entry point (`kernels_gpu::entry`).
-            if k.tma.is_none() && p.batch.is_batched() {
-                entry.push_str("_batch");
-            }
+            let entry = if k.grid_batched() && p.batch.is_batched() {
+                kernels_gpu::registry::batch_twin(&entry)
+            } else {
+                entry
+            };
             Ok(Launch::Kernel {
                 entry,
                 geometry,
@@ -388,7 +390,7 @@ fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
     if variant.is_cublas() && !p.epilogue.is_none() {
         bail!("cuBLAS's yardstick for a fused epilogue (cuBLASLt) runs one problem, not a batch");
     }
-    if matches!(variant, Variant::Kernel(k) if k.tma.is_none()) && b.count > 65_535 {
+    if matches!(variant, Variant::Kernel(k) if k.grid_batched()) && b.count > 65_535 {
         bail!(
             "{} members: the f32 and f64 kernels launch a layer of their grid per member, and a grid has at most 65 535",
             b.count

@@ -306,6 +306,19 @@ pub const BOTH_DTYPES: &[Dtype] = &[Dtype::F32, Dtype::F64];
 /// contract, which is also what the FP32-accurate contract runs on a batch; not every lesson.
 pub const GRID_BATCHED: &[&str] = &["gemm128", "best", "tc-f64"];
 
+/// The entry point of `entry`'s strided-batch twin (a `NAME | NAME_batch` row of
+/// `crate::entry`; the PTX build's `apply_launch_bounds` knows the suffix too).
+pub fn batch_twin(entry: &str) -> String {
+    format!("{entry}{BATCH_TWIN_SUFFIX}")
+}
+
+/// The kernel whose strided-batch twin `entry` is, if it is one.
+pub fn kernel_of_batch_twin(entry: &str) -> Option<&str> {
+    entry.strip_suffix(BATCH_TWIN_SUFFIX)
+}
+
+const BATCH_TWIN_SUFFIX: &str = "_batch";
+
 /// The one kernel allowed local memory, with its bound in bytes (stack frame, spill stores,
 /// spill loads) and the architecture: the strided batch's twin of `best:1` in f32 for sm_90.
 /// `best:1`'s 128 threads are held to 128 registers (four blocks per SM), all of which it uses;
@@ -377,7 +390,7 @@ impl Variant {
                     .flat_map(move |t| layouts.iter().map(move |l| self.entry_name(d, *t, *l)))
             })
             .flat_map(|name| {
-                let batched = self.grid_batched().then(|| format!("{name}_batch"));
+                let batched = self.grid_batched().then(|| batch_twin(&name));
                 core::iter::once(name).chain(batched)
             })
             .chain(reduce)

@@ -65,8 +65,9 @@ fn every_batched_kernel_computes_every_member() {
     }
 }
 
-/// The f32 and f64 kernels without tensor maps run a batch as their grid's z (on the emulator, a
-/// launch per member): a sample of them, every member against its reference, and `auto`.
+/// The f32 and f64 kernels of `GRID_BATCHED` run a batch as their grid's z (on the emulator, a
+/// launch per member): each at its default tile, every member against its reference, and
+/// `auto`.
 #[test]
 fn the_f32_and_f64_kernels_compute_every_member() {
     for (i, name) in batch_cases::full_precision().iter().enumerate() {

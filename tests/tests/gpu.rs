@@ -1088,7 +1088,7 @@ fn fused_epilogues_match_the_f64_reference() {
 mod batch_cases;
 
 /// Strided batches on the GPU: the emulator's cases (`emulator_batch.rs`), every 16-bit kernel
-/// that runs a batch in every layout it computes, a sample of the f32 and f64 ones, then `auto`
+/// that runs a batch in every layout it computes, the f32 and f64 ones at their default tiles, then `auto`
 /// and cuBLAS's strided batched GEMM at a size whose members fill several waves, each member
 /// checked against its f64 reference.
 #[test]

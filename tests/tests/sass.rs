@@ -153,8 +153,8 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
     for variant in ALL {
         for entry in variant.entry_names() {
             let f = function(&entry);
-            // A strided batch's twin (`NAME_batch`) is its kernel's body.
-            let kernel = entry.strip_suffix("_batch").unwrap_or(&entry);
+            // A strided batch's twin is its kernel's body.
+            let kernel = kernels_gpu::registry::kernel_of_batch_twin(&entry).unwrap_or(&entry);
             let dtype_precision = if kernel.ends_with("_f64") {
                 Precision::F64
             } else {
