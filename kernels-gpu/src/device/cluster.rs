@@ -2,8 +2,8 @@
 //! schedules on neighbouring multiprocessors at the same time, and that can reach each other's
 //! shared memory (*distributed shared memory*): arrive on a peer's mbarriers
 //! ([`MBarrier::arrive_cluster`](super::mbarrier::MBarrier::arrive_cluster)), receive a
-//! multicast TMA copy ([`super::tma::load_box_multicast`]), and synchronise all their
-//! threads ([`sync`]).
+//! multicast TMA copy ([`super::tma::load_box_multicast`]), write a word into it
+//! ([`store_word`]), and synchronise all their threads ([`sync`]).
 //!
 //! A kernel's cluster shape is fixed at compile time here (`.reqnctapercluster`, which the PTX
 //! build writes from the entry table's `cluster(…)`), so that an ordinary launch makes clusters;
@@ -41,4 +41,25 @@ pub fn count() -> u32 {
 pub fn sync() {
     backend::cluster_arrive();
     backend::cluster_wait();
+}
+
+/// `st.shared::cluster.u32`: `value` into the word at pool byte `byte` of block `rank`'s shared
+/// memory (its address from `mapa`; this block's own too). A weak write: publish it with
+/// [`MBarrier::arrive_release_cluster`](super::mbarrier::MBarrier::arrive_release_cluster) on a
+/// barrier of that block, whose waiters read it after [`MBarrier::wait_cluster`](super::mbarrier::MBarrier::wait_cluster).
+#[inline(always)]
+pub fn store_word(byte: u32, rank: u32, value: u32) {
+    backend::st_shared_cluster_u32(super::shared_pool_base() + byte, rank, value)
+}
+
+/// `ld.shared::cta.u32`: the word at pool byte `byte` of this block's shared memory.
+#[inline(always)]
+pub fn load_word(byte: u32) -> u32 {
+    backend::ld_shared_u32(super::shared_pool_base() + byte)
+}
+
+/// `shfl.sync.idx.b32`: lane `src_lane`'s `value`, in every lane of the warp (all 32 take part).
+#[inline(always)]
+pub fn broadcast_word(value: u32, src_lane: u32) -> u32 {
+    backend::shfl_idx_u32(value, src_lane)
 }

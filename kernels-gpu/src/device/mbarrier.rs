@@ -79,11 +79,33 @@ impl MBarrier {
         backend::mbarrier_arrive_cluster(self.address(), rank)
     }
 
+    /// `mbarrier.arrive.release.cluster.shared::cluster` on block `rank`'s mbarrier: an arrival
+    /// that also publishes this thread's earlier writes into that block's shared memory
+    /// ([`super::cluster::store_word`]) to the threads that wait on it with
+    /// [`MBarrier::wait_cluster`]. Costlier than [`MBarrier::arrive_cluster`] (a `MEMBAR` first).
+    #[inline(always)]
+    pub fn arrive_release_cluster(self, rank: u32) {
+        backend::mbarrier_arrive_release_cluster(self.address(), rank)
+    }
+
     /// `mbarrier.try_wait.parity` until the phase of parity `parity` (0 or 1) has completed (an
     /// acquire).
     #[inline(always)]
     pub fn wait(self, parity: u32) {
         backend::mbarrier_wait(self.address(), parity)
+    }
+
+    /// [`MBarrier::wait`] with `.acquire.cluster`: what a peer block's thread wrote into this
+    /// block before its [`MBarrier::arrive_release_cluster`] is visible after it.
+    #[inline(always)]
+    pub fn wait_cluster(self, parity: u32) {
+        backend::mbarrier_wait_acquire_cluster(self.address(), parity)
+    }
+
+    /// Its byte offset in the pool.
+    #[inline(always)]
+    pub const fn pool_byte(self) -> u32 {
+        self.byte_offset
     }
 }
 

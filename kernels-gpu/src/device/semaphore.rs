@@ -27,7 +27,7 @@
 use super::backend;
 
 /// A counter in global memory, zero before the first arrival of a launch.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Semaphore(*mut u32);
 
 impl Semaphore {
@@ -44,6 +44,17 @@ impl Semaphore {
     #[inline(always)]
     pub unsafe fn arrive(self) -> u32 {
         unsafe { backend::atom_add_acq_rel_gpu(self.0, 1) }
+    }
+
+    /// Adds one, returns the count before, and orders nothing else
+    /// (`atom.relaxed.gpu.global.add.u32`): a ticket, for a counter through which no data is
+    /// handed over (the tile queue's, [`crate::pipeline::queue`]).
+    ///
+    /// # Safety
+    /// As [`Semaphore::arrive`].
+    #[inline(always)]
+    pub unsafe fn take(self) -> u32 {
+        unsafe { backend::atom_add_relaxed_gpu(self.0, 1) }
     }
 
     /// Back to zero, for the next launch (`st.relaxed.gpu.global.u32`).

@@ -82,11 +82,9 @@ impl ThreadContext {
             .acquire(self.agent, &phases[phase as usize - 1]);
     }
 
-    /// `mbarrier.arrive.release.cluster.shared::cluster` on the mbarrier at pool byte `byte` of
-    /// block `rank` (this block's own too).
-    pub(crate) fn mbarrier_arrive_remote(&self, rank: u32, byte: u32) {
-        let op = "mbarrier.arrive.shared::cluster";
-        let target = self.peer(rank, op);
+    /// Records an access to block `rank`'s shared memory, to be checked against its exit when the
+    /// cluster ends (nothing may reach a block that has left).
+    fn record_remote(&self, rank: u32, what: impl FnOnce() -> String) {
         if rank != self.block().rank {
             let epoch = {
                 let history = self.history();
@@ -96,12 +94,49 @@ impl ThreadContext {
                     clock: history.clock_now(self.agent),
                 }
             };
-            let what = format!(
+            self.cluster()
+                .remote
+                .borrow_mut()
+                .push((rank, epoch, what()));
+        }
+    }
+
+    /// `st.shared::cluster` of `bytes` at pool byte `byte` of block `rank` (this block's own
+    /// too): checked against that block's pool, and a write in the cluster's race history at that
+    /// block's byte, so that a reader whose wait did not acquire it is reported.
+    pub(crate) fn shared_store_remote(&self, rank: u32, byte: u32, bytes: &[u8]) {
+        let op = "st.shared::cluster";
+        let target = self.peer(rank, op);
+        let len = bytes.len() as u32;
+        let pool_bytes = target.pool.borrow().len() as u32;
+        if byte.checked_add(len).is_none_or(|end| end > pool_bytes) || !byte.is_multiple_of(len) {
+            self.fault(
+                FaultKind::SharedOutOfBounds,
+                format!("`{op}` of {len} bytes at pool byte {byte} of block rank {rank}, whose pool has {pool_bytes} bytes (or the address is not {len}-byte aligned)"),
+            );
+        }
+        self.record_remote(rank, || {
+            format!("{} stores to its pool byte {byte}", self.describe_self())
+        });
+        let at = rank * self.cluster().pool_bytes + byte;
+        let race = self.history().generic(self.agent, at, len, true);
+        if let Err(race) = race {
+            self.fault(FaultKind::SharedRace, race);
+        }
+        target.pool.borrow_mut()[byte as usize..(byte + len) as usize].copy_from_slice(bytes);
+    }
+
+    /// `mbarrier.arrive.release.cluster.shared::cluster` on the mbarrier at pool byte `byte` of
+    /// block `rank` (this block's own too).
+    pub(crate) fn mbarrier_arrive_remote(&self, rank: u32, byte: u32) {
+        let op = "mbarrier.arrive.shared::cluster";
+        let target = self.peer(rank, op);
+        self.record_remote(rank, || {
+            format!(
                 "{} arrives on its mbarrier at pool byte {byte}",
                 self.describe_self()
-            );
-            self.cluster().remote.borrow_mut().push((rank, epoch, what));
-        }
+            )
+        });
         let me = self.agent;
         let error = target.with_mbarrier_of(self, byte, op, |bar, history| {
             if bar.pending == 0 {

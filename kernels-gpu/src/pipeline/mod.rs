@@ -7,7 +7,8 @@
 //!
 //! - [`ring`]: the ring of shared-memory stages and their *full* / *empty* mbarriers;
 //! - [`schedule`]: the persistent tile scheduler (grouped order, cluster tiles, the members of
-//!   a strided batch, the groups of a grouped GEMM);
+//!   a strided batch, the groups of a grouped GEMM); [`queue`], the dynamic form of its walk
+//!   (a counter hands the units out in order), is built and tested but not yet in [`run`];
 //! - [`run`] (this file): the roles. Warpgroup 0 is the *producer*: it gives its registers
 //!   away (`setmaxnreg.dec`) and one thread issues the TMA copies of every slice of every tile
 //!   the block computes, each into the next stage of the ring once its consumers released it.
@@ -24,6 +25,7 @@
 //! epilogue: `…Pingpong`). A *cluster* of blocks computes neighbouring tiles, and the TMA
 //! engine multicasts the operand they share into every block of the cluster.
 pub mod epilogue;
+pub mod queue;
 pub mod ring;
 pub mod schedule;
 pub mod stream;

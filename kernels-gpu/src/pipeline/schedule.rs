@@ -141,6 +141,28 @@ impl Walk {
     }
 }
 
+impl Walk {
+    /// The unit the walk is at, without moving on (`None` past the end).
+    #[inline(always)]
+    pub fn current(&self) -> Option<u32> {
+        (self.next < self.end).then_some(self.next)
+    }
+
+    /// The tile queue's walk ([`super::queue`]): on to the unit of ticket `ticket`. The first
+    /// `step` units (one per cluster) take no ticket, so ticket `t` is unit `step + t`.
+    #[inline(always)]
+    pub fn to_ticket(&mut self, ticket: u32) {
+        self.next = self.step.wrapping_add(ticket);
+    }
+
+    /// Whether the walk is at the unit of the launch's last ticket (`end − 1`: every cluster
+    /// takes one per unit it computes, `end` in all).
+    #[inline(always)]
+    pub fn at_last_ticket(&self) -> bool {
+        self.next == self.step.wrapping_add(self.end - 1)
+    }
+}
+
 impl Iterator for Walk {
     type Item = u32;
 

@@ -422,6 +422,17 @@ pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
         .fetch_add(v, core::sync::atomic::Ordering::AcqRel)
 }
 
+/// `atom.relaxed.gpu.global.add.u32`, as a relaxed host atomic: a ticket, which orders nothing
+/// else (the emulator's race history gets no edge from it either).
+///
+/// # Safety
+/// As [`atom_add_acq_rel_gpu`].
+pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
+    current().check_global(p as usize, 4, 4);
+    unsafe { core::sync::atomic::AtomicU32::from_ptr(p) }
+        .fetch_add(v, core::sync::atomic::Ordering::Relaxed)
+}
+
 /// `red.relaxed.gpu.global.max.u32`, as a host atomic maximum.
 ///
 /// # Safety

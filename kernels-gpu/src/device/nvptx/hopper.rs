@@ -486,6 +486,84 @@ pub fn mbarrier_arrive_cluster(addr: u32, rank: u32) {
     }
 }
 
+/// `mapa.shared::cluster.u32` then `mbarrier.arrive.release.cluster.shared::cluster.b64`: an
+/// arrival that publishes this thread's earlier writes to the peer's shared memory (the tile
+/// queue's slots) at cluster scope. ptxas puts a `MEMBAR` before it (see
+/// [`mbarrier_arrive_cluster`]); the queue makes one per tile.
+#[inline(always)]
+pub fn mbarrier_arrive_release_cluster(addr: u32, rank: u32) {
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .b32 remote;",
+            "mapa.shared::cluster.u32 remote, {a}, {r};",
+            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];",
+            "}}",
+            a = in(reg32) addr, r = in(reg32) rank, options(nostack)
+        )
+    }
+}
+
+/// `mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64` in a loop: a wait that acquires
+/// what a peer block's thread released into the phase (its writes to this block's shared memory).
+#[inline(always)]
+pub fn mbarrier_wait_acquire_cluster(addr: u32, parity: u32) {
+    loop {
+        let done: u32;
+        unsafe {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [{a}], {ph};",
+                "selp.u32 {d}, 1, 0, p;",
+                "}}",
+                a = in(reg32) addr, ph = in(reg32) parity, d = out(reg32) done, options(nostack)
+            )
+        };
+        if done != 0 {
+            break;
+        }
+    }
+}
+
+/// `mapa.shared::cluster.u32` then `st.shared::cluster.u32`: a word into the shared memory of
+/// block `rank` of the cluster (this block's own too), at the offset `addr` has in this block's.
+#[inline(always)]
+pub fn st_shared_cluster_u32(addr: u32, rank: u32, value: u32) {
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .b32 remote;",
+            "mapa.shared::cluster.u32 remote, {a}, {r};",
+            "st.shared::cluster.u32 [remote], {v};",
+            "}}",
+            a = in(reg32) addr, r = in(reg32) rank, v = in(reg32) value, options(nostack)
+        )
+    }
+}
+
+/// `ld.shared::cta.u32`: a word of this block's shared memory.
+#[inline(always)]
+pub fn ld_shared_u32(addr: u32) -> u32 {
+    let value: u32;
+    unsafe {
+        asm!("ld.shared::cta.u32 {v}, [{a}];", v = out(reg32) value, a = in(reg32) addr,
+             options(nostack, readonly))
+    };
+    value
+}
+
+/// `shfl.sync.idx.b32` of a word from lane `src_lane`, the whole warp taking part.
+#[inline(always)]
+pub fn shfl_idx_u32(value: u32, src_lane: u32) -> u32 {
+    let out: u32;
+    unsafe {
+        asm!("shfl.sync.idx.b32 {o}, {v}, {l}, 31, -1;", o = out(reg32) out,
+             v = in(reg32) value, l = in(reg32) src_lane, options(nomem, nostack))
+    };
+    out
+}
+
 // -- the TMA store epilogue --
 
 /// `stmatrix.sync.aligned.m8n8.x4.shared.b16 [row], {r0, r1, r2, r3}`.

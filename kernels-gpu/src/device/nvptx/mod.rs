@@ -531,6 +531,24 @@ pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
     old
 }
 
+/// `atom.relaxed.gpu.global.add.u32 old, [p], v`: a ticket from a counter, ordering no other
+/// memory access (nothing is published through it).
+///
+/// # Safety
+/// As [`atom_add_acq_rel_gpu`].
+#[inline(always)]
+pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
+    let old: u32;
+    unsafe {
+        asm!(
+            "atom.relaxed.gpu.global.add.u32 {old}, [{p}], {v};",
+            old = out(reg32) old, p = in(reg64) p, v = in(reg32) v,
+            options(nostack)
+        )
+    };
+    old
+}
+
 /// `red.relaxed.gpu.global.max.u32 [p], v`: `*p = max(*p, v)`, atomically, with no ordering
 /// and no result (a reduction: the maxima of many blocks gathered in one word).
 ///

@@ -1,0 +1,201 @@
+//! The dynamic tile scheduler: the blocks take work units from a counter in global memory, in
+//! order, instead of each walking its own fixed share.
+//!
+//! **Why.** The static walk ([`super::schedule::Walk`]) gives cluster `c` of `G` the units `c`,
+//! `c + G`, `c + 2G`, … Over a strided batch of 1 024 members of 2048 × 2048 × 128 in bf16 that
+//! is about a thousand units per cluster, and clusters do not run at the same speed: some
+//! multiprocessors sit nearer the memory partition they write to. The clusters drift apart, a
+//! slow one a member or more behind a fast one, while 8.6 GB of C stream through a 50 MB L2
+//! (which turns over in about six units' time). A member's A and B are then gone from L2 before
+//! the last of its tiles reads them: ncu counted 5.2 GB read from DRAM for 1.07 GB of operands
+//! (cuBLAS: 1.08 GB). Launched with a block per tile instead (the hardware's block scheduler
+//! hands the tiles out in order), the same kernel read 1.07 GB, but lost the overlap of one
+//! tile's epilogue with the next tile's loads and ran slower still. cuBLAS's kernel for this
+//! batch does what this module does: its one atomic per cluster tile shows in ncu (65 470 of
+//! them for 65 536 units, less the 66 clusters' first).
+//!
+//! **How.** Cluster `c` starts with unit `c`. After that, the producer thread of the cluster's
+//! block 0 (the *leader*) takes a ticket `t` from the counter (a relaxed `atom.add`: nothing is
+//! published through it) and computes unit `G + t`; the units are taken in order, so the clusters
+//! working at one moment cover neighbouring units, whatever their speeds. Every thread that walks
+//! the tiles (producers, assisting warps, consumers, in every block of the cluster) must see the
+//! same units in the same order: the leader writes each unit into a ring of [`SLOTS`] slots in the
+//! shared memory of every block of the cluster ([`crate::device::cluster::store_word`]) and
+//! publishes it with an arrival on that block's *filled* barrier of the slot, a release at cluster
+//! scope. Each reader (a lone producer thread, or lane 0 of a warp, which broadcasts it to the
+//! others) waits on *filled* with an acquire at cluster scope, reads the word and arrives on the
+//! leader's *drained* barrier of the slot; the leader reuses a slot once every reader of every
+//! block has drained it. Past the last unit the leader publishes [`END`], and every walk stops.
+//!
+//! The leader takes its next ticket right after publishing a unit, so the atomic's round trip
+//! overlaps the unit's loads. The last ticket of the launch (`t = units − 1`: every cluster takes
+//! one ticket per unit it computes, so the launch takes exactly `units` tickets) puts the counter
+//! back to zero for the next launch on the stream, as stream-k's counters are.
+//!
+//! **Status.** The mechanism is here, with the device layer's two new instructions and the
+//! emulator's semantics for them (`tests/tests/emulator_queue.rs`). No kernel walks it yet: wired
+//! into [`super::run`] for every 16-bit launch, it read the operands once (5.2 → 1.07 GB,
+//! 0.68× → 0.80× cuBLAS on 1 024 members of 2048 × 2048 × 128), but the run-time choice between
+//! the two walks cost launches that keep the static walk 1.5–4% and made ptxas spill in 21
+//! entry points (`docs/perf-notes.md`, 2026-11-27; the measured integration is
+//! `docs/results/h100-2026-11-27-tile-queue/integration.patch`). The plan: entry points of
+//! their own for the queue, chosen by the plan where [`pays`] holds. A counter is one launch's
+//! at a time: two launches that share it at once would take each other's tickets.
+use super::schedule::Walk;
+use crate::device::cluster;
+use crate::device::mbarrier::MBarrier;
+use crate::device::semaphore::Semaphore;
+use crate::device::WARP_SIZE;
+
+/// Slots in the ring: units the leader may publish ahead of the slowest reader. The producer
+/// runs at most its ring of stages ahead of the consumers (a unit per stage when a tile is one
+/// slice of k), and a ping-pong consumer warpgroup one tile behind the other.
+pub const SLOTS: u32 = 8;
+
+/// Pool objects of 8 bytes the queue takes: per slot a *filled* and a *drained* mbarrier and the
+/// slot's word.
+pub const OBJECTS: u32 = 3 * SLOTS;
+
+/// The unit that ends the walk.
+pub const END: u32 = u32::MAX;
+
+/// Whether a launch of `units` work units over `members` members on `clusters` clusters takes
+/// the queue: drift builds up over many units per cluster, and costs only when a member's
+/// operands are shared by many units, which then read them at different times. So at least
+/// [`MIN_UNITS_PER_CLUSTER`] units per cluster and [`MIN_UNITS_PER_MEMBER`] per member. Measured
+/// on the H100 (`docs/perf-notes.md`, 2026-11-27): 1 024 members of 2048 × 2048 × 128 (993 units
+/// per cluster, 64 per member) 0.68× → 0.80× cuBLAS with the queue; of 2048 × 128 × 2048 (124
+/// and 8) 0.965× → 1.01× with it, but static under this rule. The thresholds are a first guess
+/// from those two shapes, not a measured boundary.
+pub const fn pays(units: u64, members: u32, clusters: u32) -> bool {
+    members > 1
+        && units >= MIN_UNITS_PER_MEMBER as u64 * members as u64
+        && units >= MIN_UNITS_PER_CLUSTER as u64 * clusters as u64
+}
+
+/// See [`pays`].
+pub const MIN_UNITS_PER_CLUSTER: u32 = 16;
+/// See [`pays`].
+pub const MIN_UNITS_PER_MEMBER: u32 = 16;
+
+/// Who reads a unit from the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reader {
+    /// The producer thread of the cluster's block 0: takes the tickets and publishes the units,
+    /// then reads them as the others do.
+    Leader,
+    /// A thread alone in its warp (another block's producer thread).
+    Lone,
+    /// A whole warp: lane 0 reads, the others receive the unit from it.
+    Warp,
+}
+
+/// A reader's place in the queue. The leader's state is its [`Walk`]: the walk's next unit is
+/// the one it publishes next, its step the number of clusters (unit `G + t` for ticket `t`).
+/// (Few fields: the 24- and 40-register producers hold them beside their own.)
+#[derive(Clone, Copy, Debug)]
+pub struct Queue {
+    /// The first of the queue's pool objects: slot `s`'s *filled* is object `s`, its *drained*
+    /// `SLOTS + s`, its word `2·SLOTS + s`.
+    first: MBarrier,
+    counter: *mut u32,
+    /// Units read so far: the slot is `position % SLOTS`, the phase the parity of the pass.
+    position: u32,
+}
+
+impl Queue {
+    /// The queue whose objects start at `first`, its units taken from `counter` (null: no queue;
+    /// the kernel walks statically).
+    #[inline(always)]
+    pub fn new(first: MBarrier, counter: *mut u32) -> Self {
+        Queue {
+            first,
+            counter,
+            position: 0,
+        }
+    }
+
+    /// Whether the launch gave a counter.
+    #[inline(always)]
+    pub fn is_on(&self) -> bool {
+        !self.counter.is_null()
+    }
+
+    #[inline(always)]
+    fn filled(&self, s: u32) -> MBarrier {
+        self.first.offset(s)
+    }
+
+    #[inline(always)]
+    fn drained(&self, s: u32) -> MBarrier {
+        self.first.offset(SLOTS + s)
+    }
+
+    #[inline(always)]
+    fn word(&self, s: u32) -> u32 {
+        self.first.offset(2 * SLOTS + s).pool_byte()
+    }
+
+    /// One thread of each block, before the barrier that publishes the initialisation: *filled*
+    /// completes with the leader's one arrival, *drained* (used in block 0) with one arrival
+    /// from each of the `readers` reading warps or lone threads of each of the `cluster_size`
+    /// blocks.
+    #[inline(always)]
+    pub fn init(&self, readers: u32, cluster_size: u32) {
+        for s in 0..SLOTS {
+            self.filled(s).init(1);
+            self.drained(s).init(readers * cluster_size);
+        }
+    }
+
+    /// The leader: publishes its walk's next unit (or [`END`]) to every block of the cluster
+    /// once the slot is drained, then takes the ticket for the one after.
+    #[inline(always)]
+    fn publish(&self, walk: &mut Walk, cluster_size: u32) {
+        let counter = Semaphore::new(self.counter);
+        // The ticket taken after the previous unit: the launch's last puts the counter back.
+        if walk.at_last_ticket() {
+            unsafe { counter.reset() };
+        }
+        let unit = walk.current().unwrap_or(END);
+        let (s, phase) = (self.position % SLOTS, (self.position / SLOTS) & 1);
+        // On the ring's first pass the "previous" phase counts as drained.
+        self.drained(s).wait(phase ^ 1);
+        for rank in 0..cluster_size {
+            cluster::store_word(self.word(s), rank, unit);
+            self.filled(s).arrive_release_cluster(rank);
+        }
+        if unit != END {
+            walk.to_ticket(unsafe { counter.take() });
+        }
+    }
+
+    /// The next unit, or `None` past the last. Every reader of the cluster calls it the same
+    /// number of times; a [`Reader::Warp`] with all 32 lanes. `walk` is the leader's state
+    /// (the others' is left alone).
+    #[inline(always)]
+    pub fn next(&mut self, walk: &mut Walk, reader: Reader, cluster_size: u32) -> Option<u32> {
+        if reader == Reader::Leader {
+            self.publish(walk, cluster_size);
+        }
+        let (s, phase) = (self.position % SLOTS, (self.position / SLOTS) & 1);
+        let lane = crate::device::thread_idx_x() % WARP_SIZE;
+        let mut unit = 0;
+        if reader != Reader::Warp || lane == 0 {
+            self.filled(s).wait_cluster(phase);
+            unit = cluster::load_word(self.word(s));
+            // The read is this thread's, before its release: the leader may refill the slot.
+            let drained = self.drained(s);
+            if cluster::rank() == 0 {
+                drained.arrive();
+            } else {
+                drained.arrive_cluster(0);
+            }
+        }
+        if reader == Reader::Warp {
+            unit = cluster::broadcast_word(unit, 0);
+        }
+        self.position += 1;
+        (unit != END).then_some(unit)
+    }
+}
