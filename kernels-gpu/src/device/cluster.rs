@@ -45,8 +45,8 @@ pub fn sync() {
 
 /// `st.shared::cluster.u32`: `value` into the word at pool byte `byte` of block `rank`'s shared
 /// memory (its address from `mapa`; this block's own too). A weak write: publish it with
-/// [`MBarrier::arrive_release_cluster`](super::mbarrier::MBarrier::arrive_release_cluster) on a
-/// barrier of that block, whose waiters read it after [`MBarrier::wait_cluster`](super::mbarrier::MBarrier::wait_cluster).
+/// `MBarrier::arrive_release_cluster` on a barrier of that block, whose waiters read it after
+/// `MBarrier::wait_cluster` ([`super::mbarrier`]).
 #[inline(always)]
 pub fn store_word(byte: u32, rank: u32, value: u32) {
     backend::st_shared_cluster_u32(super::shared_pool_base() + byte, rank, value)
