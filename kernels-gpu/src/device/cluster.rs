@@ -52,14 +52,16 @@ pub fn store_word(byte: u32, rank: u32, value: u32) {
     backend::st_shared_cluster_u32(super::shared_pool_base() + byte, rank, value)
 }
 
-/// `ld.shared::cta.u32`: the word at pool byte `byte` of this block's shared memory.
+/// The word at pool byte `byte` of this block's shared memory (a 32-bit shared load: the f32
+/// view's, whose bits it is).
 #[inline(always)]
 pub fn load_word(byte: u32) -> u32 {
-    backend::ld_shared_u32(super::shared_pool_base() + byte)
+    super::Shared::<f32>::at(byte, 1).load(0).to_bits()
 }
 
-/// `shfl.sync.idx.b32`: lane `src_lane`'s `value`, in every lane of the warp (all 32 take part).
+/// Lane `src_lane`'s `value`, in every lane of the warp (all 32 take part): the f32 shuffle's
+/// `shfl.sync.idx.b32`, which moves bits.
 #[inline(always)]
 pub fn broadcast_word(value: u32, src_lane: u32) -> u32 {
-    backend::shfl_idx_u32(value, src_lane)
+    super::shfl_idx(f32::from_bits(value), src_lane).to_bits()
 }

@@ -39,7 +39,8 @@
 //! the two walks cost launches that keep the static walk 1.5–4% and made ptxas spill in 21
 //! entry points (`docs/perf-notes.md`, 2026-11-27; the measured integration is
 //! `docs/results/h100-2026-11-27-tile-queue/integration.patch`). The plan: entry points of
-//! their own for the queue, chosen by the plan where [`pays`] holds. A counter is one launch's
+//! their own for the queue, chosen by the plan for launches with many units per cluster and per
+//! member (the measured build's rule, `queue::pays` in the patch, asked for 16 of each). A counter is one launch's
 //! at a time: two launches that share it at once would take each other's tickets.
 use super::schedule::Walk;
 use crate::device::cluster;
@@ -58,25 +59,6 @@ pub const OBJECTS: u32 = 3 * SLOTS;
 
 /// The unit that ends the walk.
 pub const END: u32 = u32::MAX;
-
-/// Whether a launch of `units` work units over `members` members on `clusters` clusters takes
-/// the queue: drift builds up over many units per cluster, and costs only when a member's
-/// operands are shared by many units, which then read them at different times. So at least
-/// [`MIN_UNITS_PER_CLUSTER`] units per cluster and [`MIN_UNITS_PER_MEMBER`] per member. Measured
-/// on the H100 (`docs/perf-notes.md`, 2026-11-27): 1 024 members of 2048 × 2048 × 128 (993 units
-/// per cluster, 64 per member) 0.68× → 0.80× cuBLAS with the queue; of 2048 × 128 × 2048 (124
-/// and 8) 0.965× → 1.01× with it, but static under this rule. The thresholds are a first guess
-/// from those two shapes, not a measured boundary.
-pub const fn pays(units: u64, members: u32, clusters: u32) -> bool {
-    members > 1
-        && units >= MIN_UNITS_PER_MEMBER as u64 * members as u64
-        && units >= MIN_UNITS_PER_CLUSTER as u64 * clusters as u64
-}
-
-/// See [`pays`].
-pub const MIN_UNITS_PER_CLUSTER: u32 = 16;
-/// See [`pays`].
-pub const MIN_UNITS_PER_MEMBER: u32 = 16;
 
 /// Who reads a unit from the queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,8 +86,7 @@ pub struct Queue {
 }
 
 impl Queue {
-    /// The queue whose objects start at `first`, its units taken from `counter` (null: no queue;
-    /// the kernel walks statically).
+    /// The queue whose objects start at `first`, its units taken from `counter`.
     #[inline(always)]
     pub fn new(first: MBarrier, counter: *mut u32) -> Self {
         Queue {
@@ -113,12 +94,6 @@ impl Queue {
             counter,
             position: 0,
         }
-    }
-
-    /// Whether the launch gave a counter.
-    #[inline(always)]
-    pub fn is_on(&self) -> bool {
-        !self.counter.is_null()
     }
 
     #[inline(always)]

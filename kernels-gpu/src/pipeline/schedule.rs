@@ -139,9 +139,7 @@ impl Walk {
             end: units,
         }
     }
-}
 
-impl Walk {
     /// The unit the walk is at, without moving on (`None` past the end).
     #[inline(always)]
     pub fn current(&self) -> Option<u32> {

@@ -717,17 +717,3 @@ pub fn st_shared_cluster_u32(addr: u32, rank: u32, value: u32) {
     let ctx = current();
     ctx.shared_store_remote(rank, ctx.pool_byte(addr), &value.to_le_bytes());
 }
-
-/// `ld.shared::cta.u32`.
-pub fn ld_shared_u32(addr: u32) -> u32 {
-    let ctx = current();
-    let byte = ctx.pool_byte(addr);
-    ctx.shared_access(byte, 4, false);
-    let pool = ctx.block().pool_mut();
-    u32::from_le_bytes(pool[byte as usize..byte as usize + 4].try_into().unwrap())
-}
-
-/// `shfl.sync.idx.b32`, the whole warp taking part.
-pub fn shfl_idx_u32(value: u32, src_lane: u32) -> u32 {
-    current().shuffle(value as u64, src_lane) as u32
-}

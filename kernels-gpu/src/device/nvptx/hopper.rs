@@ -542,28 +542,6 @@ pub fn st_shared_cluster_u32(addr: u32, rank: u32, value: u32) {
     }
 }
 
-/// `ld.shared::cta.u32`: a word of this block's shared memory.
-#[inline(always)]
-pub fn ld_shared_u32(addr: u32) -> u32 {
-    let value: u32;
-    unsafe {
-        asm!("ld.shared::cta.u32 {v}, [{a}];", v = out(reg32) value, a = in(reg32) addr,
-             options(nostack, readonly))
-    };
-    value
-}
-
-/// `shfl.sync.idx.b32` of a word from lane `src_lane`, the whole warp taking part.
-#[inline(always)]
-pub fn shfl_idx_u32(value: u32, src_lane: u32) -> u32 {
-    let out: u32;
-    unsafe {
-        asm!("shfl.sync.idx.b32 {o}, {v}, {l}, 31, -1;", o = out(reg32) out,
-             v = in(reg32) value, l = in(reg32) src_lane, options(nomem, nostack))
-    };
-    out
-}
-
 // -- the TMA store epilogue --
 
 /// `stmatrix.sync.aligned.m8n8.x4.shared.b16 [row], {r0, r1, r2, r3}`.
