@@ -135,6 +135,8 @@ fn launch_with<T: Scalar>(
     let cluster = tma.map_or(1, |t| t.cluster);
     let mut scratch = Vec::new();
     let mut stream_k = (Vec::new(), Vec::new());
+    // A tile queue's counter, zeroed, its address after the maps as the GPU backend places it.
+    let mut queue = [0u32];
     // (The ranges' words live until the kernel has run: it reads them through the maps.)
     let (maps, _ranges) = match tma {
         Some(t) => {
@@ -153,6 +155,12 @@ fn launch_with<T: Scalar>(
             } else {
                 Vec::new()
             };
+            if t.queue {
+                let mut after = TensorMap { opaque: [0; 16] };
+                after.opaque[0] = queue.as_mut_ptr() as u64;
+                maps.push(after);
+                scratch.push(buffer("tile queue", &queue));
+            }
             (Some(maps), ranges)
         }
         None => (None, Vec::new()),
@@ -210,6 +218,9 @@ fn launch_with<T: Scalar>(
             // relies on it.
             if launched.is_ok() && counters.iter().any(|&c| c != 0) {
                 bail!("`{entry}` left stream-k counters nonzero ({counters:?}): the next launch would add its parts wrongly");
+            }
+            if launched.is_ok() && queue[0] != 0 {
+                bail!("`{entry}` left its tile queue's counter at {}: the next launch would skip that many units", queue[0]);
             }
             launched?;
             match unfused {

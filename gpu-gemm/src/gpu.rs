@@ -811,13 +811,25 @@ impl Gpu {
             }
             _ => None,
         };
+        let queue = match &tma {
+            Some(t) if t.queue => Some(tile_queue()?),
+            _ => None,
+        };
         let maps = match tma {
             Some(tma) => {
                 let mut after = stream_k.as_ref().map(|s| s.addresses()).unwrap_or_default();
-                if let Some(r) = &ranges {
-                    // The kernel reads the address right after its maps: nothing else may be there.
-                    assert!(after.is_empty(), "a kernel with both stream-k and ranges");
-                    after.push(r.words.as_device_ptr().as_raw());
+                // The kernel reads the address right after its maps: nothing else may be there.
+                for (address, what) in [
+                    (ranges.as_ref().map(|r| r.words.as_device_ptr()), "ranges"),
+                    (queue.as_ref().map(|q| q.as_device_ptr()), "a tile queue"),
+                ] {
+                    if let Some(address) = address {
+                        assert!(
+                            after.is_empty(),
+                            "a kernel with stream-k or ranges and {what}"
+                        );
+                        after.push(address.as_raw());
+                    }
                 }
                 Some(MapSlots::new(tma, after, buffer_sets)?)
             }
@@ -842,6 +854,7 @@ impl Gpu {
             maps,
             resident,
             _stream_k: stream_k,
+            _queue: queue,
             ranges,
             copies,
         })
@@ -1217,6 +1230,8 @@ pub struct Prepared<'g> {
     resident: u32,
     /// Stream-k's workspace and counters, which the tensor-map buffer points to.
     _stream_k: Option<StreamKScratch>,
+    /// A tile queue's counter ([`tile_queue`]), which the tensor-map buffer points to.
+    _queue: Option<DeviceBuffer<u32>>,
     /// 3xTF32's pass before the kernel.
     ranges: Option<RangesPass<'g>>,
     /// The aligned copies the kernel reads A and B from, made on each enqueue.
@@ -1345,6 +1360,15 @@ impl MapSlots {
     fn current(&self) -> u64 {
         self.device.as_device_ptr().as_raw() + (self.current * Self::words(&self.after) * 8) as u64
     }
+}
+
+/// A tile queue's counter ([`kernels_gpu::pipeline::queue`]), zeroed here once: every launch
+/// takes its tickets from zero and its last ticket puts the counter back. It belongs to one plan,
+/// whose launches run one after the other on its stream; two launches that used it at once would
+/// take each other's tickets.
+fn tile_queue() -> Result<DeviceBuffer<u32>> {
+    DeviceBuffer::<u32>::zeroed(1)
+        .map_err(|e| anyhow!("cannot allocate the tile queue's counter: {e}"))
 }
 
 /// Stream-k's workspace and its counters on the device ([`TmaOperands::stream_k_scratch`]).

@@ -147,6 +147,10 @@ pub struct TmaOperands {
     /// words and runs the pass that gathers the largest |x| of each row of A and column of B
     /// into them, and writes their address after the tensor maps.
     pub ranges: bool,
+    /// A tile queue ([`crate::pipeline::queue`], [`crate::pipeline::Kernel::DYNAMIC`]): the host
+    /// writes the address of a zeroed u32 counter after the tensor maps, which every launch
+    /// leaves zeroed; one launch at a time may use it.
+    pub queue: bool,
 }
 
 impl TmaOperands {
@@ -544,6 +548,7 @@ const fn wgmma_operands(bn: u32) -> TmaOperands {
         batched: false,
         grouped: false,
         ranges: false,
+        queue: false,
     }
 }
 
@@ -562,6 +567,7 @@ fn wgmma_16bit_operands(_tile: u32, _layout: Layout) -> TmaOperands {
         batched: true,
         grouped: false,
         ranges: false,
+        queue: false,
     }
 }
 
@@ -714,6 +720,26 @@ fn wgmma_stream_k_operands(_tile: u32, layout: Layout) -> TmaOperands {
         grouped: false,
         ranges: false,
         ..wgmma_layouts_operands(2, layout)
+    }
+}
+
+/// `wgmma-queue`: `wgmma-layouts:1` and `:2`, their tiles taken from a tile queue; `:3`, `:2`
+/// with three stages and a whole tile's staging buffers.
+fn wgmma_queue_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    use wgmma_tma_store::TmaStore;
+    match tile {
+        3 => wgmma_16bit::geometry::<TmaStore<wgmma_16bit::Plain<3>, true, true>>(m, n, k, bytes),
+        _ => wgmma_layouts_geometry(m, n, k, bytes, tile),
+    }
+}
+
+/// `wgmma-layouts:1`'s and `:2`'s tensor maps (`:3` has `:2`'s), and the tile queue's counter
+/// after them.
+fn wgmma_queue_operands(tile: u32, layout: Layout) -> TmaOperands {
+    TmaOperands {
+        queue: true,
+        grouped: false,
+        ..wgmma_layouts_operands(if tile == 3 { 2 } else { tile }, layout)
     }
 }
 
@@ -1540,6 +1566,21 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_stream_k_operands),
+    },
+    Variant {
+        name: "wgmma-queue",
+        summary: "wgmma-layouts:1/:2 (256x128 tiles, C through the TMA store, every layout) with the tiles handed out in order by a counter (a tile queue: the first block's producer of each cluster takes a ticket and publishes the tile into its peers' shared memory), for strided batches whose static walk drifts across members; --tile: 3 no cluster, three stages and a whole tile's staging buffers per warpgroup (one barrier pair per tile; default), 1 clusters of two along n sharing A, 2 no cluster",
+        source: "beyond the documents (tensor cores, chapter 5)",
+        entry: "gemm_wgmma_queue_{ops}_c{tile}",
+        layouts: &Layout::ALL,
+        tiles: &[3, 1, 2],
+        geometry: wgmma_queue_geometry,
+        supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_queue_operands),
     },
     Variant {
         name: "wgmma-narrow",

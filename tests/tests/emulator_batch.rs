@@ -29,6 +29,7 @@ fn every_batched_kernel_computes_every_member() {
         "wgmma-16bit",
         "wgmma-tma-store",
         "wgmma-layouts",
+        "wgmma-queue",
         "wgmma-narrow",
     ] {
         assert!(
@@ -62,6 +63,44 @@ fn every_batched_kernel_computes_every_member() {
             check.coverage
         );
         println!("{what}: {}", check.summary());
+    }
+}
+
+/// `wgmma-queue` with many units per block: each of the emulator's three blocks (or, at `:1`,
+/// its cluster of two, whose leader publishes each unit into its peer) takes several of the
+/// 45 units (nine tiles per member, five members) from the queue. Every member is still
+/// computed, and the launch leaves the counter at zero (the emulator fails a launch that does
+/// not). The test above runs the default tile on small members, in every layout.
+#[test]
+fn the_tile_queue_hands_out_every_members_tiles() {
+    let variant = registry::find("wgmma-queue").unwrap();
+    for (tile, beta) in [(3, 0.5), (1, 0.0)] {
+        let p = problem(Dtype::Bf16, (600, 300, 64), Transposes::NN, beta);
+        let report = execute(&Backend::Emulator, variant, Some(tile), &p, ONCE)
+            .unwrap_or_else(|e| panic!("wgmma-queue:{tile}: {e:#}"));
+        let check = report.check.expect("checked run");
+        assert!(check.passed(), "wgmma-queue:{tile}: {}", check.summary());
+        assert!(check.coverage.starts_with("members 0, 1, 2, 3, 4 of 5"));
+        println!("wgmma-queue:{tile}: {}", check.summary());
+    }
+}
+
+/// `auto` takes the tile queue for a batch of at least 1 024 tiles (the attention shapes at
+/// 1 024 members), and the static walk for fewer.
+#[test]
+fn auto_takes_the_tile_queue_where_the_batch_has_many_tiles() {
+    for (dims, count, expected) in [
+        ((2048, 2048, 128), 1024, ("wgmma-queue", 3)),
+        ((2048, 128, 2048), 1024, ("wgmma-queue", 3)),
+        ((512, 512, 64), 1024, ("wgmma-queue", 3)),
+        ((128, 128, 128), 1024, ("wgmma-queue", 3)),
+        ((128, 128, 128), 512, ("wgmma-layouts", 2)),
+        ((2048, 2048, 128), 4, ("wgmma-layouts", 1)),
+    ] {
+        let mut p = problem(Dtype::Bf16, dims, Transposes::NN, 0.0);
+        p.batch = p.packed_strides(count);
+        let (name, tile, why) = gpu_gemm::auto::batch_rule(&p);
+        assert_eq!((name, tile), expected, "{dims:?} × {count}: {why}");
     }
 }
 

@@ -710,7 +710,8 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
 /// A plan's enqueues captured into a CUDA graph: every path `auto` takes (the CUDA-core
 /// kernels, 3xTF32 and TF32 `wgmma`, f64 DMMA, the 16-bit pipeline with its TMA store, the
 /// narrow decode kernel, split-k's workspace and second launch, the copy of an operand whose
-/// rows the TMA cannot describe, C written element by element), each enqueued twice in one
+/// rows the TMA cannot describe, C written element by element, a batch whose tiles come from
+/// the tile queue's counter, which each launch must leave at zero), each enqueued twice in one
 /// capture on two sets of buffers, the graph replayed and both results checked against the
 /// f64 reference. A call that allocated or waited would end the capture with an error. As
 /// a control, capturing `Gemm::run` (which allocates and waits) must fail.
@@ -773,6 +774,12 @@ fn plans_enqueue_into_a_cuda_graph_without_allocating_or_waiting() {
             Dtype::Bf16,
         ),
         (
+            "bf16 batch (tile queue)",
+            GemmConfig::new(1024, 1024, 64).batch(300, 1024 * 64, 64 * 1024, 1024 * 1024),
+            auto(Math::Strict),
+            Dtype::Bf16,
+        ),
+        (
             "f16 odd lda, odd ldc",
             GemmConfig::new(1000, 1020, 1000)
                 .scale(1.0, 0.5)
@@ -797,6 +804,12 @@ fn plans_enqueue_into_a_cuda_graph_without_allocating_or_waiting() {
         variants.push(variant);
     }
     eprintln!("captured and replayed: {}", variants.join(", "));
+    assert!(
+        variants
+            .iter()
+            .any(|v| v.starts_with("bf16 batch (tile queue): wgmma-queue")),
+        "the batch did not take the tile queue: {variants:?}"
+    );
     // The control: `run` inside a capture allocates and waits, and the capture says so.
     let config = GemmConfig::new(256, 256, 256);
     let a = gemm.upload(&vec![1f32; 256 * 256]).unwrap();
@@ -868,7 +881,7 @@ fn captured_and_replayed<T: gpu_gemm::Element>(
         init: Init::Random,
         seed: 5,
         epilogue: kernels_gpu::fused::Epilogue::NONE,
-        batch: kernels_gpu::gemm::Batch::ONE,
+        batch: config.batch,
         groups: kernels_gpu::gemm::GroupLayout::None,
     };
     let inputs = gpu_gemm::problem::Inputs::<T>::generate(&p);

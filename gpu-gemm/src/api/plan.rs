@@ -152,7 +152,9 @@ impl<T: Element> Plan<'_, T> {
     /// stream). The buffers are checked as [`Gemm::run`] checks them; nothing is allocated,
     /// nothing waited for, so the call can be captured into a CUDA graph, and the graph
     /// replayed while the plan lives (the graph reads the plan's tensor maps and workspace).
-    /// On the emulator the GEMM runs before the call returns.
+    /// The launches of one plan share that workspace (stream-k's counters, a tile queue's
+    /// counter, split-k's partial sums): replay its graphs one after another, not on two
+    /// streams at once. On the emulator the GEMM runs before the call returns.
     pub fn enqueue(
         &mut self,
         a: &(impl Operand<T> + ?Sized),

@@ -7,8 +7,8 @@
 //!
 //! - [`ring`]: the ring of shared-memory stages and their *full* / *empty* mbarriers;
 //! - [`schedule`]: the persistent tile scheduler (grouped order, cluster tiles, the members of
-//!   a strided batch, the groups of a grouped GEMM); [`queue`], the dynamic form of its walk
-//!   (a counter hands the units out in order), is built and tested but not yet in [`run`];
+//!   a strided batch, the groups of a grouped GEMM), and [`queue`], its dynamic form: a counter
+//!   hands the units out in order, in the kernels that set [`Kernel::DYNAMIC`];
 //! - [`run`] (this file): the roles. Warpgroup 0 is the *producer*: it gives its registers
 //!   away (`setmaxnreg.dec`) and one thread issues the TMA copies of every slice of every tile
 //!   the block computes, each into the next stage of the ring once its consumers released it.
@@ -36,6 +36,7 @@ use crate::device::tma::TensorMap;
 use crate::device::wgmma;
 use crate::device::{block_idx_y, grid_dim_y, sync_threads, thread_idx_x, WARP_SIZE};
 use crate::gemm::HalfGemmArgs;
+use queue::{Queue, Reader};
 pub use ring::{Ring, Stages};
 use schedule::{StreamK, Tile, Tiles, Walk};
 
@@ -208,6 +209,8 @@ macro_rules! sizes_of {
         const CONSUMERS: u32 = <$inner as $crate::pipeline::Kernel>::CONSUMERS;
         const CLUSTER: (u32, u32) = <$inner as $crate::pipeline::Kernel>::CLUSTER;
         const ASSISTS: bool = <$inner as $crate::pipeline::Kernel>::ASSISTS;
+        const DYNAMIC: bool = <$inner as $crate::pipeline::Kernel>::DYNAMIC;
+        const TENSOR_MAPS: usize = <$inner as $crate::pipeline::Kernel>::TENSOR_MAPS;
     };
 }
 
@@ -280,6 +283,16 @@ pub trait Kernel: Copy {
     /// stream-k; and the kernel's epilogue must write no column past
     /// the `n` of [`Problem::member`]'s arguments, which a masked group's count lowers.
     const GROUPS: bool = false;
+    /// Whether the walk takes its units from a tile queue ([`queue`]) rather than in fixed
+    /// shares: the host writes the address of a zeroed u32 counter after the kernel's
+    /// [`Kernel::TENSOR_MAPS`] tensor maps, and every launch leaves it zeroed. Not with split-k
+    /// or stream-k, whose units are fixed. Kernels of their own (`wgmma-queue`), so that the
+    /// kernels with a static walk keep their code: a run-time choice between the two walks cost
+    /// them 1.5–4% on the H100 and made ptxas spill in 21 of them.
+    const DYNAMIC: bool = false;
+    /// Tensor maps the host writes at `maps` (A's, B's, and C's for a TMA-store epilogue),
+    /// before what a kernel reads after them (a tile queue's counter, stream-k's scratch).
+    const TENSOR_MAPS: usize = 2;
     /// Bytes of shared memory after the stages and barriers (an epilogue's staging tile).
     const EXTRA_BYTES: u32 = 0;
     /// The tile order: groups of this many unit-rows.
@@ -297,12 +310,15 @@ pub trait Kernel: Copy {
     const THREADS: u32 = WARPGROUP * (1 + Self::CONSUMERS);
     /// Barriers per stage.
     const KINDS: u32 = if Self::ASSISTS { 3 } else { 2 };
+    /// Pool objects of 8 bytes after the stages' barriers: ping-pong's ordering barriers, then
+    /// the tile queue's barriers and slots.
+    const EXTRA_BARRIERS: u32 = ORDER_BARRIERS + if Self::DYNAMIC { queue::OBJECTS } else { 0 };
     /// The dynamic shared memory the kernel needs.
     const POOL_BYTES: u32 = Stages::pool_bytes(
         Self::STAGES,
         Self::STAGE_BYTES,
         Self::KINDS,
-        ORDER_BARRIERS,
+        Self::EXTRA_BARRIERS,
         Self::EXTRA_BYTES,
     );
 
@@ -544,7 +560,7 @@ impl Iterator for StreamWorks {
 #[inline(always)]
 pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
     let args = if K::GROUPS { args } else { args.ungrouped() };
-    let stages = Stages::new(K::STAGES, K::STAGE_BYTES, K::KINDS, ORDER_BARRIERS);
+    let stages = Stages::new(K::STAGES, K::STAGE_BYTES, K::KINDS, K::EXTRA_BARRIERS);
     let cluster_size = K::CLUSTER.0 * K::CLUSTER.1;
     // The warps that read each stage: all consumers' (cooperative), or one warpgroup's.
     let consumer_warps = match K::SCHEDULE {
@@ -564,6 +580,17 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             for w in 0..ORDER_BARRIERS {
                 stages.extra_barrier(w).init(WARPGROUP / WARP_SIZE);
             }
+        }
+        if K::DYNAMIC {
+            // The units' readers in each block: the producer thread, the assisting warps, the
+            // consumer warps.
+            let assisting = if K::ASSISTS {
+                WARPGROUP / WARP_SIZE - 1
+            } else {
+                0
+            };
+            let readers = 1 + assisting + K::CONSUMERS * WARPGROUP / WARP_SIZE;
+            Queue::new(queue_objects(stages), core::ptr::null_mut()).init(readers, cluster_size);
         }
         fence_mbarrier_init();
     }
@@ -586,6 +613,8 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                     && matches!(K::SCHEDULE, Schedule::Cooperative))
         )
     };
+    // The tile queue's kernels: whole tiles (the queue hands out tiles, not parts of them).
+    const { assert!(!K::DYNAMIC || (!K::SPLIT_K && !K::STREAM_K)) };
     if K::STREAM_K {
         // The data-parallel tiles, then this block's streamed segments: each role makes its
         // own walk, after it has set its registers.
@@ -606,13 +635,25 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
         let whole = whole_tile::<K>(slices);
         let walk = Walk::new(cluster::id(), cluster::count(), tiles.units());
         let rank = cluster::rank();
+        // The roles (CUTLASS's warp-specialised persistent kernel), each walking `$walk`'s units
+        // as its kind of reader. Written once and expanded for each walk, so that each is
+        // concrete code: with the walk a type parameter, the compiler no longer inlined the
+        // static walk's steps before LLVM, and the static kernels' code changed (ptxas spilled
+        // in `wgmma-fp8-block:3`).
+        macro_rules! roles {
+            ($walk:ident) => {
         // ANCHOR: core_loop
         let warpgroup = tid / WARPGROUP;
         if warpgroup == 0 {
             wgmma::setmaxnreg_dec(K::PRODUCER_REGISTERS);
             if tid == 0 {
                 let mut ring = stages.ring();
-                for unit in walk {
+                let reader = if rank == 0 {
+                    Reader::Leader
+                } else {
+                    Reader::Lone
+                };
+                for unit in $walk.read_as(reader) {
                     let Some(tile) = locate::<K>(&args, tiles.tile(unit, rank)) else {
                         continue;
                     };
@@ -622,7 +663,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                 }
             } else if K::ASSISTS && tid >= WARP_SIZE {
                 let mut ring = stages.ring();
-                for unit in walk {
+                for unit in $walk.read_as(Reader::Warp) {
                     let Some(tile) = locate::<K>(&args, tiles.tile(unit, rank)) else {
                         continue;
                     };
@@ -639,7 +680,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             // alternate between the two, and each skips the other's slices in the ring.
             let mut mine = consumer.warpgroup == 0 || K::SCHEDULE == Schedule::Cooperative;
             let mut units = 0;
-            for unit in walk {
+            for unit in $walk.read_as(Reader::Warp) {
                 let Some(tile) = locate::<K>(&args, tiles.tile(unit, rank)) else {
                     continue;
                 };
@@ -668,11 +709,94 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             kernel.drain(&consumer);
         }
         // ANCHOR_END: core_loop
+            };
+        }
+        // ANCHOR: queue_walk
+        if K::DYNAMIC {
+            // The queue's counter: its address follows the tensor maps.
+            let units = unsafe { Units::start::<K>(walk, stages, maps, cluster_size) };
+            roles!(units);
+        } else {
+            roles!(walk);
+        }
+        // ANCHOR_END: queue_walk
     }
     // No block may leave while a peer can still arrive on its barriers or multicast into it.
     if cluster_size > 1 {
         cluster::sync();
     }
+}
+
+/// How the roles of [`run`] walk the units: each role asks for the walk as its kind of
+/// [`Reader`], and every role of every block of the cluster gets the same units in the same
+/// order.
+trait UnitWalk: Iterator<Item = u32> + Copy {
+    /// The walk as `reader` reads it.
+    fn read_as(self, reader: Reader) -> Self;
+}
+
+/// The static walk: every role walks the cluster's fixed share itself.
+impl UnitWalk for Walk {
+    #[inline(always)]
+    fn read_as(self, _reader: Reader) -> Self {
+        self
+    }
+}
+
+/// The tile queue's walk ([`queue`]), for the kernels that set [`Kernel::DYNAMIC`]: the leader
+/// keeps its state in the static walk's [`Walk`] (its first unit, its step, its end).
+#[derive(Clone, Copy)]
+struct Units {
+    walk: Walk,
+    queue: Queue,
+    reader: Reader,
+    cluster_size: u32,
+}
+
+impl Units {
+    /// The queue's walk, starting as the static `walk` does.
+    ///
+    /// # Safety
+    /// The host wrote the address of the queue's counter after the kernel's tensor maps at `maps`.
+    #[inline(always)]
+    unsafe fn start<K: Kernel>(
+        walk: Walk,
+        stages: Stages,
+        maps: *const TensorMap,
+        cluster_size: u32,
+    ) -> Self {
+        // The counter's address, written by the host after the tensor maps.
+        let counter = unsafe { *(maps.wrapping_add(K::TENSOR_MAPS) as *const *mut u32) };
+        Units {
+            walk,
+            queue: Queue::new(queue_objects(stages), counter),
+            reader: Reader::Warp,
+            cluster_size,
+        }
+    }
+}
+
+impl UnitWalk for Units {
+    #[inline(always)]
+    fn read_as(self, reader: Reader) -> Self {
+        Units { reader, ..self }
+    }
+}
+
+impl Iterator for Units {
+    type Item = u32;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<u32> {
+        self.queue
+            .next(&mut self.walk, self.reader, self.cluster_size)
+    }
+}
+
+/// The tile queue's pool objects: after ping-pong's ordering barriers.
+#[inline(always)]
+fn queue_objects(stages: Stages) -> MBarrier {
+    stages.extra_barrier(ORDER_BARRIERS)
 }
 
 /// Where a tile of the walk lies ([`Problem::locate`]) in a kernel that runs grouped GEMMs; in

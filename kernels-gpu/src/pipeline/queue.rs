@@ -32,16 +32,13 @@
 //! one ticket per unit it computes, so the launch takes exactly `units` tickets) puts the counter
 //! back to zero for the next launch on the stream, as stream-k's counters are.
 //!
-//! **Status.** The mechanism is here, with the device layer's two new instructions and the
-//! emulator's semantics for them (`tests/tests/emulator_queue.rs`). No kernel walks it yet: wired
-//! into [`super::run`] for every 16-bit launch, it read the operands once (5.2 → 1.07 GB,
-//! 0.68× → 0.80× cuBLAS on 1 024 members of 2048 × 2048 × 128), but the run-time choice between
-//! the two walks cost launches that keep the static walk 1.5–4% and made ptxas spill in 21
-//! entry points (`docs/perf-notes.md`, 2026-11-27; the measured integration is
-//! `docs/results/h100-2026-11-27-tile-queue/integration.patch`). The plan: entry points of
-//! their own for the queue, chosen by the plan for launches with many units per cluster and per
-//! member (the measured build's rule, `queue::pays` in the patch, asked for 16 of each). A counter is one launch's
-//! at a time: two launches that share it at once would take each other's tickets.
+//! **Where.** The kernels of `wgmma-queue` ([`crate::variants::wgmma_queue`]) walk it: their
+//! [`super::Kernel::DYNAMIC`] is set, and [`super::run`] expands its roles' loops over the queue
+//! instead of the static walk, reading the counter's address after the tensor maps. A counter
+//! serves one launch at a time: two launches that shared it at once would take each other's
+//! tickets. Every other kernel keeps the static walk and its code (wired into them all as a
+//! run-time choice, the queue cost those launches 1.5–4% and made ptxas spill in 21 entry
+//! points: `docs/perf-notes.md`, 2026-11-27).
 use super::schedule::Walk;
 use crate::device::cluster;
 use crate::device::mbarrier::MBarrier;
@@ -123,6 +120,7 @@ impl Queue {
         }
     }
 
+    // ANCHOR: publish
     /// The leader: publishes its walk's next unit (or [`END`]) to every block of the cluster
     /// once the slot is drained, then takes the ticket for the one after.
     #[inline(always)]
@@ -173,4 +171,5 @@ impl Queue {
         self.position += 1;
         (unit != END).then_some(unit)
     }
+    // ANCHOR_END: publish
 }

@@ -66,4 +66,6 @@ pub mod wgmma_layouts;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_narrow;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_queue;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_stream_k;

@@ -115,6 +115,14 @@ pub trait Config: Copy + Default + 'static {
     /// last tile from the registers); not the transposed TMA store.
     const GROUPS: bool = false;
 
+    /// The tile queue ([`crate::pipeline::Kernel::DYNAMIC`]): the blocks take their tiles in
+    /// order from a counter instead of walking fixed shares ([`super::wgmma_queue`]).
+    const QUEUED: bool = false;
+
+    /// The tensor maps the host passes (A's and B's; C's too for the TMA-store epilogue), before
+    /// what the kernel reads after them ([`crate::pipeline::Kernel::TENSOR_MAPS`]).
+    const TENSOR_MAPS: usize = 2;
+
     /// Ping-pong: waits for the warpgroup's turn ([`Consumer::wait_turn`]).
     #[inline(always)]
     fn wait_turn(consumer: &mut Consumer) {
@@ -320,6 +328,8 @@ where
         (C::CLUSTER_M, C::CLUSTER_N)
     };
     const EXTRA_BYTES: u32 = C::EXTRA_BYTES;
+    const DYNAMIC: bool = C::QUEUED;
+    const TENSOR_MAPS: usize = C::TENSOR_MAPS;
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {

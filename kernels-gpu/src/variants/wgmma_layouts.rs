@@ -50,18 +50,24 @@ use core::marker::PhantomData;
 /// The step `B` (a configuration of the direct orientation) reading A stored k × m
 /// (`A_TRANSPOSED`) and B stored n × k (`B_TRANSPOSED`); with `STREAMED`, on a stream-k grid
 /// (the next lesson, [`super::wgmma_stream_k`]: no cluster, the fixup's flag after `B`'s extra
-/// shared memory).
+/// shared memory); with `QUEUED`, its tiles taken from a tile queue ([`super::wgmma_queue`]).
 #[derive(Clone, Copy, Default)]
 pub struct Layouts<
     B,
     const A_TRANSPOSED: bool,
     const B_TRANSPOSED: bool,
     const STREAMED: bool = false,
+    const QUEUED: bool = false,
 >(PhantomData<B>);
 
 // ANCHOR: core_loop
-impl<B: Config, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool, const STREAMED: bool> Config
-    for Layouts<B, A_TRANSPOSED, B_TRANSPOSED, STREAMED>
+impl<
+        B: Config,
+        const A_TRANSPOSED: bool,
+        const B_TRANSPOSED: bool,
+        const STREAMED: bool,
+        const QUEUED: bool,
+    > Config for Layouts<B, A_TRANSPOSED, B_TRANSPOSED, STREAMED, QUEUED>
 {
     const A_K_MAJOR: bool = A_TRANSPOSED;
     const B_MN_MAJOR: bool = B_TRANSPOSED;
@@ -77,6 +83,11 @@ impl<B: Config, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool, const STREAM
         B::EXTRA_BYTES
     };
     // ANCHOR_END: stream_k_config
+    const QUEUED: bool = {
+        assert!(!QUEUED || !(STREAMED || B::SPLIT_K));
+        QUEUED
+    };
+    const TENSOR_MAPS: usize = B::TENSOR_MAPS;
     const STAGES: u32 = B::STAGES;
     const RASTER: u32 = B::RASTER;
     const CLUSTER_N: u32 = B::CLUSTER_N;

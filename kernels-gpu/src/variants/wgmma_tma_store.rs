@@ -101,6 +101,8 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
     /// The staging buffers of each consumer warpgroup; in ping-pong the two take turns with the
     /// same ones (the ordering barrier keeps their epilogues apart).
     const EXTRA_BYTES: u32 = Self::WARPGROUPS_STAGING * Self::BUFFERS * STAGING_BOX_BYTES;
+    /// C's tensor map after A's and B's.
+    const TENSOR_MAPS: usize = 3;
 
     #[inline(always)]
     fn wait_turn(consumer: &mut Consumer) {

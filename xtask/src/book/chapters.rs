@@ -532,6 +532,27 @@ pub const CHAPTERS: &[Chapter] = &[
         measured: &[],
     },
     Chapter {
+        slug: "wgmma-queue",
+        title: "wgmma-queue: a batch's tiles handed out in order by a counter",
+        part: Part::TensorCores5,
+        variants: &["wgmma-queue"],
+        lessons: &[
+            variant!("wgmma_queue.rs"),
+            "kernels-gpu/src/pipeline/queue.rs",
+        ],
+        code: &[
+            Code {
+                file: "kernels-gpu/src/pipeline/queue.rs",
+                anchor: "publish",
+            },
+            Code {
+                file: "kernels-gpu/src/pipeline/mod.rs",
+                anchor: "queue_walk",
+            },
+        ],
+        measured: &[],
+    },
+    Chapter {
         slug: "shapes",
         title: "Shapes: auto over the models' shapes, beside cuBLAS",
         part: Part::TensorCores5,

@@ -1,0 +1,68 @@
+//! `wgmma-queue`: the 256 × 128 kernel with its tiles handed out in order by a counter, for
+//! strided batches with many tiles per multiprocessor.
+//!
+//! Source: none of the documents (cuBLAS's batched kernel takes its tiles from an atomic
+//! counter, as ncu's count of atomics shows; CUTLASS's sm90 persistent scheduler walks a static
+//! share, and its Blackwell kernels ask the hardware's cluster launch control for the next tile).
+//! Changed from [`super::wgmma_layouts`] (`:1` and `:2`, in every layout), the walk
+//! ([`Config::QUEUED`], `Layouts`' `QUEUED`) and nothing else; `:3` then changes the epilogue's
+//! buffers:
+//!
+//! [`Config::QUEUED`]: super::wgmma_16bit::Config::QUEUED
+//!
+//! - **Why.** A persistent block of `wgmma-layouts` walks a fixed share of the tiles: cluster `c`
+//!   of 66 takes units `c`, `c + 66`, `c + 132`, … On 1 024 members of 2048 × 2048 × 128 in
+//!   bf16 that is about a thousand units each, and the clusters do not run at exactly the same
+//!   speed: after a few hundred units a fast cluster is a member or more ahead of a slow one.
+//!   Meanwhile C's 8.6 GB stream through the 50 MB L2, which turns over every few units, so a
+//!   member's A and B are gone before the last of its tiles reads them: ncu counted 5.2 GB read
+//!   from DRAM for 1.07 GB of operands, and the batch ran at 0.68× cuBLAS.
+//! - **The queue** ([`crate::pipeline::queue`]): each cluster starts with its own unit; after
+//!   that, the producer thread of the cluster's first block takes a ticket from a counter in
+//!   global memory (a relaxed `atom.add`) and publishes the unit into every block of the cluster
+//!   (a store to each peer's shared memory and an `mbarrier` arrival with release semantics at
+//!   cluster scope); the other roles read it from a ring of eight slots. The units are taken in
+//!   order, so the clusters working at one moment cover neighbouring tiles whatever their
+//!   speeds, and each member's operands are read from DRAM about once.
+//! - **A kernel of its own.** Wired into every 16-bit kernel as a run-time choice, the queue cost
+//!   the launches that kept the static walk 1.5–4% (the walk's state in registers, loops that
+//!   ptxas allocated differently: 21 entry points spilled). Here it is a compile-time constant
+//!   ([`crate::pipeline::Kernel::DYNAMIC`]): the static kernels compile to the same PTX as before
+//!   it, and `auto` takes this one for a batch where the counter pays
+//!   (`gpu_gemm::auto::batch_rule`).
+//! - **The host's part**: a zeroed u32 counter per prepared plan, its address written after the
+//!   tensor maps (as stream-k's scratch is); the launch's last ticket puts it back to zero, so it
+//!   serves the next launch on the stream. Two launches of one plan must not run at once.
+//!
+//! - **`:3`, the write stream.** Once the operands are read once, a short-k batch is its output:
+//!   1 024 members of 2048 × 2048 × 128 write 8.6 GB of C and read 1.1 GB. ncu found a third of
+//!   the warps' stalls at the epilogue's barriers: with two staging buffers per warpgroup, each
+//!   of a tile's four subtiles waits for the store two subtiles back and meets two named
+//!   barriers. `:3` stages the whole tile (four buffers per warpgroup, `TmaStore`'s `WHOLE`: one
+//!   barrier pair per tile, the previous tile's stores waited for once), which takes a stage
+//!   of the ring (three instead of four: k = 128 is two slices), and drops the cluster (at
+//!   n = 128 a cluster of two along n is half empty).
+//!
+//! What the PTX shows: the producer's loop gains the `atom.global.add` of the ticket, the
+//! `mapa` + `st.shared::cluster.u32` of each publication and its `mbarrier.arrive.release.cluster`;
+//! every reader an `mbarrier.try_wait.acquire.cluster` and one `ld.shared` per unit (a warp's
+//! lane 0, then a `shfl.sync`). The mainloop and the epilogue are `wgmma-layouts`'. 168
+//! registers, no spills (ptxas, sm_90a); the static kernels' PTX is unchanged, entry by entry.
+//!
+//! Measured on the H100 (1 024 members, cuBLAS's strided batched GEMM in the same process,
+//! `docs/results/h100-2026-11-27-queue/`): at 2048 × 2048 × 128 DRAM reads fall from 5.2 to
+//! 1.07 GB (cuBLAS: 1.08) and the batch goes from 0.67× cuBLAS (`wgmma-layouts:1`) to 0.78×
+//! (`:1`) and 0.81× (`:3`); at 2048 × 128 × 2048 from 0.95× to 1.05× (`:3`). Where members are
+//! a single tile (128³) the queue alone gains nothing (`:2` as `wgmma-layouts:2`, 0.95–0.97×)
+//! and `:3`'s staging does (0.96–1.00×). `auto` takes `:3` for every batch of 1 024 tiles or
+//! more: 0.95× cuBLAS geomean over the four attention shapes, 0.89× with the static walk. The
+//! rest of the gap at 2048 × 2048 × 128 is the write stream: cuBLAS writes C at 2.4 TB/s, `:3`
+//! at 1.9.
+use super::wgmma_layouts::Layouts;
+
+/// `wgmma-layouts`' configuration `B` in the layout (`A_TRANSPOSED`, `B_TRANSPOSED`), its
+/// tiles taken from a tile queue: its `QUEUED` parameter ([`Config::QUEUED`]), nothing else.
+///
+/// [`Config::QUEUED`]: super::wgmma_16bit::Config::QUEUED
+pub type Queued<B, const A_TRANSPOSED: bool, const B_TRANSPOSED: bool> =
+    Layouts<B, A_TRANSPOSED, B_TRANSPOSED, false, true>;
