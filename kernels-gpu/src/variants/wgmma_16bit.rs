@@ -504,7 +504,7 @@ where
                     lower.get()[i - 64]
                 }
             });
-            let scratch = unsafe { Scratch::after(maps, 3) };
+            let scratch = unsafe { Scratch::after(maps, C::TENSOR_MAPS) };
             let thread = c.warpgroup * WARPGROUP + c.thread;
             let threads = Self::CONSUMERS * WARPGROUP;
             let flag = c.stages.extra() + C::EXTRA_BYTES - FIXUP_BYTES;
