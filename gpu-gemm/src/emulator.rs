@@ -156,9 +156,7 @@ fn launch_with<T: Scalar>(
                 Vec::new()
             };
             if t.queue {
-                let mut after = TensorMap { opaque: [0; 16] };
-                after.opaque[0] = queue.as_mut_ptr() as u64;
-                maps.push(after);
+                push_after(&mut maps, &[queue.as_mut_ptr() as u64]);
                 scratch.push(buffer("tile queue", &queue));
             }
             (Some(maps), ranges)
@@ -392,9 +390,7 @@ fn ranges_pass<T: Scalar>(
         (Epilogue::NONE, &[]),
         None,
     )?;
-    let mut after = TensorMap { opaque: [0; 16] };
-    after.opaque[0] = words.as_ptr() as u64;
-    maps.push(after);
+    push_after(maps, &[words.as_ptr() as u64]);
     Ok(words)
 }
 
@@ -411,11 +407,19 @@ fn stream_k_scratch(
         return (Vec::new(), Vec::new());
     };
     let (mut workspace, mut counters) = (vec![f32::NAN; bytes / 4], vec![0u32; tiles]);
-    let mut after = TensorMap { opaque: [0; 16] };
-    after.opaque[0] = workspace.as_mut_ptr() as u64;
-    after.opaque[1] = counters.as_mut_ptr() as u64;
-    maps.push(after);
+    push_after(
+        maps,
+        &[workspace.as_mut_ptr() as u64, counters.as_mut_ptr() as u64],
+    );
     (workspace, counters)
+}
+
+/// The words a kernel reads after its tensor maps (stream-k's scratch, 3xTF32's ranges, a tile
+/// queue's counter), in a slot of their own after the maps, as the GPU backend places them.
+fn push_after(maps: &mut Vec<TensorMap>, words: &[u64]) {
+    let mut after = TensorMap { opaque: [0; 16] };
+    after.opaque[..words.len()].copy_from_slice(words);
+    maps.push(after);
 }
 
 /// The multiprocessors of the emulator's notional GPU: a persistent kernel's grid is capped at
