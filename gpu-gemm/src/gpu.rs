@@ -234,7 +234,7 @@ unsafe fn cublas_gemm(
                 ldc,
             ),
             // FP8 has no `cublasGemmEx`: its yardstick is cuBLASLt (`fp8::cublaslt`).
-            Dtype::E4m3 => Err(cudarc::cublas::result::CublasError(
+            Dtype::E4m3 | Dtype::E4m3E5m2 => Err(cudarc::cublas::result::CublasError(
                 cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED,
             )),
             Dtype::Bf16 | Dtype::F16 => {
@@ -364,7 +364,7 @@ unsafe fn cublas_gemm_strided_batched(
                 sc,
                 count,
             ),
-            Dtype::E4m3 => Err(cudarc::cublas::result::CublasError(
+            Dtype::E4m3 | Dtype::E4m3E5m2 => Err(cudarc::cublas::result::CublasError(
                 cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED,
             )),
             Dtype::Bf16 | Dtype::F16 => {
@@ -1162,7 +1162,7 @@ fn encode_tensor_maps(
             Dtype::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
             Dtype::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
             // The engine has no FP8 type: it moves bytes, and zero bytes are +0.0 in e4m3.
-            Dtype::E4m3 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            Dtype::E4m3 | Dtype::E4m3E5m2 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
         };
         // Rank 3: a matrix per layer, the members of a batch (one for a single problem).
         let dims = [spec.dims[0], spec.dims[1], spec.layers];

@@ -238,7 +238,7 @@ impl Problem {
     /// multiple of 16: cuBLASLt's FP8 matmul, the yardstick called once per group, finds no
     /// algorithm for other n (CUDA 13.0 on the H100).
     pub fn group_table(&self) -> Vec<u32> {
-        let multiple = if self.dtype == Dtype::E4m3 { 16 } else { 1 };
+        let multiple = if self.dtype.is_fp8() { 16 } else { 1 };
         group_table(
             self.groups,
             self.batch.count,

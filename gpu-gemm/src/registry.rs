@@ -221,7 +221,7 @@ impl Variant {
             }
             Variant::Kernel(k) => matches!(dtype, Dtype::F32 | Dtype::F64) && k.grid_batched(),
             Variant::Cublas(_) => true,
-            Variant::Auto(_) | Variant::Tuned(_) => dtype != Dtype::E4m3,
+            Variant::Auto(_) | Variant::Tuned(_) => !dtype.is_fp8(),
             Variant::Cpu(_) | Variant::Unfused(_) => false,
         }
     }

@@ -442,9 +442,9 @@ pub fn execute_many(
         Dtype::F16 => execute_typed::<half::f16>(b, v, p, t, None, progress),
         // FP8 operands carry scales (per tensor or per block) and C is bf16: their pipeline,
         // above this one, is `crate::fp8::run`.
-        Dtype::E4m3 => {
+        Dtype::E4m3 | Dtype::E4m3E5m2 => {
             let refusal =
-                "an e4m3 problem runs through gpu_gemm::fp8::run (its operands carry scales)";
+                "an FP8 problem runs through gpu_gemm::fp8::run (its operands carry scales)";
             v.iter().map(|_| Err(anyhow::anyhow!(refusal))).collect()
         }
     }

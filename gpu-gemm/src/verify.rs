@@ -132,8 +132,9 @@ pub fn unit_roundoff(dtype: Dtype) -> f64 {
         Dtype::F64 => f64::EPSILON / 2.0,
         Dtype::Bf16 => half::bf16::EPSILON.to_f64() / 2.0,
         Dtype::F16 => half::f16::EPSILON.to_f64() / 2.0,
-        // 3 explicit mantissa bits.
+        // 3 explicit mantissa bits (B's 2 in e5m2).
         Dtype::E4m3 => 2f64.powi(-4),
+        Dtype::E4m3E5m2 => 2f64.powi(-3),
     }
 }
 
@@ -145,6 +146,7 @@ pub fn largest_finite(dtype: Dtype) -> f64 {
         Dtype::Bf16 => half::bf16::MAX.to_f64(),
         Dtype::F16 => half::f16::MAX.to_f64(),
         Dtype::E4m3 => kernels_gpu::device::fp8::E4m3::MAX as f64,
+        Dtype::E4m3E5m2 => kernels_gpu::device::fp8::E5m2::MAX as f64,
     }
 }
 

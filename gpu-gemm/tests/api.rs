@@ -612,6 +612,93 @@ fn fp8_operands_with_their_scales_compute_the_dequantised_product() {
     );
 }
 
+/// B in e5m2 through the library on the emulator (`Fp8::e5m2`): the dequantised product, with
+/// `auto` and with `wgmma-fp8` named, on the e5m2 entry points; an e5m2 A, an e5m2 B with block
+/// scales and a kernel that reads e4m3 only are refused with their typed errors.
+#[test]
+fn fp8_with_b_in_e5m2_computes_the_dequantised_product() {
+    use gpu_gemm::fp8::quantize::{quantize, quantize_as, Format, Operand as Which, Scaling};
+    use gpu_gemm::problem::Matrix;
+    use gpu_gemm::Fp8;
+    let gemm = Gemm::emulator();
+    let (m, n, k) = (128u32, 48u32, 256u32);
+    let config = GemmConfig::new(m, n, k)
+        .scale(1.0, 0.5)
+        .transposes(Transpose::Yes, Transpose::No)
+        .leading_dimensions(k, k, m);
+    let values = |rows: u32, cols: u32, seed| {
+        let v = matrix::<f32>(rows as usize, cols as usize, seed);
+        // Columns 2⁻⁸…2⁸ apart, as gradients' are: e5m2's range.
+        Matrix::from_fn(rows, cols, rows, 0.0, move |r, c| {
+            v[(r + c * rows) as usize] * 2f32.powi((c % 17) as i32 - 8)
+        })
+    };
+    let a = quantize(&values(k, m, 1), Which::A, Scaling::PerTensor);
+    let b = quantize_as(&values(k, n, 2), Which::B, Scaling::PerTensor, Format::E5m2);
+    let c0: Vec<bf16> = matrix::<bf16>(m as usize, n as usize, 3);
+    for algorithm in [
+        Algorithm::Auto(Math::Strict),
+        Algorithm::kernel("wgmma-fp8"),
+    ] {
+        let mut c = c0.clone();
+        let choice = gemm
+            .run_fp8(
+                &config,
+                &algorithm,
+                Fp8::per_tensor(&a.codes.data, &a.scales),
+                Fp8::per_tensor(&b.codes.data, &b.scales).e5m2(),
+                &mut c,
+            )
+            .unwrap();
+        assert!(choice.entry.ends_with("_e4m3_e5m2"), "{}", choice.entry);
+        // Relative to Σ|a·b| (the terms span 2³² here, and the FP8 sums keep 13 bits below the
+        // largest: an element whose terms cancel is as exact as its terms, not as itself).
+        let mut worst = 0f64;
+        for j in 0..n {
+            for i in 0..m {
+                let terms = (0..k).map(|l| a.dequantized(l, i) * b.dequantized(l, j));
+                let (dot, size) = terms.fold((0.0, 0.0), |(s, z), t| (s + t, z + t.abs()));
+                let at = (i + j * m) as usize;
+                let want = dot + 0.5 * c0[at].to_f64();
+                worst = worst.max((c[at].to_f64() - want).abs() / (1.0 + size));
+            }
+        }
+        assert!(worst < 1e-2, "{}: worst error {worst:.1e}", choice.variant);
+    }
+    let mut c = c0.clone();
+    let refused = |result: Result<_, GemmError>, says: &str| match result {
+        Err(GemmError::InvalidConfig(why)) | Err(GemmError::Unsupported { reason: why, .. })
+            if why.contains(says) => {}
+        other => panic!("expected a refusal saying {says:?}, got {other:?}"),
+    };
+    let e5m2_a = gemm.run_fp8(
+        &config,
+        &Algorithm::Auto(Math::Strict),
+        Fp8::per_tensor(&b.codes.data, &b.scales).e5m2(),
+        Fp8::per_tensor(&a.codes.data, &a.scales),
+        &mut c,
+    );
+    refused(e5m2_a, "A must be e4m3");
+    let blocks = quantize(&values(k, n, 2), Which::B, Scaling::Block);
+    let block_a = quantize(&values(k, m, 1), Which::A, Scaling::Block);
+    let e5m2_blocks = gemm.run_fp8(
+        &config,
+        &Algorithm::Auto(Math::Strict),
+        Fp8::per_block(&block_a.codes.data, &block_a.scales),
+        Fp8::per_block(&blocks.codes.data, &blocks.scales).e5m2(),
+        &mut c,
+    );
+    refused(e5m2_blocks, "one scale per tensor");
+    let narrow = gemm.run_fp8(
+        &config,
+        &Algorithm::kernel("wgmma-fp8-narrow"),
+        Fp8::per_tensor(&a.codes.data, &a.scales),
+        Fp8::per_tensor(&b.codes.data, &b.scales).e5m2(),
+        &mut c,
+    );
+    refused(narrow, "reads e4m3 B only");
+}
+
 /// An FP8 operand of either scaling.
 fn fp8_operand<'a>(
     scaling: gpu_gemm::fp8::quantize::Scaling,

@@ -43,6 +43,9 @@ pub enum DtypeArg {
     F16,
     /// OCP FP8 E4M3 A and B with f32 scales (--scaling), bf16 C, TN (--transa t): the FP8 kernels and cuBLASLt, sm_90a
     E4m3,
+    /// e4m3 A and OCP FP8 E5M2 B (the gradients of training's backward pass), per-tensor scales, bf16 C, TN: wgmma-fp8 and cuBLASLt, sm_90a
+    #[value(name = "e4m3-e5m2")]
+    E4m3E5m2,
 }
 
 impl DtypeArg {
@@ -53,6 +56,7 @@ impl DtypeArg {
             DtypeArg::Bf16 => Dtype::Bf16,
             DtypeArg::F16 => Dtype::F16,
             DtypeArg::E4m3 => Dtype::E4m3,
+            DtypeArg::E4m3E5m2 => Dtype::E4m3E5m2,
         }
     }
 }

@@ -325,8 +325,13 @@ impl Cli {
         if !p.epilogue.is_none() && !p.dtype.is_16bit() {
             bail!("--epilogue is fused into the 16-bit kernels: give --dtype bf16 or f16");
         }
-        if p.dtype == Dtype::E4m3 && self.batch.is_some() {
+        if p.dtype.is_fp8() && self.batch.is_some() {
             bail!("--batch runs bf16, f16, f32 and f64 on the kernels (and every type on cuBLAS); the e4m3 kernels compute one problem");
+        }
+        if p.dtype == Dtype::E4m3E5m2
+            && (self.groups.is_some() || self.scaling != Scaling::PerTensor)
+        {
+            bail!("--dtype e4m3-e5m2 runs one problem with one scale per tensor (wgmma-fp8): no --groups, no --scaling block");
         }
         if !p.dtype.is_16bit() && self.groups.is_some() {
             if p.dtype != Dtype::E4m3 {
@@ -336,12 +341,12 @@ impl Cli {
                 bail!("--groups in e4m3 runs with block scales: give --scaling block");
             }
         }
-        if p.dtype == Dtype::E4m3 {
+        if p.dtype.is_fp8() {
             if p.transposes != Transposes::new(Transpose::Yes, Transpose::No) {
                 bail!("e4m3 is computed as cuBLASLt computes it on Hopper, op(A) = Aᵀ and op(B) = B, both read along k (FP8 wgmma has no transposed operands): give --transa t (and no --transb t)");
             }
         } else if self.scaling != Scaling::PerTensor || self.outliers {
-            bail!("--scaling and --outliers describe e4m3 data: give --dtype e4m3");
+            bail!("--scaling and --outliers describe FP8 data: give --dtype e4m3 (or e4m3-e5m2)");
         }
         // By default A and B are packed: their leading dimension is their rows as stored.
         p.shape.lda = self.lda.unwrap_or(p.stored_a().0);

@@ -144,8 +144,10 @@ fn run() -> Result<bool> {
     let mut yardsticks = Vec::new();
     for name in &cli.compare {
         if name == FAST_ACCUM {
-            if cli.dtype.dtype() != Dtype::E4m3 {
-                anyhow::bail!("--compare {FAST_ACCUM} is cuBLASLt's FP8 mode: give --dtype e4m3");
+            if !cli.dtype.dtype().is_fp8() {
+                anyhow::bail!(
+                    "--compare {FAST_ACCUM} is cuBLASLt's FP8 mode: give --dtype e4m3 or e4m3-e5m2"
+                );
             }
             yardsticks.push(FAST_ACCUM);
             continue;
@@ -340,7 +342,7 @@ fn run() -> Result<bool> {
                 printed += 1;
                 print_one(r, label.as_deref(), &layout, timing)
             };
-            let reports = if dtype == Dtype::E4m3 {
+            let reports = if dtype.is_fp8() {
                 let fp8 = Fp8Problem {
                     scaling: cli.scaling,
                     outliers: cli.outliers,

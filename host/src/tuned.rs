@@ -31,7 +31,7 @@ pub fn resolve(gemm: &Gemm, p: &Problem, math: Math, tile: Option<u32>) -> Resul
         Dtype::F64 => call::<f64>(gemm, p, math)?,
         Dtype::Bf16 => call::<half::bf16>(gemm, p, math)?,
         Dtype::F16 => call::<half::f16>(gemm, p, math)?,
-        Dtype::E4m3 => bail!(
+        Dtype::E4m3 | Dtype::E4m3E5m2 => bail!(
             "tuned runs in the library's types, f32, f64, bf16 and f16; in e4m3 `--variant auto` chooses"
         ),
     };

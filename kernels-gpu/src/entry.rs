@@ -10,8 +10,8 @@
 //! ([`crate::gemm::Groups`]) after them. On the host the same table gives the emulator
 //! each kernel's body by name, so the two backends cannot disagree about which names exist.
 #![allow(clippy::too_many_arguments)]
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-use crate::device::fp8::E4m3;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+use crate::device::fp8::{E4m3, E5m2};
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 use crate::device::half::{Bf16, F16};
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
@@ -389,18 +389,24 @@ mod hopper {
     gemm_bias_activation_bf16: bf16 + reduce = bias_activation::bias_activation::<Bf16>;
     gemm_bias_activation_f16: f16 + reduce = bias_activation::bias_activation::<F16>;
         // -- chapter 4: FP8 --
-    gemm_wgmma_fp8_c1_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>>, launch_bounds(384, 1), cluster(2);
-    gemm_wgmma_fp8_c2_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>>, launch_bounds(384, 1);
-    gemm_wgmma_fp8_c3_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_cluster::SharedA<6, 2>>, false, true>>, launch_bounds(384, 1), cluster(2);
-    gemm_wgmma_fp8_c4_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_16bit::Plain<6>>, false, true>>, launch_bounds(384, 1);
-    gemm_wgmma_fp8_c5_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<4, { wgmma_fp8_block::PER_TENSOR }, 1, 3>, launch_bounds(512, 1);
-    gemm_wgmma_fp8_block_c1_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::ONE_SLICE }, 1, 2>, launch_bounds(384, 1);
-    gemm_wgmma_fp8_block_c2_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<6, { wgmma_fp8_block::ONE_SLICE }, 1, 2>, launch_bounds(384, 1);
-    gemm_wgmma_fp8_block_c3_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_SLICES }, 1, 2>, launch_bounds(384, 1);
-    gemm_wgmma_fp8_block_c4_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::ONE_SLICE }, 2, 2>, launch_bounds(384, 1), cluster(2);
-    gemm_wgmma_fp8_block_c5_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_CHAINS }, 1, 2>, launch_bounds(384, 1);
-    gemm_wgmma_fp8_block_c6_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_PER_WAIT }, 1, 2>, launch_bounds(384, 1);
-    gemm_wgmma_fp8_block_c7_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<4, { wgmma_fp8_block::ONE_SLICE }, 1, 3>, launch_bounds(512, 1);
+    gemm_wgmma_fp8_c1_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>, E4m3>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_fp8_c2_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, E4m3>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_c3_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_cluster::SharedA<6, 2>>, false, true>, E4m3>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_fp8_c4_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_16bit::Plain<6>>, false, true>, E4m3>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_c5_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<4, { wgmma_fp8_block::PER_TENSOR }, 1, 3, E4m3>, launch_bounds(512, 1);
+    // B in e5m2 (training's backward pass: the gradients), one scale per tensor.
+    gemm_wgmma_fp8_c1_e4m3_e5m2: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>, E5m2>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_fp8_c2_e4m3_e5m2: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, E5m2>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_c3_e4m3_e5m2: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_cluster::SharedA<6, 2>>, false, true>, E5m2>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_fp8_c4_e4m3_e5m2: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_16bit::Plain<6>>, false, true>, E5m2>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_c5_e4m3_e5m2: e4m3 + maps = wgmma_fp8_block::gemm::<4, { wgmma_fp8_block::PER_TENSOR }, 1, 3, E5m2>, launch_bounds(512, 1);
+    gemm_wgmma_fp8_block_c1_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::ONE_SLICE }, 1, 2, E4m3>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_c2_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<6, { wgmma_fp8_block::ONE_SLICE }, 1, 2, E4m3>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_c3_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_SLICES }, 1, 2, E4m3>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_c4_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::ONE_SLICE }, 2, 2, E4m3>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_fp8_block_c5_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_CHAINS }, 1, 2, E4m3>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_c6_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_PER_WAIT }, 1, 2, E4m3>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_c7_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<4, { wgmma_fp8_block::ONE_SLICE }, 1, 3, E4m3>, launch_bounds(512, 1);
     gemm_wgmma_layouts_nn_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>, false, false>>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_layouts_nn_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>, false, false>>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_layouts_nn_c2_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, false, false>>, launch_bounds(384, 1);

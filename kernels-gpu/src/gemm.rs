@@ -665,6 +665,9 @@ pub enum Dtype {
     /// OCP FP8 E4M3 for A and B (4 bits of exponent, 3 of mantissa, [`crate::device::fp8`]),
     /// with f32 scales; C is bf16 ([`Fp8GemmArgs`]).
     E4m3,
+    /// E4M3 for A and E5M2 for B (5 bits of exponent, 2 of mantissa): FP8 training's backward
+    /// pass, whose gradients need e5m2's range; otherwise as [`Dtype::E4m3`].
+    E4m3E5m2,
 }
 
 impl Dtype {
@@ -675,6 +678,7 @@ impl Dtype {
             Dtype::Bf16 => "bf16",
             Dtype::F16 => "f16",
             Dtype::E4m3 => "e4m3",
+            Dtype::E4m3E5m2 => "e4m3_e5m2",
         }
     }
 
@@ -683,7 +687,7 @@ impl Dtype {
             Dtype::F32 => 4,
             Dtype::F64 => 8,
             Dtype::Bf16 | Dtype::F16 => 2,
-            Dtype::E4m3 => 1,
+            Dtype::E4m3 | Dtype::E4m3E5m2 => 1,
         }
     }
 
@@ -691,7 +695,7 @@ impl Dtype {
     /// otherwise.
     pub const fn output(self) -> Dtype {
         match self {
-            Dtype::E4m3 => Dtype::Bf16,
+            Dtype::E4m3 | Dtype::E4m3E5m2 => Dtype::Bf16,
             d => d,
         }
     }
@@ -699,5 +703,10 @@ impl Dtype {
     /// Whether it is a 16-bit type (accumulated in f32).
     pub const fn is_16bit(self) -> bool {
         matches!(self, Dtype::Bf16 | Dtype::F16)
+    }
+
+    /// Whether A and B are 8-bit (with scales, C bf16).
+    pub const fn is_fp8(self) -> bool {
+        matches!(self, Dtype::E4m3 | Dtype::E4m3E5m2)
     }
 }

@@ -1506,7 +1506,7 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8",
-        summary: "e4m3 A and B (TN: A stored k x m, both K-major), one f32 scale per tensor applied with alpha in the epilogue, bf16 C: wgmma-tma-store:4/:5's pipeline with two wgmma.m64n128k32.e4m3 per consumer and k-step, 128-deep slices; --tile: 1 clusters of two sharing A (default), 2 no cluster, 3 and 4 the same in ping-pong (each consumer a whole 128x128 tile in turn, six stages), 5 three consumer warpgroups of 64 rows (192x128 tiles, four stages: wgmma-fp8-block:7's kernel with one scale per tensor)",
+        summary: "e4m3 A and B (TN: A stored k x m, both K-major), one f32 scale per tensor applied with alpha in the epilogue, bf16 C: wgmma-tma-store:4/:5's pipeline with two wgmma.m64n128k32.e4m3 per consumer and k-step, 128-deep slices; --tile: 1 clusters of two sharing A (default), 2 no cluster, 3 and 4 the same in ping-pong (each consumer a whole 128x128 tile in turn, six stages), 5 three consumer warpgroups of 64 rows (192x128 tiles, four stages: wgmma-fp8-block:7's kernel with one scale per tensor); every tile also with B in e5m2 (--dtype e4m3-e5m2: wgmma.m64n128k32.e4m3.e5m2)",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_c{tile}",
         // FP8 `wgmma` reads both operands along k: A stored k × m, cuBLASLt's FP8 layout.
@@ -1514,7 +1514,7 @@ pub const ALL: &[Variant] = &[
         tiles: &[1, 2, 3, 4, 5],
         geometry: wgmma_fp8_geometry,
         supports: fp8_supports,
-        dtypes: &[Dtype::E4m3],
+        dtypes: &[Dtype::E4m3, Dtype::E4m3E5m2],
         arithmetic: Arithmetic::Native,
         reduce: None,
         target: Target::Sm90a,

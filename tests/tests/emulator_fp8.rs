@@ -1,7 +1,7 @@
 //! The FP8 kernels (tensor cores, chapter 4) on the emulator: both against the f64 reference of
 //! their dequantised operands at shapes that cross every tile edge, in both scalings; and the
 //! planted bugs the chapter names, each caught by the check.
-use gpu_gemm::fp8::quantize::{Fp8Problem, Scaling};
+use gpu_gemm::fp8::quantize::{Format, Fp8Problem, Scaling};
 use gpu_gemm::fp8::run::{execute_many, kernel_scaling};
 use gpu_gemm::problem::Init;
 use gpu_gemm::registry;
@@ -20,6 +20,7 @@ const ONCE: Timing = Timing {
 /// k = 200 a partial slice and a partial block of scales; lda and ldb are padded (16-byte rows).
 fn problem(scaling: Scaling, outliers: bool) -> Fp8Problem {
     Fp8Problem {
+        b_format: gpu_gemm::fp8::quantize::Format::E4m3,
         shape: Shape {
             m: 264,
             n: 264,
@@ -75,6 +76,47 @@ fn every_fp8_kernel_matches_the_reference_in_every_configuration() {
     }
 }
 
+/// B in e5m2 (`--dtype e4m3-e5m2`): every kernel that reads it, in every tile, and `auto`,
+/// against the f64 reference of the dequantised operands; a kernel without e5m2 entry points
+/// refuses the problem by name.
+#[test]
+fn every_e5m2_kernel_matches_the_reference_and_the_others_refuse_it() {
+    let p = Fp8Problem {
+        b_format: Format::E5m2,
+        ..problem(Scaling::PerTensor, true)
+    };
+    let e5m2 = kernels_gpu::gemm::Dtype::E4m3E5m2;
+    let kernels: Vec<_> = kernels_gpu::registry::ALL
+        .iter()
+        .filter(|k| k.dtypes.contains(&e5m2))
+        .collect();
+    assert!(!kernels.is_empty(), "no kernel reads e5m2");
+    for k in kernels {
+        for &tile in k.tiles {
+            let report = run(k.name, Some(tile), &p);
+            let check = report.check.as_ref().unwrap();
+            println!(
+                "{}: relative error {:.2e}",
+                report.variant, check.relative_frobenius
+            );
+            assert!(report.passed(), "{}: {check:?}", report.variant);
+            assert!(report.entry.ends_with("_e4m3_e5m2"), "{}", report.entry);
+        }
+    }
+    let auto = run("auto", None, &p);
+    assert!(
+        auto.passed() && auto.entry.ends_with("_e4m3_e5m2"),
+        "{}",
+        auto.entry
+    );
+    let variant = registry::find("wgmma-fp8-narrow").unwrap();
+    let error = execute_many(&Backend::Emulator, &[(variant, None)], &p, ONCE, |_| {})
+        .pop()
+        .unwrap()
+        .unwrap_err();
+    assert!(error.to_string().contains("reads e4m3 B only"), "{error:#}");
+}
+
 #[test]
 fn a_per_tensor_kernel_refuses_block_scales() {
     let variant = registry::find("wgmma-fp8").unwrap();
@@ -97,48 +139,48 @@ fn a_per_tensor_kernel_refuses_block_scales() {
 #[test]
 fn the_emulated_fp8_wgmma_keeps_13_bits_truncated_as_the_h100() {
     use gpu_gemm::fp8::probe::{self, Model};
-    use gpu_gemm::launch::{Fp8Groups, Fp8Operands};
     let cases = probe::cases();
-    let (a, b, c) = probe::operands(&cases);
-    let ops = Fp8Operands {
-        a: &a,
-        b: &b,
-        scale_a: &[1.0],
-        scale_b: &[1.0],
-        c: &c,
-        groups: Fp8Groups::NONE,
-        table: &[],
-    };
-    let d = gpu_gemm::emulator::run_fp8(&probe::launch(), &probe::shape(), (1.0, -1.0), &ops, ONCE)
+    // B in e4m3, then in e5m2 (`wgmma…e4m3.e5m2`): the same adder, measured the same.
+    for b_format in [Format::E4m3, Format::E5m2] {
+        let inputs = probe::operands(&cases, b_format);
+        let ops = probe::launch_operands(&inputs);
+        let d = gpu_gemm::emulator::run_fp8(
+            &probe::launch(b_format),
+            &probe::shape(),
+            (1.0, -1.0),
+            &ops,
+            ONCE,
+        )
         .unwrap()
         .result;
-    let mispredicted = |model: Model| probe::mispredicted(model, &cases, &d);
-    let measured = Model {
-        fraction_bits: 13,
-        truncate: true,
-    };
-    assert_eq!(
+        let mispredicted = |model: Model| probe::mispredicted(model, &cases, &d);
+        let measured = Model {
+            fraction_bits: 13,
+            truncate: true,
+        };
+        assert_eq!(
         mispredicted(measured),
         0,
-        "the emulator's FP8 wgmma no longer adds as the H100 was measured to (13 bits below the largest term, truncated: docs/hopper-isa-notes.md)"
+        "B {b_format:?}: the emulator's FP8 wgmma no longer adds as the H100 was measured to (13 bits below the largest term, truncated: docs/hopper-isa-notes.md)"
     );
-    for other in [
-        Model {
-            fraction_bits: 12,
-            ..measured
-        },
-        Model {
-            fraction_bits: 14,
-            ..measured
-        },
-        Model {
-            truncate: false,
-            ..measured
-        },
-    ] {
-        assert!(
-            mispredicted(other) > 0,
-            "{other:?} predicts the probe too: it cannot tell"
-        );
+        for other in [
+            Model {
+                fraction_bits: 12,
+                ..measured
+            },
+            Model {
+                fraction_bits: 14,
+                ..measured
+            },
+            Model {
+                truncate: false,
+                ..measured
+            },
+        ] {
+            assert!(
+                mispredicted(other) > 0,
+                "{other:?} predicts the probe too: it cannot tell"
+            );
+        }
     }
 }

@@ -8,16 +8,22 @@
 //! swapped tile's (`wgmma-fp8-block-swap`): every register promoted with A's scale of the
 //! tile's first row of weights, as if A's scales were blocks like B's.
 //!
+//! A sixth is the e5m2 lesson's: B's codes in e5m2 read by the e4m3 `wgmma` (the entry point
+//! of the other type), beside its control, the same codes through `wgmma…e4m3.e5m2`.
+//!
 //! The three bugs are the chapter's: a scale applied twice, a partial sum not promoted at a
 //! k-block's boundary, and an FP8 operand described with an MN-major descriptor. None of them
 //! breaks a protocol rule the emulator reports; each computes a wrong D, which only the
 //! numerical check can catch, and only on data that exposes it (see [`inputs`]).
 use gpu_gemm::emulator::launch_fp8_body;
-use gpu_gemm::fp8::quantize::{quantize, Fp8Inputs, Fp8Problem, Operand, Scaling};
+use gpu_gemm::fp8::quantize::{
+    quantize, quantize_as, Format, Fp8Inputs, Fp8Problem, Operand, Scaling,
+};
 use gpu_gemm::fp8::reference::{check, reference, Fp8Check};
 use gpu_gemm::fp8::run::kernel_launch;
 use gpu_gemm::launch::{Fp8Groups, Fp8Operands};
 use gpu_gemm::problem::Init;
+use kernels_gpu::device::fp8::{E4m3, E5m2};
 use kernels_gpu::device::half::Bf16;
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
 use kernels_gpu::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
@@ -27,10 +33,12 @@ use kernels_gpu::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
 use kernels_gpu::pipeline::schedule::Tile;
 use kernels_gpu::pipeline::{self, Consumer, Kernel, Ring, Stages, Work};
 use kernels_gpu::registry::Shape;
-use kernels_gpu::variants::wgmma_fp8::A_BOX_BYTES;
+use kernels_gpu::variants::wgmma_16bit::Plain;
+use kernels_gpu::variants::wgmma_fp8::{self, A_BOX_BYTES};
 use kernels_gpu::variants::wgmma_fp8_block::{WgmmaFp8Block, BK, BM};
 use kernels_gpu::variants::wgmma_fp8_block_swap::{consume_tile, WgmmaFp8BlockSwap};
 use kernels_gpu::variants::wgmma_narrow::{self, E4m3Blocks, Operands};
+use kernels_gpu::variants::wgmma_tma_store::TmaStore;
 
 /// The kernel the registry launches as `wgmma-fp8-block:1`.
 type Block = WgmmaFp8Block<5>;
@@ -63,7 +71,7 @@ impl<const BUG: u8> Kernel for Planted<BUG> {
     kernels_gpu::sizes_of!(Block);
 
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
-        unsafe { Kernel::load(WgmmaFp8Block::<5>, maps, stages, s, tile, slice) }
+        unsafe { Kernel::load(Block::default(), maps, stages, s, tile, slice) }
     }
 
     /// `WgmmaFp8Block::consume`, with the bug's lines under `BUG == …`.
@@ -150,7 +158,7 @@ impl<const BUG: u8> Kernel for Planted<BUG> {
     }
 
     fn drain(self, consumer: &Consumer) {
-        Kernel::drain(WgmmaFp8Block::<5>, consumer)
+        Kernel::drain(Block::default(), consumer)
     }
 }
 
@@ -163,6 +171,7 @@ unsafe fn body<const BUG: u8>(args: Fp8GemmArgs, maps: *const TensorMap) {
 /// Two tiles in m and n (the second partial), three k-blocks: a promotion at two boundaries.
 fn problem() -> Fp8Problem {
     Fp8Problem {
+        b_format: Format::E4m3,
         shape: Shape {
             m: 136,
             n: 136,
@@ -231,7 +240,7 @@ fn run_body_on(
 ) -> Fp8Check {
     let s = p.shape;
     let k = kernels_gpu::registry::find(variant).unwrap();
-    let launch = kernel_launch(k, tile, &s);
+    let launch = kernel_launch(k, tile, &s, kernels_gpu::gemm::Dtype::E4m3);
     let ops = Fp8Operands {
         a: &x.a.codes.data,
         b: &x.b.codes.data,
@@ -428,4 +437,47 @@ fn a_swapped_tile_promoted_with_one_row_scale_fails_the_check() {
         check.summary()
     );
     assert!(!check.passed(), "one row's scale for all passed the check");
+}
+
+/// `wgmma-fp8:2`'s kernel (no cluster, four stages) with B read in format `F`.
+type PerTensor = TmaStore<Plain<4>, false, true>;
+
+/// [`problem`] per tensor with B in e5m2, B's column `j` scaled by 2^(j mod 24 − 12): 23
+/// binades, as gradients span, within e5m2's 32 (2⁻¹⁶…57 344) and beyond e4m3's 18 (2⁻⁹…448).
+fn e5m2_inputs() -> (Fp8Problem, Fp8Inputs) {
+    let p = Fp8Problem {
+        scaling: Scaling::PerTensor,
+        b_format: Format::E5m2,
+        ..problem()
+    };
+    let mut x = Fp8Inputs::generate(&p);
+    let s = p.shape;
+    for j in 0..s.n {
+        let factor = 2f32.powi((j % 24) as i32 - 12);
+        for q in 0..s.k {
+            x.b_source.data[(q + j * s.ldb) as usize] *= factor;
+        }
+    }
+    x.b = quantize_as(&x.b_source, Operand::B, Scaling::PerTensor, Format::E5m2);
+    (p, x)
+}
+
+#[test]
+fn b_in_e5m2_passes_through_the_e5m2_wgmma() {
+    let (p, x) = e5m2_inputs();
+    let check = run_body_on(&p, x, ("wgmma-fp8", 2), wgmma_fp8::gemm::<PerTensor, E5m2>);
+    println!("e5m2 B, wgmma…e4m3.e5m2: {}", check.summary());
+    assert!(check.passed(), "{}", check.summary());
+}
+
+/// The planted bug of the e5m2 lesson: B's codes are e5m2, the kernel's `wgmma` says e4m3
+/// (the entry point of the other type). Both formats are bytes to the TMA engine and to the
+/// shared memory; only the instruction's type says what a byte is worth, and only the check
+/// sees the difference.
+#[test]
+fn b_in_e5m2_read_by_the_e4m3_wgmma_fails_the_check() {
+    let (p, x) = e5m2_inputs();
+    let check = run_body_on(&p, x, ("wgmma-fp8", 2), wgmma_fp8::gemm::<PerTensor, E4m3>);
+    println!("e5m2 B read as e4m3: {}", check.summary());
+    assert!(!check.passed(), "e5m2 codes read as e4m3 passed the check");
 }

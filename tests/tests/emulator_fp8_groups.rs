@@ -40,6 +40,7 @@ const GROUPS: u32 = 3;
 /// m = 136 leaves a partial tile in m; k = 384 is three blocks of scales; lda and ldb padded.
 fn problem(layout: GroupLayout, n: u32, count: u32) -> Fp8Problem {
     Fp8Problem {
+        b_format: gpu_gemm::fp8::quantize::Format::E4m3,
         shape: Shape {
             m: 136,
             n,
@@ -102,7 +103,12 @@ fn run(name: &str, tile: Option<u32>, p: &Fp8Problem, table: &[u32]) -> Fp8Check
 
 /// The registry's launch of `name:tile` at `shape`.
 fn launch_of(name: &str, tile: u32, s: &Shape) -> Launch {
-    kernel_launch(kernels_gpu::registry::find(name).unwrap(), tile, s)
+    kernel_launch(
+        kernels_gpu::registry::find(name).unwrap(),
+        tile,
+        s,
+        kernels_gpu::gemm::Dtype::E4m3,
+    )
 }
 
 #[test]
@@ -143,6 +149,7 @@ fn every_grouped_fp8_configuration_computes_every_group_in_both_layouts() {
 #[test]
 fn auto_runs_the_groups_and_the_others_are_refused() {
     let p = Fp8Problem {
+        b_format: gpu_gemm::fp8::quantize::Format::E4m3,
         shape: Shape {
             n: 384,
             ..contiguous().0.shape
@@ -194,6 +201,7 @@ fn auto_runs_the_groups_and_the_others_are_refused() {
         assert!(e.contains(reason), "{name}: {e}");
     }
     let per_tensor = Fp8Problem {
+        b_format: gpu_gemm::fp8::quantize::Format::E4m3,
         scaling: Scaling::PerTensor,
         ..p
     };

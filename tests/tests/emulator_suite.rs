@@ -65,7 +65,7 @@ fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
         .into_iter()
         .filter(|&t| t != Transposes::NN)
     {
-        for &dtype in kernel.dtypes.iter().filter(|d| **d != Dtype::E4m3) {
+        for &dtype in kernel.dtypes.iter().filter(|d| !d.is_fp8()) {
             for &(m, n, k, pad, alpha, beta) in TRANSPOSED_CASES {
                 let mut p = Problem {
                     shape: Shape {

@@ -541,7 +541,7 @@ fn the_tuner_times_on_the_callers_buffers_and_keeps_c() {
 }
 
 /// Both FP8 kernels and cuBLASLt on the GPU against the f64 reference of the dequantised
-/// operands, per tensor and per block, with outlier rows, at shapes that cross every tile edge
+/// operands, per tensor and per block (and with B in e5m2 per tensor), with outlier rows, at shapes that cross every tile edge
 /// (m, n, k not multiples of the tiles, padded leading dimensions) and one with more tiles than
 /// multiprocessors.
 #[test]
@@ -567,8 +567,15 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
     ];
     let mut failures = Vec::new();
     for (m, n, k, lda, ldb, ldc) in shapes {
-        for scaling in [Scaling::PerTensor, Scaling::Block] {
+        // B in e4m3 with either scaling, and in e5m2 per tensor.
+        use gpu_gemm::fp8::quantize::Format;
+        for (scaling, b_format) in [
+            (Scaling::PerTensor, Format::E4m3),
+            (Scaling::Block, Format::E4m3),
+            (Scaling::PerTensor, Format::E5m2),
+        ] {
             let p = Fp8Problem {
+                b_format,
                 shape: Shape {
                     m,
                     n,
@@ -589,7 +596,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
             // (A block-scaled kernel also runs a per-tensor problem, its scales broadcast.)
             let names = kernels_gpu::registry::ALL
                 .iter()
-                .filter(|k| k.dtypes.contains(&kernels_gpu::gemm::Dtype::E4m3))
+                .filter(|k| k.dtypes.contains(&p.dtype()))
                 .filter(|k| {
                     let reads = gpu_gemm::fp8::run::kernel_scaling(k.name);
                     reads == Some(Scaling::Block) || reads == Some(scaling)
@@ -610,7 +617,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
                     Ok(r) => {
                         let c = r.check.as_ref().unwrap();
                         println!(
-                            "{m}x{n}x{k} {scaling:?} {}: relative error {:.2e} (tolerance {:.1e})",
+                            "{m}x{n}x{k} {scaling:?} B {b_format:?} {}: relative error {:.2e} (tolerance {:.1e})",
                             r.variant, c.relative_frobenius, c.tolerance
                         );
                         if !r.passed() {
@@ -631,7 +638,8 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
 #[test]
 fn fp8_wgmma_accumulates_as_the_emulator_does() {
     use gpu_gemm::fp8::probe::{self, Model};
-    use gpu_gemm::launch::{Fp8Groups, Fp8Operands};
+    use gpu_gemm::fp8::quantize::Format;
+    use gpu_gemm::launch::Fp8Groups;
     let Some(gpu) = the_gpu_or_skip("tests/emulator_fp8.rs has the emulator's side") else {
         return;
     };
@@ -640,71 +648,67 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
         return;
     }
     let cases = probe::cases();
-    let (a, b, c) = probe::operands(&cases);
-    let ops = Fp8Operands {
-        a: &a,
-        b: &b,
-        scale_a: &[1.0],
-        scale_b: &[1.0],
-        c: &c,
-        groups: Fp8Groups::NONE,
-        table: &[],
-    };
-    let (launch, shape) = (probe::launch(), probe::shape());
-    let timing = Timing {
-        warmup: 0,
-        iters: 0,
-        budget_ms: 0.0,
-        check: true,
-    };
-    let enqueue = gpu
-        .fp8_kernel(&launch, shape, (1.0, -1.0), Fp8Groups::NONE)
-        .unwrap();
-    let on_gpu = gpu
-        .run_fp8("probe", &shape, &ops, timing, &enqueue)
-        .unwrap()
-        .result;
-    let emulated = gpu_gemm::emulator::run_fp8(&launch, &shape, (1.0, -1.0), &ops, timing)
-        .unwrap()
-        .result;
-    println!("case | small part that survived, columns j = 0..8 (small·2^-j)");
-    for (i, case) in cases.iter().enumerate() {
-        let e = case
-            .a
+    // B in e4m3, then in e5m2 (`wgmma…e4m3.e5m2`, whose accumulation the ISA leaves as open).
+    for b_format in [Format::E4m3, Format::E5m2] {
+        println!("== B in {b_format:?}");
+        let inputs = probe::operands(&cases, b_format);
+        let ops = probe::launch_operands(&inputs);
+        let (launch, shape) = (probe::launch(b_format), probe::shape());
+        let timing = Timing {
+            warmup: 0,
+            iters: 0,
+            budget_ms: 0.0,
+            check: true,
+        };
+        let enqueue = gpu
+            .fp8_kernel(&launch, shape, (1.0, -1.0), Fp8Groups::NONE)
+            .unwrap();
+        let on_gpu = gpu
+            .run_fp8("probe", &shape, &ops, timing, &enqueue)
+            .unwrap()
+            .result;
+        let emulated = gpu_gemm::emulator::run_fp8(&launch, &shape, (1.0, -1.0), &ops, timing)
+            .unwrap()
+            .result;
+        println!("case | small part that survived, columns j = 0..8 (small·2^-j)");
+        for (i, case) in cases.iter().enumerate() {
+            let e = case
+                .a
+                .iter()
+                .skip(1)
+                .find(|v| **v != 0.0)
+                .copied()
+                .unwrap_or(0.0);
+            let row: Vec<String> = (0..probe::COLUMNS)
+                .map(|j| format!("{:e}", probe::survived(&on_gpu, cases.len(), i, j)))
+                .collect();
+            println!(
+                "{i:3} {} (first small {e:e}): {}",
+                case.family,
+                row.join(" ")
+            );
+        }
+        for model in Model::candidates() {
+            let wrong = probe::mispredicted(model, &cases, &on_gpu);
+            println!(
+                "model {model:?}: {wrong} of {} elements mispredicted",
+                cases.len() * 8
+            );
+        }
+        let differing = on_gpu
             .iter()
-            .skip(1)
-            .find(|v| **v != 0.0)
-            .copied()
-            .unwrap_or(0.0);
-        let row: Vec<String> = (0..probe::COLUMNS)
-            .map(|j| format!("{:e}", probe::survived(&on_gpu, cases.len(), i, j)))
-            .collect();
+            .zip(&emulated)
+            .filter(|(g, e)| g.to_bits() != e.to_bits())
+            .count();
         println!(
-            "{i:3} {} (first small {e:e}): {}",
-            case.family,
-            row.join(" ")
+            "{differing} of {} elements differ between the GPU and the emulator",
+            on_gpu.len()
+        );
+        assert_eq!(
+            differing, 0,
+            "B {b_format:?}: the emulator's FP8 accumulation is not the H100's"
         );
     }
-    for model in Model::candidates() {
-        let wrong = probe::mispredicted(model, &cases, &on_gpu);
-        println!(
-            "model {model:?}: {wrong} of {} elements mispredicted",
-            cases.len() * 8
-        );
-    }
-    let differing = on_gpu
-        .iter()
-        .zip(&emulated)
-        .filter(|(g, e)| g.to_bits() != e.to_bits())
-        .count();
-    println!(
-        "{differing} of {} elements differ between the GPU and the emulator",
-        on_gpu.len()
-    );
-    assert_eq!(
-        differing, 0,
-        "the emulator's FP8 accumulation is not the H100's"
-    );
 }
 
 /// A plan's enqueues captured into a CUDA graph: every path `auto` takes (the CUDA-core
@@ -799,7 +803,7 @@ fn plans_enqueue_into_a_cuda_graph_without_allocating_or_waiting() {
             Dtype::F16 => {
                 captured_and_replayed::<gpu_gemm::half::f16>(&gemm, name, config, &algorithm)
             }
-            Dtype::E4m3 => unreachable!(),
+            Dtype::E4m3 | Dtype::E4m3E5m2 => unreachable!(),
         };
         variants.push(variant);
     }
@@ -1224,6 +1228,7 @@ fn grouped_fp8_gemms_match_the_f64_reference() {
         (GroupLayout::Masked, 336, 4),
     ] {
         let p = Fp8Problem {
+            b_format: gpu_gemm::fp8::quantize::Format::E4m3,
             shape: Shape {
                 m: 1008,
                 n,

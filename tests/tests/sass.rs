@@ -128,7 +128,7 @@ fn hot_at(variant: &str, dtype: Dtype, tile: u32) -> Mix {
     let precision = Precision::of(
         f,
         match dtype {
-            Dtype::F32 | Dtype::Bf16 | Dtype::F16 | Dtype::E4m3 => Precision::F32,
+            Dtype::F32 | Dtype::Bf16 | Dtype::F16 | Dtype::E4m3 | Dtype::E4m3E5m2 => Precision::F32,
             Dtype::F64 => Precision::F64,
         },
     );

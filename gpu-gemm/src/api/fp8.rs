@@ -9,12 +9,12 @@
 use super::{location, Operand, OperandMut, Result};
 use super::{Algorithm, Choice, Gemm, GemmConfig, GemmError, Memory, MemoryMut};
 use crate::fp8::cublaslt::CublasLtFp8;
-use crate::fp8::quantize::{self, Fp8Problem, Scaling};
+use crate::fp8::quantize::{self, Format, Fp8Problem, Scaling};
 use crate::launch::{Fp8Groups, Fp8Operands, Fp8Pointers, Launch};
 use crate::problem::{Init, Problem, Transpose, Transposes};
 use crate::registry::{self, CublasMath, Math, Variant};
 use crate::run::Backend;
-use kernels_gpu::gemm::{Dtype, GroupLayout};
+use kernels_gpu::gemm::GroupLayout;
 
 /// One FP8 operand: its e4m3 codes (one byte each, stored K-major: k×m for A, k×n for B) and
 /// their scales; an element's value is its scale times its code's e4m3 value.
@@ -22,6 +22,7 @@ pub struct Fp8<'a> {
     codes: Memory<'a, u8>,
     scales: Memory<'a, f32>,
     scaling: Scaling,
+    format: Format,
 }
 
 impl<'a> Fp8<'a> {
@@ -34,6 +35,7 @@ impl<'a> Fp8<'a> {
             codes: codes.memory(),
             scales: scale.memory(),
             scaling: Scaling::PerTensor,
+            format: Format::E4m3,
         }
     }
 
@@ -47,6 +49,18 @@ impl<'a> Fp8<'a> {
             codes: codes.memory(),
             scales: scales.memory(),
             scaling: Scaling::Block,
+            format: Format::E4m3,
+        }
+    }
+
+    /// The codes are e5m2 rather than e4m3 (five bits of exponent, two of mantissa: the
+    /// gradients of FP8 training's backward pass). B only, with one scale per tensor: the
+    /// tensor cores take e5m2 for either operand, the kernels built here for B
+    /// (`wgmma…e4m3.e5m2`); anything else is [`GemmError::InvalidConfig`].
+    pub fn e5m2(self) -> Self {
+        Fp8 {
+            format: Format::E5m2,
+            ..self
         }
     }
 }
@@ -164,7 +178,7 @@ impl Gemm {
                     None => {
                         let lt = CublasLtFp8::new(
                             &problem.shape,
-                            problem.scaling,
+                            (problem.scaling, problem.b_format),
                             problem.alpha,
                             problem.beta,
                             false,
@@ -218,7 +232,21 @@ impl Gemm {
                 scaling_name(b.scaling)
             )));
         }
+        if a.format != Format::E4m3 {
+            return Err(GemmError::InvalidConfig(
+                "A must be e4m3: the FP8 kernels take e5m2 for B only (the backward pass's \
+                 gradients, `Fp8::e5m2` on B)"
+                    .into(),
+            ));
+        }
+        if b.format == Format::E5m2 && b.scaling != Scaling::PerTensor {
+            return Err(GemmError::InvalidConfig(
+                "an e5m2 B takes one scale per tensor: the block-scaled kernels read e4m3 only"
+                    .into(),
+            ));
+        }
         let problem = Fp8Problem {
+            b_format: b.format,
             shape: config.shape(),
             alpha: config.alpha as f32,
             beta: config.beta as f32,
@@ -339,12 +367,12 @@ impl Gemm {
     }
 }
 
-/// The problem as the common validation and buffer checks see it: e4m3, TN.
+/// The problem as the common validation and buffer checks see it: FP8, TN.
 fn as_problem(p: &Fp8Problem) -> Problem {
     Problem {
         shape: p.shape,
         transposes: Transposes::new(Transpose::Yes, Transpose::No),
-        dtype: Dtype::E4m3,
+        dtype: p.dtype(),
         alpha: p.alpha as f64,
         beta: p.beta as f64,
         init: Init::Random,

@@ -1,6 +1,7 @@
 //! cuBLASLt's FP8 GEMM, the yardstick of the FP8 kernels (cuBLAS's classic API has none).
 //!
-//! TN e4m3 × e4m3 → bf16 with f32 compute and scales, the module's layout ([`super`]). Block
+//! TN e4m3 × e4m3 (or e4m3 × e5m2) → bf16 with f32 compute and scales, the module's layout
+//! ([`super`]). Block
 //! scaling uses cuBLASLt's Hopper-only modes (cuBLAS 12.9 on; cudarc's cuda-13000 bindings
 //! have them): `VEC128_32F` for A and `BLK128x128_32F` for B. Their layouts, from the cuBLAS
 //! documentation ("128-element 1D and 128x128 2D block scaling for FP8 data types"):
@@ -9,7 +10,7 @@
 //!   multiple of 4: `sb[kb + nb·L₄]`. Ours is `sb[nb·⌈K/128⌉ + kb]`: the same when ⌈K/128⌉
 //!   is a multiple of 4, else [`blk128_scales`] pads each column of blocks.
 //! - M and N must be multiples of 4, the scale arrays 16-byte aligned.
-use super::quantize::Scaling;
+use super::quantize::{Format, Scaling};
 use crate::cublaslt::LtMatmul;
 pub use crate::cublaslt::{LayoutSpec, WORKSPACE_BYTES};
 use anyhow::{bail, Result};
@@ -18,8 +19,8 @@ use cudarc::cublaslt::sys::{
 };
 use kernels_gpu::registry::Shape;
 
-/// The layouts of A (e4m3 k×m, lda), B (e4m3 k×n, ldb) and C = D (bf16 m×n, ldc).
-pub fn layouts(s: &Shape) -> [LayoutSpec; 3] {
+/// The layouts of A (e4m3 k×m, lda), B (`b_format` k×n, ldb) and C = D (bf16 m×n, ldc).
+pub fn layouts(s: &Shape, b_format: Format) -> [LayoutSpec; 3] {
     let spec = |data_type, rows: u32, cols: u32, ld: u32| LayoutSpec {
         data_type,
         rows: rows as u64,
@@ -28,7 +29,15 @@ pub fn layouts(s: &Shape) -> [LayoutSpec; 3] {
     };
     [
         spec(cudaDataType::CUDA_R_8F_E4M3, s.k, s.m, s.lda),
-        spec(cudaDataType::CUDA_R_8F_E4M3, s.k, s.n, s.ldb),
+        spec(
+            match b_format {
+                Format::E4m3 => cudaDataType::CUDA_R_8F_E4M3,
+                Format::E5m2 => cudaDataType::CUDA_R_8F_E5M2,
+            },
+            s.k,
+            s.n,
+            s.ldb,
+        ),
         spec(cudaDataType::CUDA_R_16BF, s.m, s.n, s.ldc),
     ]
 }
@@ -88,18 +97,19 @@ pub struct CublasLtFp8 {
 }
 
 impl CublasLtFp8 {
-    /// Plans `D = alpha·op(A)·op(B) + beta·C` for `shape` on the current context; with
+    /// Plans `D = alpha·op(A)·op(B) + beta·C` for `shape`, B in `b_format`, on the current
+    /// context; with
     /// `fast_accum` (`CUBLASLT_MATMUL_DESC_FAST_ACCUM`) the tensor cores' FP8 partial sums are
     /// never promoted to f32 registers (faster, less accurate at large k), as `wgmma-fp8`.
     pub fn new(
         shape: &Shape,
-        scaling: Scaling,
+        (scaling, b_format): (Scaling, Format),
         alpha: f32,
         beta: f32,
         fast_accum: bool,
     ) -> Result<Self> {
         check_shape(shape, scaling)?;
-        let lt = LtMatmul::new(layouts(shape), (true, false), alpha, beta)?;
+        let lt = LtMatmul::new(layouts(shape, b_format), (true, false), alpha, beta)?;
         let (mode_a, mode_b) = scale_modes(scaling);
         lt.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &(fast_accum as i8))?;
         lt.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a)?;
@@ -107,7 +117,7 @@ impl CublasLtFp8 {
         Ok(Self { lt })
     }
 
-    /// Enqueues the GEMM on `stream`: `a`, `b` e4m3, `c` bf16 (read, and written as D),
+    /// Enqueues the GEMM on `stream`: `a` e4m3, `b` in the planned format, `c` bf16 (read, and written as D),
     /// `scale_a`, `scale_b` f32 on the device in cuBLASLt's layouts (module documentation).
     ///
     /// # Safety
@@ -134,7 +144,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn layouts_are_tn_e4m3_and_bf16() {
+    fn layouts_are_tn_fp8_and_bf16() {
         let s = Shape {
             m: 256,
             n: 512,
@@ -143,9 +153,15 @@ mod tests {
             ldb: 1024,
             ldc: 264,
         };
-        let [a, b, c] = layouts(&s);
+        let [a, b, c] = layouts(&s, Format::E4m3);
         assert_eq!((a.rows, a.cols, a.ld), (1024, 256, 1040));
         assert_eq!((b.rows, b.cols, b.ld), (1024, 512, 1024));
+        assert_eq!(b.data_type, cudaDataType::CUDA_R_8F_E4M3);
+        let [a, b, _] = layouts(&s, Format::E5m2);
+        assert_eq!(
+            (a.data_type, b.data_type),
+            (cudaDataType::CUDA_R_8F_E4M3, cudaDataType::CUDA_R_8F_E5M2)
+        );
         assert_eq!(
             (c.data_type, c.rows, c.cols, c.ld),
             (cudaDataType::CUDA_R_16BF, 256, 512, 264)

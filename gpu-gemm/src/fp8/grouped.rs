@@ -113,6 +113,7 @@ impl GroupedInputs {
     ) -> (Fp8Problem, Quantized, Matrix<half::bf16>, usize) {
         let s = p.shape;
         let problem = Fp8Problem {
+            b_format: crate::fp8::quantize::Format::E4m3,
             shape: Shape {
                 n: run.columns,
                 ..s
@@ -130,6 +131,7 @@ impl GroupedInputs {
             scales: b.scales[first_block * k_blocks..(first_block + blocks) * k_blocks].to_vec(),
             operand: b.operand,
             scaling: b.scaling,
+            format: b.format,
         };
         let c = columns(&self.c[run.member as usize], run.first, run.columns);
         let at = (run.member as u64 * p.groups.layers(&s).stride_c
@@ -250,7 +252,7 @@ impl CublasLtLoop {
                     n: run.columns,
                     ..s
                 };
-                let lt = CublasLtFp8::new(&group, p.scaling, p.alpha, p.beta, false)?;
+                let lt = CublasLtFp8::new(&group, (p.scaling, p.b_format), p.alpha, p.beta, false)?;
                 let (g, j, first) = (run.group as u64, run.member as u64, run.first as u64);
                 let offsets = [
                     g * layers.stride_a,

@@ -11,8 +11,11 @@
 //! sign, and whether several small terms add up before being cut.
 //!
 //! [`Model`] is a family of candidate behaviours; the GPU test prints which ones predict every
-//! case, and the emulator implements the one that does (`docs/hopper-isa-notes.md`).
+//! case, and the emulator implements the one that does (`docs/hopper-isa-notes.md`). The probe
+//! runs with B in e4m3 and in e5m2 (`wgmma…e4m3.e5m2`): the PTX ISA says no more of the
+//! second's accumulation than of the first's.
 use super::e4m3;
+use super::quantize::Format;
 use crate::launch::Launch;
 use kernels_gpu::registry::Shape;
 
@@ -104,19 +107,35 @@ pub fn shape() -> Shape {
     }
 }
 
-/// A (k × m), B (k × n) as e4m3 codes, C as bf16, all exact.
-pub fn operands(cases: &[Case]) -> (Vec<u8>, Vec<u8>, Vec<half::bf16>) {
+/// A (k × m) as e4m3 codes, B (k × n) as `b_format`'s (its ones and powers of two are exact
+/// in both), C as bf16, all exact.
+pub fn operands(cases: &[Case], b_format: Format) -> (Vec<u8>, Vec<u8>, Vec<half::bf16>) {
     let a = cases
         .iter()
         .flat_map(|c| c.a.iter().map(|&v| e4m3::from_f64(v)))
         .collect();
     let b = (0..COLUMNS)
-        .flat_map(|j| b_column(j).map(e4m3::from_f64))
+        .flat_map(|j| b_column(j).map(|v| b_format.encode(v)))
         .collect();
     let c = (0..COLUMNS)
         .flat_map(|_| cases.iter().map(|c| half::bf16::from_f64(c.c)))
         .collect();
     (a, b, c)
+}
+
+/// The probe's operands as a launch takes them ([`operands`]' codes and C), scales 1.
+pub fn launch_operands<'a>(
+    (a, b, c): &'a (Vec<u8>, Vec<u8>, Vec<half::bf16>),
+) -> crate::launch::Fp8Operands<'a> {
+    crate::launch::Fp8Operands {
+        a,
+        b,
+        scale_a: &[1.0],
+        scale_b: &[1.0],
+        c,
+        groups: crate::launch::Fp8Groups::NONE,
+        table: &[],
+    }
 }
 
 /// What survived in element (case `i`, column `j`) of the probe's D (`ldc` = the cases).
@@ -132,16 +151,12 @@ pub fn mispredicted(model: Model, cases: &[Case], d: &[half::bf16]) -> usize {
         .count()
 }
 
-/// The launch of `wgmma-fp8:2` for the probe's shape.
-pub fn launch() -> Launch {
+/// The launch of `wgmma-fp8:2` for the probe's shape, B in `b_format`.
+pub fn launch(b_format: Format) -> Launch {
     let k = kernels_gpu::registry::find("wgmma-fp8").expect("registered");
     let s = shape();
     Launch::Kernel {
-        entry: k.entry_name(
-            kernels_gpu::gemm::Dtype::E4m3,
-            2,
-            kernels_gpu::registry::Layout::TN,
-        ),
+        entry: k.entry_name(b_format.dtype(), 2, kernels_gpu::registry::Layout::TN),
         geometry: (k.geometry)(s.m, s.n, s.k, 1, 2),
         reduce: None,
         target: k.target,

@@ -1,5 +1,6 @@
-//! The FP8 operands: data drawn as the other types' is, quantised to e4m3 with scales per
-//! tensor or per block, and the dequantised value of every element, as the kernel sees it.
+//! The FP8 operands: data drawn as the other types' is, quantised to e4m3 (or, for B, e5m2:
+//! [`Format`]) with scales per tensor or per block, and the dequantised value of every element,
+//! as the kernel sees it.
 //!
 //! Both operands are stored K-major: A as k×m (column i is row i of op(A)), B as k×n. The
 //! scale of a stored element (row q, column c) is:
@@ -10,11 +11,11 @@
 //!   Activations (A) vary row to row, so each row gets its own scales; weights (B) are
 //!   smoother, and a 128×128 block's scale is one load per tile of the kernel.
 //!
-//! A block's scale is its largest |x| over 448, so that its largest element lands on e4m3's
-//! largest value and the 3 mantissa bits are spent on the block's own range: one outlier
+//! A block's scale is its largest |x| over 448 (57 344 in e5m2), so that its largest element
+//! lands on the format's largest value and the 3 mantissa bits are spent on the block's own range: one outlier
 //! (the `outliers` option plants rows 1000× larger) then coarsens only its own blocks, where
 //! a per-tensor scale pushes every other element towards e4m3's subnormals.
-use super::e4m3;
+use super::{e4m3, e5m2};
 use crate::problem::{seed_a, seed_b, Init, Matrix};
 use kernels_gpu::gemm::GroupLayout;
 use kernels_gpu::registry::Shape;
@@ -35,6 +36,61 @@ pub enum Scaling {
     Block,
 }
 
+/// The 8-bit format of an operand's codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// 4 bits of exponent, 3 of mantissa, ±448: activations and weights.
+    E4m3,
+    /// 5 bits of exponent, 2 of mantissa, ±57 344: gradients (B of `Dtype::E4m3E5m2`).
+    E5m2,
+}
+
+impl Format {
+    /// B's format in a problem of `dtype` (A is always e4m3).
+    pub fn of_b(dtype: kernels_gpu::gemm::Dtype) -> Format {
+        match dtype {
+            kernels_gpu::gemm::Dtype::E4m3E5m2 => Format::E5m2,
+            _ => Format::E4m3,
+        }
+    }
+
+    /// Its largest finite value.
+    pub fn max(self) -> f64 {
+        match self {
+            Format::E4m3 => e4m3::E4M3_MAX,
+            Format::E5m2 => e5m2::E5M2_MAX,
+        }
+    }
+
+    /// `x` rounded to nearest even, saturated to ±[`Format::max`], NaN kept.
+    pub fn encode(self, x: f64) -> u8 {
+        match self {
+            Format::E4m3 => e4m3::from_f64(x),
+            Format::E5m2 => e5m2::from_f64(x),
+        }
+    }
+
+    /// The exact value of a code.
+    pub fn decode(self, code: u8) -> f64 {
+        match self {
+            Format::E4m3 => e4m3::to_f64(code),
+            Format::E5m2 => e5m2::to_f64(code),
+        }
+    }
+
+    /// The type of a problem whose B is in this format (A is e4m3).
+    pub fn dtype(self) -> kernels_gpu::gemm::Dtype {
+        match self {
+            Format::E4m3 => kernels_gpu::gemm::Dtype::E4m3,
+            Format::E5m2 => kernels_gpu::gemm::Dtype::E4m3E5m2,
+        }
+    }
+}
+
+/// What padding holds: a NaN in both formats (e4m3's `0.1111.111`, e5m2's `0.11111.11`), so
+/// that a kernel that reads it is caught.
+pub const PADDING: u8 = 0x7F;
+
 /// Which operand a stored K-major matrix is: it decides the block layout of its scales.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operand {
@@ -44,12 +100,14 @@ pub enum Operand {
     B,
 }
 
-/// An operand in e4m3 with its scales: what the kernel is given.
+/// An operand in FP8 with its scales: what the kernel is given.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Quantized {
-    /// The e4m3 codes, k×(m or n) column-major with the source's leading dimension; padding
-    /// rows hold NaN (0x7F), so that a kernel that reads them is caught by the check.
+    /// The codes, k×(m or n) column-major with the source's leading dimension; padding rows
+    /// hold NaN (0x7F in both formats), so that a kernel that reads them is caught by the check.
     pub codes: Matrix<u8>,
+    /// The codes' format.
+    pub format: Format,
     /// The f32 scales, in the layout of the module documentation.
     pub scales: Vec<f32>,
     /// Which operand: with `scaling`, it says where an element's scale is.
@@ -71,9 +129,9 @@ impl Quantized {
         )
     }
 
-    /// The value the kernel multiplies: `scale · e4m3(code)`, exact in f64.
+    /// The value the kernel multiplies: `scale · value(code)`, exact in f64.
     pub fn dequantized(&self, row: u32, col: u32) -> f64 {
-        self.scales[self.scale_index(row, col)] as f64 * e4m3::to_f64(self.codes.at(row, col))
+        self.scales[self.scale_index(row, col)] as f64 * self.format.decode(self.codes.at(row, col))
     }
 
     /// Every element dequantised, in the stored layout, padding NaN.
@@ -111,11 +169,21 @@ fn scale_index(
     }
 }
 
-/// Quantises a K-major operand (`source` is k×m for A, k×n for B): each scale is its
+/// Quantises a K-major operand (`source` is k×m for A, k×n for B) to e4m3: each scale is its
 /// elements' largest |x| over 448 (1 where they are all 0), rounded to f32, and each code
 /// `e4m3(x / scale)`, the division in f64 (e4m3 rounds once, saturating the rare quotient
 /// that the f32 rounding of the scale pushes past 448).
 pub fn quantize(source: &Matrix<f32>, operand: Operand, scaling: Scaling) -> Quantized {
+    quantize_as(source, operand, scaling, Format::E4m3)
+}
+
+/// [`quantize`] to `format`: the scales are the largest |x| over the format's largest value.
+pub fn quantize_as(
+    source: &Matrix<f32>,
+    operand: Operand,
+    scaling: Scaling,
+    format: Format,
+) -> Quantized {
     let (rows, cols) = (source.rows, source.cols);
     let index = |r, c| scale_index(operand, scaling, rows, cols, r, c);
     let mut amax = vec![0f64; scale_count(operand, scaling, rows, cols)];
@@ -131,15 +199,16 @@ pub fn quantize(source: &Matrix<f32>, operand: Operand, scaling: Scaling) -> Qua
             if m == 0.0 {
                 1.0
             } else {
-                (m / e4m3::E4M3_MAX) as f32
+                (m / format.max()) as f32
             }
         })
         .collect();
-    let codes = Matrix::from_fn(rows, cols, source.ld, 0x7F, |r, c| {
-        e4m3::from_f64(source.at(r, c) as f64 / scales[index(r, c)] as f64)
+    let codes = Matrix::from_fn(rows, cols, source.ld, PADDING, |r, c| {
+        format.encode(source.at(r, c) as f64 / scales[index(r, c)] as f64)
     });
     Quantized {
         codes,
+        format,
         scales,
         operand,
         scaling,
@@ -157,6 +226,8 @@ pub struct Fp8Problem {
     pub beta: f32,
     /// How A and B are scaled.
     pub scaling: Scaling,
+    /// B's format (A is e4m3).
+    pub b_format: Format,
     /// How the data is made: [`Init::Random`] draws A, B, then C from ChaCha8 seeded with
     /// `seed`, uniform in [-1, 1) (as [`crate::problem::Inputs`]); [`Init::Seed`] uses
     /// [`seed_a`] for op(A) and [`seed_b`] for B, C zero.
@@ -173,6 +244,11 @@ pub struct Fp8Problem {
 }
 
 impl Fp8Problem {
+    /// Its type: [`Dtype::E4m3`](kernels_gpu::gemm::Dtype::E4m3), or `E4m3E5m2` with B in e5m2.
+    pub fn dtype(&self) -> kernels_gpu::gemm::Dtype {
+        self.b_format.dtype()
+    }
+
     /// The FP8 problem of a plain [`crate::problem::Problem`] in e4m3: one scale per tensor,
     /// no outliers (its shape is already in the FP8 layout: `lda ≥ k`), grouped as it is (its
     /// batch's members are the groups).
@@ -182,6 +258,7 @@ impl Fp8Problem {
             alpha: p.alpha as f32,
             beta: p.beta as f32,
             scaling: Scaling::PerTensor,
+            b_format: Format::of_b(p.dtype),
             init: p.init,
             seed: p.seed,
             outliers: false,
@@ -247,7 +324,7 @@ impl Fp8Inputs {
         }
         Self {
             a: quantize(&a, Operand::A, p.scaling),
-            b: quantize(&b, Operand::B, p.scaling),
+            b: quantize_as(&b, Operand::B, p.scaling, p.b_format),
             a_source: a,
             b_source: b,
             c,
@@ -261,6 +338,7 @@ mod tests {
 
     fn problem(m: u32, n: u32, k: u32, scaling: Scaling) -> Fp8Problem {
         Fp8Problem {
+            b_format: Format::E4m3,
             shape: Shape {
                 m,
                 n,
@@ -344,6 +422,7 @@ mod tests {
         // barely moves (2.51·10⁻² against 2.49·10⁻² here): the damage is to the small values.
         let quantised = |scaling| {
             let p = Fp8Problem {
+                b_format: Format::E4m3,
                 outliers: true,
                 groups: crate::launch::Fp8Groups::NONE,
                 ..problem(200, 8, 256, scaling)

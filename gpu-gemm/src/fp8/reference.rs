@@ -182,6 +182,7 @@ mod tests {
 
     fn problem(m: u32, n: u32, k: u32, scaling: Scaling) -> Fp8Problem {
         Fp8Problem {
+            b_format: crate::fp8::quantize::Format::E4m3,
             shape: Shape {
                 m,
                 n,

@@ -7,7 +7,7 @@
 //! cuBLASLt, not cuBLAS.
 use super::cublaslt::{blk128_scales, CublasLtFp8};
 use super::grouped::{self, GroupedInputs, GroupedLaunch};
-use super::quantize::{scale_count, Fp8Inputs, Fp8Problem, Operand, Scaling};
+use super::quantize::{scale_count, Format, Fp8Inputs, Fp8Problem, Operand, Scaling};
 use super::reference::{check, reference};
 use crate::launch::{Fp8Groups, Fp8Operands, Launch};
 use crate::problem::{Problem, Transpose, Transposes};
@@ -46,6 +46,9 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 ///
 /// Per block (`block_choice`), by the waves the tiles make; a grouped GEMM
 /// ([`super::grouped`]) with `wgmma-fp8-block:6`.
+///
+/// B in e5m2 (`Dtype::E4m3E5m2`) has `wgmma-fp8`'s tiles only: `:5` or `:2` as per tensor
+/// above, at every shape (the narrow kernels read e4m3).
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let s = p.shape;
     let crate::auto::ShapeFeatures {
@@ -56,6 +59,8 @@ pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let (name, tile) = match p.scaling {
         // Of the configurations that walk groups, the fastest on one GEMM (chapter 4's run11).
         _ if p.groups.grouped() => ("wgmma-fp8-block", 6),
+        _ if p.b_format == Format::E5m2 && s.m.min(s.n) >= 6144 => ("wgmma-fp8", 5),
+        _ if p.b_format == Format::E5m2 => ("wgmma-fp8", 2),
         Scaling::PerTensor if s.n <= 128 && (!wide_waves || !tma_store) => {
             ("wgmma-fp8-narrow", narrow)
         }
@@ -159,6 +164,12 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
                     k.name
                 );
             };
+            if !k.dtypes.contains(&p.dtype()) {
+                bail!(
+                    "`{}` reads e4m3 B only; B in e5m2 runs on wgmma-fp8 (one scale per tensor)",
+                    k.name
+                );
+            }
             if scaling == Scaling::PerTensor && p.scaling == Scaling::Block {
                 bail!("`{}` takes one scale per tensor; this problem has block scales (`--scaling block`): use wgmma-fp8-block", k.name);
             }
@@ -167,13 +178,13 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
             if p.groups.grouped() && !operands.is_some_and(|o| o.grouped) {
                 bail!("`{}` does not run grouped GEMMs (the grouped e4m3 kernel is wgmma-fp8-block, but for :4, whose two tiles along n may be of different groups, and :7)", registry::label(variant, Some(tile))?);
             }
-            if let Err(constraint) = (k.supports)(&p.shape, Dtype::E4m3) {
+            if let Err(constraint) = (k.supports)(&p.shape, p.dtype()) {
                 bail!(
                     "variant `{}` does not support this shape: {constraint}",
                     k.name
                 );
             }
-            let launch = kernel_launch(k, tile, &p.shape);
+            let launch = kernel_launch(k, tile, &p.shape, p.dtype());
             Ok((Fp8Launch::Kernel(launch), registry::label(variant, Some(tile))?))
         }
         Variant::Cublas(CublasMath::Default) if tile.is_none() => Ok((
@@ -192,12 +203,18 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
     }
 }
 
-/// The launch of FP8 kernel `k` at `tile` on `shape` (TN): its entry point, its grid, its
-/// tensor maps. The registry's launch, for a test's kernel body too.
-pub fn kernel_launch(k: &kernels_gpu::registry::Variant, tile: u32, s: &Shape) -> Launch {
+/// The launch of FP8 kernel `k` at `tile` on `shape` (TN) in `dtype` (`E4m3`, or `E4m3E5m2`
+/// for B in e5m2): its entry point, its grid, its tensor maps. The registry's launch, for a
+/// test's kernel body too.
+pub fn kernel_launch(
+    k: &kernels_gpu::registry::Variant,
+    tile: u32,
+    s: &Shape,
+    dtype: Dtype,
+) -> Launch {
     let layout = kernels_gpu::registry::Layout::TN;
     Launch::Kernel {
-        entry: k.entry_name(Dtype::E4m3, tile, layout),
+        entry: k.entry_name(dtype, tile, layout),
         geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
         reduce: None,
         target: k.target,
@@ -242,13 +259,13 @@ fn scales_for(launch: &Fp8Launch, p: &Fp8Problem, x: &Fp8Inputs) -> (Vec<f32>, V
     (a, b)
 }
 
-/// The problem as the common [`Report`] states it (e4m3; its scaling is in the label): a
+/// The problem as the common [`Report`] states it (its type; its scaling is in the label): a
 /// grouped one with its groups as the batch's members, whose table and flops are the FP8
 /// run's.
 fn as_problem(p: &Fp8Problem) -> Problem {
     Problem {
         shape: p.shape,
-        dtype: Dtype::E4m3,
+        dtype: p.dtype(),
         alpha: p.alpha as f64,
         beta: p.beta as f64,
         init: p.init,
@@ -292,7 +309,13 @@ fn measure(
             Ok((m, Engine::Emulator, l.name().to_string()))
         }
         (Fp8Launch::CublasLt { fast_accum }, Backend::Gpu(gpu)) => {
-            let lt = CublasLtFp8::new(&p.shape, p.scaling, p.alpha, p.beta, *fast_accum)?;
+            let lt = CublasLtFp8::new(
+                &p.shape,
+                (p.scaling, p.b_format),
+                p.alpha,
+                p.beta,
+                *fast_accum,
+            )?;
             let stream = gpu.stream().as_inner();
             let enqueue = |q: &crate::launch::Fp8Pointers| unsafe {
                 lt.enqueue(stream, q.a, q.b, q.c, q.scale_a, q.scale_b)
@@ -405,6 +428,7 @@ mod tests {
 
     fn problem(m: u32, n: u32, k: u32, scaling: Scaling) -> Fp8Problem {
         Fp8Problem {
+            b_format: crate::fp8::quantize::Format::E4m3,
             shape: Shape {
                 m,
                 n,

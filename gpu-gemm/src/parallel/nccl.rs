@@ -235,7 +235,7 @@ fn nccl_type(dtype: Dtype) -> nccl_sys::ncclDataType_t {
         Dtype::F16 => nccl_sys::ncclDataType_t::ncclFloat16,
         Dtype::F32 => nccl_sys::ncclDataType_t::ncclFloat32,
         Dtype::F64 => nccl_sys::ncclDataType_t::ncclFloat64,
-        Dtype::E4m3 => nccl_sys::ncclDataType_t::ncclUint8,
+        Dtype::E4m3 | Dtype::E4m3E5m2 => nccl_sys::ncclDataType_t::ncclUint8,
     }
 }
 

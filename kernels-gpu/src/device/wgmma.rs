@@ -28,6 +28,7 @@
 //! without [`fence`], accumulators read before the [`wait_group`] that retires them
 //! ([`Accumulator::get`]), and shared memory overwritten while a `wgmma` may read it.
 use super::backend::hopper as backend;
+use super::fp8::{E4m3, Fp8Format};
 use super::half::{Bf16, Half, F16};
 use super::mma::{FragA, Tf32};
 use super::tma::Swizzle;
@@ -348,9 +349,9 @@ half_wgmma!(F16, 32, 64, wgmma_m64n64k16_f16_ss);
 half_wgmma!(F16, 64, 128, wgmma_m64n128k16_f16_ss);
 half_wgmma!(F16, 128, 256, wgmma_m64n256k16_f16_ss);
 
-/// `wgmma.mma_async.sync.aligned.m64n{N}k32.f32.e4m3.e4m3` for the accumulator of one N: A
-/// (64×32) and B (32×N) e4m3 in shared memory, **both K-major** (the PTX ISA gives 8-bit
-/// operands no transpose bits), accumulated in f32 registers.
+/// `wgmma.mma_async.sync.aligned.m64n{N}k32.f32.e4m3.{e4m3,e5m2}` for the accumulator of one N:
+/// A (64×32) e4m3 and B (32×N) e4m3 or e5m2 in shared memory, **both K-major** (the PTX ISA
+/// gives 8-bit operands no transpose bits), accumulated in f32 registers.
 ///
 /// A K-major row of 32 e4m3 is 32 bytes, two 16-byte chunks, as a row of 16 bf16 or 8 TF32:
 /// the descriptors are built as for those ([`Descriptor::k_major`]), and a k-step of 32 moves
@@ -363,8 +364,15 @@ pub trait Fp8Wgmma: Registers {
     /// The accumulator's columns.
     const N: u32;
 
-    /// `D = A·B (+ D)`; with `accumulate` false the old accumulator is ignored.
-    fn mma(&mut self, a: Descriptor, b: Descriptor, accumulate: bool);
+    /// `D = A·B (+ D)` with A and B e4m3; with `accumulate` false the old accumulator is ignored.
+    #[inline(always)]
+    fn mma(&mut self, a: Descriptor, b: Descriptor, accumulate: bool) {
+        self.mma_b::<E4m3>(a, b, accumulate)
+    }
+
+    /// `D = A·B (+ D)` with A e4m3 and B in format `F` (`wgmma…f32.e4m3.e5m2` for e5m2: the
+    /// backward pass's gradients).
+    fn mma_b<F: Fp8Format>(&mut self, a: Descriptor, b: Descriptor, accumulate: bool);
 }
 
 macro_rules! fp8_wgmma {
@@ -373,14 +381,22 @@ macro_rules! fp8_wgmma {
             const N: u32 = $n;
 
             #[inline(always)]
-            fn mma(&mut self, a: Descriptor, b: Descriptor, accumulate: bool) {
+            fn mma_b<F: Fp8Format>(&mut self, a: Descriptor, b: Descriptor, accumulate: bool) {
                 #[cfg(target_arch = "nvptx64")]
-                backend::$ss(&mut self.registers, a.bits(), b.bits(), accumulate);
+                if F::E5M2 {
+                    backend::$ss::<true>(&mut self.registers, a.bits(), b.bits(), accumulate);
+                } else {
+                    backend::$ss::<false>(&mut self.registers, a.bits(), b.bits(), accumulate);
+                }
                 #[cfg(not(target_arch = "nvptx64"))]
                 {
-                    let op = concat!("wgmma.m64n", $n, "k32.e4m3");
+                    let op = if F::E5M2 {
+                        concat!("wgmma.m64n", $n, "k32.e4m3.e5m2")
+                    } else {
+                        concat!("wgmma.m64n", $n, "k32.e4m3")
+                    };
                     let a = backend::OperandA::Shared(a.bits());
-                    let kind = backend::OperandKind::E4m3;
+                    let kind = backend::OperandKind::Fp8 { b_e5m2: F::E5M2 };
                     self.emulate(op, a, b, accumulate, kind);
                 }
             }

@@ -43,8 +43,24 @@
 //! 256 × 128 tiles reach 0.92–0.94: 2752 shorter tiles fill the last wave better, and each
 //! warpgroup's epilogue is half as long), 1.04× at 8192³ (1518 TFLOP/s), 1.03× at 6144³.
 //! `auto` takes it there, `:2` below.
+//!
+//! **B in e5m2** (`--dtype e4m3-e5m2`, the type parameter `F` of [`WgmmaFp8`]). Training's
+//! backward pass multiplies by gradients, which span more binades than e4m3's 18 (2⁻⁹…448) and
+//! need fewer bits of mantissa: e5m2 (2⁻¹⁶…57 344, two bits). The `wgmma` takes either format
+//! for either operand, so B's format is one word of the instruction,
+//! `wgmma.m64n128k32.f32.e4m3.e5m2` (`Fp8Wgmma::mma_b::<E5m2>`); the TMA engine and the shared
+//! memory move bytes and never knew. Every tile of this file (and `:5`) has an `_e4m3_e5m2`
+//! entry point whose SASS is the e4m3 one's but for `QGMMA.64x128x32.F32.E4M3.E5M2`, 168
+//! registers, no spills. The probe (`docs/hopper-isa-notes.md`) found the same accumulation
+//! as e4m3's, 13 bits truncated, and the emulator agrees with the H100 bit for bit. The planted
+//! bug: e5m2 codes read by the e4m3 entry point, which nothing but the check can see
+//! (`tests/emulator_fp8_bugs.rs`). On the H100 against cuBLASLt's e4m3 × e5m2 matmul in the
+//! same process (`docs/results/h100-2026-11-27-e5m2/`), `auto`: 1.26× at 2048³ (826 TFLOP/s;
+//! cuBLASLt runs e5m2 B slower there than e4m3), 1.06× at 4096³, 1.03× at 8192³ (1518), 1.06×
+//! at 8192×8192×1024: the e4m3 kernel's speed, as the SASS says.
 use super::wgmma_16bit::{Config, A_BOX_M};
 use crate::device::cluster;
+use crate::device::fp8::{E4m3, Fp8Format};
 use crate::device::pool_address;
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{Accumulator, Descriptor, Fp8Wgmma, Registers};
@@ -65,9 +81,9 @@ pub const A_BOX_BYTES: u32 = A_BOX_M * BK;
 const K_STEP: u32 = 32;
 
 /// The kernel for configuration `C` of chapter 3 (its stages, its cluster along n, its
-/// epilogue: a `TmaStore<…, false, true>`).
+/// epilogue: a `TmaStore<…, false, true>`), B in format `F` (A is e4m3).
 #[derive(Clone, Copy, Default)]
-pub struct WgmmaFp8<C>(PhantomData<C>);
+pub struct WgmmaFp8<C, F = E4m3>(PhantomData<(C, F)>);
 
 /// The rows of m a tile has: 256 (two warpgroups of 128), or 128 in ping-pong (one warpgroup
 /// takes the whole tile, two `wgmma.m64n128k32` per k-step as before).
@@ -85,12 +101,12 @@ pub fn geometry<C: Config>(m: u32, n: u32, _k: u32, _element_bytes: u32) -> Geom
     let units = m.div_ceil(tile_m::<C>()) * n.div_ceil(BN * C::CLUSTER_N);
     Geometry {
         grid: (units * C::CLUSTER_N, 1),
-        block: (WgmmaFp8::<C>::THREADS, 1),
-        shared_bytes: WgmmaFp8::<C>::POOL_BYTES,
+        block: (WgmmaFp8::<C, E4m3>::THREADS, 1),
+        shared_bytes: WgmmaFp8::<C, E4m3>::POOL_BYTES,
     }
 }
 
-impl<C: Config> Kernel for WgmmaFp8<C> {
+impl<C: Config, F: Fp8Format> Kernel for WgmmaFp8<C, F> {
     type Args = Fp8GemmArgs;
     const BM: u32 = tile_m::<C>();
     const BN: u32 = BN;
@@ -134,8 +150,8 @@ impl<C: Config> Kernel for WgmmaFp8<C> {
                 let accumulate = !(slice == 0 && step == 0);
                 let (a_upper, a_lower) = (a_upper.advanced(32 * step), a_lower.advanced(32 * step));
                 let b = b.advanced(32 * step);
-                Fp8Wgmma::mma(&mut upper, a_upper, b, accumulate);
-                Fp8Wgmma::mma(&mut lower, a_lower, b, accumulate);
+                upper.mma_b::<F>(a_upper, b, accumulate);
+                lower.mma_b::<F>(a_lower, b, accumulate);
             }
         });
         upper.fence_registers();
@@ -207,14 +223,14 @@ pub unsafe fn load_slice(
     unsafe { tma::load_box(b_map, b_at, k0, n0, tile.member, full) };
 }
 
-/// The entry point's body.
+/// The entry point's body, B in format `F`.
 ///
 /// # Safety
 /// As [`pipeline::run`]: `maps` points to A's, B's and C's tensor maps (A k × m in boxes of
-/// 128 k × 64 m, B k × n in boxes of 128 k × 128 n, both e4m3 with the 128-byte swizzle; C's
+/// 128 k × 64 m, B k × n in boxes of 128 k × 128 n, both 8-bit with the 128-byte swizzle; C's
 /// bf16 boxes of 64 m × 64 n), the launch has [`geometry`]'s block and pool and at most one
 /// block per multiprocessor.
 #[inline(always)]
-pub unsafe fn gemm<C: Config>(args: Fp8GemmArgs, maps: *const TensorMap) {
-    unsafe { pipeline::run(WgmmaFp8::<C>(PhantomData), args, maps) }
+pub unsafe fn gemm<C: Config, F: Fp8Format>(args: Fp8GemmArgs, maps: *const TensorMap) {
+    unsafe { pipeline::run(WgmmaFp8::<C, F>(PhantomData), args, maps) }
 }

@@ -57,6 +57,7 @@
 //! longer last wave. Its error stays at D's bf16 rounding whatever k (1.7·10⁻³ at k = 16384,
 //! where the per-tensor kernel's is 3.3·10⁻³).
 use super::wgmma_fp8::load_slice;
+use crate::device::fp8::{E4m3, Fp8Format};
 use crate::device::pool_address;
 use crate::device::store;
 use crate::device::tma::{Swizzle, TensorMap};
@@ -66,6 +67,7 @@ use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
 use crate::pipeline::schedule::Tile;
 use crate::pipeline::{self, Consumer, Kernel, Stages, Work};
+use core::marker::PhantomData;
 
 /// Rows of m per tile: two consumer warpgroups of 64 (three in `--tile 7`: [`tile_m`]).
 pub const BM: u32 = 128;
@@ -101,13 +103,16 @@ pub const PER_TENSOR: u32 = 4;
 /// The kernel, with `STAGES` stages, the consumers' `MAINLOOP` ([`ONE_SLICE`], [`TWO_SLICES`],
 /// [`TWO_CHAINS`], [`TWO_PER_WAIT`]), in clusters of `CLUSTER_N` blocks along n that share A's
 /// slices (multicast, as `wgmma-fp8:1`), with `CONSUMERS` consumer warpgroups of 64 rows.
+///
+/// B's format `F` is e4m3, or e5m2 with [`PER_TENSOR`] (one scale per tensor, `wgmma-fp8:5`).
 #[derive(Clone, Copy, Default)]
 pub struct WgmmaFp8Block<
     const STAGES: u32,
     const MAINLOOP: u32 = ONE_SLICE,
     const CLUSTER_N: u32 = 1,
     const CONSUMERS: u32 = 2,
->;
+    F = E4m3,
+>(pub PhantomData<F>);
 
 /// The launch geometry: one block per tile, in whole clusters (the host caps the grid at one
 /// block per multiprocessor).
@@ -133,8 +138,13 @@ pub fn geometry<
     }
 }
 
-impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUMERS: u32> Kernel
-    for WgmmaFp8Block<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS>
+impl<
+        const STAGES: u32,
+        const MAINLOOP: u32,
+        const CLUSTER_N: u32,
+        const CONSUMERS: u32,
+        F: Fp8Format,
+    > Kernel for WgmmaFp8Block<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, F>
 {
     type Args = Fp8GemmArgs;
     const BM: u32 = tile_m(CONSUMERS);
@@ -166,13 +176,15 @@ impl<const STAGES: u32, const MAINLOOP: u32, const CLUSTER_N: u32, const CONSUME
         c: &mut Consumer,
         work: Work,
     ) {
+        // The promotions' mainloops read e4m3 B only.
+        const { assert!(!F::E5M2 || MAINLOOP == PER_TENSOR) };
         let slice_of = Slices::new(&args, c, work, Self::BM);
         let total = match MAINLOOP {
             ONE_SLICE => slice_of.one_at_a_time(c),
             TWO_SLICES => slice_of.overlapped(c),
             TWO_CHAINS => slice_of.two_chains(c),
             TWO_PER_WAIT => slice_of.two_per_wait(c),
-            _ => slice_of.per_tensor(c),
+            _ => slice_of.per_tensor::<F>(c),
         };
         let staging = Staging {
             first: pool_address(c.stages.extra()) + c.warpgroup * BUFFERS * STAGING_BOX_BYTES,
@@ -389,7 +401,7 @@ impl Slices {
     /// One scale per tensor: the skeleton's mainloop (one group in flight, each stage released
     /// as the next slice's group runs) into one accumulator over all of k; nothing to promote.
     #[inline(always)]
-    fn per_tensor(self, c: &mut Consumer) -> [f32; 64] {
+    fn per_tensor<F: Fp8Format>(self, c: &mut Consumer) -> [f32; 64] {
         let mut acc = Accumulator::<64>::zero();
         let (rows, b_offset) = (self.rows, self.b_offset);
         c.mainloop(self.slices, |stage, slice| {
@@ -397,7 +409,7 @@ impl Slices {
             let b = Descriptor::k_major(stage + b_offset, Swizzle::B128, 16, 1024);
             for step in 0..BK / K_STEP {
                 let (a, b) = (a.advanced(32 * step), b.advanced(32 * step));
-                Fp8Wgmma::mma(&mut acc, a, b, !(slice == 0 && step == 0));
+                acc.mma_b::<F>(a, b, !(slice == 0 && step == 0));
             }
         });
         acc.fence_registers();
@@ -575,13 +587,14 @@ pub unsafe fn gemm<
     const MAINLOOP: u32,
     const CLUSTER_N: u32,
     const CONSUMERS: u32,
+    F: Fp8Format,
 >(
     args: Fp8GemmArgs,
     maps: *const TensorMap,
 ) {
     unsafe {
         pipeline::run(
-            WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS>,
+            WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, F>(PhantomData),
             args,
             maps,
         )

@@ -482,9 +482,10 @@ pub enum OperandKind {
         a_mn_major: bool,
         b_mn_major: bool,
     },
-    /// e4m3 operands, k = 32 per instruction, both K-major (8-bit operands have no transpose
-    /// bits: an operand stored MN-major is read as if it were K-major, and the product is wrong).
-    E4m3,
+    /// FP8 operands, k = 32 per instruction, both K-major (8-bit operands have no transpose
+    /// bits: an operand stored MN-major is read as if it were K-major, and the product is wrong):
+    /// A e4m3, B e4m3 or (`b_e5m2`) e5m2.
+    Fp8 { b_e5m2: bool },
 }
 
 impl OperandKind {
@@ -492,7 +493,7 @@ impl OperandKind {
         match self {
             OperandKind::Tf32 => 4,
             OperandKind::Half { .. } => 2,
-            OperandKind::E4m3 => 1,
+            OperandKind::Fp8 { .. } => 1,
         }
     }
 
@@ -500,13 +501,13 @@ impl OperandKind {
         match self {
             OperandKind::Tf32 => 8,
             OperandKind::Half { .. } => 16,
-            OperandKind::E4m3 => 32,
+            OperandKind::Fp8 { .. } => 32,
         }
     }
 
     fn mn_major(self) -> (bool, bool) {
         match self {
-            OperandKind::Tf32 | OperandKind::E4m3 => (false, false),
+            OperandKind::Tf32 | OperandKind::Fp8 { .. } => (false, false),
             OperandKind::Half {
                 a_mn_major,
                 b_mn_major,
@@ -515,7 +516,18 @@ impl OperandKind {
         }
     }
 
-    /// The exact value of an element's bits.
+    /// The exact value of an element's bits in B (e5m2 where the instruction says so), or in A
+    /// ([`OperandKind::value`]).
+    fn b_value(self, bits: u32) -> f64 {
+        match self {
+            OperandKind::Fp8 { b_e5m2: true } => {
+                crate::device::fp8::E5m2(bits as u8).to_f32() as f64
+            }
+            _ => self.value(bits),
+        }
+    }
+
+    /// The exact value of an element's bits (in A; in B too, but for an e5m2 B).
     fn value(self, bits: u32) -> f64 {
         match self {
             OperandKind::Tf32 => tf32_value(bits as u64),
@@ -523,7 +535,7 @@ impl OperandKind {
                 dtype: Dtype::Bf16, ..
             } => f32::from_bits(bits << 16) as f64,
             OperandKind::Half { .. } => half::f16::from_bits(bits as u16).to_f64(),
-            OperandKind::E4m3 => crate::device::fp8::E4m3(bits as u8).to_f32() as f64,
+            OperandKind::Fp8 { .. } => crate::device::fp8::E4m3(bits as u8).to_f32() as f64,
         }
     }
 }
@@ -635,7 +647,7 @@ pub fn wgmma(
     // columns 8j + 2t, 8j + 2t + 1 of B.
     let (g, t) = ((lane / 4) as usize, (lane % 4) as usize);
     let pool_bytes = ctx.block().pool_mut().len() as u32;
-    let read = |address: u32| -> f64 {
+    let bits_at = |address: u32| -> u32 {
         let at = ctx.pool_byte(address);
         if at + bytes > pool_bytes || !at.is_multiple_of(bytes) {
             ctx.check_pool_range(at, bytes, bytes, op);
@@ -643,14 +655,14 @@ pub fn wgmma(
         let pool = ctx.block().pool_mut();
         let mut word = [0u8; 4];
         word[..bytes as usize].copy_from_slice(&pool[at as usize..(at + bytes) as usize]);
-        kind.value(u32::from_le_bytes(word))
+        u32::from_le_bytes(word)
     };
     let mut rows = [[0f64; 32]; 2];
     for (h, row) in rows.iter_mut().enumerate() {
         let r = g + 8 * h;
         for (kk, value) in row.iter_mut().enumerate().take(k) {
             *value = match a_address(r as u32, kk as u32) {
-                Some(address) => read(address),
+                Some(address) => kind.value(bits_at(address)),
                 // A in registers: lane (g', t') holds row g' + 8·(i & 1), k t' + 4·(i >> 1).
                 None => {
                     let (lane, i) = (4 * g + kk % 4, 2 * (kk / 4) + h);
@@ -663,10 +675,10 @@ pub fn wgmma(
         let i = i as u32;
         let row = &rows[((i >> 1) & 1) as usize];
         let col = 8 * (i >> 2) + 2 * t as u32 + (i & 1);
-        let products = (0..k).map(|q| row[q] * read(b_address(col, q as u32)));
+        let products = (0..k).map(|q| row[q] * kind.b_value(bits_at(b_address(col, q as u32))));
         let c = if scale_d { *value } else { 0.0 };
         *value = match kind {
-            OperandKind::E4m3 => fp8_accumulate(c, products),
+            OperandKind::Fp8 { .. } => fp8_accumulate(c, products),
             _ => (c as f64 + products.sum::<f64>()) as f32,
         };
     }

@@ -272,27 +272,37 @@ macro_rules! wgmma_half {
     };
 }
 
-/// The FP8 `wgmma` of one shape: `m64n{N}k32.f32.e4m3.e4m3`, A and B from shared memory, both
-/// K-major (8-bit operands have no transpose bits). N/2 accumulator registers.
+/// The FP8 `wgmma` of one shape: `m64n{N}k32.f32.e4m3.{e4m3,e5m2}`, A and B from shared
+/// memory, both K-major (8-bit operands have no transpose bits), A e4m3 and B e4m3 or, with
+/// `B_E5M2`, e5m2. N/2 accumulator registers.
 macro_rules! wgmma_fp8 {
     ($n:literal, $ty:literal, $ss:ident, [$first:literal $(, $i:literal)* $(,)?]) => {
-        /// `wgmma.mma_async.sync.aligned.m64nNk32.f32.T.T d, a-desc, b-desc, p, 1, 1`.
+        /// `wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.T d, a-desc, b-desc, p, 1, 1`.
         #[inline(always)]
-        pub fn $ss(d: &mut [f32; $n / 2], a: u64, b: u64, scale_d: bool) {
-            unsafe {
-                asm!(
-                    "{{",
-                    ".reg .pred p;",
-                    "setp.ne.b32 p, {scale}, 0;",
-                    concat!(
-                        "wgmma.mma_async.sync.aligned.m64n", $n, "k32.f32.", $ty, ".", $ty, " {{{", $first, "}"
-                        $(, ", {", $i, "}")*, "}}, {a}, {b}, p, 1, 1;"
-                    ),
-                    "}}",
-                    inout(reg32) d[$first] $(, inout(reg32) d[$i])*,
-                    a = in(reg64) a, b = in(reg64) b, scale = in(reg32) scale_d as u32,
-                    options(nostack)
-                )
+        pub fn $ss<const B_E5M2: bool>(d: &mut [f32; $n / 2], a: u64, b: u64, scale_d: bool) {
+            macro_rules! issue {
+                ($b_ty:literal) => {
+                    unsafe {
+                        asm!(
+                            "{{",
+                            ".reg .pred p;",
+                            "setp.ne.b32 p, {scale}, 0;",
+                            concat!(
+                                "wgmma.mma_async.sync.aligned.m64n", $n, "k32.f32.", $ty, ".", $b_ty,
+                                " {{{", $first, "}" $(, ", {", $i, "}")*, "}}, {a}, {b}, p, 1, 1;"
+                            ),
+                            "}}",
+                            inout(reg32) d[$first] $(, inout(reg32) d[$i])*,
+                            a = in(reg64) a, b = in(reg64) b, scale = in(reg32) scale_d as u32,
+                            options(nostack)
+                        )
+                    }
+                };
+            }
+            if B_E5M2 {
+                issue!("e5m2")
+            } else {
+                issue!($ty)
             }
         }
     };
