@@ -57,7 +57,10 @@
 //! and `:3`'s staging does (0.96–1.00×). `auto` takes `:3` for every batch of 1 024 tiles or
 //! more: 0.95× cuBLAS geomean over the four attention shapes, 0.89× with the static walk. The
 //! rest of the gap at 2048 × 2048 × 128 is the write stream: cuBLAS writes C at 2.4 TB/s, `:3`
-//! at 1.9.
+//! at 1.9. At k = 16 the gap is the same (2.74 against 2.14 TB/s): the store path's own pace,
+//! which two staging sets in turn, stores by every thread and cuBLAS's 64 × 32 boxes did not
+//! raise (`docs/perf-notes.md`; branches `wip/whole-double`, `wip/thread-store`,
+//! `wip/narrow-boxes`).
 use super::wgmma_layouts::Layouts;
 
 /// `wgmma-layouts`' configuration `B` in the layout (`A_TRANSPOSED`, `B_TRANSPOSED`), its
