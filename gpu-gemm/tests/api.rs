@@ -501,10 +501,7 @@ fn fp8_operands_with_their_scales_compute_the_dequantised_product() {
     use gpu_gemm::Fp8;
     let gemm = Gemm::emulator();
     let (m, n, k) = (128u32, 48u32, 256u32);
-    let config = GemmConfig::new(m, n, k)
-        .scale(1.0, 0.5)
-        .transposes(Transpose::Yes, Transpose::No)
-        .leading_dimensions(k, k, m);
+    let config = fp8_config(m, n, k);
     let source = |rows, cols, seed| {
         let values = matrix::<f32>(rows as usize, cols as usize, seed);
         Matrix::from_fn(rows, cols, rows, 0.0, |r, c| {
@@ -531,17 +528,7 @@ fn fp8_operands_with_their_scales_compute_the_dequantised_product() {
                 &mut c,
             )
             .unwrap();
-        let mut worst = 0f64;
-        for j in 0..n {
-            for i in 0..m {
-                let dot: f64 = (0..k)
-                    .map(|l| a.dequantized(l, i) * b.dequantized(l, j))
-                    .sum();
-                let at = (i + j * m) as usize;
-                let want = dot + 0.5 * c0[at].to_f64();
-                worst = worst.max((c[at].to_f64() - want).abs() / (1.0 + want.abs()));
-            }
-        }
+        let worst = fp8_worst_error((&a, &b), &c0, &c, (m, n, k));
         assert!(
             worst < 1e-2,
             "{scaling:?} {}: worst error {worst:.1e}",
@@ -622,10 +609,7 @@ fn fp8_with_b_in_e5m2_computes_the_dequantised_product() {
     use gpu_gemm::Fp8;
     let gemm = Gemm::emulator();
     let (m, n, k) = (128u32, 48u32, 256u32);
-    let config = GemmConfig::new(m, n, k)
-        .scale(1.0, 0.5)
-        .transposes(Transpose::Yes, Transpose::No)
-        .leading_dimensions(k, k, m);
+    let config = fp8_config(m, n, k);
     let values = |rows: u32, cols: u32, seed| {
         let v = matrix::<f32>(rows as usize, cols as usize, seed);
         // Columns 2⁻⁸…2⁸ apart, as gradients' are: e5m2's range.
@@ -651,18 +635,7 @@ fn fp8_with_b_in_e5m2_computes_the_dequantised_product() {
             )
             .unwrap();
         assert!(choice.entry.ends_with("_e4m3_e5m2"), "{}", choice.entry);
-        // Relative to Σ|a·b| (the terms span 2³² here, and the FP8 sums keep 13 bits below the
-        // largest: an element whose terms cancel is as exact as its terms, not as itself).
-        let mut worst = 0f64;
-        for j in 0..n {
-            for i in 0..m {
-                let terms = (0..k).map(|l| a.dequantized(l, i) * b.dequantized(l, j));
-                let (dot, size) = terms.fold((0.0, 0.0), |(s, z), t| (s + t, z + t.abs()));
-                let at = (i + j * m) as usize;
-                let want = dot + 0.5 * c0[at].to_f64();
-                worst = worst.max((c[at].to_f64() - want).abs() / (1.0 + size));
-            }
-        }
+        let worst = fp8_worst_error((&a, &b), &c0, &c, (m, n, k));
         assert!(worst < 1e-2, "{}: worst error {worst:.1e}", choice.variant);
     }
     let mut c = c0.clone();
@@ -697,6 +670,39 @@ fn fp8_with_b_in_e5m2_computes_the_dequantised_product() {
         &mut c,
     );
     refused(narrow, "reads e4m3 B only");
+}
+
+/// The FP8 calls' configuration: TN (A stored k×m), packed, α = 1, β = 0.5.
+fn fp8_config(m: u32, n: u32, k: u32) -> GemmConfig {
+    GemmConfig::new(m, n, k)
+        .scale(1.0, 0.5)
+        .transposes(Transpose::Yes, Transpose::No)
+        .leading_dimensions(k, k, m)
+}
+
+/// The worst element error of an FP8 call's `c` (from `c0`, β = 0.5) against the f64 product of
+/// the dequantised operands, relative to 1 + Σ|a·b|: the FP8 sums keep 13 bits below their
+/// largest term, so an element whose terms cancel is as exact as its terms, not as itself.
+fn fp8_worst_error(
+    (a, b): (
+        &gpu_gemm::fp8::quantize::Quantized,
+        &gpu_gemm::fp8::quantize::Quantized,
+    ),
+    c0: &[bf16],
+    c: &[bf16],
+    (m, n, k): (u32, u32, u32),
+) -> f64 {
+    let mut worst = 0f64;
+    for j in 0..n {
+        for i in 0..m {
+            let terms = (0..k).map(|l| a.dequantized(l, i) * b.dequantized(l, j));
+            let (dot, size) = terms.fold((0.0, 0.0), |(s, z), t| (s + t, z + t.abs()));
+            let at = (i + j * m) as usize;
+            let want = dot + 0.5 * c0[at].to_f64();
+            worst = worst.max((c[at].to_f64() - want).abs() / (1.0 + size));
+        }
+    }
+    worst
 }
 
 /// An FP8 operand of either scaling.

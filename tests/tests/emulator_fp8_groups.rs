@@ -149,7 +149,6 @@ fn every_grouped_fp8_configuration_computes_every_group_in_both_layouts() {
 #[test]
 fn auto_runs_the_groups_and_the_others_are_refused() {
     let p = Fp8Problem {
-        b_format: gpu_gemm::fp8::quantize::Format::E4m3,
         shape: Shape {
             n: 384,
             ..contiguous().0.shape
@@ -201,7 +200,6 @@ fn auto_runs_the_groups_and_the_others_are_refused() {
         assert!(e.contains(reason), "{name}: {e}");
     }
     let per_tensor = Fp8Problem {
-        b_format: gpu_gemm::fp8::quantize::Format::E4m3,
         scaling: Scaling::PerTensor,
         ..p
     };

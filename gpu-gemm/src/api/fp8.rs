@@ -16,8 +16,9 @@ use crate::registry::{self, CublasMath, Math, Variant};
 use crate::run::Backend;
 use kernels_gpu::gemm::GroupLayout;
 
-/// One FP8 operand: its e4m3 codes (one byte each, stored K-major: k×m for A, k×n for B) and
-/// their scales; an element's value is its scale times its code's e4m3 value.
+/// One FP8 operand: its codes (one byte each, stored K-major: k×m for A, k×n for B; e4m3, or
+/// e5m2 for B with [`Fp8::e5m2`]) and their scales; an element's value is its scale times its
+/// code's value.
 pub struct Fp8<'a> {
     codes: Memory<'a, u8>,
     scales: Memory<'a, f32>,
@@ -66,7 +67,8 @@ impl<'a> Fp8<'a> {
 }
 
 impl Gemm {
-    /// `C = α·Aᵀ·B + β·C` in FP8: A and B e4m3 with their scales, C bf16, α and β as f32.
+    /// `C = α·Aᵀ·B + β·C` in FP8: A and B e4m3 (B may be e5m2) with their scales, C bf16, α
+    /// and β as f32.
     /// `config` must say `transposes(Transpose::Yes, Transpose::No)` with `lda, ldb ≥ k` (the
     /// tensor cores read both operands K-major). `Algorithm::Auto` chooses among the FP8 kernels
     /// for the operands' scaling; `Algorithm::Kernel` names one (`wgmma-fp8`, `wgmma-fp8-narrow`,

@@ -1,9 +1,8 @@
 //! cuBLASLt's FP8 GEMM, the yardstick of the FP8 kernels (cuBLAS's classic API has none).
 //!
 //! TN e4m3 × e4m3 (or e4m3 × e5m2) → bf16 with f32 compute and scales, the module's layout
-//! ([`super`]). Block
-//! scaling uses cuBLASLt's Hopper-only modes (cuBLAS 12.9 on; cudarc's cuda-13000 bindings
-//! have them): `VEC128_32F` for A and `BLK128x128_32F` for B. Their layouts, from the cuBLAS
+//! ([`super`]). Block scaling uses cuBLASLt's Hopper-only modes (cuBLAS 12.9 on; cudarc's
+//! cuda-13000 bindings have them): `VEC128_32F` for A and `BLK128x128_32F` for B. Their layouts, from the cuBLAS
 //! documentation ("128-element 1D and 128x128 2D block scaling for FP8 data types"):
 //! - `VEC128_32F` for A: M-major, M×⌈K/128⌉: `sa[i + kb·m]`, ours exactly.
 //! - `BLK128x128_32F` for B: K-major, `L₄×⌈N/128⌉` with `L₄` = ⌈K/128⌉ rounded up to a
@@ -98,9 +97,9 @@ pub struct CublasLtFp8 {
 
 impl CublasLtFp8 {
     /// Plans `D = alpha·op(A)·op(B) + beta·C` for `shape`, B in `b_format`, on the current
-    /// context; with
-    /// `fast_accum` (`CUBLASLT_MATMUL_DESC_FAST_ACCUM`) the tensor cores' FP8 partial sums are
-    /// never promoted to f32 registers (faster, less accurate at large k), as `wgmma-fp8`.
+    /// context; with `fast_accum` (`CUBLASLT_MATMUL_DESC_FAST_ACCUM`) the tensor cores' FP8
+    /// partial sums are never promoted to f32 registers (faster, less accurate at large k), as
+    /// `wgmma-fp8`.
     pub fn new(
         shape: &Shape,
         (scaling, b_format): (Scaling, Format),
@@ -117,8 +116,9 @@ impl CublasLtFp8 {
         Ok(Self { lt })
     }
 
-    /// Enqueues the GEMM on `stream`: `a` e4m3, `b` in the planned format, `c` bf16 (read, and written as D),
-    /// `scale_a`, `scale_b` f32 on the device in cuBLASLt's layouts (module documentation).
+    /// Enqueues the GEMM on `stream`: `a` e4m3, `b` in the planned format, `c` bf16 (read, and
+    /// written as D), `scale_a`, `scale_b` f32 on the device in cuBLASLt's layouts (module
+    /// documentation).
     ///
     /// # Safety
     /// Device pointers valid for the planned shape, on the context the plan was made on.

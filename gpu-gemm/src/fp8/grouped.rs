@@ -113,7 +113,6 @@ impl GroupedInputs {
     ) -> (Fp8Problem, Quantized, Matrix<half::bf16>, usize) {
         let s = p.shape;
         let problem = Fp8Problem {
-            b_format: crate::fp8::quantize::Format::E4m3,
             shape: Shape {
                 n: run.columns,
                 ..s

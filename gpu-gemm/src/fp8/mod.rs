@@ -10,8 +10,8 @@
 //!   range of ±448 cannot hold data as given, so every operand is quantised with scales,
 //!   per tensor or per block ([`quantize`]).
 //!
-//! The modules: [`e4m3`] and [`e5m2`], the conversions; [`quantize`], the operands, their scales and
-//! their dequantised values; [`reference`](mod@reference), the f64 reference and the check; [`cublaslt`],
+//! The modules: [`e4m3`] and [`e5m2`], the conversions; [`quantize`], the operands, their
+//! scales and their dequantised values; [`reference`](mod@reference), the f64 reference and the check; [`cublaslt`],
 //! cuBLASLt's FP8 GEMM, the yardstick; [`grouped`], a mixture-of-experts layer's grouped GEMM.
 pub mod cublaslt;
 pub mod e4m3;

@@ -12,9 +12,9 @@
 //!   smoother, and a 128×128 block's scale is one load per tile of the kernel.
 //!
 //! A block's scale is its largest |x| over 448 (57 344 in e5m2), so that its largest element
-//! lands on the format's largest value and the 3 mantissa bits are spent on the block's own range: one outlier
-//! (the `outliers` option plants rows 1000× larger) then coarsens only its own blocks, where
-//! a per-tensor scale pushes every other element towards e4m3's subnormals.
+//! lands on the format's largest value and the mantissa bits are spent on the block's own
+//! range: one outlier (the `outliers` option plants rows 1000× larger) then coarsens only its
+//! own blocks, where a per-tensor scale pushes every other element towards the subnormals.
 use super::{e4m3, e5m2};
 use crate::problem::{seed_a, seed_b, Init, Matrix};
 use kernels_gpu::gemm::GroupLayout;

@@ -48,7 +48,8 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// ([`super::grouped`]) with `wgmma-fp8-block:6`.
 ///
 /// B in e5m2 (`Dtype::E4m3E5m2`) has `wgmma-fp8`'s tiles only: `:5` or `:2` as per tensor
-/// above, at every shape (the narrow kernels read e4m3).
+/// above, at every shape (the narrow kernels read e4m3); where its TMA store cannot write C (m
+/// or `ldc` not a multiple of 8) the problem is refused with that rule.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let s = p.shape;
     let crate::auto::ShapeFeatures {

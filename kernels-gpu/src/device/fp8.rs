@@ -64,36 +64,20 @@ impl E5m2 {
     }
 }
 
-/// The 8-bit format of an operand, as a type: which `wgmma` reads it, and what its codes are
-/// worth (the emulator's `wgmma`). The FP8 kernels take B's format as a parameter (A is e4m3).
+/// The 8-bit format of an operand, as a type: which `wgmma` reads it
+/// ([`super::wgmma::Fp8Wgmma::mma_b`]). The FP8 kernels take B's format as a parameter (A is
+/// e4m3).
 pub trait Fp8Format: Copy + Default + 'static {
-    /// Its name in PTX (`e4m3`, `e5m2`).
-    const PTX: &'static str;
     /// Whether it is e5m2.
     const E5M2: bool;
-
-    /// The exact value of code `bits`.
-    fn value(bits: u8) -> f32;
 }
 
 impl Fp8Format for E4m3 {
-    const PTX: &'static str = "e4m3";
     const E5M2: bool = false;
-
-    #[inline(always)]
-    fn value(bits: u8) -> f32 {
-        E4m3(bits).to_f32()
-    }
 }
 
 impl Fp8Format for E5m2 {
-    const PTX: &'static str = "e5m2";
     const E5M2: bool = true;
-
-    #[inline(always)]
-    fn value(bits: u8) -> f32 {
-        E5m2(bits).to_f32()
-    }
 }
 
 #[cfg(test)]

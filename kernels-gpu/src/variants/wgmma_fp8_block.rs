@@ -112,7 +112,7 @@ pub struct WgmmaFp8Block<
     const CLUSTER_N: u32 = 1,
     const CONSUMERS: u32 = 2,
     F = E4m3,
->(pub PhantomData<F>);
+>(PhantomData<F>);
 
 /// The launch geometry: one block per tile, in whole clusters (the host caps the grid at one
 /// block per multiprocessor).
