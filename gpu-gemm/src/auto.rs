@@ -486,6 +486,26 @@ pub fn choose(p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
     choose_from(rows, p, math, arch)
 }
 
+/// Multiply-adds per member below which a batch under FP32-accurate runs on strict's row: small
+/// members make 3xTF32's per-tile work (the ranges, the splitting of each slice of B, the
+/// unscaling of C) a large share, and the SIMT kernels win. H100, 1 024 members, against cuBLAS
+/// SGEMM's strided batch (`docs/results/h100-2026-11-27-tf32-batch/`): 128³ (2²¹) `best:1`
+/// 1.17× against `wgmma-3xtf32:1`'s 0.70×, 512 × 512 × 64 (2²⁴) 1.31× against 0.77×;
+/// 2048 × 2048 × 128 and 2048 × 128 × 2048 (2²⁹) `wgmma-3xtf32:1` 1.05× and 1.24× against
+/// `gemm128`'s 0.98× and 0.94×. The threshold lies between the measured sizes.
+pub const FP32_ACCURATE_BATCH_MEMBER_MACS: u64 = 1 << 27;
+
+/// Whether `auto` takes strict's row first for `p` under `math`: a batch under FP32-accurate
+/// whose members are smaller than [`FP32_ACCURATE_BATCH_MEMBER_MACS`].
+fn strict_first_for_batch(p: &Problem, math: Math) -> bool {
+    let s = p.shape;
+    let member_macs = s.m as u64 * s.n as u64 * s.k as u64;
+    math == Math::Fp32Accurate
+        && p.dtype == Dtype::F32
+        && p.batch.is_batched()
+        && member_macs < FP32_ACCURATE_BATCH_MEMBER_MACS
+}
+
 /// [`choose`] by the rows of a given table.
 // ANCHOR: core_loop
 pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
@@ -504,11 +524,18 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             });
         }
     }
-    // A batch in f32 runs on the strict kernels whatever the contract (the Hopper f32 kernels
-    // compute one problem), and a relaxed contract admits every strict kernel: where the
-    // contract's own row's kernel cannot run the batch, strict's row decides.
-    let strict_for_batch = (math != Math::Strict && p.batch.is_batched()).then_some(Math::Strict);
-    for rows_of in core::iter::once(math).chain(strict_for_batch) {
+    // A relaxed contract admits every strict kernel: where the contract's own row's kernel
+    // cannot run a batch, strict's row decides, and for a batch of small members under
+    // FP32-accurate it decides first ([`strict_first_for_batch`]).
+    let relaxed_batch = math != Math::Strict && p.batch.is_batched();
+    let rows_order: &[Math] = if strict_first_for_batch(p, math) {
+        &[Math::Strict]
+    } else if relaxed_batch {
+        &[math, Math::Strict]
+    } else {
+        &[math]
+    };
+    for &rows_of in rows_order {
         let Some(row) = nearest(rows, shape, dtype, rows_of) else {
             continue;
         };

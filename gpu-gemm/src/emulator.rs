@@ -377,19 +377,26 @@ fn ranges_pass<T: Scalar>(
     maps: &mut Vec<TensorMap>,
 ) -> Result<Vec<T>> {
     use kernels_gpu::variants::ranges;
-    let s = p.shape;
+    let (s, batch) = (p.shape, p.batch);
     // Zero bits in every element type: the pass reads and writes them as u32 words (f32 only).
-    let mut words = vec![T::from_f64(0.0); (s.m + s.n) as usize];
+    // m + n words per member, one member after the other; on the GPU a batch is the layers of
+    // one launch of the pass's twin, here a launch per member.
+    let per_member = (s.m + s.n) as usize;
+    let mut words = vec![T::from_f64(0.0); per_member * batch.count as usize];
     let (one, zero) = (T::factor(1.0), T::factor(0.0));
-    emulate(
-        (ranges::ENTRY, None),
-        (ranges::geometry(s.m, s.n, s.k), 1),
-        (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero),
-        ("ranges", &mut words, s.m, (Members::ONE, NOT_GROUPED)),
-        (None, &[]),
-        (Epilogue::NONE, &[]),
-        None,
-    )?;
+    for (z, words) in words.chunks_mut(per_member).enumerate() {
+        let at = |stride: u64| z * stride as usize;
+        let (a, b) = (&a[at(batch.stride_a)..], &b[at(batch.stride_b)..]);
+        emulate(
+            (ranges::ENTRY, None),
+            (ranges::geometry(s.m, s.n, s.k), 1),
+            (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero),
+            ("ranges", words, s.m, (Members::ONE, NOT_GROUPED)),
+            (None, &[]),
+            (Epilogue::NONE, &[]),
+            None,
+        )?;
+    }
     push_after(maps, &[words.as_ptr() as u64]);
     Ok(words)
 }

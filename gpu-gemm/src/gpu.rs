@@ -807,7 +807,7 @@ impl Gpu {
         };
         let ranges = match (&tma, launch) {
             (Some(t), Launch::Kernel { target, .. }) if t.ranges => {
-                Some(self.ranges_pass(&s, *target)?)
+                Some(self.ranges_pass(&s, p.batch, *target)?)
             }
             _ => None,
         };
@@ -861,11 +861,17 @@ impl Gpu {
     }
 
     /// 3xTF32's ranges pass for a problem of `shape`: its entry point, from the same build as
-    /// the kernel, and its m + n words.
-    fn ranges_pass(&self, shape: &Shape, target: Target) -> Result<RangesPass<'_>> {
+    /// the kernel (a strided batch's twin, which runs a layer of its grid per member), and m + n
+    /// words per member.
+    fn ranges_pass(&self, shape: &Shape, batch: Batch, target: Target) -> Result<RangesPass<'_>> {
         use kernels_gpu::variants::ranges;
-        let function = self.function(ranges::ENTRY, target)?;
-        let words = (shape.m + shape.n) as usize;
+        let entry = if batch.is_batched() {
+            kernels_gpu::registry::batch_twin(ranges::ENTRY)
+        } else {
+            ranges::ENTRY.to_string()
+        };
+        let function = self.function(&entry, target)?;
+        let words = (shape.m + shape.n) as usize * batch.count as usize;
         // SAFETY: zeroed on the stream before each pass.
         let words = unsafe { DeviceBuffer::<u32>::uninitialized(words) }
             .map_err(|e| anyhow!("cannot allocate 3xTF32's ranges ({words} words): {e}"))?;
@@ -873,6 +879,7 @@ impl Gpu {
             function,
             words,
             geometry: ranges::geometry(shape.m, shape.n, shape.k),
+            batch,
         })
     }
 
@@ -1244,10 +1251,13 @@ struct RangesPass<'g> {
     function: Function<'g>,
     words: DeviceBuffer<u32>,
     geometry: kernels_gpu::gemm::Geometry,
+    /// A strided batch: the pass's grid has a layer per member, which writes its m + n words
+    /// `z·(m + n)` on.
+    batch: Batch,
 }
 
 impl RangesPass<'_> {
-    /// Enqueues the zeroing and the pass on A (`lda`) and B (`ldb`) of `shape`.
+    /// Enqueues the zeroing and the pass on A (`lda`) and B (`ldb`) of `shape`, each member's.
     fn enqueue(&self, s: &Shape, (a, b): (u64, u64), stream: &Stream) -> Result<()> {
         use cudarc::driver::sys::{cuMemsetD32Async, CUresult};
         let words = self.words.as_device_ptr().as_raw();
@@ -1257,11 +1267,19 @@ impl RangesPass<'_> {
         if status != CUresult::CUDA_SUCCESS {
             bail!("zeroing 3xTF32's ranges failed: {status:?}");
         }
-        let (g, function) = (self.geometry, &self.function);
+        let (g, function, batch) = (self.geometry, &self.function, &self.batch);
+        let words_per_member = u64::from(s.m + s.n);
         unsafe {
-            launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                s.m, s.n, s.k, 1f32, a, s.lda, b, s.ldb, 0f32, words, s.m
-            ))
+            if batch.is_batched() {
+                launch!(function<<<(g.grid.0, g.grid.1, batch.count), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                    s.m, s.n, s.k, 1f32, a, s.lda, b, s.ldb, 0f32, words, s.m,
+                    batch.stride_a, batch.stride_b, words_per_member
+                ))
+            } else {
+                launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                    s.m, s.n, s.k, 1f32, a, s.lda, b, s.ldb, 0f32, words, s.m
+                ))
+            }
         }
         .context("launching 3xTF32's ranges pass failed")
     }
@@ -1615,9 +1633,11 @@ impl Prepared<'_> {
                     (Some(t), Some(maps)) => {
                         let grid = t.grid(*g, self.resident);
                         let maps = maps.current();
+                        let members = p.members();
                         unsafe {
                             launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps
+                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps,
+                                members.count, members.stride_c
                             ))
                         }
                     }

@@ -620,10 +620,10 @@ macro_rules! full_precision_scalar {
                 beta: $t,
                 c: *mut $t,
                 ldc: u32,
-                // The f32 and f64 kernels have no fused epilogue and no batch (`run::plan`
-                // refuses both).
+                // The f32 and f64 kernels have no fused epilogue and no groups (`run::plan`
+                // refuses both); the Hopper TF32 kernels walk a batch's members themselves.
                 _fused: (Epilogue, *const $t),
-                _batch: (Members, Groups),
+                (batch, _groups): (Members, Groups),
             ) -> GemmArgs<$t> {
                 GemmArgs {
                     m,
@@ -637,7 +637,8 @@ macro_rules! full_precision_scalar {
                     beta,
                     c: GlobalMut::new(c),
                     ldc,
-                    stride_c: 0,
+                    stride_c: batch.stride_c,
+                    members: batch.count,
                 }
             }
         }

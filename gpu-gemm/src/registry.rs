@@ -206,15 +206,21 @@ impl Variant {
     /// Whether it runs a strided batch in one launch, in `dtype` and the layout `transposes`:
     /// in bf16 and f16 the Hopper kernels, whose persistent walk goes over the tiles of every
     /// member ([`kernels_gpu::pipeline::schedule`]), but split-k (its workspace is one problem's)
-    /// and `wgmma-stream-k` (`TmaOperands::batched`); in f32 and f64 the kernels
+    /// and `wgmma-stream-k` (`TmaOperands::batched`); in f32 the Hopper TF32 and 3xTF32 kernels
+    /// (`wgmma-tf32`, `wgmma-3xtf32`: the same walk); in f32 and f64 the kernels
     /// [`kernels_gpu::registry::GRID_BATCHED`] names, a layer of the grid per member (a twin
     /// entry point, `kernels_gpu::entry`); and cuBLAS (`cublas…StridedBatched`). `auto` and
     /// `tuned` choose among the kernels.
     pub fn runs_batched(&self, dtype: Dtype, transposes: Transposes) -> bool {
         match self {
-            Variant::Kernel(k) if dtype.is_16bit() => {
+            // The Hopper kernels walk the members' tiles (their tensor maps have a layer per
+            // member); the others launch a layer of their grid per member.
+            Variant::Kernel(k)
+                if k.target == kernels_gpu::registry::Target::Sm90a
+                    && (dtype.is_16bit() || dtype == Dtype::F32) =>
+            {
                 let layout = transposes.into();
-                k.target == kernels_gpu::registry::Target::Sm90a
+                k.dtypes.contains(&dtype)
                     && k.reduce.is_none()
                     && k.tma
                         .is_some_and(|t| t(k.tiles.first().copied().unwrap_or(1), layout).batched)

@@ -206,8 +206,8 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 splits: geometry.grid.1,
             });
             let entry = k.entry_name(p.dtype, tile, p.transposes.into());
-            // The f32 and f64 kernels' strided batch is a twin entry point (`kernels_gpu::entry`).
-            let entry = if k.grid_batched() && p.batch.is_batched() {
+            // A strided batch of the f32 and f64 kernels is a twin entry point (`kernels_gpu::entry`).
+            let entry = if k.has_batch_twins() && p.batch.is_batched() {
                 kernels_gpu::registry::batch_twin(&entry)
             } else {
                 entry
@@ -380,7 +380,8 @@ fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
     if !variant.runs_batched(p.dtype, p.transposes) {
         bail!(
             "{} has no strided batched form in {} {}: a batch runs in one launch on cuBLAS, on the \
-             16-bit Hopper kernels (not split-k, not wgmma-stream-k) and in f32 and f64 on {}",
+             16-bit Hopper kernels (not split-k, not wgmma-stream-k), in f32 on wgmma-tf32 and \
+             wgmma-3xtf32, and in f32 and f64 on {}",
             variant.name(),
             p.dtype.name(),
             p.transposes.name(),

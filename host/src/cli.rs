@@ -95,10 +95,10 @@ pub struct Cli {
     pub epilogue: Option<gpu_gemm::problem::Epilogue>,
     /// A strided batch of COUNT problems of these sizes in one launch (cuBLAS's
     /// cublasGemmStridedBatchedEx): member i of A, B and C lies i·stride elements after member
-    /// 0's, by default right after the one before. bf16 and f16 on the Hopper kernels (`auto`
-    /// chooses for the batch as a whole), f32 and f64 on gemm128, best and tc-f64 (a layer of
-    /// the grid per member, at most 65 535), and cublas; the check compares the first
-    /// four members and the last with the f64 reference
+    /// 0's, by default right after the one before. bf16, f16 and f32 (wgmma-tf32,
+    /// wgmma-3xtf32) on the Hopper kernels (`auto` chooses for the batch as a whole), f32 and f64
+    /// on gemm128, best and tc-f64 (a layer of the grid per member, at most 65 535), and cublas;
+    /// the check compares the first four members and the last with the f64 reference
     #[arg(long, value_name = "COUNT", value_parser = positive_size)]
     pub batch: Option<u32>,
     /// The batch strides of A, B and C, in elements (`A,B,C`), each at least one member's matrix
@@ -326,7 +326,7 @@ impl Cli {
             bail!("--epilogue is fused into the 16-bit kernels: give --dtype bf16 or f16");
         }
         if p.dtype.is_fp8() && self.batch.is_some() {
-            bail!("--batch runs bf16, f16, f32 and f64 on the kernels (and every type on cuBLAS); the e4m3 kernels compute one problem");
+            bail!("--batch runs bf16, f16, f32 and f64 on the kernels; the e4m3 kernels compute one problem, or a grouped GEMM (--groups G --group-m M --masked, with --scaling block)");
         }
         if p.dtype == Dtype::E4m3E5m2
             && (self.groups.is_some() || self.scaling != Scaling::PerTensor)

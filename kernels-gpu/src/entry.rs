@@ -4,7 +4,9 @@
 //! B, ldb, beta, C, ldc)`, the cuBLAS argument order, so that the host launches every variant
 //! the same way. A row `NAME | NAME_batch` adds the same f32 or f64 kernel over a strided batch
 //! (`stride_a, stride_b, stride_c` after C: member z is the grid's layer z), the kernels
-//! [`crate::registry::GRID_BATCHED`] names. The 16-bit kernels add
+//! [`crate::registry::GRID_BATCHED`] names. The TF32 kernels add their tensor maps and the
+//! batch (members, C's stride: their persistent walk goes over every member's tiles). The
+//! 16-bit kernels add
 //! their tensor maps, the fused epilogue (`bias`, the [`crate::fused::Epilogue`] word), the
 //! batch (members, C's stride) and a grouped GEMM's layout, groups and table
 //! ([`crate::gemm::Groups`]) after them. On the host the same table gives the emulator
@@ -38,7 +40,8 @@ pub enum KernelBody {
     F32(unsafe fn(GemmArgs<f32>)),
     F64(unsafe fn(GemmArgs<f64>)),
     /// A kernel whose A and B are read by the TMA engine: it also takes a pointer to two
-    /// tensor maps in global memory, A's then B's ([`crate::variants::wgmma_tf32`]).
+    /// tensor maps in global memory, A's then B's, and a strided batch's members and C's
+    /// stride ([`crate::variants::wgmma_tf32`]).
     F32TensorMaps(unsafe fn(GemmArgs<f32>, *const TensorMap)),
     /// The 16-bit kernels (A, B, C in bf16 or f16, alpha and beta in f32), all fed by TMA.
     Bf16TensorMaps(unsafe fn(HalfGemmArgs<Bf16>, *const TensorMap)),
@@ -117,7 +120,7 @@ macro_rules! gemm_kernels {
         ) {
             let args = GemmArgs {
                 m, n, k, alpha, a: Global::new(a), lda, b: Global::new(b), ldb, beta,
-                c: GlobalMut::new(c), ldc, stride_c: 0,
+                c: GlobalMut::new(c), ldc, stride_c: 0, members: 1,
             };
             unsafe { $body(args) }
         }
@@ -141,7 +144,7 @@ macro_rules! gemm_kernels {
             let args = GemmArgs {
                 m, n, k, alpha, a: Global::new(a.wrapping_add(at(stride_a))), lda,
                 b: Global::new(b.wrapping_add(at(stride_b))), ldb, beta,
-                c: GlobalMut::new(c), ldc, stride_c,
+                c: GlobalMut::new(c), ldc, stride_c, members: 1,
             };
             unsafe { $body(args) }
         }
@@ -224,11 +227,12 @@ macro_rules! gemm_kernels {
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(
             m: u32, n: u32, k: u32, alpha: $t, a: *const $t, lda: u32, b: *const $t,
-            ldb: u32, beta: $t, c: *mut $t, ldc: u32, maps: *const TensorMap,
+            ldb: u32, beta: $t, c: *mut $t, ldc: u32, maps: *const TensorMap, batch: u32,
+            stride_c: u64,
         ) {
             let args = GemmArgs {
                 m, n, k, alpha, a: Global::new(a), lda, b: Global::new(b), ldb, beta,
-                c: GlobalMut::new(c), ldc, stride_c: 0,
+                c: GlobalMut::new(c), ldc, stride_c, members: batch,
             };
             unsafe { $body(args, maps) }
         }
@@ -352,16 +356,26 @@ mod hopper {
     gemm_kernels! {
         HOPPER:
     gemm_wgmma_tf32_basic_f32: f32 = wgmma_tf32_basic::gemm;
-    gemm_wgmma_tf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 8, 1>, launch_bounds(384, 1);
-    gemm_wgmma_tf32_c2_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, false, false, 8, 1>, launch_bounds(384, 1);
-    gemm_wgmma_tf32_c4_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16, 1>, launch_bounds(384, 1);
-    gemm_wgmma_tf32_c3_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 6, true, false, 8, 1>, launch_bounds(384, 1);
-    gemm_wgmma_tf32_c5_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 8, 2>, launch_bounds(384, 1), cluster(2);
-    gemm_wgmma_tf32_c6_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16, 2>, launch_bounds(384, 1), cluster(2);
-    gemm_wgmma_3xtf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8, 1>, launch_bounds(384, 1);
-    gemm_wgmma_3xtf32_c2_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8, 2>, launch_bounds(384, 1), cluster(2);
+    // Each TF32 kernel's `_batch` twin walks every member of a strided batch (`Tf32Pipeline`'s
+    // `BATCH`); the kernel itself computes one problem, as it was.
+    gemm_wgmma_tf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 8, 1, false>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_c1_f32_batch: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 8, 1, true>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_c2_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, false, false, 8, 1, false>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_c2_f32_batch: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, false, false, 8, 1, true>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_c4_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16, 1, false>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_c4_f32_batch: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16, 1, true>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_c3_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 6, true, false, 8, 1, false>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_c3_f32_batch: f32 + maps = wgmma_tf32::gemm::<64, 128, 6, true, false, 8, 1, true>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_c5_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 8, 2, false>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_tf32_c5_f32_batch: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 8, 2, true>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_tf32_c6_f32: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16, 2, false>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_tf32_c6_f32_batch: f32 + maps = wgmma_tf32::gemm::<128, 256, 4, true, false, 16, 2, true>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_3xtf32_c1_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8, 1, false>, launch_bounds(384, 1);
+    gemm_wgmma_3xtf32_c1_f32_batch: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8, 1, true>, launch_bounds(384, 1);
+    gemm_wgmma_3xtf32_c2_f32: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8, 2, false>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_3xtf32_c2_f32_batch: f32 + maps = wgmma_tf32::gemm::<64, 128, 4, false, true, 8, 2, true>, launch_bounds(384, 1), cluster(2);
     // 3xTF32's pass before the GEMM: the largest |x| of each row of A and column of B.
-    gemm_ranges_f32: f32 = ranges::max_abs_bits, launch_bounds(128, 8);
+    gemm_ranges_f32 | gemm_ranges_f32_batch: f32 = ranges::max_abs_bits, launch_bounds(128, 8);
         // -- tensor cores, chapter 3: 16-bit types on the skeleton --
     gemm_wgmma_16bit_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_16bit::Plain<4>>, launch_bounds(384, 1);
     gemm_wgmma_16bit_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_16bit::Plain<4>>, launch_bounds(384, 1);

@@ -30,6 +30,11 @@ pub struct GemmArgs<T> {
     /// mainloop stays live across it, where `c` itself is a parameter that costs no register
     /// (`best:1` in f32, at its 128-register cap, spilled 8 bytes).
     pub stride_c: u64,
+    /// Members of a strided batch that the kernel walks itself: the Hopper TF32 kernels, whose
+    /// persistent grid has one layer and whose walk goes over every member's tiles
+    /// ([`crate::pipeline::Problem::member`] offsets C by `stride_c`). 1 in every other
+    /// kernel, whose grid's layer z is its member.
+    pub members: u32,
 }
 
 impl<T: Real> GemmArgs<T> {

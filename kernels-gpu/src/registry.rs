@@ -340,6 +340,17 @@ impl Variant {
         GRID_BATCHED.contains(&self.name)
     }
 
+    /// Whether each of its entry points has a strided batch's twin, `NAME_batch` ([`batch_twin`]):
+    /// the kernels of [`GRID_BATCHED`], and the Hopper TF32 kernels, whose twins walk every
+    /// member's tiles while the kernel itself computes one problem with no division in its walk
+    /// (`wgmma_tf32::Tf32Pipeline`'s `BATCH`).
+    pub fn has_batch_twins(&self) -> bool {
+        self.grid_batched()
+            || (self.target == Target::Sm90a
+                && self.dtypes == [Dtype::F32]
+                && self.tma.is_some_and(|t| t(1, self.layouts[0]).batched))
+    }
+
     /// The PTX entry point for a dtype, tile width and layout.
     pub fn entry_name(&self, dtype: Dtype, tile: u32, layout: Layout) -> String {
         let base = self
@@ -394,11 +405,15 @@ impl Variant {
                     .flat_map(move |t| layouts.iter().map(move |l| self.entry_name(d, *t, *l)))
             })
             .flat_map(|name| {
-                let batched = self.grid_batched().then(|| batch_twin(&name));
+                let batched = self.has_batch_twins().then(|| batch_twin(&name));
                 core::iter::once(name).chain(batched)
             })
             .chain(reduce)
-            .chain(self.ranges_pass().map(String::from))
+            .chain(
+                self.ranges_pass()
+                    .into_iter()
+                    .flat_map(|pass| [pass.to_string(), batch_twin(pass)]),
+            )
             .chain(self.unfused_epilogues())
     }
 
@@ -412,7 +427,7 @@ impl Variant {
     }
 
     /// The entry point of the pass this variant's launches run first, if any: 3xTF32's ranges
-    /// ([`TmaOperands::ranges`]).
+    /// ([`TmaOperands::ranges`]; a strided batch runs its twin, [`batch_twin`]).
     pub fn ranges_pass(&self) -> Option<&'static str> {
         let ranged = self.tma.is_some_and(|operands| {
             self.tiles
@@ -533,7 +548,8 @@ fn wgmma_3xtf32_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geome
 }
 
 /// The TMA boxes of the `wgmma` pipeline: A in 32×32 boxes (m × k, four per stage), B in
-/// 32 × BN (k × n), both 128-byte swizzled; a persistent grid.
+/// 32 × BN (k × n), both 128-byte swizzled; a persistent grid, whose walk goes over every
+/// member of a strided batch.
 const fn wgmma_operands(bn: u32) -> TmaOperands {
     TmaOperands {
         a_box: [32, 32],
@@ -545,7 +561,7 @@ const fn wgmma_operands(bn: u32) -> TmaOperands {
         a_transposed: false,
         b_transposed: false,
         stream_k: None,
-        batched: false,
+        batched: true,
         grouped: false,
         ranges: false,
         queue: false,

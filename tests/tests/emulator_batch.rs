@@ -4,17 +4,18 @@
 //! planted bugs the check must catch, and the refusals.
 use gpu_gemm::emulator;
 use gpu_gemm::half::bf16;
-use gpu_gemm::problem::{EmulatedBody, Inputs, Problem, Transpose, Transposes};
+use gpu_gemm::problem::{EmulatedBody, Inputs, Matrix, Problem, Transpose, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::{execute, plan, Backend};
 use gpu_gemm::verify;
 use gpu_gemm::{Algorithm, Batch, Gemm, GemmConfig, GemmError, Math};
 use kernels_gpu::device::half::Bf16;
 use kernels_gpu::device::tma::TensorMap;
-use kernels_gpu::gemm::{Dtype, HalfGemmArgs};
+use kernels_gpu::gemm::{Dtype, GemmArgs, HalfGemmArgs};
 use kernels_gpu::pipeline::schedule::Tile;
-use kernels_gpu::pipeline::{self, Consumer, Kernel, Stages, Work};
+use kernels_gpu::pipeline::{self, Consumer, Kernel, Ring, Stages, Work};
 use kernels_gpu::variants::wgmma_16bit::{Plain, Wgmma16};
+use kernels_gpu::variants::wgmma_tf32::Tf32Pipeline;
 
 mod batch_cases;
 #[allow(dead_code)]
@@ -126,6 +127,212 @@ fn the_f32_and_f64_kernels_compute_every_member() {
     }
 }
 
+/// The Hopper TF32 and 3xTF32 kernels at every tile (clusters of two down m included, whose
+/// second block may fall past a member's last row) compute every member: their walk goes over
+/// the members' tiles, the copies take the member as their maps' layer, the epilogue offsets C.
+#[test]
+fn the_tf32_kernels_compute_every_member_at_every_tile() {
+    let kernels = batch_cases::hopper_f32();
+    assert_eq!(kernels, ["wgmma-tf32", "wgmma-3xtf32"]);
+    for name in kernels {
+        let variant = registry::find(name).unwrap();
+        for (i, &tile) in variant.tiles().iter().enumerate() {
+            let beta = [0.0, 0.5][i % 2];
+            let p = problem(Dtype::F32, (136, 72, 64), Transposes::NN, beta);
+            let what = format!("{name}:{tile} beta {beta}");
+            let report = execute(&Backend::Emulator, variant, Some(tile), &p, ONCE)
+                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            let check = report.check.expect("checked run");
+            assert!(check.passed(), "{what}: {}", check.summary());
+            assert!(check.coverage.starts_with("members 0, 1, 2, 3, 4 of 5"));
+            println!("{what}: {}", check.summary());
+        }
+    }
+}
+
+type ThreeTf32 = Tf32Pipeline<64, 128, 4, false, true, 8, 1, true>;
+
+/// `wgmma-3xtf32:1` with the ranges of member 0 read for every member, when `BUG`: the splitters'
+/// column scales and the consumers' row scales (the tile's member changed for the ranges alone:
+/// the copies and the epilogue keep the right one).
+#[derive(Clone, Copy)]
+struct MemberZeroRanges<const BUG: bool>;
+
+impl<const BUG: bool> MemberZeroRanges<BUG> {
+    fn ranges_tile(tile: Tile) -> Tile {
+        if BUG {
+            Tile::of_member(tile.row, tile.col, 0)
+        } else {
+            tile
+        }
+    }
+}
+
+impl<const BUG: bool> Kernel for MemberZeroRanges<BUG> {
+    type Args = GemmArgs<f32>;
+    kernels_gpu::sizes_of!(ThreeTf32);
+
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
+        unsafe { ThreeTf32 {}.load(maps, stages, s, tile, slice) }
+    }
+
+    unsafe fn assist(
+        self,
+        args: GemmArgs<f32>,
+        maps: *const TensorMap,
+        stages: Stages,
+        ring: &mut Ring,
+        thread: u32,
+        tile: Tile,
+        slices: u32,
+    ) {
+        let tile = Self::ranges_tile(tile);
+        unsafe { ThreeTf32 {}.assist(args, maps, stages, ring, thread, tile, slices) }
+    }
+
+    unsafe fn consume(
+        self,
+        args: GemmArgs<f32>,
+        maps: *const TensorMap,
+        consumer: &mut Consumer,
+        work: Work,
+    ) {
+        let work = Work {
+            tile: Self::ranges_tile(work.tile),
+            ..work
+        };
+        unsafe { ThreeTf32 {}.consume(args, maps, consumer, work) }
+    }
+}
+
+/// Errors as `[4.2e-8, 1.0e-7]`.
+fn sci(errors: &[f64]) -> String {
+    let each: Vec<_> = errors.iter().map(|e| format!("{e:.1e}")).collect();
+    format!("[{}]", each.join(", "))
+}
+
+/// # Safety
+/// As `wgmma_tf32::gemm`.
+unsafe fn member_zero_ranges<const BUG: bool>(args: GemmArgs<f32>, maps: *const TensorMap) {
+    unsafe { pipeline::run(MemberZeroRanges::<BUG>, args, maps) }
+}
+
+/// 3xTF32 over a batch whose two members span f32's range the opposite ways
+/// ([`verify::WIDE_RANGES`]: member 0's rows of A tiny and columns of B large, member 1's the
+/// reverse). The ranges pass writes m + n words per member and each member is scaled by its
+/// own: every configuration keeps each member within 2× the strict kernel's error. The kernel
+/// planted to read member 0's ranges for every member scales member 1 the wrong way, and its
+/// small parts vanish (or its products overflow): far over the bound.
+#[test]
+fn three_tf32_scales_each_member_by_its_own_ranges() {
+    let (m, n, k) = (136usize, 72usize, 64usize);
+    let mut p = batch_cases::problem(
+        Dtype::F32,
+        (m as u32, n as u32, k as u32),
+        Transposes::NN,
+        0.0,
+    );
+    p.alpha = 1.0;
+    p.shape.lda = m as u32;
+    p.shape.ldb = k as u32;
+    p.shape.ldc = m as u32;
+    p.batch = p.packed_strides(2);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (z, ranges) in verify::WIDE_RANGES.into_iter().enumerate() {
+        let (az, bz) = verify::wide_range_operands((m, n, k), ranges, z as u64 + 1);
+        a.extend(az);
+        b.extend(bz);
+    }
+    let errors = |c: &[f32]| -> Vec<f64> {
+        (0..2)
+            .map(|z| {
+                let member = (
+                    &a[z * m * k..][..m * k],
+                    &b[z * k * n..][..k * n],
+                    &c[z * m * n..][..m * n],
+                );
+                verify::worst_error_relative_to_magnitudes((m, n, k), member, 1)
+            })
+            .collect()
+    };
+    let run = |name: &str, tile: Option<u32>| {
+        let launch = plan(registry::find(name).unwrap(), tile, &p, None).unwrap();
+        let mut c = vec![f32::NAN; 2 * m * n];
+        emulator::launch_on(&launch, &p, (&a, &b, &[], &[]), &mut c, None).unwrap();
+        errors(&c)
+    };
+    let strict = run("gemm128", None);
+    for tile in [1, 2] {
+        let error = run("wgmma-3xtf32", Some(tile));
+        println!(
+            "wgmma-3xtf32:{tile}: {}, gemm128 {}",
+            sci(&error),
+            sci(&strict)
+        );
+        for z in 0..2 {
+            assert!(
+                error[z] <= 2.0 * strict[z],
+                "wgmma-3xtf32:{tile}, member {z}: {:.1e} is over 2× strict's {:.1e}",
+                error[z],
+                strict[z]
+            );
+        }
+    }
+    let planted = |bug: bool| {
+        let launch = plan(registry::find("wgmma-3xtf32").unwrap(), Some(1), &p, None).unwrap();
+        let body = if bug {
+            EmulatedBody::TensorMaps(member_zero_ranges::<true> as _)
+        } else {
+            EmulatedBody::TensorMaps(member_zero_ranges::<false> as _)
+        };
+        let inputs = Inputs {
+            a: Matrix {
+                rows: m as u32,
+                cols: (2 * k) as u32,
+                ld: m as u32,
+                data: a.clone(),
+            },
+            b: Matrix {
+                rows: k as u32,
+                cols: (2 * n) as u32,
+                ld: k as u32,
+                data: b.clone(),
+            },
+            c: Matrix {
+                rows: m as u32,
+                cols: (2 * n) as u32,
+                ld: m as u32,
+                data: vec![0.0; 2 * m * n],
+            },
+            bias: Vec::new(),
+            groups: Vec::new(),
+        };
+        let mut c = vec![f32::NAN; 2 * m * n];
+        emulator::launch_planted(&launch, body, &p, &inputs, &mut c).unwrap();
+        errors(&c)
+    };
+    let control = planted(false);
+    assert!(
+        control[0] <= 2.0 * strict[0] && control[1] <= 2.0 * strict[1],
+        "the wrapper without its bug: {} against {}",
+        sci(&control),
+        sci(&strict)
+    );
+    let bug = planted(true);
+    println!("member 0's ranges for every member: {}", sci(&bug));
+    assert!(
+        bug[0] <= 2.0 * strict[0],
+        "member 0 is scaled by its own: {}",
+        sci(&bug)
+    );
+    assert!(
+        bug[1].is_nan() || bug[1] > 100.0 * strict[1],
+        "member 1 scaled by member 0's ranges passed: {:.1e} against strict's {:.1e}",
+        bug[1],
+        strict[1]
+    );
+}
+
 /// `auto` over a batch takes the batch rule's kernel for each kind of member, and a fused
 /// epilogue applies to every member (one bias for all).
 #[test]
@@ -173,7 +380,7 @@ fn batches_the_kernels_cannot_run_are_refused() {
         ..p
     };
     assert!(refusal("split-k", &f32).contains("has no strided batched form in f32"));
-    assert!(refusal("wgmma-3xtf32", &f32).contains("has no strided batched form in f32"));
+    assert!(refusal("wgmma-tf32-basic", &f32).contains("has no strided batched form in f32"));
     assert!(refusal("cpu-naive", &f32).contains("has no strided batched form in f32"));
     assert!(refusal("v5", &f32).contains("in f32 and f64 on gemm128, best, tc-f64"));
     assert!(refusal("wgmma-split-k", &p).contains("no strided batched form"));
@@ -531,28 +738,35 @@ fn registers_the_block_does_not_hold_are_a_hang() {
     emulator::launch_once(&launch, &p, &inputs, &mut c).unwrap();
 }
 
-/// In f32 a batch runs on the strict kernels whatever the contract (the Hopper 3xTF32 kernels
-/// compute one problem), so under FP32-accurate `auto` takes strict's row for the shape rather
-/// than the fallback: on the H100 that was `best:1` at 0.86× cuBLAS where strict's `gemm128`
-/// ran at 0.94× (2048 × 128 × 2048, 1024 members).
+/// Under FP32-accurate, `auto` runs a batch of large members on 3xTF32 (the members'
+/// tiles walked by `wgmma-3xtf32`'s batch twin) and one of small members on strict's row, where
+/// 3xTF32's per-tile work dominates (H100, 1 024 members: `best:1` 1.17–1.31× cuBLAS SGEMM's
+/// strided batch at 128³ and 512 × 512 × 64 against 3xTF32's 0.70–0.77×; 3xTF32 1.05–1.24× at
+/// the 2048 members against `gemm128`'s 0.94–0.98×). TF32 takes its own row's kernel.
 #[test]
-fn a_relaxed_contract_takes_stricts_row_for_a_batch() {
-    for dims in [
-        (2048, 128, 2048),
-        (2048, 2048, 128),
-        (512, 512, 64),
-        (128, 128, 128),
+fn fp32_accurate_takes_3xtf32_for_large_members_and_stricts_row_for_small() {
+    for (dims, large) in [
+        ((2048, 128, 2048), true),
+        ((2048, 2048, 128), true),
+        ((512, 512, 64), false),
+        ((128, 128, 128), false),
     ] {
         let mut p = problem(Dtype::F32, dims, Transposes::NN, 0.0);
         p.batch = p.packed_strides(1024);
         let strict = gpu_gemm::auto::choose(&p, Math::Strict, Some(90)).unwrap();
         let accurate = gpu_gemm::auto::choose(&p, Math::Fp32Accurate, Some(90)).unwrap();
+        let tf32 = gpu_gemm::auto::choose(&p, Math::Tf32, Some(90)).unwrap();
         assert!(strict.variant.runs_batched(Dtype::F32, Transposes::NN));
-        assert_eq!(
-            (accurate.variant.name(), accurate.tile),
-            (strict.variant.name(), strict.tile),
-            "{dims:?}"
-        );
         assert_eq!(accurate.math, Math::Fp32Accurate);
+        if large {
+            assert_eq!(accurate.variant.name(), "wgmma-3xtf32", "{dims:?}");
+        } else {
+            assert_eq!(
+                (accurate.variant.name(), accurate.tile),
+                (strict.variant.name(), strict.tile),
+                "{dims:?}"
+            );
+        }
+        assert_eq!(tf32.variant.name(), "wgmma-tf32", "{dims:?}");
     }
 }

@@ -1079,6 +1079,64 @@ fn fp32_accurate_keeps_its_contract_across_the_normal_range_on_the_gpu() {
             run(&Algorithm::Auto(Math::Tf32));
         }
     }
+    // A strided batch whose two members span the range the opposite ways: each member is
+    // scaled by its own ranges (the pass writes m + n words per member).
+    let (m, n, k) = (1000usize, 1020usize, 996usize);
+    let config = GemmConfig::new(m as u32, n as u32, k as u32).batch(
+        2,
+        (m * k) as u64,
+        (k * n) as u64,
+        (m * n) as u64,
+    );
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (z, ranges) in WIDE_RANGES.into_iter().enumerate() {
+        let (az, bz) = wide_range_operands((m, n, k), ranges, 5 + z as u64);
+        a.extend(az);
+        b.extend(bz);
+    }
+    let (a_dev, b_dev) = (gemm.upload(&a).unwrap(), gemm.upload(&b).unwrap());
+    let run = |algorithm: &Algorithm| -> Vec<f64> {
+        let mut c = gemm.zeros::<f32>(2 * m * n).unwrap();
+        let choice = gemm
+            .run(&config, algorithm, &a_dev, &b_dev, &mut c)
+            .unwrap();
+        let c = gemm.download(&c).unwrap();
+        let errors: Vec<f64> = (0..2)
+            .map(|z| {
+                let member = (
+                    &a[z * m * k..][..m * k],
+                    &b[z * k * n..][..k * n],
+                    &c[z * m * n..][..m * n],
+                );
+                worst_error_relative_to_magnitudes((m, n, k), member, 97)
+            })
+            .collect();
+        eprintln!(
+            "| {m}×{n}×{k} × 2 members | both ranges | {} | {} | {:.1e}, {:.1e} |",
+            algorithm.label(),
+            choice.variant,
+            errors[0],
+            errors[1]
+        );
+        errors
+    };
+    let strict = run(&Algorithm::Auto(Math::Strict));
+    for algorithm in [
+        Algorithm::Auto(Math::Fp32Accurate),
+        Algorithm::kernel_tile("wgmma-3xtf32", 1),
+        Algorithm::kernel_tile("wgmma-3xtf32", 2),
+    ] {
+        let errors = run(&algorithm);
+        for z in 0..2 {
+            assert!(
+                errors[z] <= 2.0 * strict[z],
+                "batch member {z}: {}'s error {:.1e} is over 2× strict's {:.1e}",
+                algorithm.label(),
+                errors[z],
+                strict[z]
+            );
+        }
+    }
 }
 
 mod epilogue_cases;

@@ -292,11 +292,13 @@ impl GemmConfig {
     /// A strided batch, cuBLAS's `cublasGemmStridedBatchedEx`: `count` GEMMs of this
     /// configuration in one launch, member `i` of A, B and C `i·stride` elements after member
     /// 0's (each stride at least one member's matrix, `ld × columns` as stored; a multiple of
-    /// 16 bytes for the Hopper kernels). In bf16 and f16 the Hopper kernels' persistent walk
-    /// goes over every member's tiles ([`kernels_gpu::pipeline::schedule`]), and
-    /// `Algorithm::Auto` chooses for the batch as a whole; in f32 and f64 the kernels
+    /// 16 bytes for the Hopper kernels). In bf16, f16 and f32 (TF32, 3xTF32) the Hopper kernels'
+    /// persistent walk goes over every member's tiles ([`kernels_gpu::pipeline::schedule`]),
+    /// and `Algorithm::Auto` chooses for the batch as a whole; in f32 and f64 the kernels
     /// [`kernels_gpu::registry::GRID_BATCHED`] names launch a layer of their grid per member (at
-    /// most 65 535 members); or
+    /// most 65 535 members); under `Math::Fp32Accurate`, `auto` takes 3xTF32 for members of at
+    /// least [`crate::auto::FP32_ACCURATE_BATCH_MEMBER_MACS`] multiply-adds and the strict
+    /// kernels below; or
     /// `Algorithm::Cublas`. The buffers hold every member. A fused epilogue (16-bit) applies to
     /// each member, with one bias for all.
     pub fn batch(self, count: u32, stride_a: u64, stride_b: u64, stride_c: u64) -> Self {

@@ -116,6 +116,24 @@ impl<T: crate::device::Real> Problem for crate::gemm::GemmArgs<T> {
     fn mnk(&self) -> (u32, u32, u32) {
         (self.m, self.n, self.k)
     }
+
+    #[inline(always)]
+    fn members(&self) -> u32 {
+        self.members
+    }
+
+    /// The member's own problem: its C, `member · stride_c` elements on, and no batch (so
+    /// that [`crate::gemm::GemmArgs::member_c`] adds nothing, and a kernel that computes one
+    /// problem folds every offset away).
+    #[inline(always)]
+    fn member(self, tile: Tile) -> Self {
+        crate::gemm::GemmArgs {
+            c: self.c.offset((tile.member as u64 * self.stride_c) as isize),
+            stride_c: 0,
+            members: 1,
+            ..self
+        }
+    }
 }
 
 impl Problem for crate::gemm::Fp8GemmArgs {

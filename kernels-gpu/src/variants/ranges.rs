@@ -73,7 +73,8 @@ pub unsafe fn max_abs_bits(args: GemmArgs<f32>) {
     let k0 = block_idx_y() * K_SLICE;
     let k1 = (k0 + K_SLICE).min(k);
     let a_blocks = m.div_ceil(THREADS);
-    let out = args.c.element_ptr(0) as *mut u32;
+    // A strided batch (the `_batch` entry point) writes member z's m + n words z·(m + n) on.
+    let out = args.member_c().element_ptr(0) as *mut u32;
     if bx < a_blocks {
         // A row per thread: the warp reads 32 consecutive rows of each column, coalesced.
         let row = bx * THREADS + t;

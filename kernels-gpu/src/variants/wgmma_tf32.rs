@@ -76,6 +76,18 @@
 //! of B, and the epilogue divides each element of C by both: exact operations that put every
 //! row and column's largest in [1, 4) whatever its magnitude.
 //!
+//! **A strided batch** (the `_batch` entry points, `BATCH`): the walk goes over every member's
+//! tiles, the copies take the member as the layer of their tensor maps, the epilogue offsets C
+//! by it, and 3xTF32's ranges pass writes m + n words per member (its own `_batch` twin, a layer
+//! of its grid per member), from which each tile reads its member's. On the H100 at 1 024
+//! attention-sized members (`docs/results/h100-2026-11-27-tf32-batch/`): 3xTF32 1.04× and 1.25×
+//! cuBLAS SGEMM's strided batch at 2048 × 2048 × 128 and 2048 × 128 × 2048 (the SIMT kernels:
+//! 0.98× and 0.94×), but 0.70–0.77× at 128³ and 512 × 512 × 64, where `auto` keeps `best:1`
+//! (1.17–1.31×); TF32 0.99–1.02× cuBLAS's TF32 strided batch on the small members, 0.90× at
+//! 2048 × 128 × 2048 and 0.63× at 2048 × 2048 × 128, whose 17 GB of C our register epilogue
+//! writes at 1.6 TB/s against cuBLAS's 2.5. The kernels themselves stay one problem's: a walk
+//! that divides by the members cost one 3xTF32 problem 3.5–7% (see [`Tf32Pipeline`]).
+//!
 //! The emulator runs all of it: the TMA boxes with their swizzle and zero fill, the
 //! mbarrier phases, the `wgmma` descriptor reads; a consumer that reads a stage before its
 //! *full* phase, a producer that refills one before its *empty* phase, or a `wgmma` that reads
@@ -130,7 +142,14 @@ pub const fn stage_bytes(bn: u32, split: bool) -> u32 {
 /// The kernel: accumulators of `R` registers (a tile of `BN = 2R` columns), `STAGES` stages,
 /// `wgmma` groups per k-step in flight (`PIPELINED`) or one per slice, 3xTF32 (`SPLIT`), tiles
 /// in groups of `RASTER` tile-rows, clusters of `CLUSTER_M` blocks down m that share B (chapter
-/// 3's [`super::wgmma_cluster`]: each loads half of B's slice and multicasts it to both).
+/// 3's [`super::wgmma_cluster`]: each loads half of B's slice and multicasts it to both), a walk
+/// over every member of a strided batch (`BATCH`: the `…_batch` entry points).
+///
+/// `BATCH` is a parameter, not the skeleton's default, because finding a tile's member divides
+/// its unit by the tiles per member, and ptxas computes a division with `MUFU.RCP`, which has no
+/// uniform form: the member, and with it every TMA coordinate, moved from uniform into ordinary
+/// registers, each of the producer's copies gained five `R2UR`s, and one 3xTF32 problem ran
+/// 3.5–7% slower on the H100 (TF32, whose slices are twice as long, did not move).
 #[derive(Clone, Copy)]
 pub struct Tf32Pipeline<
     const R: usize,
@@ -140,6 +159,7 @@ pub struct Tf32Pipeline<
     const SPLIT: bool,
     const RASTER: u32,
     const CLUSTER_M: u32,
+    const BATCH: bool,
 >;
 
 pub fn geometry<const BN: u32, const STAGES: u32, const SPLIT: bool>(
@@ -149,7 +169,7 @@ pub fn geometry<const BN: u32, const STAGES: u32, const SPLIT: bool>(
     _element_bytes: u32,
 ) -> Geometry {
     type K<const BN: u32, const STAGES: u32, const SPLIT: bool> =
-        Tf32Pipeline<64, BN, STAGES, false, SPLIT, 8, 1>;
+        Tf32Pipeline<64, BN, STAGES, false, SPLIT, 8, 1, false>;
     Geometry {
         // One block per tile (a cluster's tiles rounded up: the host caps the grid at what is
         // resident, one block per SM at most).
@@ -186,7 +206,8 @@ impl<
         const SPLIT: bool,
         const RASTER: u32,
         const CLUSTER_M: u32,
-    > Kernel for Tf32Pipeline<R, BN, STAGES, PIPELINED, SPLIT, RASTER, CLUSTER_M>
+        const BATCH: bool,
+    > Kernel for Tf32Pipeline<R, BN, STAGES, PIPELINED, SPLIT, RASTER, CLUSTER_M, BATCH>
 where
     Accumulator<R>: Tf32Wgmma,
 {
@@ -201,6 +222,7 @@ where
     const ASSISTS: bool = SPLIT;
     const RASTER_GROUP: u32 = RASTER;
     const CLUSTER: (u32, u32) = (CLUSTER_M, 1);
+    const BATCHES: bool = BATCH;
 
     /// Four copies of A (32 rows of m by 32 of k each: a 128-byte swizzled box holds at most 32
     /// f32 across) and one of B (32 of k by BN columns), or in a cluster this block's share of
@@ -250,7 +272,7 @@ where
         // thread's chunks are the same columns in every slice of the tile: their scales are read
         // once a tile and kept in registers (read every slice, they made the splitters the
         // kernel's bottleneck).
-        let ranges = unsafe { ranges_after(maps, &args) };
+        let ranges = unsafe { ranges_after(maps, &args, tile.member) };
         let scales: [f32; MAX_SPLIT_CHUNKS] = core::array::from_fn(|i| {
             let chunk = thread + SPLITTERS * i as u32;
             ranges::pow2(unsafe { ranges.column(tile.col * BN + chunk / (BK / 4)) })
@@ -279,7 +301,7 @@ where
         // 3xTF32: this thread's two rows of A, scaled by their ranges as they are split, and
         // every element unscaled before the epilogue.
         let (ranges, rows) = if SPLIT {
-            let ranges = unsafe { ranges_after(maps, &args) };
+            let ranges = unsafe { ranges_after(maps, &args, tile.member) };
             let row = tile.row * BM + 32 * f.a_box + f.m_in_box;
             (Some(ranges), unsafe {
                 [ranges.row(row), ranges.row(row + 1)]
@@ -578,14 +600,16 @@ unsafe fn store<const R: usize, const BN: u32, const SPLIT: bool>(
     }
 }
 
-/// The ranges pass's words ([`ranges::max_abs_bits`]), whose address the host writes after
-/// A's and B's tensor maps.
+/// The ranges pass's words ([`ranges::max_abs_bits`]) of a batch's member `member`: the pass
+/// writes m + n words per member, one member after the other, at the address the host writes
+/// after A's and B's tensor maps.
 ///
 /// # Safety
 /// A 3xTF32 launch: the host wrote the address there.
 #[inline(always)]
-unsafe fn ranges_after(maps: *const TensorMap, args: &GemmArgs<f32>) -> Ranges {
+unsafe fn ranges_after(maps: *const TensorMap, args: &GemmArgs<f32>, member: u32) -> Ranges {
     let words = unsafe { *(maps.wrapping_add(2) as *const *const f32) };
+    let words = words.wrapping_add(member as usize * (args.m + args.n) as usize);
     Ranges::new(words, args.m, args.n)
 }
 
@@ -627,6 +651,7 @@ pub unsafe fn gemm<
     const SPLIT: bool,
     const RASTER: u32,
     const CLUSTER_M: u32,
+    const BATCH: bool,
 >(
     args: GemmArgs<f32>,
     maps: *const TensorMap,
@@ -636,6 +661,6 @@ pub unsafe fn gemm<
     // A tile of BN columns is one `wgmma` of N = BN per consumer warpgroup: R = BN/2 registers.
     // 3xTF32 reads every slice's sum, so it waits for each slice.
     const { assert!(BN == 2 * R as u32 && BN <= 256 && STAGES >= 2 && !(SPLIT && PIPELINED)) };
-    let kernel = Tf32Pipeline::<R, BN, STAGES, PIPELINED, SPLIT, RASTER, CLUSTER_M>;
+    let kernel = Tf32Pipeline::<R, BN, STAGES, PIPELINED, SPLIT, RASTER, CLUSTER_M, BATCH>;
     unsafe { pipeline::run(kernel, args, maps) }
 }

@@ -35,9 +35,26 @@ pub fn batched_kernels() -> Vec<(Variant, Transposes)> {
 }
 
 /// The f32 and f64 kernels (and `auto`) the batch's tests run: every one that launches a layer
-/// of its grid per member.
+/// of its grid per member, and the Hopper TF32 and 3xTF32 kernels, which walk the members.
 pub fn full_precision() -> Vec<&'static str> {
     let mut names = kernels_gpu::registry::GRID_BATCHED.to_vec();
+    names.extend(hopper_f32());
     names.push("auto");
     names
+}
+
+/// The Hopper f32 kernels that run a batch: their walk goes over every member's tiles.
+pub fn hopper_f32() -> Vec<&'static str> {
+    registry::all()
+        .into_iter()
+        .filter_map(|v| match v {
+            Variant::Kernel(k)
+                if k.target == kernels_gpu::registry::Target::Sm90a
+                    && v.runs_batched(Dtype::F32, Transposes::NN) =>
+            {
+                Some(k.name)
+            }
+            _ => None,
+        })
+        .collect()
 }
