@@ -157,7 +157,7 @@ pub fn runs_on(v: &Variant, arch: Option<u32>) -> bool {
 /// Whether `v` is a candidate for problem `p` under `math` on a device of compute capability
 /// `arch` (`None`: the emulator): a GPU kernel whose arithmetic the contract admits
 /// ([`is_candidate`]), with a version for the dtype, computing the problem's transposes,
-/// supporting its shape and running on the device. The one definition of "a candidate" that
+/// supporting its shape (and a batch's strides) and running on the device. The one definition of "a candidate" that
 /// `auto` (which picks one from a table) and the tuner (`crate::tuning`, which times them all)
 /// share, so that `Algorithm::Tuned` never considers a kernel `Algorithm::Auto` would refuse.
 pub fn fits(v: &Variant, p: &Problem, math: Math, arch: Option<u32>) -> bool {
@@ -169,6 +169,9 @@ pub fn fits(v: &Variant, p: &Problem, math: Math, arch: Option<u32>) -> bool {
                 && is_candidate(v, p.dtype, math)
                 && runs_on(v, arch)
                 && (!p.batch.is_batched() || v.runs_batched(p.dtype, p.transposes))
+                // A TMA kernel steps between members by whole 16 bytes: in f32 the grid-batched
+                // kernels take any stride.
+                && (k.tma.is_none() || p.batch_stride_off_tma().is_none())
                 && (p.groups == GroupLayout::None || v.runs_grouped(p.dtype, p.transposes, None))
         }
         _ => false,

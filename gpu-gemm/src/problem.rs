@@ -300,6 +300,19 @@ impl Problem {
         }
     }
 
+    /// The first of A's, B's and C's batch strides (its letter and the stride, in elements) that
+    /// is not a multiple of 16 bytes, which the TMA engine needs to step from member to member
+    /// (the layers of its tensor maps); `None` for one problem or strides that all are.
+    pub fn batch_stride_off_tma(&self) -> Option<(char, u64)> {
+        let (b, element) = (&self.batch, self.dtype.bytes() as u64);
+        if !b.is_batched() {
+            return None;
+        }
+        [('A', b.stride_a), ('B', b.stride_b), ('C', b.stride_c)]
+            .into_iter()
+            .find(|(_, stride)| !(stride * element).is_multiple_of(16))
+    }
+
     /// The strides of a batch whose members lie one right after the other (`ld × columns`
     /// elements of each operand as stored).
     pub fn packed_strides(&self, count: u32) -> Batch {

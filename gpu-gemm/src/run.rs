@@ -398,14 +398,11 @@ fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
         );
     }
     if matches!(variant, Variant::Kernel(k) if k.tma.is_some()) {
-        let element = p.dtype.bytes() as u64;
-        for (name, stride) in [("A", b.stride_a), ("B", b.stride_b), ("C", b.stride_c)] {
-            if !(stride * element).is_multiple_of(16) {
-                bail!(
-                    "the batch stride of {name}, {stride} elements, is not a multiple of 16 bytes: the TMA engine steps from member to member by it (a multiple of {} elements)",
-                    16 / element
-                );
-            }
+        if let Some((name, stride)) = p.batch_stride_off_tma() {
+            bail!(
+                "the batch stride of {name}, {stride} elements, is not a multiple of 16 bytes: the TMA engine steps from member to member by it (a multiple of {} elements)",
+                16 / p.dtype.bytes()
+            );
         }
     }
     Ok(())

@@ -768,5 +768,17 @@ fn fp32_accurate_takes_3xtf32_for_large_members_and_stricts_row_for_small() {
             );
         }
         assert_eq!(tf32.variant.name(), "wgmma-tf32", "{dims:?}");
+        // Members one element apart are not 16 bytes apart: the TMA kernels cannot step by
+        // them, and every contract falls back to a kernel that launches a layer per member.
+        p.batch.stride_c += 1;
+        for math in [Math::Fp32Accurate, Math::Tf32] {
+            let choice = gpu_gemm::auto::choose(&p, math, Some(90)).unwrap();
+            assert!(
+                choice.variant.runs_batched(Dtype::F32, Transposes::NN)
+                    && kernels_gpu::registry::GRID_BATCHED.contains(&choice.variant.name()),
+                "{dims:?} {math:?} with an odd stride: {}",
+                choice.variant.name()
+            );
+        }
     }
 }
