@@ -149,7 +149,8 @@ pub const fn stage_bytes(bn: u32, split: bool) -> u32 {
 /// its unit by the tiles per member, and ptxas computes a division with `MUFU.RCP`, which has no
 /// uniform form: the member, and with it every TMA coordinate, moved from uniform into ordinary
 /// registers, each of the producer's copies gained five `R2UR`s, and one 3xTF32 problem ran
-/// 3.5–7% slower on the H100 (TF32, whose slices are twice as long, did not move).
+/// 3.5–7% slower on the H100 (TF32 did not move; why 3xTF32 alone is sensitive to it is not
+/// measured).
 #[derive(Clone, Copy)]
 pub struct Tf32Pipeline<
     const R: usize,
