@@ -326,7 +326,7 @@ impl Cli {
             bail!("--epilogue is fused into the 16-bit kernels: give --dtype bf16 or f16");
         }
         if p.dtype.is_fp8() && self.batch.is_some() {
-            bail!("--batch runs bf16, f16, f32 and f64 on the kernels; the e4m3 kernels compute one problem, or a grouped GEMM (--groups G --group-m M --masked, with --scaling block)");
+            bail!("--batch runs bf16, f16, f32 and f64 on the kernels; the e4m3 kernels compute one problem or a grouped GEMM (--groups, with --scaling block; in the library a packed batch with block scales is a masked grouped GEMM whose every count is n: Gemm::run_fp8_grouped)");
         }
         if p.dtype == Dtype::E4m3E5m2
             && (self.groups.is_some() || self.scaling != Scaling::PerTensor)

@@ -263,7 +263,9 @@ impl Gemm {
         };
         if config.groups == GroupLayout::None && config.batch.count > 1 {
             return Err(GemmError::InvalidConfig(
-                "an FP8 GEMM is one problem or a grouped GEMM: the FP8 kernels run no strided batch"
+                "an FP8 GEMM is one problem or a grouped GEMM: the FP8 kernels run no strided \
+                 batch (a packed batch with block scales is a masked grouped GEMM whose every \
+                 count is n: `GemmConfig::masked_groups` and `Gemm::run_fp8_grouped`)"
                     .into(),
             ));
         }
