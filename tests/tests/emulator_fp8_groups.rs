@@ -468,3 +468,79 @@ fn the_library_runs_fp8_groups_as_each_group_alone() {
         .unwrap_err();
     assert!(matches!(e, GemmError::ScalesMisshaped { .. }), "{e}");
 }
+
+/// A packed strided batch with block scales is the masked layout with every count n: member
+/// `j`'s A, B and C (and their scales) are the `j`-th packed ones, and each member is bit for
+/// bit the same kernel on that member alone (`Gemm::run_fp8`). `run_fp8` refuses a batch and
+/// says so.
+#[test]
+fn a_packed_batch_is_masked_groups_whose_every_count_is_n() {
+    use gpu_gemm::fp8::quantize::BLOCK;
+    use gpu_gemm::{Algorithm, Fp8, Gemm, GemmConfig, GemmError, Transpose};
+    let gemm = Gemm::emulator();
+    let members = 3u32;
+    let p = problem(GroupLayout::Masked, 200, members);
+    let s = p.shape;
+    let table = vec![s.n; members as usize];
+    let o = inputs(&p, table.clone()).concatenated();
+    let kernel = Algorithm::kernel_tile("wgmma-fp8-block", 1);
+    let base = GemmConfig::new(s.m, s.n, s.k)
+        .transposes(Transpose::Yes, Transpose::No)
+        .leading_dimensions(s.lda, s.ldb, s.ldc)
+        .scale(p.alpha as f64, p.beta as f64);
+    let [stride_a, stride_b, stride_c] =
+        [s.lda * s.m, s.ldb * s.n, s.ldc * s.n].map(|x| x as usize);
+    let k_blocks = s.k.div_ceil(BLOCK) as usize;
+    let (a_scales, b_scales) = (
+        s.m as usize * k_blocks,
+        s.n.div_ceil(BLOCK) as usize * k_blocks,
+    );
+    let strides = (stride_a as u64, stride_b as u64, stride_c as u64);
+    let batch = base.batch(members, strides.0, strides.1, strides.2);
+    let e = gemm
+        .run_fp8(
+            &batch,
+            &kernel,
+            Fp8::per_block(&o.a, &o.scale_a),
+            Fp8::per_block(&o.b, &o.scale_b),
+            &mut o.c.clone(),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, GemmError::InvalidConfig(m) if m.contains("masked_groups")),
+        "{e}"
+    );
+    let config = base.masked_groups(members, strides.0, strides.1, strides.2);
+    let mut c = o.c.clone();
+    let operands = (
+        Fp8::per_block(&o.a, &o.scale_a),
+        Fp8::per_block(&o.b, &o.scale_b),
+    );
+    gemm.run_fp8_grouped(&config, &kernel, operands, &table, &mut c)
+        .unwrap();
+    for j in 0..members as usize {
+        let mut alone = o.c[j * stride_c..][..stride_c].to_vec();
+        gemm.run_fp8(
+            &base,
+            &kernel,
+            Fp8::per_block(
+                &o.a[j * stride_a..][..stride_a],
+                &o.scale_a[j * a_scales..][..a_scales],
+            ),
+            Fp8::per_block(
+                &o.b[j * stride_b..][..stride_b],
+                &o.scale_b[j * b_scales..][..b_scales],
+            ),
+            &mut alone,
+        )
+        .unwrap();
+        let batched = &c[j * stride_c..][..stride_c];
+        assert!(
+            batched
+                .iter()
+                .zip(&alone)
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            "member {j} differs from the member alone"
+        );
+    }
+}
