@@ -157,6 +157,9 @@ pub struct Fp8Groups {
     pub layout: GroupLayout,
     /// Groups: layers of A (1 for one problem).
     pub count: u32,
+    /// A packed strided batch ([`Fp8Groups::batch`]): the masked layout with every count n,
+    /// whose table the pipeline makes rather than draws.
+    pub full: bool,
 }
 
 impl Fp8Groups {
@@ -164,7 +167,19 @@ impl Fp8Groups {
     pub const NONE: Fp8Groups = Fp8Groups {
         layout: GroupLayout::None,
         count: 1,
+        full: false,
     };
+
+    /// A packed strided batch of `members`, each its own A, B and C with their block scales:
+    /// the masked layout whose every count is n. A batch is a grouped GEMM with equal groups,
+    /// so the FP8 kernels run it on the grouped walk (`host --batch` in e4m3).
+    pub const fn batch(members: u32) -> Fp8Groups {
+        Fp8Groups {
+            layout: GroupLayout::Masked,
+            count: members,
+            full: true,
+        }
+    }
 
     /// Whether it is a grouped GEMM.
     pub fn grouped(&self) -> bool {

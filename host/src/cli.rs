@@ -97,8 +97,10 @@ pub struct Cli {
     /// cublasGemmStridedBatchedEx): member i of A, B and C lies i·stride elements after member
     /// 0's, by default right after the one before. bf16, f16 and f32 (wgmma-tf32,
     /// wgmma-3xtf32) on the Hopper kernels (`auto` chooses for the batch as a whole), f32 and f64
-    /// on gemm128, best and tc-f64 (a layer of the grid per member, at most 65 535), and cublas;
-    /// the check compares the first four members and the last with the f64 reference
+    /// on gemm128, best and tc-f64 (a layer of the grid per member, at most 65 535), e4m3 with
+    /// --scaling block on wgmma-fp8-block (the grouped walk: the masked layout whose every count
+    /// is n; the members packed; cublas is then cuBLASLt per member), and cublas; the check
+    /// compares the first four members and the last with the f64 reference (e4m3: every member)
     #[arg(long, value_name = "COUNT", value_parser = positive_size)]
     pub batch: Option<u32>,
     /// The batch strides of A, B and C, in elements (`A,B,C`), each at least one member's matrix
@@ -325,8 +327,13 @@ impl Cli {
         if !p.epilogue.is_none() && !p.dtype.is_16bit() {
             bail!("--epilogue is fused into the 16-bit kernels: give --dtype bf16 or f16");
         }
-        if p.dtype.is_fp8() && self.batch.is_some() {
-            bail!("--batch runs bf16, f16, f32 and f64 on the kernels; the e4m3 kernels compute one problem or a grouped GEMM (--groups, with --scaling block; in the library a packed batch with block scales is a masked grouped GEMM whose every count is n: Gemm::run_fp8_grouped)");
+        if p.dtype.is_fp8()
+            && self.batch.is_some()
+            && (p.dtype != Dtype::E4m3
+                || self.scaling != Scaling::Block
+                || self.batch_strides.is_some())
+        {
+            bail!("--batch in FP8 runs e4m3 with --scaling block, the members packed (no --batch-strides): the grouped walk of wgmma-fp8-block, a batch being the masked layout whose every count is n");
         }
         if p.dtype == Dtype::E4m3E5m2
             && (self.groups.is_some() || self.scaling != Scaling::PerTensor)

@@ -55,7 +55,11 @@ fn problem(layout: GroupLayout, n: u32, count: u32) -> Fp8Problem {
         init: Init::Random,
         seed: 29,
         outliers: false,
-        groups: Fp8Groups { layout, count },
+        groups: Fp8Groups {
+            layout,
+            count,
+            full: false,
+        },
     }
 }
 
@@ -542,5 +546,39 @@ fn a_packed_batch_is_masked_groups_whose_every_count_is_n() {
                 .all(|(x, y)| x.to_bits() == y.to_bits()),
             "member {j} differs from the member alone"
         );
+    }
+}
+
+/// `host --batch` in e4m3 (`Fp8Problem::per_tensor` of a batched problem, block scales): the
+/// masked layout whose every count is n, every member checked against its own reference.
+#[test]
+fn an_e4m3_batch_runs_on_the_grouped_walk_with_every_count_full() {
+    let mut p = epilogue_cases::problem(
+        kernels_gpu::gemm::Dtype::E4m3,
+        (136, 72, 256),
+        gpu_gemm::problem::Transposes::new(
+            gpu_gemm::problem::Transpose::Yes,
+            gpu_gemm::problem::Transpose::No,
+        ),
+        0.5,
+        "none",
+    );
+    p.batch = p.packed_strides(3);
+    p.validate().unwrap();
+    let fp8 = Fp8Problem {
+        scaling: Scaling::Block,
+        ..Fp8Problem::per_tensor(&p)
+    };
+    assert_eq!(fp8.groups, Fp8Groups::batch(3));
+    assert_eq!(gpu_gemm::fp8::run::group_table(&fp8), [72, 72, 72]);
+    let variants = [
+        (registry::find("auto").unwrap(), None),
+        (registry::find("wgmma-fp8-block").unwrap(), Some(1)),
+    ];
+    for report in execute_many(&Backend::Emulator, &variants, &fp8, ONCE, |_| {}) {
+        let report = report.unwrap();
+        let check = report.check.expect("checked run");
+        assert!(check.passed(), "{}: {}", report.variant, check.summary());
+        println!("{}: {}", report.variant, check.summary());
     }
 }

@@ -1304,6 +1304,7 @@ fn grouped_fp8_gemms_match_the_f64_reference() {
             groups: Fp8Groups {
                 layout,
                 count: groups,
+                full: false,
             },
         };
         for report in execute_many(&backend, &variants, &p, timing, |_| {}) {

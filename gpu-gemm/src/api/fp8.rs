@@ -259,6 +259,7 @@ impl Gemm {
             groups: Fp8Groups {
                 layout: config.groups,
                 count: config.batch.count,
+                full: false,
             },
         };
         if config.groups == GroupLayout::None && config.batch.count > 1 {

@@ -251,7 +251,8 @@ impl Fp8Problem {
 
     /// The FP8 problem of a plain [`crate::problem::Problem`] in e4m3: one scale per tensor,
     /// no outliers (its shape is already in the FP8 layout: `lda ≥ k`), grouped as it is (its
-    /// batch's members are the groups).
+    /// batch's members are the groups), and a strided batch (its members packed) as
+    /// [`crate::launch::Fp8Groups::batch`].
     pub fn per_tensor(p: &crate::problem::Problem) -> Self {
         Fp8Problem {
             shape: p.shape,
@@ -262,12 +263,15 @@ impl Fp8Problem {
             init: p.init,
             seed: p.seed,
             outliers: false,
-            groups: crate::launch::Fp8Groups {
-                layout: p.groups,
-                count: if p.groups == GroupLayout::None {
-                    1
-                } else {
-                    p.batch.count
+            groups: match p.groups {
+                GroupLayout::None if p.batch.is_batched() => {
+                    crate::launch::Fp8Groups::batch(p.batch.count)
+                }
+                GroupLayout::None => crate::launch::Fp8Groups::NONE,
+                layout => crate::launch::Fp8Groups {
+                    layout,
+                    count: p.batch.count,
+                    full: false,
                 },
             },
         }

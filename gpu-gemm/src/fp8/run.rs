@@ -278,6 +278,17 @@ fn as_problem(p: &Fp8Problem) -> Problem {
     }
 }
 
+/// A grouped problem's table: a strided batch's every count n ([`Fp8Groups::batch`]), else the
+/// problem's own ([`Problem::group_table`]: the contiguous layout's runs, the masked layout's
+/// counts drawn from the seed).
+pub fn group_table(p: &Fp8Problem) -> Vec<u32> {
+    if p.groups.full {
+        vec![p.shape.n; p.groups.count as usize]
+    } else {
+        as_problem(p).group_table()
+    }
+}
+
 /// Launches and times `launch` on one problem's inputs: the measured run, the engine and the
 /// entry's name.
 fn measure(
@@ -358,7 +369,7 @@ pub fn execute_with_yardsticks(
     let grouped = p
         .groups
         .grouped()
-        .then(|| GroupedInputs::generate(p, as_problem(p).group_table()));
+        .then(|| GroupedInputs::generate(p, group_table(p)));
     let inputs = grouped.is_none().then(|| Fp8Inputs::generate(p));
     let (mut expected, mut expected_groups) = (None, None);
     let mut planned: Vec<Result<(Fp8Launch, String)>> =
