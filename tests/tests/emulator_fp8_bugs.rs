@@ -240,7 +240,7 @@ fn run_body_on(
 ) -> Fp8Check {
     let s = p.shape;
     let k = kernels_gpu::registry::find(variant).unwrap();
-    let launch = kernel_launch(k, tile, &s, kernels_gpu::gemm::Dtype::E4m3);
+    let launch = kernel_launch(k, tile, (&s, 1), kernels_gpu::gemm::Dtype::E4m3);
     let ops = Fp8Operands {
         a: &x.a.codes.data,
         b: &x.b.codes.data,

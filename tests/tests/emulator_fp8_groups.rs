@@ -91,7 +91,7 @@ fn inputs(p: &Fp8Problem, table: Vec<u32>) -> GroupedInputs {
 fn run(name: &str, tile: Option<u32>, p: &Fp8Problem, table: &[u32]) -> Fp8Check {
     let x = inputs(p, table.to_vec());
     let tile = tile.unwrap_or(kernels_gpu::registry::find(name).unwrap().tiles[0]);
-    let launch = launch_of(name, tile, &p.shape);
+    let launch = launch_of(name, tile, p);
     let (m, _, _) = grouped::measure(
         &Backend::Emulator,
         GroupedLaunch::Kernel(&launch),
@@ -105,12 +105,12 @@ fn run(name: &str, tile: Option<u32>, p: &Fp8Problem, table: &[u32]) -> Fp8Check
     grouped::check_groups(p, &x, &references, (&m.uploaded_c, &m.result), true)
 }
 
-/// The registry's launch of `name:tile` at `shape`.
-fn launch_of(name: &str, tile: u32, s: &Shape) -> Launch {
+/// The registry's launch of `name:tile` on `p`'s members.
+fn launch_of(name: &str, tile: u32, p: &Fp8Problem) -> Launch {
     kernel_launch(
         kernels_gpu::registry::find(name).unwrap(),
         tile,
-        s,
+        (&p.shape, p.groups.members(&p.shape).count),
         kernels_gpu::gemm::Dtype::E4m3,
     )
 }
@@ -332,7 +332,7 @@ fn planted_check<const BUG: u8>((p, table): (Fp8Problem, Vec<u32>)) -> Fp8Check 
         groups: p.groups,
         table: &x.table,
     };
-    let launch = launch_of("wgmma-fp8-block", 1, &p.shape);
+    let launch = launch_of("wgmma-fp8-block", 1, &p);
     let mut c = operands.c.clone();
     launch_fp8_body(
         &launch,

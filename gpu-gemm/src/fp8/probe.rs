@@ -154,18 +154,7 @@ pub fn mispredicted(model: Model, cases: &[Case], d: &[half::bf16]) -> usize {
 /// The launch of `wgmma-fp8:2` for the probe's shape, B in `b_format`.
 pub fn launch(b_format: Format) -> Launch {
     let k = kernels_gpu::registry::find("wgmma-fp8").expect("registered");
-    let s = shape();
-    Launch::Kernel {
-        entry: k.entry_name(b_format.dtype(), 2, kernels_gpu::registry::Layout::TN),
-        geometry: (k.geometry)(s.m, s.n, s.k, 1, 2),
-        reduce: None,
-        target: k.target,
-        tma: k
-            .tma
-            .map(|operands| operands(2, kernels_gpu::registry::Layout::TN)),
-        copies: None,
-        unfused: None,
-    }
+    super::run::kernel_launch(k, 2, (&shape(), 1), b_format.dtype())
 }
 
 /// A candidate behaviour of one FP8 `wgmma`: the accumulator and the 32 products are aligned to

@@ -185,15 +185,8 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
                     k.name
                 );
             }
-            let mut launch = kernel_launch(k, tile, &p.shape, p.dtype());
-            // The masked layout (and a batch) walks every member's tiles: the persistent grid is
-            // sized by all of them, as in 16 bits (the backend caps it at what is resident).
-            // Sized by one member's, four members of 256 tokens over 4096 rows ran on 64 of the
-            // H100's 132 multiprocessors.
-            if let Launch::Kernel { geometry, .. } = &mut launch {
-                let members = p.groups.members(&p.shape).count;
-                geometry.grid.0 = geometry.grid.0.saturating_mul(members);
-            }
+            let members = p.groups.members(&p.shape).count;
+            let launch = kernel_launch(k, tile, (&p.shape, members), p.dtype());
             Ok((Fp8Launch::Kernel(launch), registry::label(variant, Some(tile))?))
         }
         Variant::Cublas(CublasMath::Default) if tile.is_none() => Ok((
@@ -212,19 +205,25 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
     }
 }
 
-/// The launch of FP8 kernel `k` at `tile` on `shape` (TN) in `dtype` (`E4m3`, or `E4m3E5m2`
-/// for B in e5m2): its entry point, its grid, its tensor maps. The registry's launch, for a
-/// test's kernel body too.
+/// The launch of FP8 kernel `k` at `tile` on `members` problems of `shape` (TN; the masked
+/// layout's members, a batch's, or 1) in `dtype` (`E4m3`, or `E4m3E5m2` for B in e5m2): its
+/// entry point, its grid, its tensor maps. The registry's launch, for a test's kernel body too.
+///
+/// The walk goes over every member's tiles, so the persistent grid is sized by all of them, as
+/// in 16 bits (the backend caps it at what is resident). Sized by one member's, four members of
+/// 256 tokens over 4096 rows ran on 64 of the H100's 132 multiprocessors.
 pub fn kernel_launch(
     k: &kernels_gpu::registry::Variant,
     tile: u32,
-    s: &Shape,
+    (s, members): (&Shape, u32),
     dtype: Dtype,
 ) -> Launch {
     let layout = kernels_gpu::registry::Layout::TN;
+    let mut geometry = (k.geometry)(s.m, s.n, s.k, 1, tile);
+    geometry.grid.0 = geometry.grid.0.saturating_mul(members);
     Launch::Kernel {
         entry: k.entry_name(dtype, tile, layout),
-        geometry: (k.geometry)(s.m, s.n, s.k, 1, tile),
+        geometry,
         reduce: None,
         target: k.target,
         tma: k.tma.map(|operands| operands(tile, layout)),
