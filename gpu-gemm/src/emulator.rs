@@ -39,20 +39,29 @@ pub fn launch_once<T: Scalar>(
         launch,
         p,
         (&inputs.a.data, &inputs.b.data, &inputs.bias, &inputs.groups),
-        c,
+        (c, &mut [0; 3]),
         None,
     )
 }
 
+/// The amax epilogue's three words as a launch finds them: the accumulator zeroed
+/// ([`kernels_gpu::fused::finish_amax`]).
+pub const AMAX_ZEROED: [u32; 3] = [0; 3];
+
+/// D's amax and its e4m3 scale as the amax's words hold them after a launch.
+pub fn amax_of(words: &[u32; 3]) -> [f32; 2] {
+    [f32::from_bits(words[1]), f32::from_bits(words[2])]
+}
+
 /// [`launch_on`] with `body` run in place of the GEMM kernel of `launch`'s entry point, over
 /// the same launch (grid, tensor maps, scratch): how the tests plant a bug in a kernel and show
-/// that the check catches it.
+/// that the check catches it. `amax` as [`launch_on`]'s.
 pub fn launch_planted<T: Scalar>(
     launch: &Launch,
     body: EmulatedBody<T::Args>,
     p: &Problem,
     inputs: &Inputs<T>,
-    c: &mut [T],
+    (c, amax): (&mut [T], &mut [u32; 3]),
 ) -> Result<()> {
     let operands = (
         &inputs.a.data[..],
@@ -60,19 +69,21 @@ pub fn launch_planted<T: Scalar>(
         &inputs.bias[..],
         &inputs.groups[..],
     );
-    launch_with(launch, Some(body), p, operands, c, None)
+    launch_with(launch, Some(body), p, operands, (c, amax), None)
 }
 
 /// [`launch_once`] on A, B, the fused epilogue's bias and a grouped problem's table as given,
-/// counting each block on `step` as its first thread starts.
+/// counting each block on `step` as its first thread starts. With the amax epilogue, the GEMM
+/// raises `amax[0]` and the last step ([`kernels_gpu::fused::finish_amax`]) leaves D's amax
+/// and scale in the other two words and zeroes it, as on the GPU ([`amax_of`] reads them).
 pub fn launch_on<T: Scalar>(
     launch: &Launch,
     p: &Problem,
     operands: (&[T], &[T], &[T], &[u32]),
-    c: &mut [T],
+    (c, amax): (&mut [T], &mut [u32; 3]),
     step: Option<&Step>,
 ) -> Result<()> {
-    launch_with(launch, None, p, operands, c, step)
+    launch_with(launch, None, p, operands, (c, amax), step)
 }
 
 /// [`launch_on`], the GEMM kernel's body `planted` where given.
@@ -81,7 +92,47 @@ fn launch_with<T: Scalar>(
     planted: Option<EmulatedBody<T::Args>>,
     p: &Problem,
     (a, b, bias, table): (&[T], &[T], &[T], &[u32]),
-    c: &mut [T],
+    (c, amax): (&mut [T], &mut [u32; 3]),
+    step: Option<&Step>,
+) -> Result<()> {
+    launch_gemm(launch, planted, p, (a, b, bias, table), (c, amax), step)?;
+    if p.epilogue.amax() {
+        emulate_amax_scale(amax)?;
+    }
+    Ok(())
+}
+
+/// The amax epilogue's last step after the GEMM, as on the GPU: its entry point
+/// ([`kernels_gpu::registry::AMAX_SCALE`]) on one thread over the three words.
+fn emulate_amax_scale(words: &mut [u32; 3]) -> Result<()> {
+    use kernels_gpu::entry::KernelBody;
+    let entry = kernels_gpu::registry::AMAX_SCALE;
+    let Some(KernelBody::Words(body)) = kernels_gpu::entry::find(entry) else {
+        bail!("`{entry}` is not in the kernel table as a kernel of one pointer");
+    };
+    let at = words.as_mut_ptr() as usize;
+    let one = LaunchShape {
+        grid: (1, 1),
+        block: (1, 1),
+        shared_bytes: 0,
+        cluster: (1, 1),
+    };
+    emu::launch(
+        entry,
+        one,
+        &[amax_buffer(words.as_mut_ptr())],
+        &move || unsafe { body(at as *mut u32) },
+    )?;
+    Ok(())
+}
+
+/// [`launch_with`]'s GEMM: every pass that writes C.
+fn launch_gemm<T: Scalar>(
+    launch: &Launch,
+    planted: Option<EmulatedBody<T::Args>>,
+    p: &Problem,
+    (a, b, bias, table): (&[T], &[T], &[T], &[u32]),
+    (c, amax): (&mut [T], &mut [u32; 3]),
     step: Option<&Step>,
 ) -> Result<()> {
     // Operands the kernel reads from aligned copies: made here as the GPU's 2D copy makes them,
@@ -110,7 +161,7 @@ fn launch_with<T: Scalar>(
             bias,
             table,
         );
-        return launch_with(&on_copies, planted, &aligned, operands, c, step);
+        return launch_gemm(&on_copies, planted, &aligned, operands, (c, amax), step);
     }
     let Launch::Kernel {
         entry,
@@ -165,8 +216,13 @@ fn launch_with<T: Scalar>(
     };
     let counters = &stream_k.1;
     // The epilogue goes into the GEMM, or split-k's reduction, or the unfused kernel after.
-    let fused = (p.epilogue, bias);
-    let none = (Epilogue::NONE, &[][..]);
+    let amax = if p.epilogue.amax() {
+        amax.as_mut_ptr()
+    } else {
+        core::ptr::null_mut()
+    };
+    let fused = (p.epilogue, bias, amax);
+    let none = (Epilogue::NONE, &[][..], core::ptr::null_mut());
     match reduce {
         // A strided batch on a kernel without tensor maps: on the GPU its grid's z, here a
         // launch per member (the emulator's grids have two dimensions).
@@ -222,7 +278,7 @@ fn launch_with<T: Scalar>(
             }
             launched?;
             match unfused {
-                Some(u) => emulate_unfused(&u.entry, p, c, bias),
+                Some(u) => emulate_unfused(&u.entry, p, c, fused),
                 None => Ok(()),
             }
         }
@@ -258,14 +314,10 @@ fn launch_with<T: Scalar>(
                 // The reduction writes C last unless the unfused pass follows it.
                 let reduce = (&r.entry[..], r.geometry, r.splits);
                 return match unfused {
-                    None => emulate_half_pass(reduce, p, &words, c, bias),
+                    None => emulate_half_pass(reduce, p, &words, c, fused),
                     Some(u) => {
-                        let plain = Problem {
-                            epilogue: Epilogue::NONE,
-                            ..*p
-                        };
-                        emulate_half_pass(reduce, &plain, &words, c, &[])?;
-                        emulate_unfused(&u.entry, p, c, bias)
+                        emulate_half_pass(reduce, p, &words, c, none)?;
+                        emulate_unfused(&u.entry, p, c, fused)
                     }
                 };
             }
@@ -295,22 +347,40 @@ fn launch_with<T: Scalar>(
 
 /// The unfused epilogue on the emulator: `C = act(C + bias)` as a kernel of its own, its grid
 /// sized by C's alignment as on the GPU.
-fn emulate_unfused<T: Scalar>(entry: &str, p: &Problem, c: &mut [T], bias: &[T]) -> Result<()> {
+fn emulate_unfused<T: Scalar>(
+    entry: &str,
+    p: &Problem,
+    c: &mut [T],
+    fused: FusedOperands<'_, T>,
+) -> Result<()> {
     let s = p.shape;
     let aligned = (c.as_ptr() as usize).is_multiple_of(4);
     let g = kernels_gpu::variants::bias_activation::geometry(s.m, s.n, s.ldc, aligned);
-    emulate_half_pass((entry, g, 0), p, &[], c, bias)
+    emulate_half_pass((entry, g, 0), p, &[], c, fused)
+}
+
+/// The fused epilogue as the emulator hands it to a kernel: its word, the bias (empty without
+/// one), and the amax's words (null without the amax).
+type FusedOperands<'a, T> = (Epilogue, &'a [T], *mut u32);
+
+/// The amax's words as a buffer the emulator checks the kernel's atomics against.
+fn amax_buffer(words: *mut u32) -> Buffer {
+    Buffer {
+        name: "amax",
+        address: words as usize,
+        bytes: 3 * size_of::<u32>(),
+    }
 }
 
 /// A 16-bit pass over C after the GEMM on the emulator: split-k's reduction (`splits` f32
 /// parts in `workspace`, as bits) or the unfused epilogue (no parts), then the fused epilogue
-/// with `bias`.
+/// (`fused`: none where a later pass applies it).
 fn emulate_half_pass<T: Scalar>(
     (entry, geometry, splits): (&str, Geometry, u32),
     p: &Problem,
     workspace: &[u64],
     c: &mut [T],
-    bias: &[T],
+    (epilogue, bias, amax): FusedOperands<'_, T>,
 ) -> Result<()> {
     use kernels_gpu::device::half::{Bf16, GlobalHalf, GlobalHalfMut, F16};
     use kernels_gpu::device::Global;
@@ -321,6 +391,9 @@ fn emulate_half_pass<T: Scalar>(
     let mut buffers = vec![buffer("workspace", workspace), buffer("C", c)];
     if !bias.is_empty() {
         buffers.push(buffer("bias", bias));
+    }
+    if !amax.is_null() {
+        buffers.push(amax_buffer(amax));
     }
     let ws = Global::new(workspace.as_ptr().cast::<f32>());
     let (alpha, beta) = (p.alpha as f32, p.beta as f32);
@@ -347,8 +420,9 @@ fn emulate_half_pass<T: Scalar>(
                 c: GlobalHalfMut::new(c.as_mut_ptr().cast::<$h>()),
                 ldc: s.ldc,
                 fused: Fused {
-                    epilogue: p.epilogue,
+                    epilogue,
                     bias: GlobalHalf::new(bias.as_ptr().cast::<$h>()),
+                    amax,
                 },
             };
             let at = &args as *const HalfReduceArgs<$h> as usize;
@@ -393,7 +467,7 @@ fn ranges_pass<T: Scalar>(
             (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero),
             ("ranges", words, s.m, (Members::ONE, NOT_GROUPED)),
             (None, &[]),
-            (Epilogue::NONE, &[]),
+            (Epilogue::NONE, &[], core::ptr::null_mut()),
             None,
         )?;
     }
@@ -476,7 +550,7 @@ fn emulate<T: Scalar>(
     (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
     (c_name, c, ldc, (batch, (layout, groups, table))): (&'static str, &mut [T], u32, Batched),
     (maps, scratch): (Option<&[TensorMap]>, &[Buffer]),
-    (epilogue, bias): (Epilogue, &[T]),
+    (epilogue, bias, amax): FusedOperands<'_, T>,
     step: Option<&Step>,
 ) -> Result<()> {
     let body = kernels_gpu::entry::find(entry)
@@ -500,7 +574,7 @@ fn emulate<T: Scalar>(
         beta,
         c.as_mut_ptr(),
         ldc,
-        (epilogue, bias.as_ptr()),
+        (epilogue, bias.as_ptr(), amax),
         (
             batch,
             Groups {
@@ -520,6 +594,9 @@ fn emulate<T: Scalar>(
     }
     if !table.is_empty() {
         buffers.push(buffer("group table", table));
+    }
+    if !amax.is_null() {
+        buffers.push(amax_buffer(amax));
     }
     let maps_at = maps.map_or(0, |m| {
         buffers.push(buffer("tensor maps", m));
@@ -692,6 +769,7 @@ pub fn run_fp8(
         times_ms,
         uploaded_c,
         result,
+        amax: None,
     })
 }
 
@@ -736,7 +814,9 @@ pub fn run<T: Scalar>(
         &inputs.bias[..],
         &inputs.groups[..],
     );
-    let once = |c: &mut [T]| launch_on(launch, p, operands, c, step);
+    // The amax's words live across the launches, as a GPU plan's do.
+    let mut amax = AMAX_ZEROED;
+    let mut once = |c: &mut [T]| launch_on(launch, p, operands, (c, &mut amax), step);
     for _ in 0..timing.warmup {
         once(&mut c)?;
     }
@@ -757,5 +837,6 @@ pub fn run<T: Scalar>(
         times_ms,
         uploaded_c,
         result,
+        amax: (timing.check && p.epilogue.amax()).then(|| amax_of(&amax)),
     })
 }

@@ -815,6 +815,14 @@ impl Gpu {
             Some(t) if t.queue => Some(tile_queue()?),
             _ => None,
         };
+        let amax = match launch {
+            Launch::Kernel { target, .. } if p.epilogue.amax() => Some(AmaxPass {
+                function: self.function(kernels_gpu::registry::AMAX_SCALE, *target)?,
+                words: DeviceBuffer::zeroed(3)
+                    .map_err(|e| anyhow!("cannot allocate the amax's words: {e}"))?,
+            }),
+            _ => None,
+        };
         let maps = match tma {
             Some(tma) => {
                 let mut after = stream_k.as_ref().map(|s| s.addresses()).unwrap_or_default();
@@ -856,6 +864,7 @@ impl Gpu {
             _stream_k: stream_k,
             _queue: queue,
             ranges,
+            amax,
             copies,
         })
     }
@@ -969,10 +978,16 @@ impl Gpu {
                 .with_context(|| format!("{name} failed on the device"))?;
             c.copy_to(T::as_bits_mut(&mut result))?;
         }
+        let amax = if timing.check {
+            prepared.read_amax()?
+        } else {
+            None
+        };
         Ok(Measured {
             times_ms,
             uploaded_c,
             result,
+            amax,
         })
     }
 }
@@ -1066,6 +1081,7 @@ impl Gpu {
             times_ms,
             uploaded_c,
             result,
+            amax: None,
         })
     }
 
@@ -1241,8 +1257,26 @@ pub struct Prepared<'g> {
     _queue: Option<DeviceBuffer<u32>>,
     /// 3xTF32's pass before the kernel.
     ranges: Option<RangesPass<'g>>,
+    /// The amax epilogue's words and its last step after the GEMM.
+    amax: Option<AmaxPass<'g>>,
     /// The aligned copies the kernel reads A and B from, made on each enqueue.
     copies: Vec<OperandCopy>,
+}
+
+/// The amax epilogue's three words and its last step ([`kernels_gpu::fused::finish_amax`]):
+/// the GEMM's warps raise the first word; the one-thread kernel after it turns the word into
+/// D's amax and its e4m3 scale (the second and third) and zeroes it for the next launch.
+struct AmaxPass<'g> {
+    function: Function<'g>,
+    words: DeviceBuffer<u32>,
+}
+
+impl AmaxPass<'_> {
+    fn enqueue(&self, stream: &Stream) -> Result<()> {
+        let (function, words) = (&self.function, self.words.as_device_ptr().as_raw());
+        unsafe { launch!(function<<<1, 1, 0, stream>>>(words)) }
+            .with_context(|| format!("launching {} failed", kernels_gpu::registry::AMAX_SCALE))
+    }
 }
 
 /// 3xTF32's ranges pass ([`kernels_gpu::variants::ranges`]): zero the words, gather the
@@ -1588,8 +1622,40 @@ impl Prepared<'_> {
     }
 
     /// Enqueues the GEMM on the backend's stream (a kernel, split-k's two, or cuBLAS's), with
-    /// alpha and beta as the kernels take them: f32 for the 16-bit types. Returns at once.
+    /// alpha and beta as the kernels take them: f32 for the 16-bit types, then the amax's last
+    /// step if the epilogue has one. Returns at once.
     pub fn enqueue<T: Scalar>(&self) -> Result<()> {
+        self.enqueue_gemm::<T>()?;
+        match &self.amax {
+            Some(amax) => amax.enqueue(&self.gpu.stream),
+            None => Ok(()),
+        }
+    }
+
+    /// Where the amax epilogue leaves D's amax and its e4m3 scale: two f32 on the device,
+    /// written by each enqueue in stream order; `None` without the amax.
+    pub fn amax_address(&self) -> Option<u64> {
+        self.amax
+            .as_ref()
+            .map(|a| a.words.as_device_ptr().as_raw() + 4)
+    }
+
+    /// D's amax and its e4m3 scale as the last enqueue left them (waits for the stream);
+    /// `None` without the amax.
+    pub fn read_amax(&self) -> Result<Option<[f32; 2]>> {
+        let Some(amax) = &self.amax else {
+            return Ok(None);
+        };
+        self.gpu.stream.synchronize()?;
+        let mut words = [0u32; 3];
+        amax.words
+            .copy_to(&mut words[..])
+            .context("reading the amax's words failed")?;
+        Ok(Some([f32::from_bits(words[1]), f32::from_bits(words[2])]))
+    }
+
+    /// [`Prepared::enqueue`]'s GEMM: every pass that writes C.
+    fn enqueue_gemm<T: Scalar>(&self) -> Result<()> {
         let (p, s) = (&self.problem, self.problem.shape);
         let (alpha, beta) = (T::factor(p.alpha), T::factor(p.beta));
         let Some((a_ptr, b_ptr, c_ptr)) = self.operands else {
@@ -1608,7 +1674,11 @@ impl Prepared<'_> {
         }
         // The fused epilogue goes to the pass that writes C last: the GEMM, split-k's reduction
         // or the unfused kernel after the GEMM.
-        let fused = (self.bias, p.epilogue.0);
+        let amax = self
+            .amax
+            .as_ref()
+            .map_or(0, |a| a.words.as_device_ptr().as_raw());
+        let fused = (self.bias, p.epilogue.0, amax);
         let last_writes = self.reduce.is_none() && self.unfused.is_none();
         match (&self.launch, &self.function, self.cublas) {
             (Launch::Kernel { geometry: g, .. }, Some(function), _) => {
@@ -1621,11 +1691,11 @@ impl Prepared<'_> {
                     (Some(t), Some(maps)) if p.dtype.is_16bit() => {
                         let grid = t.grid(*g, self.resident);
                         let maps = maps.current();
-                        let (bias, epilogue) = if last_writes { fused } else { (0, 0) };
+                        let (bias, epilogue, amax) = if last_writes { fused } else { (0, 0, 0) };
                         let members = p.members();
                         unsafe {
                             launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps, bias, epilogue,
+                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps, bias, epilogue, amax,
                                 members.count, members.stride_c, p.groups as u32, p.batch.count, self.group_table
                             ))
                         }
@@ -1663,15 +1733,15 @@ impl Prepared<'_> {
                         gemm(w_ptr, s.m, T::factor(1.0), T::factor(0.0))
                             .with_context(|| format!("launching {name} failed"))?;
                         // The reduction writes C last unless the unfused pass follows it.
-                        let (bias, epilogue) = if self.unfused.is_none() {
+                        let (bias, epilogue, amax) = if self.unfused.is_none() {
                             fused
                         } else {
-                            (0, 0)
+                            (0, 0, 0)
                         };
                         let reduced = if p.dtype.is_16bit() {
                             unsafe {
                                 launch!(reduce_fn<<<(rg.grid.0, rg.grid.1, 1), (rg.block.0, rg.block.1, 1), rg.shared_bytes, stream>>>(
-                                    s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc, bias, epilogue
+                                    s.m, s.n, r.splits, alpha, w_ptr, s.m, w_ptr, s.m, beta, c_ptr, s.ldc, bias, epilogue, amax
                                 ))
                             }
                         } else {
@@ -1691,11 +1761,11 @@ impl Prepared<'_> {
                 };
                 // C = act(C + bias): the arguments of the reduction with no parts.
                 let ug = bias_activation::geometry(s.m, s.n, s.ldc, c_ptr % 4 == 0);
-                let (bias, epilogue) = fused;
+                let (bias, epilogue, amax) = fused;
                 let (one, zero) = (1f32, 0f32);
                 unsafe {
                     launch!(pointwise<<<(ug.grid.0, ug.grid.1, 1), (ug.block.0, ug.block.1, 1), ug.shared_bytes, stream>>>(
-                        s.m, s.n, 0u32, one, 0u64, s.m, 0u64, s.m, zero, c_ptr, s.ldc, bias, epilogue
+                        s.m, s.n, 0u32, one, 0u64, s.m, 0u64, s.m, zero, c_ptr, s.ldc, bias, epilogue, amax
                     ))
                 }
                 .with_context(|| format!("launching {} failed", u.entry))

@@ -33,8 +33,9 @@ pub mod tuning;
 pub mod verify;
 
 pub use api::{
-    Activation, Algorithm, Batch, Bias, Buffer, Choice, Element, Epilogue, Fp8, Gemm, GemmConfig,
-    GemmError, GroupLayout, Operand, OperandMut, Plan, Table, Transpose, Tuning, GROUP_COLUMNS,
+    Activation, Algorithm, Amax, Batch, Bias, Buffer, Choice, Element, Epilogue, Fp8, Gemm,
+    GemmConfig, GemmError, GroupLayout, Operand, OperandMut, Plan, Table, Transpose, Tuning,
+    GROUP_COLUMNS,
 };
 pub use registry::Math;
 

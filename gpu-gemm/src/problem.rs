@@ -584,7 +584,7 @@ pub trait Scalar: Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static {
         beta: Self::Factor,
         c: *mut Self,
         ldc: u32,
-        fused: (Epilogue, *const Self),
+        fused: (Epilogue, *const Self, *mut u32),
         batch: (Members, Groups),
     ) -> Self::Args;
 }
@@ -635,7 +635,7 @@ macro_rules! full_precision_scalar {
                 ldc: u32,
                 // The f32 and f64 kernels have no fused epilogue and no groups (`run::plan`
                 // refuses both); the Hopper TF32 kernels walk a batch's members themselves.
-                _fused: (Epilogue, *const $t),
+                _fused: (Epilogue, *const $t, *mut u32),
                 (batch, _groups): (Members, Groups),
             ) -> GemmArgs<$t> {
                 GemmArgs {
@@ -668,7 +668,8 @@ full_precision_scalar!(
         F16TensorMaps,
         Bf16Reduce,
         F16Reduce,
-        E4m3TensorMaps
+        E4m3TensorMaps,
+        Words
     ]
 );
 full_precision_scalar!(
@@ -683,7 +684,8 @@ full_precision_scalar!(
         F16TensorMaps,
         Bf16Reduce,
         F16Reduce,
-        E4m3TensorMaps
+        E4m3TensorMaps,
+        Words
     ]
 );
 
@@ -731,7 +733,7 @@ macro_rules! half_scalar {
                 beta: f32,
                 c: *mut $t,
                 ldc: u32,
-                (epilogue, bias): (Epilogue, *const $t),
+                (epilogue, bias, amax): (Epilogue, *const $t, *mut u32),
                 (batch, groups): (Members, Groups),
             ) -> HalfGemmArgs<$device> {
                 // The same bits under the kernels' name for them: a cast, no conversion.
@@ -750,6 +752,7 @@ macro_rules! half_scalar {
                     fused: Fused {
                         epilogue,
                         bias: GlobalHalf::new(bias.cast::<$device>()),
+                        amax,
                     },
                     batch,
                     groups,
@@ -771,7 +774,8 @@ half_scalar!(
         F16TensorMaps,
         Bf16Reduce,
         F16Reduce,
-        E4m3TensorMaps
+        E4m3TensorMaps,
+        Words
     ]
 );
 half_scalar!(
@@ -786,7 +790,8 @@ half_scalar!(
         Bf16TensorMaps,
         Bf16Reduce,
         F16Reduce,
-        E4m3TensorMaps
+        E4m3TensorMaps,
+        Words
     ]
 );
 
@@ -800,13 +805,18 @@ const _: () = {
 };
 
 /// Parses a fused epilogue as `--epilogue` takes it: a comma-separated list of at most one
-/// bias (`bias`, one value per row of C; `bias-col`, one per column) and at most one
-/// activation (`relu`, `gelu`, `silu`), e.g. `bias,gelu`; `none` for none.
+/// bias (`bias`, one value per row of C; `bias-col`, one per column), at most one activation
+/// (`relu`, `gelu`, `silu`) and `amax` (D's amax and its e4m3 scale), e.g. `bias,gelu`;
+/// `none` for none.
 pub fn parse_epilogue(text: &str) -> Result<Epilogue> {
-    let (mut bias, mut activation) = (None, None);
+    let (mut bias, mut activation, mut amax) = (None, None, false);
     for item in text.split(',').map(str::trim) {
         let (slot, value) = match item {
             "none" => continue,
+            "amax" => {
+                amax = true;
+                continue;
+            }
             "bias" => (&mut bias, Some(Bias::PerRow)),
             "bias-col" => (&mut bias, Some(Bias::PerColumn)),
             _ => {
@@ -814,7 +824,7 @@ pub fn parse_epilogue(text: &str) -> Result<Epilogue> {
                     "relu" => Activation::Relu,
                     "gelu" => Activation::Gelu,
                     "silu" => Activation::Silu,
-                    _ => bail!("unknown epilogue item `{item}`: the items are bias, bias-col, relu, gelu, silu (e.g. `bias,gelu`)"),
+                    _ => bail!("unknown epilogue item `{item}`: the items are bias, bias-col, relu, gelu, silu, amax (e.g. `bias,gelu`)"),
                 };
                 if activation.replace(a).is_some() {
                     bail!("`{text}` names two activations; an epilogue applies one");
@@ -826,10 +836,11 @@ pub fn parse_epilogue(text: &str) -> Result<Epilogue> {
             bail!("`{text}` names two biases; an epilogue adds one");
         }
     }
-    Ok(Epilogue::new(
+    let epilogue = Epilogue::new(
         bias.unwrap_or(Bias::None),
         activation.unwrap_or(Activation::Identity),
-    ))
+    );
+    Ok(if amax { epilogue.with_amax() } else { epilogue })
 }
 
 /// An epilogue as [`parse_epilogue`] reads it: `bias,gelu`, `none`.
@@ -845,7 +856,8 @@ pub fn epilogue_name(e: Epilogue) -> String {
         Activation::Gelu => Some("gelu"),
         Activation::Silu => Some("silu"),
     };
-    let items: Vec<&str> = [bias, activation].into_iter().flatten().collect();
+    let amax = e.amax().then_some("amax");
+    let items: Vec<&str> = [bias, activation, amax].into_iter().flatten().collect();
     if items.is_empty() {
         "none".into()
     } else {
@@ -1101,7 +1113,16 @@ mod tests {
 
     #[test]
     fn epilogues_parse_and_print_back() {
-        for text in ["bias,gelu", "bias-col,silu", "relu", "bias", "none", "gelu"] {
+        for text in [
+            "bias,gelu",
+            "bias-col,silu",
+            "relu",
+            "bias",
+            "none",
+            "gelu",
+            "bias,gelu,amax",
+            "amax",
+        ] {
             assert_eq!(epilogue_name(parse_epilogue(text).unwrap()), text);
         }
         assert_eq!(

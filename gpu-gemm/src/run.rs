@@ -340,6 +340,17 @@ fn check_epilogue(variant: Variant, p: &Problem) -> Result<()> {
             p.dtype.name()
         );
     }
+    if e.amax() {
+        if variant.is_cublas() {
+            bail!(
+                "cuBLASLt gathers D's amax (CUBLASLT_MATMUL_DESC_AMAX_D_POINTER) in FP8 matmuls \
+                 only: compare the amax epilogue with cuBLASLt's epilogue without it"
+            );
+        }
+        if p.groups != GroupLayout::None {
+            bail!("the amax epilogue gathers one problem's or one batch's D, not a grouped GEMM's");
+        }
+    }
     Ok(())
 }
 
@@ -464,6 +475,18 @@ fn execute_typed<T: Scalar>(
     let mut references = None;
     let mut reports = Vec::new();
     for &(variant, tile) in variants {
+        // cuBLASLt gathers no amax outside FP8: as a yardstick it runs the epilogue without it,
+        // and says so.
+        let yardstick_without_amax = variant.is_cublas() && p.epilogue.amax();
+        let problem = if yardstick_without_amax {
+            Problem {
+                epilogue: p.epilogue.without_amax(),
+                ..*p
+            }
+        } else {
+            *p
+        };
+        let p = &problem;
         let report = (|| {
             let arch = backend.arch();
             let launch = plan(variant, tile, p, arch)?;
@@ -484,6 +507,10 @@ fn execute_typed<T: Scalar>(
                         format!("{}{contract}→{}{then}", variant.name(), choice.label()),
                     )
                 }
+                _ if yardstick_without_amax => (
+                    variant.arithmetic(),
+                    format!("{} (no amax)", registry::label(variant, tile)?),
+                ),
                 _ => (variant.arithmetic(), registry::label(variant, tile)?),
             };
             let (measured, engine) = match (&launch, backend) {
@@ -504,11 +531,15 @@ fn execute_typed<T: Scalar>(
             let check = timing.check.then(|| {
                 let references = references.get_or_insert_with(|| verify::references(p, &inputs));
                 let (uploaded, result) = (&measured.uploaded_c, &measured.result);
-                if p.groups == GroupLayout::None {
+                let mut check = if p.groups == GroupLayout::None {
                     verify::check_run(p, arithmetic, references, uploaded, result)
                 } else {
                     verify::check_groups(p, arithmetic, references, &inputs, uploaded, result)
-                }
+                };
+                check.amax = measured
+                    .amax
+                    .map(|amax| verify::check_amax(p, result, amax));
+                check
             });
             let times = &measured.times_ms;
             Ok(Report {

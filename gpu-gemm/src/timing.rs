@@ -36,6 +36,8 @@ pub struct Measured<T> {
     pub uploaded_c: Vec<T>,
     /// C after the checked run.
     pub result: Vec<T>,
+    /// D's amax and its e4m3 scale after the checked run, with the amax epilogue.
+    pub amax: Option<[f32; 2]>,
 }
 
 /// Median of a non-empty sample (the mean of the middle two for an even count).

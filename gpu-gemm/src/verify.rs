@@ -64,15 +64,79 @@ pub struct Check {
     /// is the correctly rounded product). The output's rounding sets a floor under
     /// `relative_frobenius` that hides how accurately two kernels accumulate; this does not.
     pub beyond_rounding: Option<f64>,
+    /// With the amax epilogue: the amax and scale the run left, against C's ([`check_amax`]).
+    pub amax: Option<AmaxCheck>,
+}
+
+/// The amax epilogue's check: the amax is the largest |D| before C's rounding, and rounding is
+/// monotonic, so C's largest |element| (every member's m×n) is exactly the amax rounded to C's
+/// type; and the scale is exactly [`kernels_gpu::fused::e4m3_scale`] of the amax (one f32
+/// division, correctly rounded on both sides). Exact equalities: an amax gathered from part of
+/// D, from values past its edge, or left from an earlier GEMM fails them, and C itself is
+/// checked against the reference.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AmaxCheck {
+    /// The amax the run left.
+    pub amax: f32,
+    /// The scale the run left.
+    pub scale: f32,
+    /// The amax rounded to C's type.
+    pub amax_rounded: f64,
+    /// C's largest |element|.
+    pub largest_in_c: f64,
+}
+
+impl AmaxCheck {
+    /// Whether the amax is C's largest and the scale its scale.
+    pub fn passed(&self) -> bool {
+        self.amax_rounded.to_bits() == self.largest_in_c.to_bits()
+            && self.scale.to_bits() == kernels_gpu::fused::e4m3_scale(self.amax).to_bits()
+    }
+
+    /// One line for reports.
+    pub fn summary(&self) -> String {
+        format!(
+            "amax {:.6e} (as C's type {:.6e}, C's largest |element| {:.6e}), scale {:.6e} (448 / amax: {:.6e}): {}",
+            self.amax,
+            self.amax_rounded,
+            self.largest_in_c,
+            self.scale,
+            kernels_gpu::fused::e4m3_scale(self.amax),
+            if self.passed() { "PASS" } else { "FAIL" }
+        )
+    }
+}
+
+/// The amax epilogue's `[amax, scale]` against `result`, C after the run.
+pub fn check_amax<T: Scalar>(p: &Problem, result: &[T], [amax, scale]: [f32; 2]) -> AmaxCheck {
+    let s = &p.shape;
+    let (members, stride) = if p.batch.is_batched() {
+        (p.batch.count as usize, p.batch.stride_c as usize)
+    } else {
+        (1, 0)
+    };
+    let largest_in_c = (0..members)
+        .flat_map(|z| (0..s.n as usize).map(move |col| z * stride + col * s.ldc as usize))
+        .flat_map(|at| &result[at..at + s.m as usize])
+        .map(|v| v.to_f64().abs())
+        .fold(0.0, f64::max);
+    AmaxCheck {
+        amax,
+        scale,
+        amax_rounded: T::from_f64(f64::from(amax)).to_f64(),
+        largest_in_c,
+    }
 }
 
 impl Check {
-    /// Whether C is finite, its padding untouched, and both errors within their bounds.
+    /// Whether C is finite, its padding untouched, both errors within their bounds, and the
+    /// amax, if the run gathered one, C's.
     pub fn passed(&self) -> bool {
         self.non_finite == 0
             && self.padding_changed == 0
             && self.relative_frobenius <= self.tolerance
             && self.max_element_error <= self.max_element_bound
+            && self.amax.as_ref().is_none_or(AmaxCheck::passed)
     }
 
     /// The largest element error relative to the largest reference element, `max|C - R| / max|R|`
@@ -119,6 +183,9 @@ impl Check {
                 "; {beyond:.2e} against the reference rounded to {} (the error beyond C's one rounding)",
                 self.terms.dtype.name()
             );
+        }
+        if let Some(amax) = &self.amax {
+            s += &format!("; {}", amax.summary());
         }
         s
     }
@@ -621,6 +688,7 @@ pub fn check_groups<T: Scalar>(
             padding_changed: 0,
             coverage: "no column".into(),
             beyond_rounding: None,
+            amax: None,
         }
     });
     let members = p.members();
@@ -825,6 +893,7 @@ pub fn check_against<T: Scalar>(
         padding_changed,
         coverage: reference.coverage.clone(),
         beyond_rounding,
+        amax: None,
     }
 }
 

@@ -89,8 +89,11 @@ pub struct Cli {
     pub outliers: bool,
     /// A fused epilogue, C = act(alpha·op(A)·op(B) + beta·C + bias), in bf16 and f16: at most
     /// one bias (`bias`: one per row of C, cuBLASLt's; `bias-col`: one per column) and one
-    /// activation (`relu`, `gelu` in its tanh form, `silu`), e.g. `bias,gelu`. `--variant cublas`
-    /// is then cuBLASLt's epilogue, `--variant unfused` auto's GEMM and a separate kernel
+    /// activation (`relu`, `gelu` in its tanh form, `silu`), e.g. `bias,gelu`; and `amax`: D's
+    /// largest |element| and the scale 448/amax that maps D onto e4m3 for the next layer,
+    /// checked against C. `--variant cublas` is then cuBLASLt's epilogue (without the amax,
+    /// which cuBLASLt gathers in FP8 matmuls only), `--variant unfused` auto's GEMM and a
+    /// separate kernel
     #[arg(long, value_parser = gpu_gemm::problem::parse_epilogue)]
     pub epilogue: Option<gpu_gemm::problem::Epilogue>,
     /// A strided batch of COUNT problems of these sizes in one launch (cuBLAS's

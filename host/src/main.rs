@@ -266,6 +266,11 @@ fn run() -> Result<bool> {
             a => format!("{}({sum})", format!("{a:?}").to_lowercase()),
         };
         println!("fused epilogue: C = {formula}");
+        if e.amax() {
+            println!(
+                "amax: the largest |C| before rounding and the e4m3 scale 448/amax, gathered by the epilogue"
+            );
+        }
     }
     println!(
         "inputs: {:?}{}",
@@ -425,7 +430,15 @@ fn print_one(report: &Result<Report>, label: Option<&str>, layout: &str, timing:
 /// emulator); TFLOP/s and the ratio to each yardstick of `--compare` (when it ran on the same
 /// problem) are given for the rows whose time measures performance, GPU and CPU alike.
 fn table(rows: &[Report], yardsticks: &[&str]) -> String {
-    let find = |name: &str, p: &Problem| rows.iter().find(|r| r.entry == name && r.problem == *p);
+    // The same problem, up to the amax, which a cuBLAS yardstick runs without.
+    let without_amax = |p: &Problem| Problem {
+        epilogue: p.epilogue.without_amax(),
+        ..*p
+    };
+    let find = |name: &str, p: &Problem| {
+        rows.iter()
+            .find(|r| r.entry == name && without_amax(&r.problem) == without_amax(p))
+    };
     let mut out = String::from("| variant | on | dtype | median ms | TFLOP/s |");
     for y in yardsticks {
         out += &format!(" vs {y} |");

@@ -7,7 +7,8 @@
 //! [`crate::registry::GRID_BATCHED`] names. The TF32 kernels add their tensor maps and the
 //! batch (members, C's stride: their persistent walk goes over every member's tiles). The
 //! 16-bit kernels add
-//! their tensor maps, the fused epilogue (`bias`, the [`crate::fused::Epilogue`] word), the
+//! their tensor maps, the fused epilogue (`bias`, the [`crate::fused::Epilogue`] word, the
+//! amax's words), the
 //! batch (members, C's stride) and a grouped GEMM's layout, groups and table
 //! ([`crate::gemm::Groups`]) after them. On the host the same table gives the emulator
 //! each kernel's body by name, so the two backends cannot disagree about which names exist.
@@ -51,6 +52,8 @@ pub enum KernelBody {
     F16Reduce(unsafe fn(HalfReduceArgs<F16>)),
     /// The FP8 kernels: e4m3 A and B (TN), bf16 C, f32 alpha, beta and scales; fed by TMA.
     E4m3TensorMaps(unsafe fn(Fp8GemmArgs, *const TensorMap)),
+    /// A kernel of one pointer to words: the amax epilogue's last step.
+    Words(unsafe fn(*mut u32)),
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -78,6 +81,9 @@ macro_rules! body {
     };
     (e4m3 + maps, $body:expr) => {
         KernelBody::E4m3TensorMaps($body)
+    };
+    (u32 + words, $body:expr) => {
+        KernelBody::Words($body)
     };
 }
 
@@ -178,6 +184,13 @@ macro_rules! gemm_kernels {
             unsafe { $body(args, maps) }
         }
     };
+    (@entry $name:ident, u32, $body:expr, words) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(words: *mut u32) {
+            unsafe { $body(words) }
+        }
+    };
     (@entry $name:ident, bf16, $body:expr, reduce) => {
         gemm_kernels!(@reduce $name, Bf16, $body);
     };
@@ -190,11 +203,12 @@ macro_rules! gemm_kernels {
         pub unsafe extern "ptx-kernel" fn $name(
             m: u32, n: u32, k: u32, alpha: f32, a: *const f32, lda: u32, _b: *const f32,
             _ldb: u32, beta: f32, c: *mut $h, ldc: u32, bias: *const $h, epilogue: u32,
+            amax: *mut u32,
         ) {
             let args = HalfReduceArgs {
                 m, n, splits: k, alpha, workspace: Global::new(a), ldw: lda, beta,
                 c: GlobalHalfMut::new(c), ldc,
-                fused: Fused { epilogue: Epilogue(epilogue), bias: GlobalHalf::new(bias) },
+                fused: Fused { epilogue: Epilogue(epilogue), bias: GlobalHalf::new(bias), amax },
             };
             unsafe { $body(args) }
         }
@@ -205,13 +219,13 @@ macro_rules! gemm_kernels {
         pub unsafe extern "ptx-kernel" fn $name(
             m: u32, n: u32, k: u32, alpha: f32, a: *const $h, lda: u32, b: *const $h,
             ldb: u32, beta: f32, c: *mut $h, ldc: u32, maps: *const TensorMap,
-            bias: *const $h, epilogue: u32, batch: u32, stride_c: u64, group_layout: u32,
-            groups: u32, group_table: *const u32,
+            bias: *const $h, epilogue: u32, amax: *mut u32, batch: u32, stride_c: u64,
+            group_layout: u32, groups: u32, group_table: *const u32,
         ) {
             let args = HalfGemmArgs {
                 m, n, k, alpha, a: GlobalHalf::new(a), lda, b: GlobalHalf::new(b), ldb, beta,
                 c: GlobalHalfMut::new(c), ldc,
-                fused: Fused { epilogue: Epilogue(epilogue), bias: GlobalHalf::new(bias) },
+                fused: Fused { epilogue: Epilogue(epilogue), bias: GlobalHalf::new(bias), amax },
                 batch: Members { count: batch, stride_c, member: 0 },
                 groups: Groups {
                     layout: GroupLayout::from_word(group_layout),
@@ -402,6 +416,8 @@ mod hopper {
     // The unfused epilogue: a kernel of its own over C after the GEMM (the fused one's baseline).
     gemm_bias_activation_bf16: bf16 + reduce = bias_activation::bias_activation::<Bf16>;
     gemm_bias_activation_f16: f16 + reduce = bias_activation::bias_activation::<F16>;
+    // The amax epilogue's last step: the gathered word to (amax, scale), and back to zero.
+    gemm_amax_scale: u32 + words = crate::fused::finish_amax;
         // -- chapter 4: FP8 --
     gemm_wgmma_fp8_c1_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>, E4m3>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_fp8_c2_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, E4m3>, launch_bounds(384, 1);

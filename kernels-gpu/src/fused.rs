@@ -20,6 +20,16 @@
 //! - SiLU: `x·σ(x) = x/2·(1 + tanh(x/2))`, the same `tanh`, so both cost one `MUFU.TANH`
 //!   ([`crate::device::tanh_approx`]) and three FMAs.
 //!
+//! **D's amax.** A layer whose output feeds an FP8 layer must know the largest |D| to choose
+//! the scale that maps D onto e4m3 (`448 / amax`: TransformerEngine's current scaling). A
+//! separate pass would read D once more; here the same epilogue gathers it
+//! ([`Fused::largest_magnitude`] in each thread, over the values C holds, then
+//! [`Fused::gather_amax`] in each warp: five shuffles and one atomic maximum on the bits, after
+//! the store), and a one-thread kernel after the GEMM ([`finish_amax`]) writes the amax and its
+//! scale and zeroes the word for the next launch. The emulator runs the same atomics; the
+//! host's check holds the amax against C exactly (rounding is monotonic, so C's largest
+//! element is the amax rounded to C's type).
+//!
 //! The epilogue is a runtime word ([`Epilogue`]), not a type parameter: one compiled kernel
 //! serves every epilogue. The Hopper kernels apply it in one pass over their registers before
 //! the store, so a GEMM without one runs the store it always had after a single uniform branch.
@@ -32,7 +42,7 @@
 //! 20–25%: `docs/perf-notes.md` has the four steps.
 
 use crate::device::half::{GlobalHalf, Half};
-use crate::device::{tanh_approx, Real};
+use crate::device::{atomic_max_u32, lane_id, magnitude_bits, tanh_approx, warp_max_u32, Real};
 
 /// The activation applied last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,10 +66,17 @@ pub enum Bias {
     PerColumn = 2,
 }
 
-/// A fused epilogue as a kernel receives it: one word, `bias | activation << 2`; 0 is none.
+/// A fused epilogue as a kernel receives it: one word, `bias | activation << 2 | amax << 4`;
+/// 0 is none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[repr(transparent)]
 pub struct Epilogue(pub u32);
+
+/// The word's bit that asks for D's amax ([`Fused::gather_amax`]).
+const AMAX_BIT: u32 = 1 << 4;
+
+/// The largest finite e4m3 value: the scale for the next layer maps D's amax onto it.
+pub const E4M3_MAX: f32 = 448.0;
 
 /// √(2/π) and √(2/π)·0.044715, GELU's constants.
 const GELU_LINEAR: f32 = 0.797_884_6;
@@ -75,6 +92,22 @@ impl Epilogue {
     #[inline(always)]
     pub fn is_none(self) -> bool {
         self.0 == 0
+    }
+
+    /// This epilogue, also gathering the largest |D| of the GEMM ([`Fused::gather_amax`]).
+    pub const fn with_amax(self) -> Self {
+        Epilogue(self.0 | AMAX_BIT)
+    }
+
+    /// Whether it gathers D's amax.
+    #[inline(always)]
+    pub fn amax(self) -> bool {
+        self.0 & AMAX_BIT != 0
+    }
+
+    /// The same bias and activation, without the amax.
+    pub const fn without_amax(self) -> Self {
+        Epilogue(self.0 & !AMAX_BIT)
     }
 
     #[inline(always)]
@@ -135,12 +168,15 @@ fn tanh_form(x: f32, p: f32, q: f32) -> f32 {
     half.fma(tanh_approx(x * q.fma(x * x, p)), half)
 }
 
-/// The epilogue and its bias vector (16-bit, C's type; null without a bias), as the 16-bit
-/// kernels carry them.
+/// The epilogue, its bias vector (16-bit, C's type; null without a bias) and the word its amax
+/// gathers into (null without one), as the 16-bit kernels carry them.
 #[derive(Clone, Copy)]
 pub struct Fused<H> {
     pub epilogue: Epilogue,
     pub bias: GlobalHalf<H>,
+    /// The first of the amax's three words ([`finish_amax`]): the bits of the largest |D| so
+    /// far, which every warp raises with one atomic maximum.
+    pub amax: *mut u32,
 }
 
 impl<H: Half> Fused<H> {
@@ -150,6 +186,50 @@ impl<H: Half> Fused<H> {
         Fused {
             epilogue: Epilogue::NONE,
             bias: GlobalHalf::new(core::ptr::null()),
+            amax: core::ptr::null_mut(),
+        }
+    }
+
+    /// The amax epilogue's first half, in the thread: the largest |v| of `values` that C
+    /// holds (`inside(i)`: value `i` lies within C; a tile's values past m or n are never
+    /// stored, and must not count), as its bits; 0 without the amax.
+    #[inline(always)]
+    pub fn largest_magnitude<const N: usize>(
+        &self,
+        values: &[f32; N],
+        inside: impl Fn(usize) -> bool,
+    ) -> u32 {
+        if !self.epilogue.amax() {
+            return 0;
+        }
+        let mut largest = 0u32;
+        for (i, v) in values.iter().enumerate() {
+            if inside(i) {
+                largest = largest.max(magnitude_bits(*v));
+            }
+        }
+        largest
+    }
+
+    /// The amax epilogue's second half, in the warp: raises the amax word to the largest of
+    /// the lanes' `largest` ([`Fused::largest_magnitude`]). The lanes' maxima meet in a
+    /// butterfly of shuffles, and lane 0 alone adds the warp's with one atomic maximum on the
+    /// bits: a non-negative f32's bits order as its value does, and a NaN's lie above
+    /// infinity's, so a NaN in D shows. Nothing without the amax. All 32 lanes of the warp
+    /// call it together; the kernels call it after their store, when the tile's values no
+    /// longer hold registers (before it, the shuffles' registers made ptxas spill in the
+    /// stream-k and tile-queue kernels).
+    ///
+    /// # Safety
+    /// With the amax, `self.amax` points to a word of the launch.
+    #[inline(always)]
+    pub unsafe fn gather_amax(&self, largest: u32) {
+        if !self.epilogue.amax() {
+            return;
+        }
+        let largest = warp_max_u32(largest);
+        if lane_id() == 0 {
+            unsafe { atomic_max_u32(self.amax, largest) };
         }
     }
 
@@ -192,6 +272,39 @@ impl<H: Half> Fused<H> {
         });
         self.epilogue.activate_all(&mut out);
         out
+    }
+}
+
+/// The scale that maps `amax` onto e4m3's range, `448 / amax`, for the next layer's
+/// quantization (TransformerEngine's current scaling, without a margin): 1 where the amax is
+/// zero, infinite or NaN (no scale would serve), and the largest f32 where the quotient
+/// overflows (a subnormal amax).
+#[inline(always)]
+pub fn e4m3_scale(amax: f32) -> f32 {
+    if amax > 0.0 && amax.is_finite() {
+        (E4M3_MAX / amax).min(f32::MAX)
+    } else {
+        1.0
+    }
+}
+
+/// The amax epilogue's last step, a kernel of one thread after the GEMM (its entry point
+/// `gemm_amax_scale`): `words[0]`, the bits the GEMM's warps raised, becomes D's amax in
+/// `words[1]` (an f32) and its e4m3 scale in `words[2]`, and goes back to zero for the next
+/// GEMM. So a plan's three words serve every launch, and a replayed CUDA graph finds the
+/// accumulator zeroed by the replay before it, with no memset of its own.
+///
+/// Plain loads and stores: one thread, after the GEMM in stream order, which makes the GEMM's
+/// atomics visible to it.
+///
+/// # Safety
+/// `words` points to three words, the first zero before the GEMM.
+pub unsafe fn finish_amax(words: *mut u32) {
+    unsafe {
+        let bits = core::ptr::read_volatile(words);
+        core::ptr::write_volatile(words, 0);
+        core::ptr::write_volatile(words.add(1), bits);
+        core::ptr::write_volatile(words.add(2), e4m3_scale(f32::from_bits(bits)).to_bits());
     }
 }
 

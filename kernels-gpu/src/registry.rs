@@ -323,16 +323,33 @@ pub fn kernel_of_batch_twin(entry: &str) -> Option<&str> {
 
 const BATCH_TWIN_SUFFIX: &str = "_batch";
 
-/// The one kernel allowed local memory, with its bound in bytes (stack frame, spill stores,
-/// spill loads) and the architecture: the strided batch's twin of `best:1` in f32 for sm_90.
-/// `best:1`'s 128 threads are held to 128 registers (four blocks per SM), all of which it uses;
-/// in the twin, A and B offset by the block's grid layer are pointers in registers where the
-/// parameters were free, and ptxas keeps three words in local memory: one `LDL` per 16-step
-/// slice of 1 247 instructions. In the one entry point that served both, single problems ran 5%
-/// slower at 4096³ (H100); now they run the kernel as it was. The sm_80 build of the twin does
-/// not spill. The PTX and SASS tests hold every other kernel to none.
-pub const SPILLS_MEASURED: &[(&str, &str, (u32, u32, u32))] =
-    &[("sm_90", "gemm_best_c1_f32_batch", (16, 12, 36))];
+/// The kernels allowed local memory, each with its bound in bytes (stack frame, spill stores,
+/// spill loads) and the architecture. The PTX and SASS tests hold every other kernel to none.
+///
+/// - The strided batch's twin of `best:1` in f32 for sm_90. `best:1`'s 128 threads are held to
+///   128 registers (four blocks per SM), all of which it uses; in the twin, A and B offset by
+///   the block's grid layer are pointers in registers where the parameters were free, and
+///   ptxas keeps three words in local memory: one `LDL` per 16-step slice of 1 247
+///   instructions. In the one entry point that served both, single problems ran 5% slower at
+///   4096³ (H100); now they run the kernel as it was. The sm_80 build of the twin does not
+///   spill.
+/// - `wgmma-queue:2` in each layout and type, since the amax epilogue
+///   (`crate::fused::Fused::gather_amax`): at its cap of 168 registers, ptxas keeps one or
+///   three words of the consumer's tile setup (before the tile's first `HGMMA`) in local
+///   memory, one to three `STL`/`LDL` pairs per tile. Five arrangements of the amax's code were
+///   tried (`docs/perf-notes.md`); on the H100 the kernel without the amax ran within 1% of the
+///   build before at three shapes, `docs/results/h100-2026-11-27-amax/`.
+pub const SPILLS_MEASURED: &[(&str, &str, (u32, u32, u32))] = &[
+    ("sm_90", "gemm_best_c1_f32_batch", (16, 12, 36)),
+    ("sm_90a", "gemm_wgmma_queue_nn_c2_bf16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_queue_nn_c2_f16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_queue_tn_c2_bf16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_queue_tn_c2_f16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_queue_nt_c2_bf16", (8, 12, 12)),
+    ("sm_90a", "gemm_wgmma_queue_nt_c2_f16", (8, 12, 12)),
+    ("sm_90a", "gemm_wgmma_queue_tt_c2_bf16", (8, 12, 12)),
+    ("sm_90a", "gemm_wgmma_queue_tt_c2_f16", (8, 12, 12)),
+];
 
 impl Variant {
     /// Whether it runs a strided batch as its grid's z ([`GRID_BATCHED`]).
@@ -415,6 +432,14 @@ impl Variant {
                     .flat_map(|pass| [pass.to_string(), batch_twin(pass)]),
             )
             .chain(self.unfused_epilogues())
+            .chain(self.amax_scale())
+    }
+
+    /// The amax epilogue's last step ([`AMAX_SCALE`]), after this variant's 16-bit Hopper
+    /// kernels.
+    fn amax_scale(&self) -> Option<String> {
+        (self.target == Target::Sm90a && self.dtypes.iter().any(|d| d.is_16bit()))
+            .then(|| AMAX_SCALE.to_string())
     }
 
     /// The entry points of the unfused epilogue that may follow this variant's 16-bit Hopper
@@ -925,6 +950,10 @@ pub const HALF_DTYPES: &[Dtype] = &[Dtype::Bf16, Dtype::F16];
 /// The unfused epilogue's entry point, before the dtype's suffix: `C = act(C + bias)` as a
 /// kernel of its own after a 16-bit GEMM ([`crate::variants::bias_activation`]).
 pub const UNFUSED_EPILOGUE: &str = "gemm_bias_activation";
+
+/// The amax epilogue's last step, in the sm_90a build: a kernel of one thread after a 16-bit
+/// GEMM whose epilogue gathers D's amax ([`crate::fused::finish_amax`]).
+pub const AMAX_SCALE: &str = "gemm_amax_scale";
 
 /// With clusters of two down m (`--tile 5`, `6`; 3xTF32's `2`), each block loads half of B's
 /// columns: B's box is half as wide.

@@ -258,7 +258,7 @@ fn three_tf32_scales_each_member_by_its_own_ranges() {
     let run = |name: &str, tile: Option<u32>| {
         let launch = plan(registry::find(name).unwrap(), tile, &p, None).unwrap();
         let mut c = vec![f32::NAN; 2 * m * n];
-        emulator::launch_on(&launch, &p, (&a, &b, &[], &[]), &mut c, None).unwrap();
+        emulator::launch_on(&launch, &p, (&a, &b, &[], &[]), (&mut c, &mut [0; 3]), None).unwrap();
         errors(&c)
     };
     let strict = run("gemm128", None);
@@ -308,7 +308,7 @@ fn three_tf32_scales_each_member_by_its_own_ranges() {
             groups: Vec::new(),
         };
         let mut c = vec![f32::NAN; 2 * m * n];
-        emulator::launch_planted(&launch, body, &p, &inputs, &mut c).unwrap();
+        emulator::launch_planted(&launch, body, &p, &inputs, (&mut c, &mut [0; 3])).unwrap();
         errors(&c)
     };
     let control = planted(false);
@@ -486,7 +486,7 @@ fn planted_batch_bugs_fail_the_check() {
     let ignored = {
         let mut c = inputs.c_for_checked_run(p.beta);
         let body = EmulatedBody::TensorMaps(planted::<COPIES_IGNORE_THE_MEMBER> as _);
-        emulator::launch_planted(&launch, body, &p, &inputs, &mut c).unwrap();
+        emulator::launch_planted(&launch, body, &p, &inputs, (&mut c, &mut [0; 3])).unwrap();
         check(&c)
     };
     assert!(
@@ -726,7 +726,8 @@ fn registers_the_block_does_not_hold_are_a_hang() {
     let launch = plan(registry::find("wgmma-16bit").unwrap(), None, &p, None).unwrap();
     let mut c = inputs.c_for_checked_run(p.beta);
     let body = EmulatedBody::TensorMaps(planted::<PRODUCER_KEEPS_TOO_MANY> as _);
-    let e = emulator::launch_planted(&launch, body, &p, &inputs, &mut c).unwrap_err();
+    let e =
+        emulator::launch_planted(&launch, body, &p, &inputs, (&mut c, &mut [0; 3])).unwrap_err();
     let message = format!("{e:#}");
     println!("{message}");
     assert!(

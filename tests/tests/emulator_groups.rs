@@ -218,7 +218,7 @@ fn planted_check(
     let kernel = registry::find("wgmma-16bit").unwrap();
     let launch = plan(kernel, None, p, None).unwrap();
     let mut c = inputs.c_for_checked_run(p.beta);
-    emulator::launch_planted(&launch, body, p, &inputs, &mut c).unwrap();
+    emulator::launch_planted(&launch, body, p, &inputs, (&mut c, &mut [0; 3])).unwrap();
     let references = verify::references(p, &inputs);
     let uploaded = inputs.c_for_checked_run(p.beta);
     verify::check_groups(p, kernel.arithmetic(), &references, &inputs, &uploaded, &c)

@@ -1160,6 +1160,97 @@ fn fused_epilogues_match_the_f64_reference() {
     }
 }
 
+/// The amax epilogue in a CUDA graph: a plan's `enqueue_with_bias` (the GEMM and the
+/// one-thread last step) captured once and replayed twice. After each replay the amax and its
+/// scale equal C's largest |element| and 448 / amax exactly, the same both times (each replay
+/// finds the accumulator zeroed by the one before, with no memset in the graph), and the two
+/// f32 at `Plan::amax_device_address` are those `Plan::amax` reads.
+#[test]
+fn the_amax_epilogue_replays_in_a_cuda_graph() {
+    use cudarc::driver::sys::{
+        cuGraphDestroy, cuGraphExecDestroy, cuGraphInstantiateWithFlags, cuGraphLaunch,
+        cuMemcpyDtoH_v2, CUresult,
+    };
+    use gpu_gemm::half::bf16;
+    use gpu_gemm::{Activation, Algorithm, Bias, Gemm, GemmConfig, Math};
+    let gemm = match Gemm::new() {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("SKIPPED: {e}");
+            return;
+        }
+    };
+    let p = epilogue_cases::problem(
+        Dtype::Bf16,
+        (2048, 2000, 1024),
+        Transposes::NN,
+        0.0,
+        "bias,gelu,amax",
+    );
+    let s = p.shape;
+    let inputs = gpu_gemm::problem::Inputs::<bf16>::generate(&p);
+    let config = GemmConfig::new(s.m, s.n, s.k)
+        .scale(p.alpha, 0.0)
+        .leading_dimensions(s.lda, s.ldb, s.ldc)
+        .epilogue(Bias::PerRow, Activation::Gelu)
+        .amax();
+    let (a, b, bias) = (
+        gemm.upload(&inputs.a.data).unwrap(),
+        gemm.upload(&inputs.b.data).unwrap(),
+        gemm.upload(&inputs.bias).unwrap(),
+    );
+    let mut c = gemm.upload(&inputs.c.data).unwrap();
+    let mut plan = gemm
+        .plan::<bf16>(&config, &Algorithm::Auto(Math::Strict))
+        .unwrap();
+    gemm.synchronize().unwrap();
+    let stream = capture_stream(&gemm);
+    begin_capture(stream);
+    let enqueued = plan.enqueue_with_bias(&a, &b, &bias, &mut c);
+    let graph = end_capture(stream);
+    enqueued.unwrap();
+    let graph = graph.expect("the capture broke");
+    let mut exec = std::ptr::null_mut();
+    let address = plan
+        .amax_device_address()
+        .expect("a GPU plan with the amax");
+    let mut seen = Vec::new();
+    for replay in 0..2 {
+        unsafe {
+            if replay == 0 {
+                assert_eq!(
+                    cuGraphInstantiateWithFlags(&mut exec, graph, 0),
+                    CUresult::CUDA_SUCCESS
+                );
+            }
+            assert_eq!(cuGraphLaunch(exec, stream), CUresult::CUDA_SUCCESS);
+        }
+        gemm.synchronize().unwrap();
+        let amax = plan.amax().unwrap();
+        let result = gemm.download(&c).unwrap();
+        let check = gpu_gemm::verify::check_amax(&p, &result, [amax.amax, amax.scale]);
+        assert!(check.passed(), "replay {replay}: {}", check.summary());
+        let mut on_device = [0f32; 2];
+        let status = unsafe { cuMemcpyDtoH_v2(on_device.as_mut_ptr().cast(), address, 8) };
+        assert_eq!(status, CUresult::CUDA_SUCCESS);
+        assert_eq!(on_device, [amax.amax, amax.scale], "replay {replay}");
+        println!(
+            "replay {replay} ({}): {}",
+            plan.choice().entry,
+            check.summary()
+        );
+        seen.push(amax);
+    }
+    assert_eq!(
+        seen[0], seen[1],
+        "the second replay found the accumulator not zeroed"
+    );
+    unsafe {
+        cuGraphExecDestroy(exec);
+        cuGraphDestroy(graph);
+    }
+}
+
 mod batch_cases;
 
 /// Strided batches on the GPU: the emulator's cases (`emulator_batch.rs`), every 16-bit kernel

@@ -163,12 +163,14 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
             // A tensor-core kernel's loop is found by its HMMA/DMMA, not by the epilogue's FFMA.
             let precision = Precision::of(f, dtype_precision);
             // A split-k reduction adds the parts on the CUDA cores, whatever its GEMM uses; the
-            // ranges pass before 3xTF32 only compares magnitudes, and the unfused epilogue after
-            // a 16-bit GEMM is a pass over C, one pair per thread, with no loop.
+            // ranges pass before 3xTF32 only compares magnitudes, the unfused epilogue after
+            // a 16-bit GEMM is a pass over C, one pair per thread, with no loop, and the amax's
+            // last step is one thread over three words.
             let is_reduction = variant.reduce.is_some_and(|r| entry.starts_with(r));
             let is_pass = variant.ranges_pass().is_some_and(|pass| {
                 entry == pass || kernels_gpu::registry::kernel_of_batch_twin(&entry) == Some(pass)
-            }) || entry.starts_with(kernels_gpu::registry::UNFUSED_EPILOGUE);
+            }) || entry.starts_with(kernels_gpu::registry::UNFUSED_EPILOGUE)
+                || entry == kernels_gpu::registry::AMAX_SCALE;
             assert_eq!(
                 precision.useful_name() == "MMA",
                 variant.uses_tensor_cores() && !is_reduction && !is_pass,

@@ -72,6 +72,20 @@ for step in "$@"; do
         echo "== m=$1 n=4096 k=$2"
         $host --variant auto,unfused --compare cublas --dtype bf16 --transa t --m $1 --n 4096 --k $2 --epilogue bias,gelu --seed 1 2>&1 | tee "$OUT/epilogue-$1-$2.log" | grep '^| [a-z]' | grep -v '^| variant'
       done | tee "$OUT/epilogue.log" ;;
+    amax)
+      # The amax epilogue: the GPU tests (every epilogue case, most with the amax; a plan's
+      # enqueue captured into a CUDA graph and replayed twice), under compute-sanitizer too;
+      # then Llama-3 8B's layers with 4096 tokens, bias + GELU with and without the amax, each
+      # beside cuBLASLt's GELU_BIAS (which has no amax outside FP8) in the same process.
+      "$bundle/tests-gpu" amax fused_epilogues --nocapture 2>&1 | tee "$OUT/amax-test.log" | grep -E 'test result|panicked|replay' -A2
+      timeout 300 compute-sanitizer --tool memcheck "$bundle/tests-gpu" amax 2>&1 | tee "$OUT/amax-sanitize.log" | grep -E 'ERROR SUMMARY|test result' | tail -2
+      for nk in "6144 4096" "4096 4096" "28672 4096" "4096 14336" "128256 4096"; do
+        set -- $nk
+        for e in bias,gelu bias,gelu,amax; do
+          echo "== m=$1 n=4096 k=$2 epilogue=$e"
+          $host --variant auto --compare cublas --dtype bf16 --transa t --m $1 --n 4096 --k $2 --epilogue $e --seed 1 2>&1 | tee "$OUT/amax-$1-$2-${e//,/+}.log" | grep -E '^\| [a-z]|amax [0-9]|error' | grep -v '^| variant'
+        done
+      done | tee "$OUT/amax.log" ;;
     batch)
       # Strided batched GEMM: the GPU test (every kernel that runs a batch, then auto and cuBLAS
       # at 300 members), under compute-sanitizer too; then the attention-like problems of 1024

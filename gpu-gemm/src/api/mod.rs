@@ -188,9 +188,23 @@ pub enum GemmError {
         /// `per tensor` or `per block`.
         scaling: &'static str,
     },
+    /// D's amax asked of a plan whose configuration does not gather it.
+    #[error("this plan gathers no amax: its configuration needs GemmConfig::amax")]
+    NoAmax,
     /// The driver, a launch, or the emulator failed (the emulator names the faulting thread).
     #[error("{0}")]
     Launch(String),
+}
+
+/// D's amax and the scale that maps it onto e4m3's range, as the amax epilogue leaves them
+/// ([`GemmConfig::amax`], [`Plan::amax`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Amax {
+    /// The largest |D| after the bias and activation, before C's rounding; NaN if D holds one.
+    pub amax: f32,
+    /// `448 / amax`, the factor that maps D onto e4m3 for the next layer; 1 where the amax is
+    /// zero, infinite or NaN; the largest f32 where the quotient overflows.
+    pub scale: f32,
 }
 
 type Result<T> = std::result::Result<T, GemmError>;
@@ -320,8 +334,26 @@ impl GemmConfig {
     /// has no SiLU and no bias per column). Give the bias to [`Gemm::run_with_bias`] or
     /// [`Plan::enqueue_with_bias`].
     pub fn epilogue(self, bias: Bias, activation: Activation) -> Self {
+        let amax = self.epilogue.amax();
+        let epilogue = Epilogue::new(bias, activation);
         GemmConfig {
-            epilogue: Epilogue::new(bias, activation),
+            epilogue: if amax { epilogue.with_amax() } else { epilogue },
+            ..self
+        }
+    }
+
+    /// With the amax epilogue: the GEMM also gathers D's amax, the largest |D| after the bias
+    /// and activation and before C's rounding (over every member of a batch), and the scale
+    /// that maps it onto e4m3's range, `448 / amax` (1 for an amax of zero, infinity or NaN),
+    /// for the next layer's quantization: TransformerEngine's current scaling, without a trip
+    /// of D through memory. Each warp of the epilogue adds its maximum with one atomic; a
+    /// one-thread kernel after the GEMM writes the pair. 16-bit types (bf16, f16), one problem
+    /// or a strided batch, alone or with [`GemmConfig::epilogue`]. Read the pair with
+    /// [`Plan::amax`], or on the device at [`Plan::amax_device_address`] (what a captured
+    /// graph's next kernel reads).
+    pub fn amax(self) -> Self {
+        GemmConfig {
+            epilogue: self.epilogue.with_amax(),
             ..self
         }
     }
@@ -1387,7 +1419,13 @@ impl Gemm {
                     .ok_or_else(|| anyhow::anyhow!("the emulator is not tuned"))?;
                 let label = candidate.label();
                 protocol.measure(best_ms, || {
-                    emulator::launch_on(launch, problem, (*a, *b, &[], &[]), c, None)?;
+                    emulator::launch_on(
+                        launch,
+                        problem,
+                        (*a, *b, &[], &[]),
+                        (c, &mut [0; 3]),
+                        None,
+                    )?;
                     Ok((clock.time.borrow_mut())(&label))
                 })
             }

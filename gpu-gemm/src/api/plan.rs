@@ -13,7 +13,7 @@
 //! slot of its own, and writes a new set's maps with an asynchronous copy on the stream
 //! before the kernel, so an enqueue on new buffers is still stream work only. Up to
 //! [`PLAN_BUFFER_SETS`] sets of buffers per plan.
-use super::{Algorithm, Memory, MemoryMut};
+use super::{Algorithm, Amax, Memory, MemoryMut};
 use super::{Choice, Element, Gemm, GemmConfig, GemmError, Operand, OperandMut, Result};
 use crate::emulator;
 use crate::gpu::Prepared;
@@ -40,10 +40,11 @@ pub struct Plan<'g, T: Element> {
     _element: PhantomData<fn(&T)>,
 }
 
-/// What a plan launches: on the GPU a prepared launch, on the emulator the launch itself.
+/// What a plan launches: on the GPU a prepared launch, on the emulator the launch itself and
+/// the amax epilogue's words (kept across launches, as the GPU's are).
 pub(super) enum Ready<'g> {
     Gpu(Box<Prepared<'g>>),
-    Emulator(Launch),
+    Emulator(Box<Launch>, [u32; 3]),
 }
 
 impl<'g> Ready<'g> {
@@ -60,8 +61,18 @@ impl<'g> Ready<'g> {
                 gpu.prepare_unbound(&launch, problem, buffer_sets)
                     .map_err(|e| GemmError::Launch(format!("{e:#}")))?,
             )),
-            Backend::Emulator => Ready::Emulator(launch),
+            Backend::Emulator => Ready::Emulator(Box::new(launch), emulator::AMAX_ZEROED),
         })
+    }
+
+    /// D's amax and scale as the last launch left them (`None` without the amax).
+    fn amax(&self) -> Result<Option<[f32; 2]>> {
+        match self {
+            Ready::Gpu(prepared) => prepared
+                .read_amax()
+                .map_err(|e| GemmError::Launch(format!("{e:#}"))),
+            Ready::Emulator(_, words) => Ok(Some(emulator::amax_of(words))),
+        }
     }
 
     /// Enqueues the GEMM on checked buffers (on the emulator: runs it).
@@ -89,7 +100,12 @@ impl<'g> Ready<'g> {
                 }
                 prepared.enqueue::<T>().map_err(failed)
             }
-            (Ready::Emulator(launch), Memory::Host(a), Memory::Host(b), MemoryMut::Host(c)) => {
+            (
+                Ready::Emulator(launch, amax),
+                Memory::Host(a),
+                Memory::Host(b),
+                MemoryMut::Host(c),
+            ) => {
                 let bias = match bias {
                     Some(Memory::Host(bias)) => *bias,
                     _ => &[],
@@ -98,7 +114,8 @@ impl<'g> Ready<'g> {
                     Some(Memory::Host(table)) => *table,
                     _ => &[],
                 };
-                emulator::launch_on(launch, problem, (*a, *b, bias, table), c, None).map_err(failed)
+                emulator::launch_on(launch, problem, (*a, *b, bias, table), (c, amax), None)
+                    .map_err(failed)
             }
             _ => unreachable!("every operand's memory was checked against the backend"),
         }
@@ -145,6 +162,30 @@ impl<T: Element> Plan<'_, T> {
     /// What the plan runs, and why.
     pub fn choice(&self) -> &Choice {
         &self.choice
+    }
+
+    /// D's amax and its e4m3 scale as the last enqueue left them, with the amax epilogue
+    /// ([`GemmConfig::amax`](super::GemmConfig::amax)): waits for the handle's stream.
+    /// [`GemmError::NoAmax`] for a plan without it.
+    pub fn amax(&self) -> Result<Amax> {
+        if !self.problem.epilogue.amax() {
+            return Err(GemmError::NoAmax);
+        }
+        match self.ready.amax()? {
+            Some([amax, scale]) => Ok(Amax { amax, scale }),
+            None => Err(GemmError::NoAmax),
+        }
+    }
+
+    /// Where the amax epilogue leaves D's amax and its e4m3 scale on the device: two f32,
+    /// `(amax, scale)`, rewritten in stream order by every enqueue. What the next layer's
+    /// quantization reads without the host (in a captured CUDA graph too); the plan owns
+    /// them. `None` without the amax, and on the emulator.
+    pub fn amax_device_address(&self) -> Option<u64> {
+        match &self.ready {
+            Ready::Gpu(prepared) => prepared.amax_address(),
+            Ready::Emulator(..) => None,
+        }
     }
 
     /// Puts the GEMM on A, B and C on the handle's stream and returns: C is written when the

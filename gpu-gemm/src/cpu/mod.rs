@@ -142,6 +142,7 @@ pub fn run<T: CpuScalar>(
         variant.gemm(&x, &mut result, ldc, tile);
     }
     Measured {
+        amax: None,
         times_ms,
         uploaded_c,
         result,

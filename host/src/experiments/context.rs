@@ -419,6 +419,7 @@ pub(crate) mod testing {
                 padding_changed: 0,
                 coverage: "full".into(),
                 beyond_rounding: None,
+                amax: None,
             }),
         })
     }

@@ -466,3 +466,30 @@ pub fn shfl_idx<T: Real>(value: T, src_lane: u32) -> T {
 pub fn lane_id() -> u32 {
     (thread_idx_y() * block_dim_x() + thread_idx_x()) % WARP_SIZE
 }
+
+/// |x| as its bits: the sign cleared. For non-negative floats the order of the bits is the
+/// order of the values, and NaN's bits lie above infinity's, so a NaN wins a maximum of them.
+#[inline(always)]
+pub fn magnitude_bits(x: f32) -> u32 {
+    x.to_bits() & 0x7FFF_FFFF
+}
+
+/// The largest of the warp's 32 `value`s, in every lane: a butterfly of five shuffles (lane
+/// `l` takes the larger of its own and lane `l ^ offset`'s). All 32 lanes must call it
+/// together. With [`atomic_max_u32`] from one lane, how a warp adds its maximum to a word that
+/// many blocks share: one atomic per warp instead of 32. (`redux.sync.max.u32` does it in one
+/// instruction; tried in the amax epilogue, it left ptxas spilling more in `wgmma-queue:2`,
+/// 16–32 bytes against 8–24.)
+#[inline(always)]
+pub fn warp_max_u32(value: u32) -> u32 {
+    let lane = lane_id();
+    let mut largest = value;
+    let mut offset = WARP_SIZE / 2;
+    while offset > 0 {
+        // The shuffle moves 32 bits: an f32's bits pass through it unchanged.
+        let other = shfl_idx(f32::from_bits(largest), lane ^ offset).to_bits();
+        largest = largest.max(other);
+        offset /= 2;
+    }
+    largest
+}

@@ -21,6 +21,9 @@ const REGISTERS_PER_BLOCK: usize = 16;
 /// The fused epilogue ([`crate::fused`]) on a warpgroup's registers before its store: register
 /// `i`, at element `at(i)` of C, becomes `act(alpha·acc + beta·C + bias)`, and the store then
 /// runs with the arguments returned (alpha 1, beta 0, no epilogue), which leave it as it is.
+/// With the amax, the third value returned is the thread's largest |value| within C, which the
+/// caller gathers after its store ([`Fused::gather_amax`]: the shuffles' registers, taken
+/// while the tile's values still hold theirs, made ptxas spill).
 /// Each step is one loop over the registers, its choice (beta or not, which bias, which
 /// activation) made once outside it: unrolled, straight-line code, run once a tile. A GEMM
 /// without an epilogue skips it on one uniform branch and runs the store it always had.
@@ -38,7 +41,7 @@ pub unsafe fn fuse<H: Half, const R: usize>(
     args: &HalfGemmArgs<H>,
     mut values: [f32; R],
     at: impl Fn(u32) -> (u32, u32),
-) -> (HalfGemmArgs<H>, [f32; R]) {
+) -> (HalfGemmArgs<H>, [f32; R], u32) {
     let size = (args.m, args.n);
     let last = (size.0.saturating_sub(1), size.1.saturating_sub(1));
     let bias = args.fused.bias;
@@ -80,13 +83,28 @@ pub unsafe fn fuse<H: Half, const R: usize>(
         }
     }
     args.fused.epilogue.activate_all(&mut values);
+    // Register 0 holds the thread's first row and first column of the tile (the fragment
+    // table's offsets are sums of non-negative terms), so each register's test is its constant
+    // offset from there against the room left in C: two registers for every test, where
+    // `row < m` per register kept a sum live for each (and made ptxas spill in the stream-k
+    // and tile-queue kernels).
+    let first = at(0);
+    let room = (
+        args.m.saturating_sub(first.0),
+        args.n.saturating_sub(first.1),
+    );
+    let inside = |i: usize| {
+        let (row, col) = at(i as u32);
+        row.wrapping_sub(first.0) < room.0 && col.wrapping_sub(first.1) < room.1
+    };
+    let largest = args.fused.largest_magnitude(&values, inside);
     let stored = HalfGemmArgs {
         alpha: 1.0,
         beta: 0.0,
         fused: Fused::none(),
         ..*args
     };
-    (stored, values)
+    (stored, values, largest)
 }
 
 /// Writes the 64×N accumulator of one consumer warpgroup, in `Cᵀ` orientation: accumulator row
@@ -113,9 +131,10 @@ pub unsafe fn store_transposed<H: Half, const R: usize>(
             let (r, c) = Accumulator::<R>::position(warp, lane, i);
             (row0 + c, col0 + r)
         };
-        let (args, values) = unsafe { fuse(args, *acc.get(), at) };
+        let (stored, values, largest) = unsafe { fuse(args, *acc.get(), at) };
         let acc = Accumulator::from_registers(values);
-        return unsafe { store_transposed_plain(&args, &acc, row0, col0, thread) };
+        unsafe { store_transposed_plain(&stored, &acc, row0, col0, thread) };
+        return unsafe { args.fused.gather_amax(largest) };
     }
     unsafe { store_transposed_plain(args, acc, row0, col0, thread) }
 }
@@ -201,9 +220,10 @@ pub unsafe fn store_through_tma<H: Half>(
             let (r, c) = Accumulator::<128>::position(warp, lane, i);
             (row0 + c, col0 + r)
         };
-        let (args, values) = unsafe { fuse(args, *acc.get(), at) };
+        let (stored, values, largest) = unsafe { fuse(args, *acc.get(), at) };
         let acc = Accumulator::from_registers(values);
-        return unsafe { store_through_tma_plain(&args, &acc, c_map, row0, col0, thread, staging) };
+        unsafe { store_through_tma_plain(&stored, &acc, c_map, row0, col0, thread, staging) };
+        return unsafe { args.fused.gather_amax(largest) };
     }
     unsafe { store_through_tma_plain(args, acc, c_map, row0, col0, thread, staging) }
 }
@@ -381,16 +401,15 @@ pub unsafe fn store_direct_through_tma<H: Half>(
                 (row0 + r, col0 + c)
             }
         };
-        let (stored, upper) = unsafe { fuse(args, *upper.get(), at(row0)) };
-        let (_, lower) = unsafe { fuse(args, *lower.get(), at(row0 + 64)) };
+        let (stored, upper, upper_largest) = unsafe { fuse(args, *upper.get(), at(row0)) };
+        let (_, lower, lower_largest) = unsafe { fuse(args, *lower.get(), at(row0 + 64)) };
         let (upper, lower) = (
             Accumulator::from_registers(upper),
             Accumulator::from_registers(lower),
         );
         let accumulators = [&upper, &lower];
-        return unsafe {
-            store_direct_plain(&stored, accumulators, c_map, row0, col0, thread, staging)
-        };
+        unsafe { store_direct_plain(&stored, accumulators, c_map, row0, col0, thread, staging) };
+        return unsafe { args.fused.gather_amax(upper_largest.max(lower_largest)) };
     }
     unsafe { store_direct_plain(args, [upper, lower], c_map, row0, col0, thread, staging) }
 }
@@ -444,9 +463,10 @@ pub unsafe fn store_direct_64_through_tma<H: Half>(
             let (r, c) = Accumulator::<64>::position(warp, lane, i);
             (row0 + r, col0 + c)
         };
-        let (stored, values) = unsafe { fuse(args, *acc.get(), at) };
+        let (stored, values, largest) = unsafe { fuse(args, *acc.get(), at) };
         let acc = Accumulator::from_registers(values);
-        return unsafe { store_direct_64_plain(&stored, &acc, c_map, row0, col0, thread, staging) };
+        unsafe { store_direct_64_plain(&stored, &acc, c_map, row0, col0, thread, staging) };
+        return unsafe { args.fused.gather_amax(largest) };
     }
     unsafe { store_direct_64_plain(args, acc, c_map, row0, col0, thread, staging) }
 }

@@ -52,23 +52,29 @@ pub unsafe fn bias_activation<H: Half>(args: HalfReduceArgs<H>) {
     let pairs = args.ldc.is_multiple_of(2) && args.c.is_aligned_to(4);
     let rows = per_column(args.m, args.ldc, pairs);
     let thread = block_idx_x() * block_dim_x() + thread_idx_x();
-    if thread >= rows * args.n {
-        return;
+    // The values this thread wrote (none past C, one or two within): the amax's, which every
+    // lane of the warp gathers together.
+    let (mut written, mut count) = ([0f32; 2], 0);
+    if thread < rows * args.n {
+        let (line, col) = (thread % rows, thread / rows);
+        let size = (args.m, args.n);
+        if pairs && 2 * line + 1 < args.m {
+            let row = 2 * line;
+            let at = (row + col * args.ldc) as usize;
+            let value = unsafe { args.c.load2(at) };
+            written = unsafe { args.fused.apply_run(value, (row, col), (1, 0), size) };
+            count = 2;
+            unsafe { args.c.store2(at, written) };
+        } else {
+            // The last row of an odd m, or every element of a C that cannot be read in pairs.
+            let row = if pairs { 2 * line } else { line };
+            let at = (row + col * args.ldc) as usize;
+            let value = [unsafe { args.c.load(at) }];
+            let [value] = unsafe { args.fused.apply_run(value, (row, col), (0, 0), size) };
+            (written[0], count) = (value, 1);
+            unsafe { args.c.store(at, value) };
+        }
     }
-    let (line, col) = (thread % rows, thread / rows);
-    let size = (args.m, args.n);
-    if pairs && 2 * line + 1 < args.m {
-        let row = 2 * line;
-        let at = (row + col * args.ldc) as usize;
-        let value = unsafe { args.c.load2(at) };
-        let value = unsafe { args.fused.apply_run(value, (row, col), (1, 0), size) };
-        unsafe { args.c.store2(at, value) };
-    } else {
-        // The last row of an odd m, or every element of a C that cannot be read in pairs.
-        let row = if pairs { 2 * line } else { line };
-        let at = (row + col * args.ldc) as usize;
-        let value = [unsafe { args.c.load(at) }];
-        let [value] = unsafe { args.fused.apply_run(value, (row, col), (0, 0), size) };
-        unsafe { args.c.store(at, value) };
-    }
+    let largest = args.fused.largest_magnitude(&written, |i| i < count);
+    unsafe { args.fused.gather_amax(largest) };
 }

@@ -31,7 +31,8 @@
 //! stays below SGEMM's unless the other operand's column is large exactly where this row is
 //! small.
 use crate::device::{
-    atomic_max_u32, block_idx_x, block_idx_y, shfl_idx, thread_idx_x, Global, WARP_SIZE,
+    atomic_max_u32, block_idx_x, block_idx_y, magnitude_bits, thread_idx_x, warp_max_u32, Global,
+    WARP_SIZE,
 };
 use crate::gemm::{GemmArgs, Geometry};
 
@@ -110,12 +111,7 @@ pub unsafe fn max_abs_bits(args: GemmArgs<f32>) {
             largest = largest.max(magnitude_bits(unsafe { args.b.load(args.b_at(l, col)) }));
             l += WARP_SIZE;
         }
-        let mut offset = WARP_SIZE / 2;
-        while offset > 0 {
-            let other = shfl_idx(f32::from_bits(largest), lane ^ offset).to_bits();
-            largest = largest.max(other);
-            offset /= 2;
-        }
+        let largest = warp_max_u32(largest);
         if lane == 0 {
             unsafe { atomic_max_u32(out.wrapping_add((m + col) as usize), largest) };
         }
@@ -123,12 +119,6 @@ pub unsafe fn max_abs_bits(args: GemmArgs<f32>) {
 }
 
 // ANCHOR_END: ranges_pass
-
-/// |x| as its bits: the sign cleared. NaN's bits are above infinity's, so a NaN wins.
-#[inline(always)]
-fn magnitude_bits(x: f32) -> u32 {
-    x.to_bits() & 0x7FFF_FFFF
-}
 
 /// The power of two `s` that brings a row's (or column's) largest |x|, given as its bits, into
 /// [1, 4): `127 − e` for its biased exponent `e`, with `e` held to 1…253 so that `2^s` is a

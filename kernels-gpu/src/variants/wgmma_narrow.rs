@@ -387,8 +387,9 @@ where
                 let (r, c) = Accumulator::<R>::position(warp, lane, i);
                 (row0 + r, col0 + c)
             };
-            let (output, values) = unsafe { epilogue::fuse(&output, values, at) };
-            unsafe { store(&output, &values, row0, col0, c.thread) };
+            let (stored, values, largest) = unsafe { epilogue::fuse(&output, values, at) };
+            unsafe { store(&stored, &values, row0, col0, c.thread) };
+            unsafe { output.fused.gather_amax(largest) };
         }
     }
     // ANCHOR_END: core_loop

@@ -113,23 +113,27 @@ pub fn geometry<B: Config>(m: u32, n: u32, k: u32, element_bytes: u32, parts: u3
 #[inline(always)]
 pub unsafe fn reduce<H: Half>(args: HalfReduceArgs<H>) {
     let element = block_idx_x() * block_dim_x() + thread_idx_x();
-    if element >= args.m * args.n {
-        return;
+    // A thread past C stays for the amax's warp-wide maximum, with nothing to add.
+    let inside = element < args.m * args.n;
+    let mut value = [0f32];
+    if inside {
+        let (row, col) = (element % args.m, element / args.m);
+        let slab = args.ldw as usize * args.n as usize;
+        let at = (row + col * args.ldw) as usize;
+        let mut sum = 0f32;
+        for part in 0..args.splits as usize {
+            sum += unsafe { args.workspace.load(at + part * slab) };
+        }
+        let c_at = (row + col * args.ldc) as usize;
+        let scaled = scaled(args.alpha, args.beta, [sum], || {
+            [unsafe { args.c.load(c_at) }]
+        });
+        value = unsafe {
+            args.fused
+                .apply_run(scaled, (row, col), (0, 0), (args.m, args.n))
+        };
+        unsafe { args.c.store(c_at, value[0]) }
     }
-    let (row, col) = (element % args.m, element / args.m);
-    let slab = args.ldw as usize * args.n as usize;
-    let at = (row + col * args.ldw) as usize;
-    let mut sum = 0f32;
-    for part in 0..args.splits as usize {
-        sum += unsafe { args.workspace.load(at + part * slab) };
-    }
-    let c_at = (row + col * args.ldc) as usize;
-    let value = scaled(args.alpha, args.beta, [sum], || {
-        [unsafe { args.c.load(c_at) }]
-    });
-    let [value] = unsafe {
-        args.fused
-            .apply_run(value, (row, col), (0, 0), (args.m, args.n))
-    };
-    unsafe { args.c.store(c_at, value) }
+    let largest = args.fused.largest_magnitude(&value, |_| inside);
+    unsafe { args.fused.gather_amax(largest) };
 }

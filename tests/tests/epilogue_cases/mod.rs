@@ -47,8 +47,9 @@ pub fn problem(
 
 /// Each way C is written, with the epilogue the row names: the register epilogue
 /// (`wgmma-16bit`), the TMA stores (both orientations), ping-pong, split-k's reduction,
-/// stream-k's finishing block, the narrow decode kernel, `auto`, and the unfused baseline:
-/// (variant, tile, dtype, (m, n, k), transposes, beta, epilogue).
+/// stream-k's finishing block, the narrow decode kernel, `auto`, and the unfused baseline;
+/// most with the amax, which the check holds against C: (variant, tile, dtype, (m, n, k),
+/// transposes, beta, epilogue).
 #[allow(clippy::type_complexity)]
 pub fn cases() -> Vec<(
     &'static str,
@@ -68,7 +69,7 @@ pub fn cases() -> Vec<(
             (201, 72, 96),
             Transposes::NN,
             0.0,
-            "bias,gelu",
+            "bias,gelu,amax",
         ),
         (
             "wgmma-tma-store",
@@ -77,7 +78,7 @@ pub fn cases() -> Vec<(
             (200, 72, 96),
             Transposes::NN,
             0.5,
-            "bias-col,silu",
+            "bias-col,silu,amax",
         ),
         (
             "wgmma-tma-store",
@@ -95,7 +96,7 @@ pub fn cases() -> Vec<(
             (136, 200, 64),
             Transposes::NN,
             0.0,
-            "bias,silu",
+            "bias,silu,amax",
         ),
         (
             "wgmma-split-k",
@@ -104,7 +105,7 @@ pub fn cases() -> Vec<(
             (131, 70, 256),
             Transposes::NN,
             0.5,
-            "bias,gelu",
+            "bias,gelu,amax",
         ),
         (
             "wgmma-stream-k",
@@ -113,7 +114,7 @@ pub fn cases() -> Vec<(
             (136, 200, 192),
             tn,
             0.0,
-            "bias-col,gelu",
+            "bias-col,gelu,amax",
         ),
         (
             "wgmma-narrow",
@@ -122,7 +123,7 @@ pub fn cases() -> Vec<(
             (201, 9, 128),
             tn,
             0.0,
-            "bias,gelu",
+            "bias,gelu,amax",
         ),
         ("auto", None, Dtype::F16, (100, 40, 64), tn, 0.25, "gelu"),
         (
@@ -132,7 +133,7 @@ pub fn cases() -> Vec<(
             (101, 33, 64),
             Transposes::NN,
             0.5,
-            "bias,gelu",
+            "bias,gelu,amax",
         ),
     ]
 }
