@@ -337,7 +337,7 @@ const BATCH_TWIN_SUFFIX: &str = "_batch";
 ///   (`crate::fused::Fused::gather_amax`): at its cap of 168 registers, ptxas keeps one or
 ///   three words of the consumer's tile setup (before the tile's first `HGMMA`) in local
 ///   memory, one to three `STL`/`LDL` pairs per tile. Five arrangements of the amax's code were
-///   tried (`docs/perf-notes.md`); on the H100 the kernel without the amax ran within 1% of the
+///   tried (`docs/perf-notes.md`); on the H100 the kernel without the amax ran within 2% of the
 ///   build before at three shapes, `docs/results/h100-2026-11-27-amax/`.
 pub const SPILLS_MEASURED: &[(&str, &str, (u32, u32, u32))] = &[
     ("sm_90", "gemm_best_c1_f32_batch", (16, 12, 36)),
