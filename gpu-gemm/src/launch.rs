@@ -157,9 +157,9 @@ pub struct Fp8Groups {
     pub layout: GroupLayout,
     /// Groups: layers of A (1 for one problem).
     pub count: u32,
-    /// A packed strided batch ([`Fp8Groups::batch`]): the masked layout with every count n,
-    /// whose table the pipeline makes rather than draws.
-    pub full: bool,
+    /// A strided batch ([`Fp8Groups::batch`]): its members' strides, in the masked layout
+    /// whose every count is n (a table the caller does not give: the pipeline makes it).
+    pub strided: Option<Batch>,
 }
 
 impl Fp8Groups {
@@ -167,17 +167,28 @@ impl Fp8Groups {
     pub const NONE: Fp8Groups = Fp8Groups {
         layout: GroupLayout::None,
         count: 1,
-        full: false,
+        strided: None,
     };
 
-    /// A packed strided batch of `members`, each its own A, B and C with their block scales:
-    /// the masked layout whose every count is n. A batch is a grouped GEMM with equal groups,
-    /// so the FP8 kernels run it on the grouped walk (`host --batch` in e4m3).
-    pub const fn batch(members: u32) -> Fp8Groups {
+    /// A strided batch, each member its own A, B and C (at `batch`'s strides) with its own
+    /// block scales (packed, one member's after the other's): the masked layout whose every
+    /// count is n. A batch is a grouped GEMM with equal groups, so the FP8 kernels run it on
+    /// the grouped walk (`host --batch` in e4m3, and `Gemm::run_fp8` with
+    /// `GemmConfig::batch`).
+    pub const fn batch(batch: Batch) -> Fp8Groups {
         Fp8Groups {
             layout: GroupLayout::Masked,
-            count: members,
-            full: true,
+            count: batch.count,
+            strided: Some(batch),
+        }
+    }
+
+    /// A grouped GEMM's layout and groups, the table the caller's.
+    pub const fn grouped_as(layout: GroupLayout, count: u32) -> Fp8Groups {
+        Fp8Groups {
+            layout,
+            count,
+            strided: None,
         }
     }
 
@@ -186,9 +197,13 @@ impl Fp8Groups {
         self.layout != GroupLayout::None
     }
 
-    /// The layers of the operands' tensor maps: a layer of A per group, packed; in the masked
-    /// layout a layer of B and C per group too (a stride of 0: one layer).
+    /// The layers of the operands' tensor maps: a strided batch's own; else a layer of A per
+    /// group, packed, and in the masked layout a layer of B and C per group too (a stride of
+    /// 0: one layer).
     pub fn layers(&self, s: &kernels_gpu::registry::Shape) -> Batch {
+        if let Some(batch) = self.strided {
+            return batch;
+        }
         if !self.grouped() {
             return Batch::ONE;
         }

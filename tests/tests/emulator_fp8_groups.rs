@@ -55,11 +55,7 @@ fn problem(layout: GroupLayout, n: u32, count: u32) -> Fp8Problem {
         init: Init::Random,
         seed: 29,
         outliers: false,
-        groups: Fp8Groups {
-            layout,
-            count,
-            full: false,
-        },
+        groups: Fp8Groups::grouped_as(layout, count),
     }
 }
 
@@ -473,12 +469,13 @@ fn the_library_runs_fp8_groups_as_each_group_alone() {
     assert!(matches!(e, GemmError::ScalesMisshaped { .. }), "{e}");
 }
 
-/// A packed strided batch with block scales is the masked layout with every count n: member
-/// `j`'s A, B and C (and their scales) are the `j`-th packed ones, and each member is bit for
-/// bit the same kernel on that member alone (`Gemm::run_fp8`). `run_fp8` refuses a batch and
-/// says so.
+/// A strided batch with block scales is the masked layout with every count n: `run_fp8` with
+/// `GemmConfig::batch` gives C bit for bit as `run_fp8_grouped` with a full table does, and
+/// each member as the same kernel on that member alone; with members spaced apart (strides
+/// past the packed ones) the gaps are left as they were. A batch with one scale per tensor, and
+/// a stride off the TMA's 16 bytes, are refused.
 #[test]
-fn a_packed_batch_is_masked_groups_whose_every_count_is_n() {
+fn a_strided_batch_is_masked_groups_whose_every_count_is_n() {
     use gpu_gemm::fp8::quantize::BLOCK;
     use gpu_gemm::{Algorithm, Fp8, Gemm, GemmConfig, GemmError, Transpose};
     let gemm = Gemm::emulator();
@@ -500,28 +497,29 @@ fn a_packed_batch_is_masked_groups_whose_every_count_is_n() {
         s.n.div_ceil(BLOCK) as usize * k_blocks,
     );
     let strides = (stride_a as u64, stride_b as u64, stride_c as u64);
-    let batch = base.batch(members, strides.0, strides.1, strides.2);
-    let e = gemm
-        .run_fp8(
-            &batch,
-            &kernel,
+    let operands = || {
+        (
             Fp8::per_block(&o.a, &o.scale_a),
             Fp8::per_block(&o.b, &o.scale_b),
-            &mut o.c.clone(),
         )
-        .unwrap_err();
-    assert!(
-        matches!(&e, GemmError::InvalidConfig(m) if m.contains("masked_groups")),
-        "{e}"
-    );
+    };
+    // The batch, and the same launch as masked groups with a full table.
+    let batch = base.batch(members, strides.0, strides.1, strides.2);
+    let mut batched = o.c.clone();
+    let (a, b) = operands();
+    gemm.run_fp8(&batch, &kernel, a, b, &mut batched).unwrap();
     let config = base.masked_groups(members, strides.0, strides.1, strides.2);
-    let mut c = o.c.clone();
-    let operands = (
-        Fp8::per_block(&o.a, &o.scale_a),
-        Fp8::per_block(&o.b, &o.scale_b),
-    );
-    gemm.run_fp8_grouped(&config, &kernel, operands, &table, &mut c)
+    let mut grouped = o.c.clone();
+    gemm.run_fp8_grouped(&config, &kernel, operands(), &table, &mut grouped)
         .unwrap();
+    let same = |x: &[gpu_gemm::half::bf16], y: &[gpu_gemm::half::bf16]| {
+        x.len() == y.len() && x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits())
+    };
+    assert!(
+        same(&batched, &grouped),
+        "the batch differs from the masked groups"
+    );
+    assert!(!same(&batched, &o.c), "the batch wrote nothing");
     for j in 0..members as usize {
         let mut alone = o.c[j * stride_c..][..stride_c].to_vec();
         gemm.run_fp8(
@@ -538,15 +536,80 @@ fn a_packed_batch_is_masked_groups_whose_every_count_is_n() {
             &mut alone,
         )
         .unwrap();
-        let batched = &c[j * stride_c..][..stride_c];
         assert!(
-            batched
-                .iter()
-                .zip(&alone)
-                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            same(&batched[j * stride_c..][..stride_c], &alone),
             "member {j} differs from the member alone"
         );
     }
+    // Members spaced apart: 32 codes after each A and B, 16 elements after each C.
+    let gaps = (32usize, 32usize, 16usize);
+    let spread = |packed: usize, gap: usize, data: &[u8]| -> Vec<u8> {
+        data.chunks(packed)
+            .flat_map(|m| m.iter().copied().chain(std::iter::repeat_n(0x7f, gap)))
+            .collect()
+    };
+    let (a, b) = (
+        spread(stride_a, gaps.0, &o.a),
+        spread(stride_b, gaps.1, &o.b),
+    );
+    let sentinel = gpu_gemm::half::bf16::from_f32(-1234.0);
+    let mut c: Vec<gpu_gemm::half::bf16> =
+        o.c.chunks(stride_c)
+            .flat_map(|m| {
+                m.iter()
+                    .copied()
+                    .chain(std::iter::repeat_n(sentinel, gaps.2))
+            })
+            .collect();
+    let spaced = base.batch(
+        members,
+        (stride_a + gaps.0) as u64,
+        (stride_b + gaps.1) as u64,
+        (stride_c + gaps.2) as u64,
+    );
+    gemm.run_fp8(
+        &spaced,
+        &kernel,
+        Fp8::per_block(&a, &o.scale_a),
+        Fp8::per_block(&b, &o.scale_b),
+        &mut c,
+    )
+    .unwrap();
+    for (j, member) in c.chunks(stride_c + gaps.2).enumerate() {
+        assert!(
+            same(&member[..stride_c], &batched[j * stride_c..][..stride_c]),
+            "member {j} at spaced strides differs from the packed batch's"
+        );
+        assert!(
+            member[stride_c..]
+                .iter()
+                .all(|x| x.to_bits() == sentinel.to_bits()),
+            "the gap after member {j} was written"
+        );
+    }
+    // One scale per tensor, and a stride off 16 bytes.
+    let one = vec![1.0f32];
+    let e = gemm
+        .run_fp8(
+            &batch,
+            &kernel,
+            Fp8::per_tensor(&o.a, &one),
+            Fp8::per_tensor(&o.b, &one),
+            &mut o.c.clone(),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, GemmError::InvalidConfig(m) if m.contains("block scales")),
+        "{e}"
+    );
+    let (a, b) = operands();
+    let odd = base.batch(members, strides.0, strides.1, strides.2 + 4);
+    let mut c = vec![gpu_gemm::half::bf16::ZERO; members as usize * (stride_c + 4)];
+    let e = gemm.run_fp8(&odd, &kernel, a, b, &mut c).unwrap_err();
+    assert!(
+        matches!(&e, GemmError::InvalidConfig(m) if m.contains("16 bytes")),
+        "{e}"
+    );
 }
 
 /// `host --batch` in e4m3 (`Fp8Problem::per_tensor` of a batched problem, block scales): the
@@ -569,7 +632,7 @@ fn an_e4m3_batch_runs_on_the_grouped_walk_with_every_count_full() {
         scaling: Scaling::Block,
         ..Fp8Problem::per_tensor(&p)
     };
-    assert_eq!(fp8.groups, Fp8Groups::batch(3));
+    assert_eq!(fp8.groups, Fp8Groups::batch(p.batch));
     assert_eq!(gpu_gemm::fp8::run::group_table(&fp8), [72, 72, 72]);
     let variants = [
         (registry::find("auto").unwrap(), None),

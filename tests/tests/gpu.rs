@@ -948,7 +948,9 @@ fn captured_and_replayed<T: gpu_gemm::Element>(
 
 /// FP8 through the library on the GPU: e4m3 codes and scales in device buffers the caller
 /// owns, per tensor (auto and cuBLASLt) and per block (auto), each against the f64 product of
-/// the dequantised operands at every 7th element.
+/// the dequantised operands at every 7th element; and per block as a strided batch of two
+/// members, the second's A scales doubled: member 0 is bit for bit the one problem's C, member
+/// 1 twice it.
 #[test]
 fn the_library_runs_fp8_with_its_scales_on_device_buffers() {
     use cust::memory::{CopyDestination, DeviceBuffer};
@@ -1005,23 +1007,65 @@ fn the_library_runs_fp8_with_its_scales_on_device_buffers() {
         let choice = gemm.run_fp8(&config, &algorithm, fa, fb, &mut c).unwrap();
         let mut bits = vec![0u16; (m * n) as usize];
         c.copy_to(&mut bits[..]).unwrap();
-        let mut worst = 0f64;
-        for at in (0..(m * n) as usize).step_by(7) {
-            let (i, j) = (at as u32 % m, at as u32 / m);
-            let (mut want, mut magnitude) = (0f64, 0f64);
-            for l in 0..k {
-                let product = a.dequantized(l, i) * b.dequantized(l, j);
-                want += product;
-                magnitude += product.abs();
+        let worst_of = |bits: &[u16]| {
+            let mut worst = 0f64;
+            for at in (0..(m * n) as usize).step_by(7) {
+                let (i, j) = (at as u32 % m, at as u32 / m);
+                let (mut want, mut magnitude) = (0f64, 0f64);
+                for l in 0..k {
+                    let product = a.dequantized(l, i) * b.dequantized(l, j);
+                    want += product;
+                    magnitude += product.abs();
+                }
+                let got = gpu_gemm::half::bf16::from_bits(bits[at]).to_f64();
+                worst = worst.max((got - want).abs() / magnitude);
             }
-            let got = gpu_gemm::half::bf16::from_bits(bits[at]).to_f64();
-            worst = worst.max((got - want).abs() / magnitude);
-        }
+            worst
+        };
+        let worst = worst_of(&bits);
         eprintln!(
             "{scaling:?} {}: worst error relative to Σ|a·b| {worst:.1e}",
             choice.variant
         );
         assert!(worst < 1e-2, "{scaling:?} {}: {worst:.1e}", choice.variant);
+        if scaling != Scaling::Block {
+            continue;
+        }
+        let twice = |x: &[u8]| DeviceBuffer::from_slice(&[x, x].concat()).unwrap();
+        let doubled: Vec<f32> = a.scales.iter().map(|s| 2.0 * s).collect();
+        let a_scales = DeviceBuffer::from_slice(&[&a.scales[..], &doubled].concat()).unwrap();
+        let b_scales = DeviceBuffer::from_slice(&[&b.scales[..], &b.scales].concat()).unwrap();
+        let (a_codes, b_codes) = (twice(&a.codes.data), twice(&b.codes.data));
+        let (size_a, size_b, size_c) = ((k * m) as u64, (k * n) as u64, (m * n) as u64);
+        let batch = config.batch(2, size_a, size_b, size_c);
+        let mut c = DeviceBuffer::<u16>::zeroed(2 * (m * n) as usize).unwrap();
+        let (fa, fb) = (
+            Fp8::per_block(&a_codes, &a_scales),
+            Fp8::per_block(&b_codes, &b_scales),
+        );
+        let choice = gemm.run_fp8(&batch, &algorithm, fa, fb, &mut c).unwrap();
+        let mut members = vec![0u16; 2 * (m * n) as usize];
+        c.copy_to(&mut members[..]).unwrap();
+        let (first, second) = members.split_at((m * n) as usize);
+        let worst = worst_of(first);
+        assert!(
+            worst < 1e-2,
+            "{}: member 0's error {worst:.1e}",
+            choice.entry
+        );
+        let value = |x: &u16| gpu_gemm::half::bf16::from_bits(*x).to_f32();
+        assert!(
+            second
+                .iter()
+                .zip(first)
+                .all(|(y, x)| value(y) == 2.0 * value(x)),
+            "{}: member 1 is not twice member 0",
+            choice.entry
+        );
+        eprintln!(
+            "a batch of two, block scales, {}: member 0's worst error {worst:.1e}, member 1 twice it",
+            choice.entry
+        );
     }
 }
 
@@ -1392,11 +1436,7 @@ fn grouped_fp8_gemms_match_the_f64_reference() {
             init: Init::Random,
             seed: 29,
             outliers: true,
-            groups: Fp8Groups {
-                layout,
-                count: groups,
-                full: false,
-            },
+            groups: Fp8Groups::grouped_as(layout, groups),
         };
         for report in execute_many(&backend, &variants, &p, timing, |_| {}) {
             match report {

@@ -73,6 +73,13 @@ impl Gemm {
     /// tensor cores read both operands K-major). `Algorithm::Auto` chooses among the FP8 kernels
     /// for the operands' scaling; `Algorithm::Kernel` names one (`wgmma-fp8`, `wgmma-fp8-narrow`,
     /// `wgmma-fp8-block`, `wgmma-fp8-block-narrow`); `Algorithm::Cublas` is cuBLASLt's FP8 matmul (per-tensor scales).
+    ///
+    /// A strided batch ([`GemmConfig::batch`], strides in elements: codes for A and B, bf16 for
+    /// C, each a multiple of 16 bytes) takes block scales, member `j`'s after member `j − 1`'s
+    /// (`m·⌈k/128⌉` of A's, `⌈n/128⌉·⌈k/128⌉` of B's each), and runs in one launch of
+    /// `wgmma-fp8-block`: a batch is the masked grouped layout whose every count is n, so the
+    /// call makes that table itself. One scale per tensor runs one problem.
+    ///
     /// Returns when C is written.
     pub fn run_fp8(
         &self,
@@ -113,6 +120,12 @@ impl Gemm {
         c: MemoryMut<'_, half::bf16>,
     ) -> Result<Choice> {
         let problem = self.fp8_problem(config, &a, &b)?;
+        // A strided batch runs as the masked layout whose every count is n: its table is ours.
+        let full_table = match problem.groups.strided {
+            Some(_) => Some(self.upload_table(&crate::fp8::run::group_table(&problem))?),
+            None => None,
+        };
+        let table = full_table.as_ref().map(Operand::memory).or(table);
         self.check_groups(&as_problem(&problem), table.as_ref())?;
         let (choice, launch) = self.fp8_choice(algorithm, &problem)?;
         let cublas = launch.is_none();
@@ -256,23 +269,20 @@ impl Gemm {
             init: Init::Random,
             seed: 0,
             outliers: false,
-            groups: Fp8Groups {
-                layout: config.groups,
-                count: config.batch.count,
-                full: false,
+            groups: match config.groups {
+                GroupLayout::None if config.batch.is_batched() => Fp8Groups::batch(config.batch),
+                GroupLayout::None => Fp8Groups::NONE,
+                layout => Fp8Groups::grouped_as(layout, config.batch.count),
             },
         };
-        if config.groups == GroupLayout::None && config.batch.count > 1 {
-            return Err(GemmError::InvalidConfig(
-                "an FP8 GEMM is one problem or a grouped GEMM: the FP8 kernels run no strided \
-                 batch (a packed batch with block scales is a masked grouped GEMM whose every \
-                 count is n: `GemmConfig::masked_groups` and `Gemm::run_fp8_grouped`)"
-                    .into(),
-            ));
+        if problem.groups.strided.is_some() {
+            check_fp8_batch(&problem)?;
         }
         // The kernels find a group's operands and scales by their packed sizes.
-        let packed = problem.groups.layers(&problem.shape);
+        let packed =
+            Fp8Groups::grouped_as(config.groups, config.batch.count).layers(&problem.shape);
         if problem.groups.grouped()
+            && problem.groups.strided.is_none()
             && (
                 config.batch.stride_a,
                 config.batch.stride_b,
@@ -370,6 +380,36 @@ impl Gemm {
         };
         Ok((choice, launch))
     }
+}
+
+/// What a strided FP8 batch needs beyond the common checks: block scales (the grouped walk
+/// that runs it reads a member's scales at its place; one scale per tensor has none), and
+/// strides that the TMA engine can step by (16 bytes: a multiple of 16 codes of A and B, of
+/// 8 elements of bf16 C).
+fn check_fp8_batch(p: &Fp8Problem) -> Result<()> {
+    if p.scaling != Scaling::Block {
+        return Err(GemmError::InvalidConfig(
+            "a strided FP8 batch takes block scales (Fp8::per_block on A and B, each member's \
+             after the other's): it runs on wgmma-fp8-block's grouped walk, and the kernels \
+             with one scale per tensor run one problem"
+                .into(),
+        ));
+    }
+    let b = p.groups.layers(&p.shape);
+    for (name, stride, bytes) in [
+        ('A', b.stride_a, 1),
+        ('B', b.stride_b, 1),
+        ('C', b.stride_c, 2),
+    ] {
+        if !(stride * bytes).is_multiple_of(16) {
+            return Err(GemmError::InvalidConfig(format!(
+                "the batch stride of {name}, {stride} elements, is not a multiple of 16 bytes: \
+                 the TMA engine steps from member to member by it (a multiple of {} elements)",
+                16 / bytes
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The problem as the common validation and buffer checks see it: FP8, TN.

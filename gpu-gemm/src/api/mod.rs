@@ -313,8 +313,10 @@ impl GemmConfig {
     /// most 65 535 members); under `Math::Fp32Accurate`, `auto` takes 3xTF32 for members of at
     /// least [`crate::auto::FP32_ACCURATE_BATCH_MEMBER_MACS`] multiply-adds and the strict
     /// kernels below; or
-    /// `Algorithm::Cublas`. The buffers hold every member. A fused epilogue (16-bit) applies to
-    /// each member, with one bias for all.
+    /// `Algorithm::Cublas`. In e4m3 with block scales ([`Gemm::run_fp8`]) the batch runs on
+    /// `wgmma-fp8-block`'s grouped walk, the masked layout whose every count is n. The buffers
+    /// hold every member. A fused epilogue (16-bit) applies to each member, with one bias for
+    /// all.
     pub fn batch(self, count: u32, stride_a: u64, stride_b: u64, stride_c: u64) -> Self {
         GemmConfig {
             batch: Batch {

@@ -265,14 +265,10 @@ impl Fp8Problem {
             outliers: false,
             groups: match p.groups {
                 GroupLayout::None if p.batch.is_batched() => {
-                    crate::launch::Fp8Groups::batch(p.batch.count)
+                    crate::launch::Fp8Groups::batch(p.batch)
                 }
                 GroupLayout::None => crate::launch::Fp8Groups::NONE,
-                layout => crate::launch::Fp8Groups {
-                    layout,
-                    count: p.batch.count,
-                    full: false,
-                },
+                layout => crate::launch::Fp8Groups::grouped_as(layout, p.batch.count),
             },
         }
     }

@@ -289,7 +289,7 @@ fn as_problem(p: &Fp8Problem) -> Problem {
 /// problem's own ([`Problem::group_table`]: the contiguous layout's runs, the masked layout's
 /// counts drawn from the seed).
 pub fn group_table(p: &Fp8Problem) -> Vec<u32> {
-    if p.groups.full {
+    if p.groups.strided.is_some() {
         vec![p.shape.n; p.groups.count as usize]
     } else {
         as_problem(p).group_table()
