@@ -48,10 +48,7 @@ pub fn launch_once<T: Scalar>(
 /// ([`kernels_gpu::fused::finish_amax`]).
 pub const AMAX_ZEROED: [u32; 3] = [0; 3];
 
-/// D's amax and its e4m3 scale as the amax's words hold them after a launch.
-pub fn amax_of(words: &[u32; 3]) -> [f32; 2] {
-    [f32::from_bits(words[1]), f32::from_bits(words[2])]
-}
+pub use kernels_gpu::fused::amax_of;
 
 /// [`launch_on`] with `body` run in place of the GEMM kernel of `launch`'s entry point, over
 /// the same launch (grid, tensor maps, scratch): how the tests plant a bug in a kernel and show
@@ -636,13 +633,15 @@ fn emulate<T: Scalar>(
     Ok(())
 }
 
-/// One launch of an FP8 kernel over `ops` into `c` (C on entry, D on return).
+/// One launch of an FP8 kernel over `ops` into `c` (C on entry, D on return); with the amax
+/// epilogue, the GEMM raises `amax[0]` and the last step leaves D's amax and scale in the
+/// other two words, as [`launch_on`]'s.
 pub fn launch_fp8(
     launch: &Launch,
     shape: &Shape,
     scalars: (f32, f32),
     ops: &Fp8Operands<'_>,
-    c: &mut [half::bf16],
+    (c, amax): (&mut [half::bf16], &mut [u32; 3]),
 ) -> Result<()> {
     use kernels_gpu::entry::KernelBody;
     let Launch::Kernel { entry, .. } = launch else {
@@ -654,11 +653,20 @@ pub fn launch_fp8(
     let Some(KernelBody::E4m3TensorMaps(body)) = kernels_gpu::entry::find(entry) else {
         bail!("entry point `{entry}` is not an FP8 kernel of the kernel table");
     };
-    launch_fp8_body(launch, body, shape, scalars, ops, c)
+    let words = if ops.fused.0.amax() {
+        amax.as_mut_ptr()
+    } else {
+        std::ptr::null_mut()
+    };
+    launch_fp8_gemm(launch, body, shape, scalars, ops, (c, words))?;
+    if ops.fused.0.amax() {
+        emulate_amax_scale(amax)?;
+    }
+    Ok(())
 }
 
-/// [`launch_fp8`] with the kernel's body given: `launch`'s geometry and tensor maps, another
-/// body (a test's kernel with a planted bug).
+/// [`launch_fp8`]'s GEMM with the kernel's body given: `launch`'s geometry and tensor maps,
+/// another body (a test's kernel with a planted bug). No amax (its words are null).
 pub fn launch_fp8_body(
     launch: &Launch,
     body: unsafe fn(kernels_gpu::gemm::Fp8GemmArgs, *const TensorMap),
@@ -667,8 +675,28 @@ pub fn launch_fp8_body(
     ops: &Fp8Operands<'_>,
     c: &mut [half::bf16],
 ) -> Result<()> {
-    use kernels_gpu::device::half::{Bf16, GlobalHalfMut};
+    launch_fp8_gemm(
+        launch,
+        body,
+        shape,
+        (alpha, beta),
+        ops,
+        (c, std::ptr::null_mut()),
+    )
+}
+
+/// [`launch_fp8_body`] with the amax's words where the epilogue gathers it (null without).
+fn launch_fp8_gemm(
+    launch: &Launch,
+    body: unsafe fn(kernels_gpu::gemm::Fp8GemmArgs, *const TensorMap),
+    shape: &Shape,
+    (alpha, beta): (f32, f32),
+    ops: &Fp8Operands<'_>,
+    (c, amax): (&mut [half::bf16], *mut u32),
+) -> Result<()> {
+    use kernels_gpu::device::half::{Bf16, GlobalHalf, GlobalHalfMut};
     use kernels_gpu::device::Global;
+    use kernels_gpu::fused::Fused;
     use kernels_gpu::gemm::Fp8GemmArgs;
     let Launch::Kernel {
         entry,
@@ -699,6 +727,13 @@ pub fn launch_fp8_body(
     if ops.groups.grouped() {
         buffers.push(buffer("group table", ops.table));
     }
+    let (epilogue, bias) = ops.fused;
+    if !bias.is_empty() {
+        buffers.push(buffer("bias", bias));
+    }
+    if !amax.is_null() {
+        buffers.push(amax_buffer(amax));
+    }
     let args = Fp8GemmArgs {
         m: shape.m,
         n: shape.n,
@@ -713,6 +748,11 @@ pub fn launch_fp8_body(
         ldc: shape.ldc,
         scale_a: Global::new(ops.scale_a.as_ptr()),
         scale_b: Global::new(ops.scale_b.as_ptr()),
+        fused: Fused {
+            epilogue,
+            bias: GlobalHalf::new(bias.as_ptr().cast::<Bf16>()),
+            amax,
+        },
         batch: ops.groups.members(shape),
         groups: Groups {
             layout: ops.groups.layout,
@@ -750,26 +790,26 @@ pub fn run_fp8(
     ops: &Fp8Operands<'_>,
     timing: Timing,
 ) -> Result<Measured<half::bf16>> {
-    let mut c = ops.c.to_vec();
+    let (mut c, mut amax) = (ops.c.to_vec(), AMAX_ZEROED);
     let mut times_ms = Vec::with_capacity(timing.iters);
     for _ in 0..timing.warmup {
-        launch_fp8(launch, shape, scalars, ops, &mut c)?;
+        launch_fp8(launch, shape, scalars, ops, (&mut c, &mut amax))?;
     }
     while timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
         let start = Instant::now();
-        launch_fp8(launch, shape, scalars, ops, &mut c)?;
+        launch_fp8(launch, shape, scalars, ops, (&mut c, &mut amax))?;
         times_ms.push(start.elapsed().as_secs_f64() * 1e3);
     }
     let uploaded_c = ops.c.to_vec();
     let mut result = uploaded_c.clone();
     if timing.check {
-        launch_fp8(launch, shape, scalars, ops, &mut result)?;
+        launch_fp8(launch, shape, scalars, ops, (&mut result, &mut amax))?;
     }
     Ok(Measured {
         times_ms,
         uploaded_c,
         result,
-        amax: None,
+        amax: (timing.check && ops.fused.0.amax()).then(|| amax_of(&amax)),
     })
 }
 

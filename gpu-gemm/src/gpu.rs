@@ -1058,6 +1058,16 @@ impl Gpu {
             ops.table
         })
         .map_err(|e| upload_error("the group table", e))?;
+        let (epilogue, bias) = ops.fused;
+        let bias = (!bias.is_empty())
+            .then(|| DeviceBuffer::from_slice(half::bf16::as_bits(bias)))
+            .transpose()
+            .map_err(|e| upload_error("the bias", e))?;
+        let amax = epilogue
+            .amax()
+            .then(|| DeviceBuffer::<u32>::zeroed(3))
+            .transpose()
+            .map_err(|e| upload_error("the amax's words", e))?;
         let pointers = Fp8Pointers {
             a: a.as_device_ptr().as_raw(),
             b: b.as_device_ptr().as_raw(),
@@ -1065,6 +1075,8 @@ impl Gpu {
             scale_b: scale_b.as_device_ptr().as_raw(),
             c: c.as_device_ptr().as_raw(),
             table: table.as_device_ptr().as_raw(),
+            bias: bias.as_ref().map_or(0, |b| b.as_device_ptr().as_raw()),
+            amax: amax.as_ref().map_or(0, |w| w.as_device_ptr().as_raw()),
         };
         let times_ms = self.time(name, timing, &|| enqueue(&pointers))?;
         let uploaded_c = ops.c.to_vec();
@@ -1077,24 +1089,33 @@ impl Gpu {
                 .with_context(|| format!("{name} failed on the device"))?;
             c.copy_to(half::bf16::as_bits_mut(&mut result))?;
         }
+        let amax = match (&amax, timing.check) {
+            (Some(words), true) => {
+                let mut read = [0u32; 3];
+                words.copy_to(&mut read[..])?;
+                Some(kernels_gpu::fused::amax_of(&read))
+            }
+            _ => None,
+        };
         Ok(Measured {
             times_ms,
             uploaded_c,
             result,
-            amax: None,
+            amax,
         })
     }
 
     /// An FP8 kernel's launch, ready to enqueue on any operands of `shape` with alpha and beta:
     /// its entry point loaded and allowed its shared memory, its persistent grid sized. The
     /// tensor maps depend on the operands' addresses, so they are encoded on each enqueue's
-    /// first use of an address (the timed runs reuse one set).
+    /// first use of an address (the timed runs reuse one set). With the amax in `epilogue`,
+    /// each enqueue is the GEMM and the amax's last step on the pointers' words.
     pub fn fp8_kernel<'g>(
         &'g self,
         launch: &'g Launch,
         shape: Shape,
         (alpha, beta): (f32, f32),
-        groups: Fp8Groups,
+        (groups, epilogue): (Fp8Groups, kernels_gpu::fused::Epilogue),
     ) -> Result<impl Fn(&Fp8Pointers) -> Result<()> + 'g> {
         let Launch::Kernel {
             entry,
@@ -1109,6 +1130,10 @@ impl Gpu {
         let function = self.function(entry, *target)?;
         allow_dynamic_shared(&function, g.shared_bytes)
             .with_context(|| format!("preparing {entry}"))?;
+        let finish_amax = epilogue
+            .amax()
+            .then(|| self.function(kernels_gpu::registry::AMAX_SCALE, *target))
+            .transpose()?;
         let resident = if tma.cluster > 1 {
             resident_cluster_blocks(&function, g, tma.cluster, &self.stream)?
         } else {
@@ -1136,11 +1161,18 @@ impl Gpu {
             unsafe {
                 launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
                     s.m, s.n, s.k, alpha, p.a, s.lda, p.b, s.ldb, beta, p.c, s.ldc, maps,
-                    p.scale_a, p.scale_b, members.count, members.stride_c, groups.layout as u32,
-                    groups.count, p.table
+                    p.scale_a, p.scale_b, p.bias, epilogue.0, p.amax, members.count,
+                    members.stride_c, groups.layout as u32, groups.count, p.table
                 ))
             }
-            .with_context(|| format!("launching {entry} failed"))
+            .with_context(|| format!("launching {entry} failed"))?;
+            match &finish_amax {
+                Some(finish) => unsafe { launch!(finish<<<1, 1, 0, stream>>>(p.amax)) }
+                    .with_context(|| {
+                        format!("launching {} failed", kernels_gpu::registry::AMAX_SCALE)
+                    }),
+                None => Ok(()),
+            }
         })
     }
 }
@@ -1637,7 +1669,7 @@ impl Prepared<'_> {
     pub fn amax_address(&self) -> Option<u64> {
         self.amax
             .as_ref()
-            .map(|a| a.words.as_device_ptr().as_raw() + 4)
+            .map(|a| a.words.as_device_ptr().as_raw() + kernels_gpu::fused::AMAX_RESULT_OFFSET)
     }
 
     /// D's amax and its e4m3 scale as the last enqueue left them (waits for the stream);
@@ -1651,7 +1683,7 @@ impl Prepared<'_> {
         amax.words
             .copy_to(&mut words[..])
             .context("reading the amax's words failed")?;
-        Ok(Some([f32::from_bits(words[1]), f32::from_bits(words[2])]))
+        Ok(Some(kernels_gpu::fused::amax_of(&words)))
     }
 
     /// [`Prepared::enqueue`]'s GEMM: every pass that writes C.

@@ -146,6 +146,9 @@ pub struct Fp8Operands<'a> {
     pub groups: Fp8Groups,
     /// A grouped GEMM's table (empty for one problem).
     pub table: &'a [u32],
+    /// The fused epilogue ([`kernels_gpu::fused::Epilogue::NONE`] for none) and its bias (m or
+    /// n values, or empty).
+    pub fused: (kernels_gpu::fused::Epilogue, &'a [half::bf16]),
 }
 
 /// A grouped FP8 GEMM's layout and number of groups, as the kernels take them
@@ -247,6 +250,11 @@ pub struct Fp8Pointers {
     pub c: u64,
     /// A grouped GEMM's table (0 for one problem).
     pub table: u64,
+    /// The fused epilogue's bias (0 without one).
+    pub bias: u64,
+    /// The amax epilogue's three words (0 without it): the GEMM raises the first, the last
+    /// step after it ([`kernels_gpu::fused::finish_amax`]) leaves D's amax and scale.
+    pub amax: u64,
 }
 
 impl Launch {

@@ -673,6 +673,104 @@ fn fp8_with_b_in_e5m2_computes_the_dequantised_product() {
 }
 
 /// The FP8 calls' configuration: TN (A stored k×m), packed, α = 1, β = 0.5.
+/// FP8's fused epilogue through the library on the emulator (`run_fp8_fused`): D with a bias
+/// per row and ReLU is `relu(D + bias)` of the plain call's D within the two calls' roundings,
+/// the amax returned is D's largest |element| (exactly, once rounded to bf16) with its scale
+/// `448 / amax`; a missing bias, the amax asked of `run_fp8` and an epilogue on a batch are
+/// refused.
+#[test]
+fn fp8_runs_the_fused_epilogue_and_returns_the_amax() {
+    use gpu_gemm::fp8::quantize::{quantize, Operand as Which, Scaling};
+    use gpu_gemm::problem::Matrix;
+    use gpu_gemm::{Activation, Bias, Fp8};
+    let gemm = Gemm::emulator();
+    let (m, n, k) = (136u32, 40u32, 256u32);
+    let plain = fp8_config(m, n, k);
+    let values = |rows: u32, cols: u32, seed| {
+        let v = matrix::<f32>(rows as usize, cols as usize, seed);
+        Matrix::from_fn(rows, cols, rows, 0.0, move |r, c| {
+            v[(r + c * rows) as usize]
+        })
+    };
+    let a = quantize(&values(k, m, 1), Which::A, Scaling::Block);
+    let b = quantize(&values(k, n, 2), Which::B, Scaling::Block);
+    let operands = || {
+        (
+            Fp8::per_block(&a.codes.data, &a.scales),
+            Fp8::per_block(&b.codes.data, &b.scales),
+        )
+    };
+    let c0: Vec<bf16> = matrix(m as usize, n as usize, 3);
+    let bias: Vec<bf16> = matrix(m as usize, 1, 4);
+    let auto = Algorithm::Auto(Math::Strict);
+    let mut d = c0.clone();
+    let (fa, fb) = operands();
+    gemm.run_fp8(&plain, &auto, fa, fb, &mut d).unwrap();
+    let fused = plain.epilogue(Bias::PerRow, Activation::Relu).amax();
+    let mut e = c0.clone();
+    let (choice, amax) = gemm
+        .run_fp8_fused(&fused, &auto, operands(), Some(bias.memory()), &mut e)
+        .unwrap();
+    let amax = amax.expect("the amax was asked for");
+    let mut largest = 0f64;
+    for j in 0..n as usize {
+        for i in 0..m as usize {
+            let at = i + j * m as usize;
+            let (plain_d, add) = (d[at].to_f64(), bias[i].to_f64());
+            let want = (plain_d + add).max(0.0);
+            let bound = 2f64.powi(-7) * (plain_d.abs() + add.abs()) + 1e-6;
+            let got = e[at].to_f64();
+            assert!(
+                (got - want).abs() <= bound,
+                "{}: D({i}, {j}) = {got}, relu(D + bias) = {want}",
+                choice.entry
+            );
+            largest = largest.max(got.abs());
+        }
+    }
+    assert_eq!(
+        bf16::from_f32(amax.amax).to_f64(),
+        largest,
+        "{}",
+        choice.entry
+    );
+    assert_eq!(amax.scale, 448.0 / amax.amax);
+    // A missing bias; the amax asked of run_fp8; an epilogue on a batch.
+    let mut c = c0.clone();
+    let missing = gemm.run_fp8_fused(&fused, &auto, operands(), None, &mut c);
+    assert!(
+        matches!(missing, Err(GemmError::BiasMisshaped { .. })),
+        "{missing:?}"
+    );
+    let (fa, fb) = operands();
+    let nowhere = gemm.run_fp8(&plain.amax(), &auto, fa, fb, &mut c);
+    assert!(
+        matches!(&nowhere, Err(GemmError::InvalidConfig(why)) if why.contains("run_fp8_fused")),
+        "{nowhere:?}"
+    );
+    let batch = plain
+        .amax()
+        .batch(2, (k * m) as u64, (k * n) as u64, (m * n) as u64);
+    let mut c2 = [c0.clone(), c0.clone()].concat();
+    let twice = |x: &[u8]| [x, x].concat();
+    let (a2, b2) = (twice(&a.codes.data), twice(&b.codes.data));
+    let (sa2, sb2) = (
+        [&a.scales[..], &a.scales].concat(),
+        [&b.scales[..], &b.scales].concat(),
+    );
+    let on_batch = gemm.run_fp8_fused(
+        &batch,
+        &auto,
+        (Fp8::per_block(&a2, &sa2), Fp8::per_block(&b2, &sb2)),
+        None,
+        &mut c2,
+    );
+    assert!(
+        matches!(&on_batch, Err(GemmError::InvalidConfig(why)) if why.contains("one problem")),
+        "{on_batch:?}"
+    );
+}
+
 fn fp8_config(m: u32, n: u32, k: u32) -> GemmConfig {
     GemmConfig::new(m, n, k)
         .scale(1.0, 0.5)

@@ -87,13 +87,13 @@ pub struct Cli {
     /// e4m3: make every 97th row of op(A) 1000× larger (the outliers of activations)
     #[arg(long)]
     pub outliers: bool,
-    /// A fused epilogue, C = act(alpha·op(A)·op(B) + beta·C + bias), in bf16 and f16: at most
-    /// one bias (`bias`: one per row of C, cuBLASLt's; `bias-col`: one per column) and one
-    /// activation (`relu`, `gelu` in its tanh form, `silu`), e.g. `bias,gelu`; and `amax`: D's
-    /// largest |element| and the scale 448/amax that maps D onto e4m3 for the next layer,
-    /// checked against C. `--variant cublas` is then cuBLASLt's epilogue (without the amax,
-    /// which cuBLASLt gathers in FP8 matmuls only), `--variant unfused` auto's GEMM and a
-    /// separate kernel
+    /// A fused epilogue, C = act(alpha·op(A)·op(B) + beta·C + bias), in bf16, f16 and (one
+    /// problem) e4m3 with its bf16 D: at most one bias (`bias`: one per row of C, cuBLASLt's;
+    /// `bias-col`: one per column) and one activation (`relu`, `gelu` in its tanh form,
+    /// `silu`), e.g. `bias,gelu`; and `amax`: D's largest |element| and the scale 448/amax that
+    /// maps D onto e4m3 for the next layer, checked against C. `--variant cublas` is then
+    /// cuBLASLt's epilogue (in 16 bits, without the amax; in e4m3 the plain FP8 matmul),
+    /// `--variant unfused` auto's GEMM and a separate kernel (16 bits)
     #[arg(long, value_parser = gpu_gemm::problem::parse_epilogue)]
     pub epilogue: Option<gpu_gemm::problem::Epilogue>,
     /// A strided batch of COUNT problems of these sizes in one launch (cuBLAS's
@@ -327,8 +327,14 @@ impl Cli {
             batch: Batch::ONE,
             groups: GroupLayout::None,
         };
-        if !p.epilogue.is_none() && !p.dtype.is_16bit() {
-            bail!("--epilogue is fused into the 16-bit kernels: give --dtype bf16 or f16");
+        if !p.epilogue.is_none() && !p.dtype.is_16bit() && !p.dtype.is_fp8() {
+            bail!("--epilogue is fused into the 16-bit and FP8 kernels: give --dtype bf16, f16 or e4m3");
+        }
+        if !p.epilogue.is_none()
+            && p.dtype.is_fp8()
+            && (self.batch.is_some() || self.groups.is_some())
+        {
+            bail!("--epilogue in e4m3 runs on one problem: no --batch or --groups");
         }
         if p.dtype.is_fp8()
             && self.batch.is_some()

@@ -162,18 +162,21 @@ macro_rules! gemm_kernels {
         gemm_kernels!(@half $name, F16, $body);
     };
     (@entry $name:ident, e4m3, $body:expr, maps) => {
-        // cuBLASLt's order too, with the two scale pointers after the tensor maps.
+        // cuBLASLt's order too, with the two scale pointers after the tensor maps, then the fused
+        // epilogue's bias, word and amax as the 16-bit entries have them.
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(
             m: u32, n: u32, k: u32, alpha: f32, a: *const E4m3, lda: u32, b: *const E4m3,
             ldb: u32, beta: f32, c: *mut Bf16, ldc: u32, maps: *const TensorMap,
-            scale_a: *const f32, scale_b: *const f32, batch: u32, stride_c: u64,
-            group_layout: u32, groups: u32, group_table: *const u32,
+            scale_a: *const f32, scale_b: *const f32, bias: *const Bf16, epilogue: u32,
+            amax: *mut u32, batch: u32, stride_c: u64, group_layout: u32, groups: u32,
+            group_table: *const u32,
         ) {
             let args = Fp8GemmArgs {
                 m, n, k, alpha, a, lda, b, ldb, beta, c: GlobalHalfMut::new(c), ldc,
                 scale_a: Global::new(scale_a), scale_b: Global::new(scale_b),
+                fused: Fused { epilogue: Epilogue(epilogue), bias: GlobalHalf::new(bias), amax },
                 batch: Members { count: batch, stride_c, member: 0 },
                 groups: Groups {
                     layout: GroupLayout::from_word(group_layout),

@@ -288,6 +288,15 @@ pub fn e4m3_scale(amax: f32) -> f32 {
     }
 }
 
+/// Where [`finish_amax`] leaves D's amax and its scale: words 1 and 2, this many bytes after
+/// the first.
+pub const AMAX_RESULT_OFFSET: u64 = 4;
+
+/// D's amax and its e4m3 scale as [`finish_amax`] leaves them in the three words.
+pub fn amax_of(words: &[u32; 3]) -> [f32; 2] {
+    [f32::from_bits(words[1]), f32::from_bits(words[2])]
+}
+
 /// The amax epilogue's last step, a kernel of one thread after the GEMM (its entry point
 /// `gemm_amax_scale`): `words[0]`, the bits the GEMM's warps raised, becomes D's amax in
 /// `words[1]` (an f32) and its e4m3 scale in `words[2]`, and goes back to zero for the next

@@ -487,6 +487,10 @@ pub struct Fp8GemmArgs {
     pub ldc: u32,
     pub scale_a: Global<f32>,
     pub scale_b: Global<f32>,
+    /// The fused epilogue on the bf16 output (bias, activation, D's amax), as the 16-bit
+    /// kernels apply it: `act(alpha·acc + beta·C + bias)`, the per-tensor scales in alpha
+    /// ([`Fp8GemmArgs::output`]), the block scales already in the accumulators.
+    pub fused: Fused<crate::device::half::Bf16>,
     /// A grouped GEMM's members (the masked layout's; C's stride) and groups, as in
     /// [`HalfGemmArgs`]: group `g` multiplies layer `g` of A with its scales, `g·m·⌈k/128⌉` on;
     /// member `j` is layer `j` of B and C, B's scales `j·⌈n/128⌉·⌈k/128⌉` on. Block scales only
@@ -540,7 +544,7 @@ impl Fp8GemmArgs {
             beta: self.beta,
             c: self.c,
             ldc: self.ldc,
-            fused: Fused::none(),
+            fused: self.fused,
             batch: self.batch,
             groups: self.groups,
         }

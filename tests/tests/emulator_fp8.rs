@@ -35,6 +35,7 @@ fn problem(scaling: Scaling, outliers: bool) -> Fp8Problem {
         init: Init::Random,
         seed: 5,
         outliers,
+        epilogue: kernels_gpu::fused::Epilogue::NONE,
         groups: gpu_gemm::launch::Fp8Groups::NONE,
     }
 }
@@ -47,10 +48,20 @@ fn run(name: &str, tile: Option<u32>, p: &Fp8Problem) -> Report {
         .unwrap_or_else(|e| panic!("{name}: {e:#}"))
 }
 
+/// Every e4m3 kernel of the registry in every tile, in the scaling it reads (a block-scaled one
+/// also per tensor, its scales broadcast), each run with the next of four fused epilogues in
+/// turn: none, a bias per row with GELU and the amax, a bias per column with SiLU and the amax,
+/// ReLU alone. The reference applies the same epilogue in f64, and the amax is held to D's.
 #[test]
 fn every_fp8_kernel_matches_the_reference_in_every_configuration() {
-    // Every e4m3 kernel of the registry in the scaling it reads, and a block-scaled one also
-    // per tensor (its scales broadcast).
+    use kernels_gpu::fused::{Activation, Bias, Epilogue};
+    let epilogues = [
+        Epilogue::NONE,
+        Epilogue::new(Bias::PerRow, Activation::Gelu).with_amax(),
+        Epilogue::new(Bias::PerColumn, Activation::Silu).with_amax(),
+        Epilogue::new(Bias::None, Activation::Relu),
+    ];
+    let mut turn = epilogues.iter().cycle();
     let cases = kernels_gpu::registry::ALL
         .iter()
         .filter(|k| k.dtypes.contains(&kernels_gpu::gemm::Dtype::E4m3))
@@ -65,13 +76,21 @@ fn every_fp8_kernel_matches_the_reference_in_every_configuration() {
     for (name, scaling) in cases {
         let tiles = registry::find(name).unwrap().tiles();
         for &tile in tiles {
-            let report = run(name, Some(tile), &problem(scaling, true));
+            let epilogue = *turn.next().unwrap();
+            let p = Fp8Problem {
+                epilogue,
+                ..problem(scaling, true)
+            };
+            let report = run(name, Some(tile), &p);
             let check = report.check.as_ref().unwrap();
             println!(
-                "{} {scaling:?}: relative error {:.2e}",
-                report.variant, check.relative_frobenius
+                "{} {scaling:?} {}: relative error {:.2e}",
+                report.variant,
+                gpu_gemm::problem::epilogue_name(epilogue),
+                check.relative_frobenius
             );
             assert!(report.passed(), "{} {scaling:?}: {check:?}", report.variant);
+            assert_eq!(check.amax.is_some(), epilogue.amax(), "{}", report.variant);
         }
     }
 }

@@ -186,6 +186,7 @@ fn problem() -> Fp8Problem {
         init: Init::Random,
         seed: 7,
         outliers: false,
+        epilogue: kernels_gpu::fused::Epilogue::NONE,
         groups: Fp8Groups::NONE,
     }
 }
@@ -249,6 +250,7 @@ fn run_body_on(
         c: &x.c.data,
         groups: Fp8Groups::NONE,
         table: &[],
+        fused: (p.epilogue, &x.bias),
     };
     let mut result = x.c.data.clone();
     launch_fp8_body(&launch, body, &s, (p.alpha, p.beta), &ops, &mut result)

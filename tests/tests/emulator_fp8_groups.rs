@@ -55,6 +55,7 @@ fn problem(layout: GroupLayout, n: u32, count: u32) -> Fp8Problem {
         init: Init::Random,
         seed: 29,
         outliers: false,
+        epilogue: kernels_gpu::fused::Epilogue::NONE,
         groups: Fp8Groups::grouped_as(layout, count),
     }
 }
@@ -327,6 +328,7 @@ fn planted_check<const BUG: u8>((p, table): (Fp8Problem, Vec<u32>)) -> Fp8Check 
         c: &operands.c,
         groups: p.groups,
         table: &x.table,
+        fused: (kernels_gpu::fused::Epilogue::NONE, &[]),
     };
     let launch = launch_of("wgmma-fp8-block", 1, &p);
     let mut c = operands.c.clone();

@@ -10,6 +10,7 @@
 use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::{execute_many, Backend, Timing};
+use kernels_gpu::fused::Epilogue;
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 
@@ -567,12 +568,18 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
     ];
     let mut failures = Vec::new();
     for (m, n, k, lda, ldb, ldc) in shapes {
-        // B in e4m3 with either scaling, and in e5m2 per tensor.
+        // B in e4m3 with either scaling, and in e5m2 per tensor; e4m3 again with a fused
+        // epilogue (the amax held to D's exactly).
         use gpu_gemm::fp8::quantize::Format;
-        for (scaling, b_format) in [
-            (Scaling::PerTensor, Format::E4m3),
-            (Scaling::Block, Format::E4m3),
-            (Scaling::PerTensor, Format::E5m2),
+        use kernels_gpu::fused::{Activation, Bias};
+        let gelu = Epilogue::new(Bias::PerRow, Activation::Gelu).with_amax();
+        let silu = Epilogue::new(Bias::PerColumn, Activation::Silu).with_amax();
+        for (scaling, b_format, epilogue) in [
+            (Scaling::PerTensor, Format::E4m3, Epilogue::NONE),
+            (Scaling::Block, Format::E4m3, Epilogue::NONE),
+            (Scaling::PerTensor, Format::E5m2, Epilogue::NONE),
+            (Scaling::PerTensor, Format::E4m3, gelu),
+            (Scaling::Block, Format::E4m3, silu),
         ] {
             let p = Fp8Problem {
                 b_format,
@@ -590,6 +597,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
                 init: Init::Random,
                 seed: 17,
                 outliers: true,
+                epilogue,
                 groups: gpu_gemm::launch::Fp8Groups::NONE,
             };
             // Every configuration of each kernel that takes this scaling.
@@ -617,8 +625,10 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
                     Ok(r) => {
                         let c = r.check.as_ref().unwrap();
                         println!(
-                            "{m}x{n}x{k} {scaling:?} B {b_format:?} {}: relative error {:.2e} (tolerance {:.1e})",
-                            r.variant, c.relative_frobenius, c.tolerance
+                            "{m}x{n}x{k} {scaling:?} B {b_format:?} {} {}: relative error {:.2e} (tolerance {:.1e}){}",
+                            gpu_gemm::problem::epilogue_name(epilogue),
+                            r.variant, c.relative_frobenius, c.tolerance,
+                            c.amax.as_ref().map_or(String::new(), |a| format!("; {}", a.summary()))
                         );
                         if !r.passed() {
                             failures.push(format!("{m}x{n}x{k} {scaling:?} {}: {c:?}", r.variant));
@@ -661,7 +671,12 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
             check: true,
         };
         let enqueue = gpu
-            .fp8_kernel(&launch, shape, (1.0, -1.0), Fp8Groups::NONE)
+            .fp8_kernel(
+                &launch,
+                shape,
+                (1.0, -1.0),
+                (Fp8Groups::NONE, Epilogue::NONE),
+            )
             .unwrap();
         let on_gpu = gpu
             .run_fp8("probe", &shape, &ops, timing, &enqueue)
@@ -1436,6 +1451,7 @@ fn grouped_fp8_gemms_match_the_f64_reference() {
             init: Init::Random,
             seed: 29,
             outliers: true,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
             groups: Fp8Groups::grouped_as(layout, groups),
         };
         for report in execute_many(&backend, &variants, &p, timing, |_| {}) {

@@ -7,13 +7,14 @@
 //! device memory, as a program that quantises on the GPU (an amax, then a division) has them,
 //! and their number is checked against the shape ([`GemmError::ScalesMisshaped`]).
 use super::{location, Operand, OperandMut, Result};
-use super::{Algorithm, Choice, Gemm, GemmConfig, GemmError, Memory, MemoryMut};
+use super::{Algorithm, Amax, Choice, Gemm, GemmConfig, GemmError, Memory, MemoryMut};
 use crate::fp8::cublaslt::CublasLtFp8;
 use crate::fp8::quantize::{self, Format, Fp8Problem, Scaling};
 use crate::launch::{Fp8Groups, Fp8Operands, Fp8Pointers, Launch};
 use crate::problem::{Init, Problem, Transpose, Transposes};
 use crate::registry::{self, CublasMath, Math, Variant};
 use crate::run::Backend;
+use cust::memory::{CopyDestination, DeviceBuffer};
 use kernels_gpu::gemm::GroupLayout;
 
 /// One FP8 operand: its codes (one byte each, stored K-major: k×m for A, k×n for B; e4m3, or
@@ -80,6 +81,9 @@ impl Gemm {
     /// `wgmma-fp8-block`: a batch is the masked grouped layout whose every count is n, so the
     /// call makes that table itself. One scale per tensor runs one problem.
     ///
+    /// A fused epilogue ([`GemmConfig::epilogue`]) without a bias runs here too; one with a
+    /// bias, or the amax, is [`Gemm::run_fp8_fused`]'s.
+    ///
     /// Returns when C is written.
     pub fn run_fp8(
         &self,
@@ -89,7 +93,32 @@ impl Gemm {
         b: Fp8<'_>,
         c: &mut (impl OperandMut<half::bf16> + ?Sized),
     ) -> Result<Choice> {
-        self.fp8_call(config, algorithm, (a, b, None), c.memory_mut())
+        if config.epilogue.amax() {
+            return Err(GemmError::InvalidConfig(
+                "run_fp8 has nowhere to return D's amax: call Gemm::run_fp8_fused".into(),
+            ));
+        }
+        self.fp8_call(config, algorithm, (a, b, None), (c.memory_mut(), None))
+            .map(|(choice, _)| choice)
+    }
+
+    /// [`Gemm::run_fp8`] with the configuration's fused epilogue ([`GemmConfig::epilogue`],
+    /// [`GemmConfig::amax`]) on D, as the 16-bit kernels apply it: `act(α·Σ + β·C + bias)`
+    /// before D's rounding to bf16, `bias` (bf16, m or n values, in the operands' memory) where
+    /// the epilogue has one. With the amax, returns D's amax and its e4m3 scale, gathered in the
+    /// same launch: what an FP8 layer's output needs to become the next layer's e4m3 input. One
+    /// problem (not a batch or groups); every FP8 kernel, not cuBLASLt.
+    pub fn run_fp8_fused(
+        &self,
+        config: &GemmConfig,
+        algorithm: &Algorithm,
+        (a, b): (Fp8<'_>, Fp8<'_>),
+        bias: Option<Memory<'_, half::bf16>>,
+        c: &mut (impl OperandMut<half::bf16> + ?Sized),
+    ) -> Result<(Choice, Option<Amax>)> {
+        let (choice, amax) =
+            self.fp8_call(config, algorithm, (a, b, None), (c.memory_mut(), bias))?;
+        Ok((choice, amax.map(|[amax, scale]| Amax { amax, scale })))
     }
 
     /// [`Gemm::run_fp8`] for a grouped GEMM in e4m3 with block scales (a mixture-of-experts
@@ -108,18 +137,27 @@ impl Gemm {
         c: &mut (impl OperandMut<half::bf16> + ?Sized),
     ) -> Result<Choice> {
         let table = table.memory();
-        self.fp8_call(config, algorithm, (a, b, Some(table)), c.memory_mut())
+        self.fp8_call(
+            config,
+            algorithm,
+            (a, b, Some(table)),
+            (c.memory_mut(), None),
+        )
+        .map(|(choice, _)| choice)
     }
 
-    /// The FP8 call, one problem or grouped (`table`).
+    /// The FP8 call, one problem or grouped (`table`), with the fused epilogue's bias where
+    /// the configuration has one: what ran, and with the amax D's amax and scale.
     fn fp8_call(
         &self,
         config: &GemmConfig,
         algorithm: &Algorithm,
         (a, b, table): (Fp8<'_>, Fp8<'_>, Option<Memory<'_, u32>>),
-        c: MemoryMut<'_, half::bf16>,
-    ) -> Result<Choice> {
+        (c, bias): (MemoryMut<'_, half::bf16>, Option<Memory<'_, half::bf16>>),
+    ) -> Result<(Choice, Option<[f32; 2]>)> {
         let problem = self.fp8_problem(config, &a, &b)?;
+        self.check_bias(&as_problem(&problem), bias.as_ref())?;
+        let epilogue = problem.epilogue;
         // A strided batch runs as the masked layout whose every count is n: its table is ours.
         let full_table = match problem.groups.strided {
             Some(_) => Some(self.upload_table(&crate::fp8::run::group_table(&problem))?),
@@ -129,6 +167,14 @@ impl Gemm {
         self.check_groups(&as_problem(&problem), table.as_ref())?;
         let (choice, launch) = self.fp8_choice(algorithm, &problem)?;
         let cublas = launch.is_none();
+        if cublas && !epilogue.is_none() {
+            return Err(GemmError::Unsupported {
+                algorithm: algorithm.label(),
+                reason: "cuBLASLt's FP8 matmul runs here without a fused epilogue: use \
+                         Algorithm::Auto or name an FP8 kernel"
+                    .into(),
+            });
+        }
         let p = as_problem(&problem);
         let [stored_a, stored_b, stored_c] = p.stored();
         let layers = problem.groups.layers(&problem.shape);
@@ -175,8 +221,16 @@ impl Gemm {
         }
         let scalars = (problem.alpha, problem.beta);
         let failed = |e: anyhow::Error| GemmError::Launch(format!("{e:#}"));
+        let mut amax = None;
         match (&self.backend, &a, &b, c) {
             (Backend::Gpu(gpu), a, b, MemoryMut::Device { address: c, .. }) => {
+                let words = epilogue
+                    .amax()
+                    .then(|| DeviceBuffer::<u32>::zeroed(3))
+                    .transpose()
+                    .map_err(|e| {
+                        GemmError::Launch(format!("cannot allocate the amax's words: {e}"))
+                    })?;
                 let pointers = Fp8Pointers {
                     a: device(&a.codes),
                     b: device(&b.codes),
@@ -184,10 +238,12 @@ impl Gemm {
                     scale_b: device(&b.scales),
                     c,
                     table: table.as_ref().map_or(0, device),
+                    bias: bias.as_ref().map_or(0, device),
+                    amax: words.as_ref().map_or(0, |w| w.as_device_ptr().as_raw()),
                 };
                 match &launch {
                     Some(launch) => gpu
-                        .fp8_kernel(launch, problem.shape, scalars, problem.groups)
+                        .fp8_kernel(launch, problem.shape, scalars, (problem.groups, epilogue))
                         .and_then(|enqueue| enqueue(&pointers))
                         .map_err(failed)?,
                     None => {
@@ -209,6 +265,13 @@ impl Gemm {
                 self.synchronize().map_err(|e| {
                     GemmError::Launch(format!("{} failed on the device ({e})", choice.entry))
                 })?;
+                if let Some(words) = words {
+                    let mut read = [0u32; 3];
+                    words.copy_to(&mut read[..]).map_err(|e| {
+                        GemmError::Launch(format!("reading the amax's words failed: {e}"))
+                    })?;
+                    amax = Some(kernels_gpu::fused::amax_of(&read));
+                }
             }
             (Backend::Emulator, a, b, MemoryMut::Host(c)) => {
                 let launch = launch.expect("the emulator refuses cuBLASLt in fp8_choice");
@@ -221,13 +284,22 @@ impl Gemm {
                     c: &before,
                     groups: problem.groups,
                     table: table.as_ref().map_or(&[], host),
+                    fused: (epilogue, bias.as_ref().map_or(&[], host)),
                 };
-                crate::emulator::launch_fp8(&launch, &problem.shape, scalars, &ops, c)
-                    .map_err(failed)?;
+                let mut words = crate::emulator::AMAX_ZEROED;
+                crate::emulator::launch_fp8(
+                    &launch,
+                    &problem.shape,
+                    scalars,
+                    &ops,
+                    (c, &mut words),
+                )
+                .map_err(failed)?;
+                amax = epilogue.amax().then(|| kernels_gpu::fused::amax_of(&words));
             }
             _ => unreachable!("every operand's memory was checked against the backend"),
         }
-        Ok(choice)
+        Ok((choice, amax))
     }
 
     /// The FP8 problem of `config` and the operands' scaling, validated.
@@ -269,6 +341,7 @@ impl Gemm {
             init: Init::Random,
             seed: 0,
             outliers: false,
+            epilogue: config.epilogue,
             groups: match config.groups {
                 GroupLayout::None if config.batch.is_batched() => Fp8Groups::batch(config.batch),
                 GroupLayout::None => Fp8Groups::NONE,
@@ -422,7 +495,7 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         beta: p.beta as f64,
         init: Init::Random,
         seed: 0,
-        epilogue: kernels_gpu::fused::Epilogue::NONE,
+        epilogue: p.epilogue,
         batch: p.groups.layers(&p.shape),
         groups: p.groups.layout,
     }

@@ -21,6 +21,7 @@ use crate::problem::{GroupColumns, Matrix};
 use crate::run::{Backend, Engine};
 use crate::verify::{group_columns_written, Reference};
 use anyhow::Result;
+use kernels_gpu::fused::Epilogue;
 use kernels_gpu::gemm::GroupLayout;
 use kernels_gpu::registry::Shape;
 use rand::{Rng, SeedableRng};
@@ -163,7 +164,7 @@ pub fn references(p: &Fp8Problem, x: &GroupedInputs) -> Vec<Reference> {
         .into_iter()
         .map(|run| {
             let (group, b, c, _) = x.group(p, run);
-            reference_of(&group, (&x.a[run.group as usize], &b, &c))
+            reference_of(&group, (&x.a[run.group as usize], &b, &c, &[]))
         })
         .collect()
 }
@@ -323,12 +324,13 @@ pub fn measure(
             c: &o.c,
             groups,
             table: &x.table,
+            fused: (Epilogue::NONE, &[]),
         }
     }
     let ops = |scale_b| with(&operands, scale_b, x, p.groups);
     match (launch, backend) {
         (GroupedLaunch::Kernel(l), Backend::Gpu(gpu)) => {
-            let enqueue = gpu.fp8_kernel(l, p.shape, scalars, p.groups)?;
+            let enqueue = gpu.fp8_kernel(l, p.shape, scalars, (p.groups, Epilogue::NONE))?;
             let m = gpu.run_fp8(
                 l.name(),
                 &p.shape,
@@ -372,6 +374,12 @@ pub fn validate_if_grouped(p: &Fp8Problem) -> Result<()> {
 pub fn validate(p: &Fp8Problem) -> Result<()> {
     if p.scaling != Scaling::Block {
         anyhow::bail!("a grouped e4m3 GEMM runs with block scales: give --scaling block");
+    }
+    if !p.epilogue.is_none() {
+        anyhow::bail!(
+            "the FP8 epilogue (bias, activation, amax) runs on one problem: a grouped GEMM or \
+             batch in e4m3 writes D as it is (each expert would want its own bias)"
+        );
     }
     if p.groups.layout == GroupLayout::Contiguous
         && !p.shape.n.is_multiple_of(kernels_gpu::gemm::GROUP_COLUMNS)

@@ -135,6 +135,7 @@ pub fn launch_operands<'a>(
         c,
         groups: crate::launch::Fp8Groups::NONE,
         table: &[],
+        fused: (kernels_gpu::fused::Epilogue::NONE, &[]),
     }
 }
 

@@ -241,12 +241,24 @@ pub struct Fp8Problem {
     /// C's columns (contiguous) or one member's room (masked); [`crate::launch::Fp8Groups::NONE`] for one
     /// problem.
     pub groups: crate::launch::Fp8Groups,
+    /// The fused epilogue on D (bias, activation, D's amax), as in 16 bits
+    /// ([`kernels_gpu::fused`]); one problem only.
+    pub epilogue: kernels_gpu::fused::Epilogue,
 }
 
 impl Fp8Problem {
     /// Its type: [`Dtype::E4m3`](kernels_gpu::gemm::Dtype::E4m3), or `E4m3E5m2` with B in e5m2.
     pub fn dtype(&self) -> kernels_gpu::gemm::Dtype {
         self.b_format.dtype()
+    }
+
+    /// Values in the epilogue's bias: m (one per row of D), n (per column) or none.
+    pub fn bias_len(&self) -> usize {
+        match self.epilogue.bias() {
+            kernels_gpu::fused::Bias::PerRow => self.shape.m as usize,
+            kernels_gpu::fused::Bias::PerColumn => self.shape.n as usize,
+            kernels_gpu::fused::Bias::None => 0,
+        }
     }
 
     /// The FP8 problem of a plain [`crate::problem::Problem`] in e4m3: one scale per tensor,
@@ -263,6 +275,7 @@ impl Fp8Problem {
             init: p.init,
             seed: p.seed,
             outliers: false,
+            epilogue: p.epilogue,
             groups: match p.groups {
                 GroupLayout::None if p.batch.is_batched() => {
                     crate::launch::Fp8Groups::batch(p.batch)
@@ -292,13 +305,15 @@ pub struct Fp8Inputs {
     pub b: Quantized,
     /// C before the GEMM: m×n (`ldc`), bf16, padding NaN.
     pub c: Matrix<half::bf16>,
+    /// The epilogue's bias ([`Fp8Problem::bias_len`] values, bf16 as D; empty without one).
+    pub bias: Vec<half::bf16>,
 }
 
 impl Fp8Inputs {
     /// The inputs of `p`, seeded as the module's other inputs are.
     pub fn generate(p: &Fp8Problem) -> Self {
         let s = &p.shape;
-        let (mut a, b, c) = match p.init {
+        let (mut a, b, c, bias) = match p.init {
             Init::Random => {
                 let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
                 let mut uniform = move || rng.random_range(-1.0..1.0f64);
@@ -307,12 +322,20 @@ impl Fp8Inputs {
                 let c = Matrix::from_fn(s.m, s.n, s.ldc, half::bf16::NAN, |_, _| {
                     half::bf16::from_f64(uniform())
                 });
-                (a, b, c)
+                // Drawn last: a problem with a bias multiplies the same matrices.
+                let bias = (0..p.bias_len())
+                    .map(|_| half::bf16::from_f64(uniform()))
+                    .collect();
+                (a, b, c, bias)
             }
             Init::Seed => (
                 Matrix::from_fn(s.k, s.m, s.lda, f32::NAN, |q, i| seed_a(i, q) as f32),
                 Matrix::from_fn(s.k, s.n, s.ldb, f32::NAN, |q, j| seed_b(q, j) as f32),
                 Matrix::from_fn(s.m, s.n, s.ldc, half::bf16::NAN, |_, _| half::bf16::ZERO),
+                // A bias that steps through the activations' bend, as in 16 bits.
+                (0..p.bias_len())
+                    .map(|i| half::bf16::from_f64((i % 9) as f64 / 4.0 - 1.0))
+                    .collect(),
             ),
         };
         if p.outliers {
@@ -328,6 +351,7 @@ impl Fp8Inputs {
             a_source: a,
             b_source: b,
             c,
+            bias,
         }
     }
 }
@@ -353,6 +377,7 @@ mod tests {
             init: Init::Random,
             seed: 5,
             outliers: false,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
             groups: crate::launch::Fp8Groups::NONE,
         }
     }
@@ -424,6 +449,7 @@ mod tests {
             let p = Fp8Problem {
                 b_format: Format::E4m3,
                 outliers: true,
+                epilogue: kernels_gpu::fused::Epilogue::NONE,
                 groups: crate::launch::Fp8Groups::NONE,
                 ..problem(200, 8, 256, scaling)
             };

@@ -8,7 +8,7 @@
 //! largest element error against `tolerance·max|R|`, NaN and padding counts.
 use super::quantize::{Fp8Inputs, Fp8Problem, Quantized};
 use crate::problem::{Init, Inputs, Matrix, Problem, Transposes};
-use crate::verify::{check_against, unit_roundoff, Check, Reference};
+use crate::verify::{check_against, unit_roundoff, AmaxCheck, Check, Reference};
 use kernels_gpu::gemm::{Arithmetic, Dtype};
 use kernels_gpu::registry::Shape;
 
@@ -25,18 +25,15 @@ fn f64_problem(p: &Fp8Problem) -> Problem {
         beta: p.beta as f64,
         init: Init::Random,
         seed: p.seed,
-        epilogue: kernels_gpu::fused::Epilogue::NONE,
+        epilogue: p.epilogue,
         transposes: Transposes::NN,
         batch: kernels_gpu::gemm::Batch::ONE,
         groups: kernels_gpu::gemm::GroupLayout::None,
     }
 }
 
-/// [`f64_problem`] and its inputs: op(A) and B dequantised, C in f64.
-fn as_f64_problem(
-    p: &Fp8Problem,
-    (a, b, c): (&Quantized, &Quantized, &Matrix<half::bf16>),
-) -> (Problem, Inputs<f64>) {
+/// [`f64_problem`] and its inputs: op(A) and B dequantised, C and the bias in f64.
+fn as_f64_problem(p: &Fp8Problem, (a, b, c, bias): Operands<'_>) -> (Problem, Inputs<f64>) {
     let (s, problem) = (p.shape, f64_problem(p));
     let inputs = Inputs {
         a: Matrix::from_fn(s.m, s.k, s.m, f64::NAN, |i, q| a.dequantized(q, i)),
@@ -47,23 +44,30 @@ fn as_f64_problem(
             ld: c.ld,
             data: c.data.iter().map(|v| v.to_f64()).collect(),
         },
-        bias: Vec::new(),
+        bias: bias.iter().map(|v| v.to_f64()).collect(),
         groups: Vec::new(),
     };
     (problem, inputs)
 }
 
-/// `alpha·deq(op(A))·deq(B) + beta·C0` in f64: all of D, or `verify`'s sample of rows and
-/// columns above [`crate::verify::FULL_REFERENCE_FLOPS`].
+/// What the reference multiplies and adds: op(A), B, C and the epilogue's bias (empty without
+/// one).
+pub type Operands<'a> = (
+    &'a Quantized,
+    &'a Quantized,
+    &'a Matrix<half::bf16>,
+    &'a [half::bf16],
+);
+
+/// `act(alpha·deq(op(A))·deq(B) + beta·C0 + bias)` in f64 (the epilogue's parts that `p` has):
+/// all of D, or `verify`'s sample of rows and columns above
+/// [`crate::verify::FULL_REFERENCE_FLOPS`].
 pub fn reference(p: &Fp8Problem, inputs: &Fp8Inputs) -> Reference {
-    reference_of(p, (&inputs.a, &inputs.b, &inputs.c))
+    reference_of(p, (&inputs.a, &inputs.b, &inputs.c, &inputs.bias))
 }
 
-/// [`reference()`] of the operands `(a, b, c)` (a group's, cut out of a grouped GEMM's).
-pub fn reference_of(
-    p: &Fp8Problem,
-    operands: (&Quantized, &Quantized, &Matrix<half::bf16>),
-) -> Reference {
+/// [`reference()`] of the operands given (a group's, cut out of a grouped GEMM's).
+pub fn reference_of(p: &Fp8Problem, operands: Operands<'_>) -> Reference {
     let (problem, x) = as_f64_problem(p, operands);
     Reference::compute(&problem, &x)
 }
@@ -150,6 +154,12 @@ impl Fp8Check {
     }
 }
 
+/// The amax epilogue's `[amax, scale]` against D (`result`): [`crate::verify::check_amax`],
+/// exact.
+pub fn check_amax(p: &Fp8Problem, result: &[half::bf16], amax: [f32; 2]) -> AmaxCheck {
+    crate::verify::check_amax(&f64_problem(p), result, amax)
+}
+
 /// Compares the kernel's D (`result`, padding included) with `reference`; `uploaded_c` is C
 /// as uploaded (its padding must come back unchanged); `promotes`: whether the kernel adds the
 /// tensor cores' sums into f32 every [`PROMOTION`] products ([`tolerance`]).
@@ -197,6 +207,7 @@ mod tests {
             init: Init::Random,
             seed: 3,
             outliers: true,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
             groups: crate::launch::Fp8Groups::NONE,
         }
     }

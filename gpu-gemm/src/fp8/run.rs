@@ -8,12 +8,13 @@
 use super::cublaslt::{blk128_scales, CublasLtFp8};
 use super::grouped::{self, GroupedInputs, GroupedLaunch};
 use super::quantize::{scale_count, Format, Fp8Inputs, Fp8Problem, Operand, Scaling};
-use super::reference::{check, reference};
+use super::reference::{check, check_amax, reference};
 use crate::launch::{Fp8Groups, Fp8Operands, Launch};
 use crate::problem::{Problem, Transpose, Transposes};
 use crate::registry::{self, CublasMath, Variant};
 use crate::run::{median, Backend, Engine, Report, Timing};
 use anyhow::{bail, Result};
+use kernels_gpu::fused::Epilogue;
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 
@@ -278,7 +279,7 @@ fn as_problem(p: &Fp8Problem) -> Problem {
         beta: p.beta as f64,
         init: p.init,
         seed: p.seed,
-        epilogue: kernels_gpu::fused::Epilogue::NONE,
+        epilogue: p.epilogue,
         transposes: Transposes::new(Transpose::Yes, Transpose::No),
         batch: p.groups.layers(&p.shape),
         groups: p.groups.layout,
@@ -315,11 +316,12 @@ fn measure(
         c: &inputs.c.data,
         groups: Fp8Groups::NONE,
         table: &[],
+        fused: (p.epilogue, &inputs.bias),
     };
     let scalars = (p.alpha, p.beta);
     match (launch, backend) {
         (Fp8Launch::Kernel(l), Backend::Gpu(gpu)) => {
-            let enqueue = gpu.fp8_kernel(l, p.shape, scalars, Fp8Groups::NONE)?;
+            let enqueue = gpu.fp8_kernel(l, p.shape, scalars, (Fp8Groups::NONE, p.epilogue))?;
             let m = gpu.run_fp8(l.name(), &p.shape, &ops, timing, &enqueue)?;
             Ok((m, Engine::Gpu, l.name().to_string()))
         }
@@ -378,7 +380,7 @@ pub fn execute_with_yardsticks(
         .grouped()
         .then(|| GroupedInputs::generate(p, group_table(p)));
     let inputs = grouped.is_none().then(|| Fp8Inputs::generate(p));
-    let (mut expected, mut expected_groups) = (None, None);
+    let (mut expected, mut expected_groups, mut expected_plain) = (None, None, None);
     let mut planned: Vec<Result<(Fp8Launch, String)>> =
         variants.iter().map(|&(v, t)| plan(v, t, p)).collect();
     if fast_accum_yardstick {
@@ -390,6 +392,7 @@ pub fn execute_with_yardsticks(
     let mut reports = Vec::new();
     for planned in planned {
         let report = planned.and_then(|(launch, label)| {
+            let mut shown = label.clone();
             let (measured, engine, entry, fp8_check) = match (&grouped, &inputs) {
                 (Some(x), _) => {
                     let run = match &launch {
@@ -408,10 +411,25 @@ pub fn execute_with_yardsticks(
                     (m, engine, entry, checked)
                 }
                 (None, Some(inputs)) => {
-                    let (m, engine, entry) = measure(backend, &launch, &label, p, inputs, timing)?;
+                    // cuBLASLt's FP8 matmul runs here without an epilogue: as a yardstick it
+                    // is the plain GEMM, checked as one, and says so.
+                    let plain = Fp8Problem {
+                        epilogue: Epilogue::NONE,
+                        ..*p
+                    };
+                    let (q, expected) = match launch {
+                        Fp8Launch::CublasLt { .. } if !p.epilogue.is_none() => {
+                            shown += " (no epilogue)";
+                            (&plain, &mut expected_plain)
+                        }
+                        _ => (p, &mut expected),
+                    };
+                    let (m, engine, entry) = measure(backend, &launch, &label, q, inputs, timing)?;
                     let checked = timing.check.then(|| {
-                        let r = expected.get_or_insert_with(|| reference(p, inputs));
-                        check(p, r, &m.uploaded_c, &m.result, launch.promotes())
+                        let r = expected.get_or_insert_with(|| reference(q, inputs));
+                        let mut checked = check(q, r, &m.uploaded_c, &m.result, launch.promotes());
+                        checked.check.amax = m.amax.map(|amax| check_amax(q, &m.result, amax));
+                        checked
                     });
                     (m, engine, entry, checked)
                 }
@@ -419,7 +437,7 @@ pub fn execute_with_yardsticks(
             };
             let times = &measured.times_ms;
             Ok(Report {
-                variant: label,
+                variant: shown,
                 entry,
                 engine,
                 problem: as_problem(p),
@@ -462,6 +480,7 @@ mod tests {
             init: Init::Random,
             seed: 1,
             outliers: false,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
             groups: Fp8Groups::NONE,
         }
     }
