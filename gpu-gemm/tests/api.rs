@@ -714,9 +714,9 @@ fn fp8_runs_the_fused_epilogue_and_returns_the_amax() {
     let amax = amax.expect("the amax was asked for");
     let mut largest = 0f64;
     for j in 0..n as usize {
-        for i in 0..m as usize {
+        for (i, add) in bias.iter().enumerate() {
             let at = i + j * m as usize;
-            let (plain_d, add) = (d[at].to_f64(), bias[i].to_f64());
+            let (plain_d, add) = (d[at].to_f64(), add.to_f64());
             let want = (plain_d + add).max(0.0);
             let bound = 2f64.powi(-7) * (plain_d.abs() + add.abs()) + 1e-6;
             let got = e[at].to_f64();

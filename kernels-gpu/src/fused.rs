@@ -11,7 +11,10 @@
 //! Every 16-bit kernel applies `D = act(alpha·acc + beta·C + bias)` where it rounds its result
 //! ([`crate::pipeline::epilogue::fuse`]): the register epilogues, the
 //! TMA-store epilogues (before `stmatrix` packs the pairs), the narrow decode kernel, stream-k's
-//! finishing block and split-k's reduction (the partial products stay raw). The bias is one
+//! finishing block and split-k's reduction (the partial products stay raw). The FP8 kernels
+//! store their bf16 D through the same functions, so they apply it too
+//! ([`crate::gemm::Fp8GemmArgs`]'s `fused`; the per-tensor scales go into alpha first). The
+//! bias is one
 //! 16-bit value per row of C (cuBLASLt's, the output features of `W·x` in column-major C) or
 //! per column; the activations are cuBLASLt's ReLU and GELU (its tanh form) and SiLU, which
 //! Llama's MLP uses (cuBLASLt has none):
