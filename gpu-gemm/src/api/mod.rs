@@ -334,7 +334,8 @@ impl GemmConfig {
     /// activation (ReLU, GELU in its tanh form, SiLU) or none. The 16-bit kernels apply it
     /// before C's one rounding (bf16, f16; `Algorithm::Cublas` runs cuBLASLt's epilogue, which
     /// has no SiLU and no bias per column). Give the bias to [`Gemm::run_with_bias`] or
-    /// [`Plan::enqueue_with_bias`].
+    /// [`Plan::enqueue_with_bias`]; in e4m3, whose kernels apply it to their bf16 D, to
+    /// [`Gemm::run_fp8_fused`].
     pub fn epilogue(self, bias: Bias, activation: Activation) -> Self {
         let amax = self.epilogue.amax();
         let epilogue = Epilogue::new(bias, activation);
@@ -352,7 +353,7 @@ impl GemmConfig {
     /// one-thread kernel after the GEMM writes the pair. 16-bit types (bf16, f16), one problem
     /// or a strided batch, alone or with [`GemmConfig::epilogue`]. Read the pair with
     /// [`Plan::amax`], or on the device at [`Plan::amax_device_address`] (what a captured
-    /// graph's next kernel reads).
+    /// graph's next kernel reads). In e4m3 (one problem), [`Gemm::run_fp8_fused`] returns it.
     pub fn amax(self) -> Self {
         GemmConfig {
             epilogue: self.epilogue.with_amax(),
