@@ -653,46 +653,18 @@ pub fn launch_fp8(
     let Some(KernelBody::E4m3TensorMaps(body)) = kernels_gpu::entry::find(entry) else {
         bail!("entry point `{entry}` is not an FP8 kernel of the kernel table");
     };
-    let words = if ops.fused.0.amax() {
-        amax.as_mut_ptr()
-    } else {
-        std::ptr::null_mut()
-    };
-    launch_fp8_gemm(launch, body, shape, scalars, ops, (c, words))?;
-    if ops.fused.0.amax() {
-        emulate_amax_scale(amax)?;
-    }
-    Ok(())
+    launch_fp8_body(launch, body, shape, scalars, ops, (c, amax))
 }
 
-/// [`launch_fp8`]'s GEMM with the kernel's body given: `launch`'s geometry and tensor maps,
-/// another body (a test's kernel with a planted bug). No amax (its words are null).
+/// [`launch_fp8`] with the kernel's body given: `launch`'s geometry and tensor maps, another
+/// body (a test's kernel with a planted bug).
 pub fn launch_fp8_body(
     launch: &Launch,
     body: unsafe fn(kernels_gpu::gemm::Fp8GemmArgs, *const TensorMap),
     shape: &Shape,
     (alpha, beta): (f32, f32),
     ops: &Fp8Operands<'_>,
-    c: &mut [half::bf16],
-) -> Result<()> {
-    launch_fp8_gemm(
-        launch,
-        body,
-        shape,
-        (alpha, beta),
-        ops,
-        (c, std::ptr::null_mut()),
-    )
-}
-
-/// [`launch_fp8_body`] with the amax's words where the epilogue gathers it (null without).
-fn launch_fp8_gemm(
-    launch: &Launch,
-    body: unsafe fn(kernels_gpu::gemm::Fp8GemmArgs, *const TensorMap),
-    shape: &Shape,
-    (alpha, beta): (f32, f32),
-    ops: &Fp8Operands<'_>,
-    (c, amax): (&mut [half::bf16], *mut u32),
+    (c, amax_words): (&mut [half::bf16], &mut [u32; 3]),
 ) -> Result<()> {
     use kernels_gpu::device::half::{Bf16, GlobalHalf, GlobalHalfMut};
     use kernels_gpu::device::Global;
@@ -731,9 +703,12 @@ fn launch_fp8_gemm(
     if !bias.is_empty() {
         buffers.push(buffer("bias", bias));
     }
-    if !amax.is_null() {
-        buffers.push(amax_buffer(amax));
-    }
+    let amax = if epilogue.amax() {
+        buffers.push(amax_buffer(amax_words.as_mut_ptr()));
+        amax_words.as_mut_ptr()
+    } else {
+        std::ptr::null_mut()
+    };
     let args = Fp8GemmArgs {
         m: shape.m,
         n: shape.n,
@@ -779,6 +754,9 @@ fn launch_fp8_gemm(
         bail!("`{entry}` left stream-k counters nonzero ({counters:?}): the next launch would add its parts wrongly");
     }
     drop(workspace);
+    if epilogue.amax() {
+        emulate_amax_scale(amax_words)?;
+    }
     Ok(())
 }
 

@@ -1167,10 +1167,7 @@ impl Gpu {
             }
             .with_context(|| format!("launching {entry} failed"))?;
             match &finish_amax {
-                Some(finish) => unsafe { launch!(finish<<<1, 1, 0, stream>>>(p.amax)) }
-                    .with_context(|| {
-                        format!("launching {} failed", kernels_gpu::registry::AMAX_SCALE)
-                    }),
+                Some(finish) => enqueue_amax_scale(finish, p.amax, stream),
                 None => Ok(()),
             }
         })
@@ -1305,10 +1302,15 @@ struct AmaxPass<'g> {
 
 impl AmaxPass<'_> {
     fn enqueue(&self, stream: &Stream) -> Result<()> {
-        let (function, words) = (&self.function, self.words.as_device_ptr().as_raw());
-        unsafe { launch!(function<<<1, 1, 0, stream>>>(words)) }
-            .with_context(|| format!("launching {} failed", kernels_gpu::registry::AMAX_SCALE))
+        enqueue_amax_scale(&self.function, self.words.as_device_ptr().as_raw(), stream)
     }
+}
+
+/// The amax's last step (`function`, [`kernels_gpu::registry::AMAX_SCALE`]) on the three words
+/// at `words`: one thread, after the GEMM on `stream`.
+fn enqueue_amax_scale(function: &Function<'_>, words: u64, stream: &Stream) -> Result<()> {
+    unsafe { launch!(function<<<1, 1, 0, stream>>>(words)) }
+        .with_context(|| format!("launching {} failed", kernels_gpu::registry::AMAX_SCALE))
 }
 
 /// 3xTF32's ranges pass ([`kernels_gpu::variants::ranges`]): zero the words, gather the

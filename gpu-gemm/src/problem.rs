@@ -300,17 +300,23 @@ impl Problem {
         }
     }
 
-    /// The first of A's, B's and C's batch strides (its letter and the stride, in elements) that
-    /// is not a multiple of 16 bytes, which the TMA engine needs to step from member to member
-    /// (the layers of its tensor maps); `None` for one problem or strides that all are.
-    pub fn batch_stride_off_tma(&self) -> Option<(char, u64)> {
-        let (b, element) = (&self.batch, self.dtype.bytes() as u64);
+    /// The first of A's, B's and C's batch strides (its letter, the stride in elements and an
+    /// element's bytes: C's are the output type's, bf16 for FP8) that is not a multiple of 16
+    /// bytes, which the TMA engine needs to step from member to member (the layers of its
+    /// tensor maps); `None` for one problem or strides that all are.
+    pub fn batch_stride_off_tma(&self) -> Option<(char, u64, u32)> {
+        let b = &self.batch;
         if !b.is_batched() {
             return None;
         }
-        [('A', b.stride_a), ('B', b.stride_b), ('C', b.stride_c)]
-            .into_iter()
-            .find(|(_, stride)| !(stride * element).is_multiple_of(16))
+        let (input, output) = (self.dtype.bytes(), self.dtype.output().bytes());
+        [
+            ('A', b.stride_a, input),
+            ('B', b.stride_b, input),
+            ('C', b.stride_c, output),
+        ]
+        .into_iter()
+        .find(|&(_, stride, bytes)| !(stride * bytes as u64).is_multiple_of(16))
     }
 
     /// The strides of a batch whose members lie one right after the other (`ld × columns`

@@ -409,10 +409,10 @@ fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
         );
     }
     if matches!(variant, Variant::Kernel(k) if k.tma.is_some()) {
-        if let Some((name, stride)) = p.batch_stride_off_tma() {
+        if let Some((name, stride, bytes)) = p.batch_stride_off_tma() {
             bail!(
                 "the batch stride of {name}, {stride} elements, is not a multiple of 16 bytes: the TMA engine steps from member to member by it (a multiple of {} elements)",
-                16 / p.dtype.bytes()
+                16 / bytes
             );
         }
     }

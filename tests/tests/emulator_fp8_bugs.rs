@@ -253,8 +253,16 @@ fn run_body_on(
         fused: (p.epilogue, &x.bias),
     };
     let mut result = x.c.data.clone();
-    launch_fp8_body(&launch, body, &s, (p.alpha, p.beta), &ops, &mut result)
-        .unwrap_or_else(|e| panic!("{variant}:{tile}: {e:#}"));
+    let mut amax = gpu_gemm::emulator::AMAX_ZEROED;
+    launch_fp8_body(
+        &launch,
+        body,
+        &s,
+        (p.alpha, p.beta),
+        &ops,
+        (&mut result, &mut amax),
+    )
+    .unwrap_or_else(|e| panic!("{variant}:{tile}: {e:#}"));
     check(p, &reference(p, &x), &x.c.data, &result, true)
 }
 

@@ -338,7 +338,7 @@ fn planted_check<const BUG: u8>((p, table): (Fp8Problem, Vec<u32>)) -> Fp8Check 
         &p.shape,
         (p.alpha, p.beta),
         &ops,
-        &mut c,
+        (&mut c, &mut gpu_gemm::emulator::AMAX_ZEROED.clone()),
     )
     .unwrap_or_else(|e| panic!("bug {BUG}: {e:#}"));
     let references = grouped::references(&p, &x);

@@ -468,21 +468,14 @@ fn check_fp8_batch(p: &Fp8Problem) -> Result<()> {
                 .into(),
         ));
     }
-    let b = p.groups.layers(&p.shape);
-    for (name, stride, bytes) in [
-        ('A', b.stride_a, 1),
-        ('B', b.stride_b, 1),
-        ('C', b.stride_c, 2),
-    ] {
-        if !(stride * bytes).is_multiple_of(16) {
-            return Err(GemmError::InvalidConfig(format!(
-                "the batch stride of {name}, {stride} elements, is not a multiple of 16 bytes: \
-                 the TMA engine steps from member to member by it (a multiple of {} elements)",
-                16 / bytes
-            )));
-        }
+    match as_problem(p).batch_stride_off_tma() {
+        Some((name, stride, bytes)) => Err(GemmError::InvalidConfig(format!(
+            "the batch stride of {name}, {stride} elements, is not a multiple of 16 bytes: the \
+             TMA engine steps from member to member by it (a multiple of {} elements)",
+            16 / bytes
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The problem as the common validation and buffer checks see it: FP8, TN.
