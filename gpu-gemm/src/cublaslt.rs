@@ -117,6 +117,37 @@ impl LtMatmul {
         .map_err(|e| anyhow!("cublasLtMatmulDescSetAttribute({attr:?}) failed: {:?}", e.0))
     }
 
+    /// Makes the GEMM a strided batch of `count` members, each operand's `strides` (A's, B's,
+    /// C's, in elements) apart (`CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT` and
+    /// `_STRIDED_BATCH_OFFSET` on the three layouts). Before the first enqueue.
+    pub fn set_batch(&self, count: u32, strides: [u64; 3]) -> Result<()> {
+        use sys::cublasLtMatrixLayoutAttribute_t as L;
+        for (&layout, stride) in self.layouts.iter().zip(strides) {
+            let (count, stride) = (count as i32, stride as i64);
+            for (attr, value, bytes) in [
+                (
+                    L::CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                    (&count as *const i32).cast::<c_void>(),
+                    4,
+                ),
+                (
+                    L::CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                    (&stride as *const i64).cast(),
+                    8,
+                ),
+            ] {
+                unsafe { result::set_matrix_layout_attribute(layout, attr, value, bytes) }
+                    .map_err(|e| {
+                        anyhow!(
+                            "cublasLtMatrixLayoutSetAttribute({attr:?}) failed: {:?}",
+                            e.0
+                        )
+                    })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Enqueues the GEMM on `stream`, choosing the algorithm on the first call (with the
     /// descriptor as it then is).
     ///

@@ -174,8 +174,8 @@ impl Fp8Groups {
     };
 
     /// A strided batch, each member its own A, B and C (at `batch`'s strides) with its own
-    /// block scales (packed, one member's after the other's): the masked layout whose every
-    /// count is n. A batch is a grouped GEMM with equal groups, so the FP8 kernels run it on
+    /// scales (packed, one member's after the other's: per block as a group's, per tensor one
+    /// each): the masked layout whose every count is n. A batch is a grouped GEMM with equal groups, so the FP8 kernels run it on
     /// the grouped walk (`host --batch` in e4m3, and `Gemm::run_fp8` with
     /// `GemmConfig::batch`).
     pub const fn batch(batch: Batch) -> Fp8Groups {

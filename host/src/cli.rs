@@ -30,7 +30,8 @@ pub struct Cli {
     /// Also run these yardsticks (`cublas`, `cublas-tf32`, `cublas-grouped`, separated by
     /// commas) and print each time as a ratio to each; in e4m3 `cublas` is cuBLASLt, and
     /// `cublas-fast-accum` cuBLASLt with CUBLASLT_MATMUL_DESC_FAST_ACCUM (FP8 sums never
-    /// promoted to f32, as wgmma-fp8); with --groups `cublas` is a call per group and
+    /// promoted to f32, as wgmma-fp8), with --batch per tensor its strided batched matmul; with
+    /// --groups (and an e4m3 --batch with block scales) `cublas` is a call per group and
     /// `cublas-grouped` cublasGemmGroupedBatchedEx
     #[arg(long, value_delimiter = ',', value_parser = ["cublas", "cublas-tf32", "cublas-grouped", "cublas-fast-accum"])]
     pub compare: Vec<String>,
@@ -100,9 +101,11 @@ pub struct Cli {
     /// cublasGemmStridedBatchedEx): member i of A, B and C lies i·stride elements after member
     /// 0's, by default right after the one before. bf16, f16 and f32 (wgmma-tf32,
     /// wgmma-3xtf32) on the Hopper kernels (`auto` chooses for the batch as a whole), f32 and f64
-    /// on gemm128, best and tc-f64 (a layer of the grid per member, at most 65 535), e4m3 with
-    /// --scaling block on wgmma-fp8-block (the grouped walk: the masked layout whose every count
-    /// is n; the members packed; cublas is then cuBLASLt per member), and cublas; the check
+    /// on gemm128, best and tc-f64 (a layer of the grid per member, at most 65 535), e4m3 (and
+    /// e4m3-e5m2) on wgmma-fp8-block with --scaling block, wgmma-fp8:6 per tensor (the grouped
+    /// walk: the masked layout whose every count is n; the members packed, each with its own
+    /// scales; cublas is cuBLASLt per member with block scales, its strided batched matmul per
+    /// tensor, the members then sharing one scale), and cublas; the check
     /// compares the first four members and the last with the f64 reference (e4m3: every member)
     #[arg(long, value_name = "COUNT", value_parser = positive_size)]
     pub batch: Option<u32>,
@@ -336,13 +339,8 @@ impl Cli {
         {
             bail!("--epilogue in e4m3 runs on one problem: no --batch or --groups");
         }
-        if p.dtype.is_fp8()
-            && self.batch.is_some()
-            && (p.dtype != Dtype::E4m3
-                || self.scaling != Scaling::Block
-                || self.batch_strides.is_some())
-        {
-            bail!("--batch in FP8 runs e4m3 with --scaling block, the members packed (no --batch-strides): the grouped walk of wgmma-fp8-block, a batch being the masked layout whose every count is n");
+        if p.dtype.is_fp8() && self.batch.is_some() && self.batch_strides.is_some() {
+            bail!("--batch in FP8 runs its members packed (no --batch-strides): the grouped walk of wgmma-fp8-block or wgmma-fp8:6, a batch being the masked layout whose every count is n (the library's Gemm::run_fp8 takes any strides)");
         }
         if p.dtype == Dtype::E4m3E5m2
             && (self.groups.is_some() || self.scaling != Scaling::PerTensor)

@@ -427,12 +427,14 @@ mod hopper {
     gemm_wgmma_fp8_c3_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_cluster::SharedA<6, 2>>, false, true>, E4m3>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_fp8_c4_e4m3: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_16bit::Plain<6>>, false, true>, E4m3>, launch_bounds(384, 1);
     gemm_wgmma_fp8_c5_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<4, { wgmma_fp8_block::PER_TENSOR }, 1, 3, E4m3>, launch_bounds(512, 1);
+    gemm_wgmma_fp8_c6_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::PER_TENSOR }, 1, 2, E4m3>, launch_bounds(384, 1);
     // B in e5m2 (training's backward pass: the gradients), one scale per tensor.
     gemm_wgmma_fp8_c1_e4m3_e5m2: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>, E5m2>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_fp8_c2_e4m3_e5m2: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, E5m2>, launch_bounds(384, 1);
     gemm_wgmma_fp8_c3_e4m3_e5m2: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_cluster::SharedA<6, 2>>, false, true>, E5m2>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_fp8_c4_e4m3_e5m2: e4m3 + maps = wgmma_fp8::gemm::<wgmma_tma_store::TmaStore<wgmma_pingpong::PingPong<wgmma_16bit::Plain<6>>, false, true>, E5m2>, launch_bounds(384, 1);
     gemm_wgmma_fp8_c5_e4m3_e5m2: e4m3 + maps = wgmma_fp8_block::gemm::<4, { wgmma_fp8_block::PER_TENSOR }, 1, 3, E5m2>, launch_bounds(512, 1);
+    gemm_wgmma_fp8_c6_e4m3_e5m2: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::PER_TENSOR }, 1, 2, E5m2>, launch_bounds(384, 1);
     gemm_wgmma_fp8_block_c1_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::ONE_SLICE }, 1, 2, E4m3>, launch_bounds(384, 1);
     gemm_wgmma_fp8_block_c2_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<6, { wgmma_fp8_block::ONE_SLICE }, 1, 2, E4m3>, launch_bounds(384, 1);
     gemm_wgmma_fp8_block_c3_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_SLICES }, 1, 2, E4m3>, launch_bounds(384, 1);

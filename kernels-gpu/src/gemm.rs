@@ -468,7 +468,8 @@ impl<H: Half> HalfGemmArgs<H> {
 /// bf16, written in place; alpha, beta and the scales f32.
 ///
 /// The scales say what the codes stand for: element (i, κ) of op(A) is `scale_a(i, κ)·A[κ, i]`.
-/// Per tensor, `scale_a` and `scale_b` point at one f32 each. Per block (DeepSeek-V3's scheme,
+/// Per tensor, `scale_a` and `scale_b` point at one f32 each (a batch's members, one each after
+/// another). Per block (DeepSeek-V3's scheme,
 /// DeepGEMM's layout), A has one scale per row of op(A) and 128 of k, `scale_a[i + (κ/128)·m]`,
 /// and B one per 128 × 128 block, `scale_b[(j/128)·⌈k/128⌉ + κ/128]`.
 #[derive(Clone, Copy)]
@@ -492,9 +493,9 @@ pub struct Fp8GemmArgs {
     /// ([`Fp8GemmArgs::output`]), the block scales already in the accumulators.
     pub fused: Fused<crate::device::half::Bf16>,
     /// A grouped GEMM's members (the masked layout's; C's stride) and groups, as in
-    /// [`HalfGemmArgs`]: group `g` multiplies layer `g` of A with its scales, `g·m·⌈k/128⌉` on;
-    /// member `j` is layer `j` of B and C, B's scales `j·⌈n/128⌉·⌈k/128⌉` on. Block scales only
-    /// (a group's per-tensor scales would be one more table).
+    /// [`HalfGemmArgs`]: group `g` multiplies layer `g` of A with its scales, `g·m·⌈k/128⌉` on
+    /// (per tensor `g` on: one each); member `j` is layer `j` of B and C, B's scales
+    /// `j·⌈n/128⌉·⌈k/128⌉` on (per tensor `j`).
     pub batch: Members,
     pub groups: Groups,
 }
@@ -506,9 +507,30 @@ impl Fp8GemmArgs {
     #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
     #[inline(always)]
     pub fn of_tile(self, tile: crate::pipeline::schedule::Tile) -> Self {
-        let k_blocks = self.k.div_ceil(128) as isize;
-        let a_scales = self.m as isize * k_blocks;
-        let b_scales = self.n.div_ceil(128) as isize * k_blocks;
+        let k_blocks = self.k.div_ceil(128);
+        let a_scales = self.m * k_blocks;
+        let b_scales = self.n.div_ceil(128) * k_blocks;
+        self.of_tile_with_scales(tile, (a_scales, b_scales))
+    }
+
+    /// [`Fp8GemmArgs::of_tile`] with one scale per tensor: group `g`'s A scale is `scale_a[g]`,
+    /// member `j`'s B scale `scale_b[j]` (a strided batch's members each have their own, one
+    /// after the other, as with block scales).
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+    #[inline(always)]
+    pub fn of_tile_per_tensor(self, tile: crate::pipeline::schedule::Tile) -> Self {
+        self.of_tile_with_scales(tile, (1, 1))
+    }
+
+    /// The member's and group's arguments, with `(a_scales, b_scales)` scales per group of A
+    /// and per member of B.
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+    #[inline(always)]
+    fn of_tile_with_scales(
+        self,
+        tile: crate::pipeline::schedule::Tile,
+        (a_scales, b_scales): (u32, u32),
+    ) -> Self {
         let n = if self.groups.clips() {
             self.n.min(unsafe { self.groups.columns(tile.member) })
         } else {
@@ -517,8 +539,10 @@ impl Fp8GemmArgs {
         Fp8GemmArgs {
             n,
             c: self.c.advanced(tile.member as u64 * self.batch.stride_c),
-            scale_a: self.scale_a.offset(tile.group as isize * a_scales),
-            scale_b: self.scale_b.offset(tile.member as isize * b_scales),
+            scale_a: self.scale_a.offset(tile.group as isize * a_scales as isize),
+            scale_b: self
+                .scale_b
+                .offset(tile.member as isize * b_scales as isize),
             batch: Members {
                 member: tile.member,
                 ..self.batch

@@ -891,9 +891,18 @@ fn wgmma_fp8_operands(tile: u32, _layout: Layout) -> TmaOperands {
         b_box: [wgmma_fp8::BK, wgmma_fp8::BN],
         a_transposed: true,
         cluster: if tile == 1 || tile == 3 { 2 } else { 1 },
-        // The FP8 kernels run one problem.
+        // The FP8 kernels walk a strided batch as masked groups (`grouped`), not as members.
         batched: false,
-        grouped: false,
+        // `:2` and `:6` (`WgmmaFp8::GROUPS`, `WgmmaFp8Block::GROUPS`): not the clusters along n
+        // (`:1`, `:3`), ping-pong (`:4`) or the three consumers (`:5`).
+        grouped: match tile {
+            2 => <wgmma_fp8::WgmmaFp8<
+                wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>,
+            > as crate::pipeline::Kernel>::GROUPS,
+            6 => <wgmma_fp8_block::WgmmaFp8Block<5, { wgmma_fp8_block::PER_TENSOR }>
+                as crate::pipeline::Kernel>::GROUPS,
+            _ => false,
+        },
         c_box: Some([64, 64]),
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
@@ -914,6 +923,7 @@ fn wgmma_fp8_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry
             m, n, k, bytes,
         ),
         5 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::PER_TENSOR }, 1, 3>(m, n, k, bytes),
+        6 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::PER_TENSOR }, 1, 2>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -1559,12 +1569,12 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8",
-        summary: "e4m3 A and B (TN: A stored k x m, both K-major), one f32 scale per tensor applied with alpha in the epilogue, bf16 C: wgmma-tma-store:4/:5's pipeline with two wgmma.m64n128k32.e4m3 per consumer and k-step, 128-deep slices; --tile: 1 clusters of two sharing A (default), 2 no cluster, 3 and 4 the same in ping-pong (each consumer a whole 128x128 tile in turn, six stages), 5 three consumer warpgroups of 64 rows (192x128 tiles, four stages: wgmma-fp8-block:7's kernel with one scale per tensor); every tile also with B in e5m2 (--dtype e4m3-e5m2: wgmma.m64n128k32.e4m3.e5m2)",
+        summary: "e4m3 A and B (TN: A stored k x m, both K-major), one f32 scale per tensor applied with alpha in the epilogue, bf16 C: wgmma-tma-store:4/:5's pipeline with two wgmma.m64n128k32.e4m3 per consumer and k-step, 128-deep slices; --tile: 1 clusters of two sharing A (default), 2 no cluster, 3 and 4 the same in ping-pong (each consumer a whole 128x128 tile in turn, six stages), 5 three consumer warpgroups of 64 rows (192x128 tiles, four stages: wgmma-fp8-block:7's kernel with one scale per tensor), 6 two of them (128x128 tiles, five stages: wgmma-fp8-block:1's kernel with one scale per tensor; with :2 the tiles that walk strided batches); every tile also with B in e5m2 (--dtype e4m3-e5m2: wgmma.m64n128k32.e4m3.e5m2)",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_c{tile}",
         // FP8 `wgmma` reads both operands along k: A stored k × m, cuBLASLt's FP8 layout.
         layouts: &[Layout::TN],
-        tiles: &[1, 2, 3, 4, 5],
+        tiles: &[1, 2, 3, 4, 5, 6],
         geometry: wgmma_fp8_geometry,
         supports: fp8_supports,
         dtypes: &[Dtype::E4m3, Dtype::E4m3E5m2],

@@ -474,8 +474,8 @@ fn the_library_runs_fp8_groups_as_each_group_alone() {
 /// A strided batch with block scales is the masked layout with every count n: `run_fp8` with
 /// `GemmConfig::batch` gives C bit for bit as `run_fp8_grouped` with a full table does, and
 /// each member as the same kernel on that member alone; with members spaced apart (strides
-/// past the packed ones) the gaps are left as they were. A batch with one scale per tensor, and
-/// a stride off the TMA's 16 bytes, are refused.
+/// past the packed ones) the gaps are left as they were. Scales per tensor on the block kernel,
+/// and a stride off the TMA's 16 bytes, are refused.
 #[test]
 fn a_strided_batch_is_masked_groups_whose_every_count_is_n() {
     use gpu_gemm::fp8::quantize::BLOCK;
@@ -589,8 +589,8 @@ fn a_strided_batch_is_masked_groups_whose_every_count_is_n() {
             "the gap after member {j} was written"
         );
     }
-    // One scale per tensor, and a stride off 16 bytes.
-    let one = vec![1.0f32];
+    // One scale per tensor on the block kernel, and a stride off 16 bytes.
+    let one = vec![1.0f32; members as usize];
     let e = gemm
         .run_fp8(
             &batch,
@@ -601,7 +601,7 @@ fn a_strided_batch_is_masked_groups_whose_every_count_is_n() {
         )
         .unwrap_err();
     assert!(
-        matches!(&e, GemmError::InvalidConfig(m) if m.contains("block scales")),
+        matches!(&e, GemmError::Unsupported { reason, .. } if reason.contains("one scale per block")),
         "{e}"
     );
     let (a, b) = operands();
@@ -646,4 +646,204 @@ fn an_e4m3_batch_runs_on_the_grouped_walk_with_every_count_full() {
         assert!(check.passed(), "{}: {}", report.variant, check.summary());
         println!("{}: {}", report.variant, check.summary());
     }
+}
+
+/// The kernel the registry launches as `wgmma-fp8:2`, the per-tensor configuration that walks
+/// batches.
+type PerTensor = kernels_gpu::variants::wgmma_fp8::WgmmaFp8<
+    kernels_gpu::variants::wgmma_tma_store::TmaStore<
+        kernels_gpu::variants::wgmma_16bit::Plain<4>,
+        false,
+        true,
+    >,
+>;
+
+/// `wgmma-fp8:2` whose members all read the first member's scales (`BUG`), or as it is.
+#[derive(Clone, Copy)]
+struct FirstMembersScales<const BUG: bool>;
+
+impl<const BUG: bool> Kernel for FirstMembersScales<BUG> {
+    type Args = Fp8GemmArgs;
+    kernels_gpu::sizes_of!(PerTensor);
+    const GROUPS: bool = <PerTensor as Kernel>::GROUPS;
+
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
+        unsafe { Kernel::load(PerTensor::default(), maps, stages, s, tile, slice) }
+    }
+
+    unsafe fn consume(self, args: Fp8GemmArgs, maps: *const TensorMap, c: &mut Consumer, w: Work) {
+        unsafe { PerTensor::default().consume(args, maps, c, w) }
+    }
+
+    fn drain(self, consumer: &Consumer) {
+        Kernel::drain(PerTensor::default(), consumer)
+    }
+
+    fn member_args(self, args: Fp8GemmArgs, tile: Tile) -> Fp8GemmArgs {
+        let member = PerTensor::default().member_args(args, tile);
+        if BUG {
+            Fp8GemmArgs {
+                scale_a: args.scale_a,
+                scale_b: args.scale_b,
+                ..member
+            }
+        } else {
+            member
+        }
+    }
+}
+
+/// # Safety
+/// As `wgmma_fp8::gemm`.
+unsafe fn first_members_scales<const BUG: bool>(args: Fp8GemmArgs, maps: *const TensorMap) {
+    unsafe { pipeline::run(FirstMembersScales::<BUG>, args, maps) }
+}
+
+/// A strided batch with one scale per tensor (`host --batch` in e4m3 per tensor,
+/// `Gemm::run_fp8` with `Fp8::per_tensor`): `wgmma-fp8:2` (and `:6`, `auto`'s) walks it as the masked layout whose
+/// every count is n, each member with its own A and B scale (`scale_a[j]`, `scale_b[j]`), here
+/// far apart; `:6` (128 × 128 tiles) too. Every member is checked against its own reference; the planted bug (every member
+/// reads member 0's scales) fails that check; the library's batch is each member alone, bit for
+/// bit, and cuBLASLt (one scale for the whole batch) is refused.
+#[test]
+fn a_per_tensor_batch_reads_each_members_own_scales() {
+    use gpu_gemm::{Algorithm, Fp8, Gemm, GemmConfig, GemmError, Transpose};
+    let members = 3u32;
+    let shape = problem(GroupLayout::Masked, 72, members).shape;
+    let layers = gpu_gemm::problem::Batch {
+        count: members,
+        stride_a: (shape.lda * shape.m) as u64,
+        stride_b: (shape.ldb * shape.n) as u64,
+        stride_c: (shape.ldc * shape.n) as u64,
+    };
+    let p = Fp8Problem {
+        scaling: Scaling::PerTensor,
+        groups: Fp8Groups::batch(layers),
+        ..problem(GroupLayout::Masked, 72, members)
+    };
+    let table = gpu_gemm::fp8::run::group_table(&p);
+    let mut x = inputs(&p, table.clone());
+    for (j, b) in x.b.iter_mut().enumerate() {
+        b.scales[0] *= [1.0, 0.125, 8.0][j];
+    }
+    let o = x.concatenated();
+    assert_eq!((o.scale_a.len(), o.scale_b.len()), (3, 3));
+    let references = grouped::references(&p, &x);
+    let ops = Fp8Operands {
+        a: &o.a,
+        b: &o.b,
+        scale_a: &o.scale_a,
+        scale_b: &o.scale_b,
+        c: &o.c,
+        groups: p.groups,
+        table: &table,
+        fused: (kernels_gpu::fused::Epilogue::NONE, &[]),
+    };
+    let launch = launch_of("wgmma-fp8", 2, &p);
+    let checked = |body: unsafe fn(Fp8GemmArgs, *const TensorMap)| {
+        let mut c = o.c.clone();
+        let words = &mut gpu_gemm::emulator::AMAX_ZEROED.clone();
+        launch_fp8_body(
+            &launch,
+            body,
+            &p.shape,
+            (p.alpha, p.beta),
+            &ops,
+            (&mut c, words),
+        )
+        .unwrap();
+        grouped::check_groups(&p, &x, &references, (&o.c, &c), false)
+    };
+    let (right, planted) = (
+        checked(first_members_scales::<false>),
+        checked(first_members_scales::<true>),
+    );
+    println!(
+        "per-tensor batch: {}\nevery member with member 0's scales: {}",
+        right.summary(),
+        planted.summary()
+    );
+    assert!(right.passed(), "{}", right.summary());
+    assert!(!planted.passed(), "member 0's scales passed");
+    // `:6` (the block kernel's skeleton, 128 × 128 tiles) walks batches too.
+    let block_skeleton = launch_of("wgmma-fp8", 6, &p);
+    let (m, _, _) = grouped::measure(
+        &Backend::Emulator,
+        GroupedLaunch::Kernel(&block_skeleton),
+        "wgmma-fp8:6",
+        &p,
+        &x,
+        ONCE,
+    )
+    .unwrap();
+    let c = (&m.uploaded_c[..], &m.result[..]);
+    let tiles_of_128 = grouped::check_groups(&p, &x, &references, c, false);
+    assert!(
+        tiles_of_128.passed(),
+        "wgmma-fp8:6: {}",
+        tiles_of_128.summary()
+    );
+    // The library: the batch, and each member alone.
+    let gemm = Gemm::emulator();
+    let s = p.shape;
+    let base = GemmConfig::new(s.m, s.n, s.k)
+        .transposes(Transpose::Yes, Transpose::No)
+        .leading_dimensions(s.lda, s.ldb, s.ldc)
+        .scale(p.alpha as f64, p.beta as f64);
+    let batch = base.batch(members, layers.stride_a, layers.stride_b, layers.stride_c);
+    let mut batched = o.c.clone();
+    let (a, b) = (
+        || Fp8::per_tensor(&o.a, &o.scale_a),
+        || Fp8::per_tensor(&o.b, &o.scale_b),
+    );
+    let choice = gemm.run_fp8(
+        &batch,
+        &Algorithm::Auto(gpu_gemm::Math::Strict),
+        a(),
+        b(),
+        &mut batched,
+    );
+    assert_eq!(choice.unwrap().entry, "gemm_wgmma_fp8_c6_e4m3");
+    let [stride_a, stride_b, stride_c] =
+        [layers.stride_a, layers.stride_b, layers.stride_c].map(|x| x as usize);
+    for j in 0..members as usize {
+        let mut alone = o.c[j * stride_c..][..stride_c].to_vec();
+        gemm.run_fp8(
+            &base,
+            &Algorithm::kernel_tile("wgmma-fp8", 6),
+            Fp8::per_tensor(&o.a[j * stride_a..][..stride_a], &o.scale_a[j..][..1]),
+            Fp8::per_tensor(&o.b[j * stride_b..][..stride_b], &o.scale_b[j..][..1]),
+            &mut alone,
+        )
+        .unwrap();
+        let member = &batched[j * stride_c..][..stride_c];
+        assert!(
+            member
+                .iter()
+                .zip(&alone)
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            "member {j} differs from the member alone"
+        );
+    }
+    // Too few scales for the members, and cuBLASLt.
+    let short = gemm
+        .run_fp8(
+            &batch,
+            &Algorithm::Auto(gpu_gemm::Math::Strict),
+            Fp8::per_tensor(&o.a, &o.scale_a[..1]),
+            b(),
+            &mut o.c.clone(),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(short, GemmError::ScalesMisshaped { needed: 3, .. }),
+        "{short}"
+    );
+    let e = gemm
+        .run_fp8(&batch, &Algorithm::Cublas, a(), b(), &mut o.c.clone())
+        .unwrap_err();
+    assert!(
+        matches!(&e, GemmError::Unsupported { reason, .. } if reason.contains("whole batch")),
+        "{e}"
+    );
 }

@@ -76,10 +76,12 @@ impl Gemm {
     /// `wgmma-fp8-block`, `wgmma-fp8-block-narrow`); `Algorithm::Cublas` is cuBLASLt's FP8 matmul (per-tensor scales).
     ///
     /// A strided batch ([`GemmConfig::batch`], strides in elements: codes for A and B, bf16 for
-    /// C, each a multiple of 16 bytes) takes block scales, member `j`'s after member `j − 1`'s
-    /// (`m·⌈k/128⌉` of A's, `⌈n/128⌉·⌈k/128⌉` of B's each), and runs in one launch of
-    /// `wgmma-fp8-block`: a batch is the masked grouped layout whose every count is n, so the
-    /// call makes that table itself. One scale per tensor runs one problem.
+    /// C, each a multiple of 16 bytes) has each member's scales after the previous member's:
+    /// per block `m·⌈k/128⌉` of A's and `⌈n/128⌉·⌈k/128⌉` of B's each, per tensor one each
+    /// (`count` scales per operand). It runs in one launch of `wgmma-fp8-block` (per block) or
+    /// `wgmma-fp8:6` (per tensor, B e4m3 or e5m2): a batch is the masked grouped layout whose
+    /// every count is n, so the call makes that table itself. Not on cuBLASLt, whose batched
+    /// matmul reads one scale per tensor for the whole batch.
     ///
     /// A fused epilogue ([`GemmConfig::epilogue`]) without a bias runs here too; one with a
     /// bias, or the amax, is [`Gemm::run_fp8_fused`]'s.
@@ -403,6 +405,14 @@ impl Gemm {
                         .into(),
                 ))
             }
+            Algorithm::Cublas if problem.groups.grouped() => {
+                return Err(unsupported(
+                    "cuBLASLt's batched FP8 matmul reads one scale per tensor for the whole \
+                     batch, and has no grouped layouts; this call takes each member's own: use \
+                     Algorithm::Auto"
+                        .into(),
+                ))
+            }
             Algorithm::Cublas => (Variant::Cublas(CublasMath::Default), None),
             Algorithm::Tuned(_) => {
                 return Err(unsupported(
@@ -455,19 +465,9 @@ impl Gemm {
     }
 }
 
-/// What a strided FP8 batch needs beyond the common checks: block scales (the grouped walk
-/// that runs it reads a member's scales at its place; one scale per tensor has none), and
-/// strides that the TMA engine can step by (16 bytes: a multiple of 16 codes of A and B, of
-/// 8 elements of bf16 C).
+/// What a strided FP8 batch needs beyond the common checks: strides that the TMA engine can
+/// step by (16 bytes: a multiple of 16 codes of A and B, of 8 elements of bf16 C).
 fn check_fp8_batch(p: &Fp8Problem) -> Result<()> {
-    if p.scaling != Scaling::Block {
-        return Err(GemmError::InvalidConfig(
-            "a strided FP8 batch takes block scales (Fp8::per_block on A and B, each member's \
-             after the other's): it runs on wgmma-fp8-block's grouped walk, and the kernels \
-             with one scale per tensor run one problem"
-                .into(),
-        ));
-    }
     match as_problem(p).batch_stride_off_tma() {
         Some((name, stride, bytes)) => Err(GemmError::InvalidConfig(format!(
             "the batch stride of {name}, {stride} elements, is not a multiple of 16 bytes: the \

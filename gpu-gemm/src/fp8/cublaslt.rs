@@ -116,6 +116,14 @@ impl CublasLtFp8 {
         Ok(Self { lt })
     }
 
+    /// The GEMM over a strided batch of `count` members `strides` (A's, B's, C's, in elements)
+    /// apart, one scale per tensor for the whole batch (cuBLASLt's scalar modes have no stride):
+    /// cuBLASLt's strided batched FP8 matmul, the yardstick of `wgmma-fp8`'s batches.
+    pub fn batched(self, count: u32, strides: [u64; 3]) -> Result<Self> {
+        self.lt.set_batch(count, strides)?;
+        Ok(self)
+    }
+
     /// Enqueues the GEMM on `stream`: `a` e4m3, `b` in the planned format, `c` bf16 (read, and
     /// written as D), `scale_a`, `scale_b` f32 on the device in cuBLASLt's layouts (module
     /// documentation).

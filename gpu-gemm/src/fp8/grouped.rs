@@ -1,6 +1,9 @@
 //! Grouped FP8 GEMMs on the host: a mixture-of-experts layer in e4m3 with block scales, in
 //! DeepGEMM's contiguous and masked layouts ([`kernels_gpu::gemm::Groups`]), as one launch of
-//! `wgmma-fp8-block` or as cuBLASLt called once per group (the yardstick).
+//! `wgmma-fp8-block` or as cuBLASLt called once per group (the yardstick); and a strided batch,
+//! the masked layout whose every count is n, with block scales or one scale per tensor
+//! (`wgmma-fp8:6`; its yardstick cuBLASLt's strided batched matmul, the members sharing one
+//! scale).
 //!
 //! The problem ([`Fp8Problem`] with [`Fp8Groups`]) is described as in 16 bits: `shape` is one
 //! group's A (m × k, `lda`) and, in the contiguous layout, all of B's and C's columns (the
@@ -13,7 +16,8 @@
 //! Each group is checked against the f64 reference of its own dequantised operands, and every
 //! column no group owns (a masked group's columns past its count) must be as it was uploaded.
 use super::cublaslt::{blk128_scales, CublasLtFp8};
-use super::quantize::{quantize, Fp8Problem, Operand, Quantized, Scaling, BLOCK};
+use super::quantize::{quantize_as, quantize_with, Format, Fp8Problem, Operand, Quantized};
+use super::quantize::{scale_count, Scaling, BLOCK};
 use super::quantize::{OUTLIER_EVERY, OUTLIER_FACTOR};
 use super::reference::{check, reference_of, Fp8Check};
 use crate::launch::{Fp8Groups, Fp8Operands, Fp8Pointers, Launch};
@@ -63,7 +67,7 @@ impl GroupedInputs {
         let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
         let mut uniform = move || rng.random_range(-1.0..1.0f64);
         let members = p.groups.members(&s).count;
-        let a = (0..p.groups.count)
+        let a: Vec<_> = (0..p.groups.count)
             .map(|_| {
                 let mut a = Matrix::from_fn(s.k, s.m, s.lda, f32::NAN, |_, _| uniform() as f32);
                 if p.outliers {
@@ -73,15 +77,16 @@ impl GroupedInputs {
                         }
                     }
                 }
-                quantize(&a, Operand::A, p.scaling)
+                a
             })
             .collect();
-        let b = (0..members)
-            .map(|_| {
-                let b = Matrix::from_fn(s.k, s.n, s.ldb, f32::NAN, |_, _| uniform() as f32);
-                quantize(&b, Operand::B, p.scaling)
-            })
+        let b: Vec<_> = (0..members)
+            .map(|_| Matrix::from_fn(s.k, s.n, s.ldb, f32::NAN, |_, _| uniform() as f32))
             .collect();
+        let (a, b) = (
+            quantized(&a, Operand::A, p.scaling, Format::E4m3),
+            quantized(&b, Operand::B, p.scaling, p.b_format),
+        );
         let c = (0..members)
             .map(|_| {
                 Matrix::from_fn(s.m, s.n, s.ldc, half::bf16::NAN, |_, _| {
@@ -126,9 +131,15 @@ impl GroupedInputs {
         let k_blocks = s.k.div_ceil(BLOCK) as usize;
         let first_block = (run.first / BLOCK) as usize;
         let blocks = run.columns.div_ceil(BLOCK) as usize;
+        let scales = match p.scaling {
+            Scaling::Block => {
+                b.scales[first_block * k_blocks..(first_block + blocks) * k_blocks].to_vec()
+            }
+            Scaling::PerTensor => b.scales.clone(),
+        };
         let b = Quantized {
             codes: columns(&b.codes, run.first, run.columns),
-            scales: b.scales[first_block * k_blocks..(first_block + blocks) * k_blocks].to_vec(),
+            scales,
             operand: b.operand,
             scaling: b.scaling,
             format: b.format,
@@ -138,6 +149,29 @@ impl GroupedInputs {
             + run.first as u64 * s.ldc as u64) as usize;
         (problem, b, c, at)
     }
+}
+
+/// Each of `sources` quantised with `scaling`; one scale per tensor is the largest of them all,
+/// shared (the kernels read each member's own, cuBLASLt's batched matmul one for the batch: with
+/// the same in each, both compute the same problem).
+fn quantized(
+    sources: &[Matrix<f32>],
+    operand: Operand,
+    scaling: Scaling,
+    format: Format,
+) -> Vec<Quantized> {
+    let each = sources
+        .iter()
+        .map(|s| quantize_as(s, operand, scaling, format));
+    if scaling == Scaling::Block {
+        return each.collect();
+    }
+    let largest = each.map(|q| q.scales[0]).fold(0f32, f32::max);
+    let shared = (Scaling::PerTensor, vec![largest]);
+    sources
+        .iter()
+        .map(|s| quantize_with(s, operand, shared.clone(), format))
+        .collect()
 }
 
 /// Columns `first..first + count` of `m`.
@@ -209,8 +243,12 @@ pub fn check_groups(
     );
     worst.check.non_finite = non_finite;
     worst.check.padding_changed += changed;
+    let (units, owner) = match p.groups.strided {
+        Some(_) => ("members", "member"),
+        None => ("groups", "group"),
+    };
     worst.check.coverage = format!(
-        "{} groups (the worst shown), each {}; every column no group owns unchanged",
+        "{} {units} (the worst shown), each {}; every column no {owner} owns unchanged",
         runs.len(),
         worst.check.coverage
     );
@@ -225,7 +263,10 @@ pub fn cublaslt_scale_b(p: &Fp8Problem, x: &GroupedInputs) -> (Vec<f32>, Vec<usi
     for run in runs(p, &x.table) {
         let (group, b, _, _) = x.group(p, run);
         offsets.push(all.len());
-        all.extend(blk128_scales(&b.scales, group.shape.k, group.shape.n));
+        match p.scaling {
+            Scaling::Block => all.extend(blk128_scales(&b.scales, group.shape.k, group.shape.n)),
+            Scaling::PerTensor => all.extend(&b.scales),
+        }
     }
     (all, offsets)
 }
@@ -242,7 +283,7 @@ impl CublasLtLoop {
     /// ([`cublaslt_scale_b`]).
     pub fn new(p: &Fp8Problem, x: &GroupedInputs, scale_b_offsets: &[usize]) -> Result<Self> {
         let s = p.shape;
-        let k_blocks = s.k.div_ceil(BLOCK) as u64;
+        let a_scales = scale_count(Operand::A, p.scaling, s.k, s.m) as u64;
         let layers = p.groups.layers(&s);
         let calls = runs(p, &x.table)
             .into_iter()
@@ -256,7 +297,7 @@ impl CublasLtLoop {
                 let (g, j, first) = (run.group as u64, run.member as u64, run.first as u64);
                 let offsets = [
                     g * layers.stride_a,
-                    4 * g * s.m as u64 * k_blocks,
+                    4 * g * a_scales,
                     j * layers.stride_b + first * s.ldb as u64,
                     2 * (j * layers.stride_c + first * s.ldc as u64),
                     4 * sb as u64,
@@ -290,12 +331,18 @@ impl CublasLtLoop {
 }
 
 /// What runs a grouped problem, from [`super::run`]'s plan: a kernel's launch, or cuBLASLt's
-/// loop.
+/// loop, or its strided batch.
 pub enum GroupedLaunch<'l> {
     /// One launch of a kernel that walks the groups.
     Kernel(&'l Launch),
     /// cuBLASLt called once per group ([`CublasLtLoop`]).
     CublasLtLoop,
+    /// A strided batch with one scale per tensor: cuBLASLt's strided batched matmul, one call
+    /// (the members share their scale: [`GroupedInputs::generate`]).
+    CublasLtBatched {
+        /// As [`super::cublaslt::CublasLtFp8::new`]'s.
+        fast_accum: bool,
+    },
 }
 
 /// Launches and times `launch` on `p`'s grouped inputs `x`: the measured run (C's upload and
@@ -353,7 +400,34 @@ pub fn measure(
             let m = gpu.run_fp8(label, &p.shape, &ops(&scale_b), timing, &enqueue)?;
             Ok((m, Engine::Gpu, label.to_string()))
         }
-        (GroupedLaunch::CublasLtLoop, Backend::Emulator) => {
+        (GroupedLaunch::CublasLtBatched { fast_accum }, Backend::Gpu(gpu)) => {
+            let batch = p
+                .groups
+                .strided
+                .expect("cuBLASLt's batch runs strided batches");
+            let lt = CublasLtFp8::new(
+                &p.shape,
+                (p.scaling, p.b_format),
+                p.alpha,
+                p.beta,
+                fast_accum,
+            )?
+            .batched(
+                batch.count,
+                [batch.stride_a, batch.stride_b, batch.stride_c],
+            )?;
+            let stream = gpu.stream().as_inner();
+            // Every member's scales are the same: the first member's stand for the batch.
+            let enqueue = |q: &Fp8Pointers| unsafe {
+                lt.enqueue(stream, q.a, q.b, q.c, q.scale_a, q.scale_b)
+            };
+            let m = gpu.run_fp8(label, &p.shape, &ops(&operands.scale_b), timing, &enqueue)?;
+            Ok((m, Engine::Gpu, label.to_string()))
+        }
+        (
+            GroupedLaunch::CublasLtLoop | GroupedLaunch::CublasLtBatched { .. },
+            Backend::Emulator,
+        ) => {
             anyhow::bail!("cuBLASLt runs only on a GPU (use --backend gpu)")
         }
     }
@@ -368,11 +442,12 @@ pub fn validate_if_grouped(p: &Fp8Problem) -> Result<()> {
     }
 }
 
-/// Whether `p` is a grouped problem the FP8 kernels compute: block scales (a group's scale per
-/// tensor would be one more table), A and B K-major, and in the contiguous layout n a multiple
-/// of the table's 128 columns.
+/// Whether `p` is a grouped problem the FP8 kernels compute: block scales, or one scale per
+/// tensor in a strided batch (each member's own; the grouped layouts' experts take block
+/// scales, as DeepSeek-V3's), A and B K-major, and in the contiguous layout n a multiple of the
+/// table's 128 columns.
 pub fn validate(p: &Fp8Problem) -> Result<()> {
-    if p.scaling != Scaling::Block {
+    if p.scaling != Scaling::Block && p.groups.strided.is_none() {
         anyhow::bail!("a grouped e4m3 GEMM runs with block scales: give --scaling block");
     }
     if !p.epilogue.is_none() {

@@ -203,6 +203,22 @@ pub fn quantize_as(
             }
         })
         .collect();
+    quantize_with(source, operand, (scaling, scales), format)
+}
+
+/// `source` quantised to `format` with the `scales` given (in `scaling`'s layout): each code
+/// `format(x / scale)`, the division in f64, saturating. [`quantize_as`] with scales chosen
+/// elsewhere: a strided batch's members with one scale per tensor share the batch's largest,
+/// as cuBLASLt's batched matmul reads them.
+pub fn quantize_with(
+    source: &Matrix<f32>,
+    operand: Operand,
+    (scaling, scales): (Scaling, Vec<f32>),
+    format: Format,
+) -> Quantized {
+    let (rows, cols) = (source.rows, source.cols);
+    assert_eq!(scales.len(), scale_count(operand, scaling, rows, cols));
+    let index = |r, c| scale_index(operand, scaling, rows, cols, r, c);
     let codes = Matrix::from_fn(rows, cols, source.ld, PADDING, |r, c| {
         format.encode(source.at(r, c) as f64 / scales[index(r, c)] as f64)
     });

@@ -45,8 +45,12 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// (`docs/results/006-shapes-e4m3/`) this took `auto` from 0.81× to 0.97× cuBLASLt over the
 /// models' 63 shapes.
 ///
-/// Per block (`block_choice`), by the waves the tiles make; a grouped GEMM
-/// ([`super::grouped`]) with `wgmma-fp8-block:6`.
+/// Per block (`block_choice`), by the waves the tiles make; a grouped GEMM or strided batch
+/// ([`super::grouped`]) with `wgmma-fp8-block:6`; per tensor (a batch) with `wgmma-fp8:6`, the
+/// same skeleton's 128 × 128 tiles with one scale per tensor: over the attention-like batches
+/// (`docs/results/h100-2026-11-28-fp8-tensor-batch/`) 0.84–1.07× cuBLASLt's strided batched
+/// matmul where `:2`'s 256-row tiles ran 0.74–0.78×, but at 2048 × 128 × 2048 (0.98× against
+/// 1.01×).
 ///
 /// B in e5m2 (`Dtype::E4m3E5m2`) has `wgmma-fp8`'s tiles only: `:5` or `:2` as per tensor
 /// above, at every shape (the narrow kernels read e4m3); where its TMA store cannot write C (m
@@ -59,8 +63,10 @@ pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
         narrow_tile: narrow,
     } = crate::auto::features(&s);
     let (name, tile) = match p.scaling {
-        // Of the configurations that walk groups, the fastest on one GEMM (chapter 4's run11).
-        _ if p.groups.grouped() => ("wgmma-fp8-block", 6),
+        // Of the configurations that walk groups, the fastest on one GEMM (chapter 4's run11);
+        // per tensor (a strided batch), the fastest on the batches.
+        Scaling::Block if p.groups.grouped() => ("wgmma-fp8-block", 6),
+        Scaling::PerTensor if p.groups.grouped() => ("wgmma-fp8", 6),
         _ if p.b_format == Format::E5m2 && s.m.min(s.n) >= 6144 => ("wgmma-fp8", 5),
         _ if p.b_format == Format::E5m2 => ("wgmma-fp8", 2),
         Scaling::PerTensor if s.n <= 128 && (!wide_waves || !tma_store) => {
@@ -178,7 +184,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
             let tile = registry::resolve_tile(variant, tile)?;
             let operands = k.tma.map(|operands| operands(tile, kernels_gpu::registry::Layout::TN));
             if p.groups.grouped() && !operands.is_some_and(|o| o.grouped) {
-                bail!("`{}` does not run grouped GEMMs (the grouped e4m3 kernel is wgmma-fp8-block, but for :4, whose two tiles along n may be of different groups, and :7)", registry::label(variant, Some(tile))?);
+                bail!("`{}` does not run grouped GEMMs or batches (those that do: wgmma-fp8-block, but for :4, whose two tiles along n may be of different groups, and :7; per tensor wgmma-fp8:2 and :6)", registry::label(variant, Some(tile))?);
             }
             if let Err(constraint) = (k.supports)(&p.shape, p.dtype()) {
                 bail!(
@@ -395,8 +401,14 @@ pub fn execute_with_yardsticks(
             let mut shown = label.clone();
             let (measured, engine, entry, fp8_check) = match (&grouped, &inputs) {
                 (Some(x), _) => {
+                    // A strided batch per tensor has cuBLASLt's strided batched matmul; the
+                    // other grouped problems (block scales) a loop of its calls, one per group.
+                    let batched = p.groups.strided.is_some() && p.scaling == Scaling::PerTensor;
                     let run = match &launch {
                         Fp8Launch::Kernel(l) => GroupedLaunch::Kernel(l),
+                        &Fp8Launch::CublasLt { fast_accum } if batched => {
+                            GroupedLaunch::CublasLtBatched { fast_accum }
+                        }
                         Fp8Launch::CublasLt { fast_accum: false } => GroupedLaunch::CublasLtLoop,
                         Fp8Launch::CublasLt { .. } => {
                             bail!("the grouped yardstick is cuBLASLt per group, promoting")

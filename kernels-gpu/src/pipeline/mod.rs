@@ -363,6 +363,14 @@ pub trait Kernel: Copy {
     /// reading shared memory) waits for it here. Nothing by default.
     fn drain(self, _consumer: &Consumer) {}
 
+    /// The arguments the consumers read for `tile`: [`Problem::member`]'s (its member's C, a
+    /// grouped GEMM's columns and, in FP8, block scales), unless the kernel's scales lie
+    /// otherwise (`wgmma-fp8`'s, one per tensor: [`crate::gemm::Fp8GemmArgs::of_tile_per_tensor`]).
+    #[inline(always)]
+    fn member_args(self, args: Self::Args, tile: Tile) -> Self::Args {
+        args.member(tile)
+    }
+
     /// The producer warpgroup's other threads (`thread` 0..96), on the `slices` slices of
     /// `tile`, stage after stage from the ring's current one (3xTF32 splits B there, scaled by
     /// its columns' ranges, read through `maps` once a tile). Advances the ring past them.
@@ -708,7 +716,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                         unit,
                         ..whole
                     };
-                    let args = args.member(tile);
+                    let args = kernel.member_args(args, tile);
                     unsafe { kernel.consume(args, maps, &mut consumer, work) };
                 } else {
                     consumer.ring.skip(whole.slices);
@@ -886,7 +894,7 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
         wgmma::setmaxnreg_inc(K::CONSUMER_REGISTERS);
         let mut consumer = Consumer::new(stages, tid, cluster_size, cluster::rank());
         for work in works() {
-            let args = args.member(work.tile);
+            let args = kernel.member_args(args, work.tile);
             unsafe { kernel.consume(args, maps, &mut consumer, work) };
         }
         kernel.drain(&consumer);

@@ -42,7 +42,9 @@
 //! fastest here from 6144 rows and columns (run14): 1.08× cuBLASLt at 8192×8192×1024 (where the
 //! 256 × 128 tiles reach 0.92–0.94: 2752 shorter tiles fill the last wave better, and each
 //! warpgroup's epilogue is half as long), 1.04× at 8192³ (1518 TFLOP/s), 1.03× at 6144³.
-//! `auto` takes it there, `:2` below.
+//! `auto` takes it there, `:2` below. `--tile 6` is the same skeleton with two consumer
+//! warpgroups (`wgmma-fp8-block:1`'s 128 × 128 tiles, one scale per tensor): the tile of the
+//! batches below.
 //!
 //! **B in e5m2** (`--dtype e4m3-e5m2`, the type parameter `F` of [`WgmmaFp8`]). Training's
 //! backward pass multiplies by gradients, which span more binades than e4m3's 18 (2⁻⁹…448) and
@@ -58,6 +60,24 @@
 //! same process (`docs/results/h100-2026-11-27-e5m2/`), `auto`: 1.26× at 2048³ (826 TFLOP/s;
 //! cuBLASLt runs e5m2 B slower there than e4m3), 1.06× at 4096³, 1.03× at 8192³ (1518), 1.06×
 //! at 8192×8192×1024: the e4m3 kernel's speed, as the SASS says.
+//!
+//! **Strided batches** (`host --batch`, `Gemm::run_fp8` with `GemmConfig::batch`). A batch is
+//! the masked grouped layout whose every count is n, as in `wgmma-fp8-block`: the skeleton's
+//! walk goes over every member's tiles, the copies read member `j`'s layer of A and B, and
+//! [`Kernel::member_args`] points the epilogue at its C and at its own scales, `scale_a[j]` and
+//! `scale_b[j]` ([`Fp8GemmArgs::of_tile_per_tensor`]: one per tensor, where the block kernel's
+//! lie `m·⌈k/128⌉` apart). `:2` walks them, and `:6`: [`super::wgmma_fp8_block`]'s skeleton
+//! with two consumer warpgroups of 64 rows and one scale per tensor, 128 × 128 tiles; not the
+//! clusters along n (`:1`, `:3`) or the three consumers of `:5`, whose 24-register producer
+//! cannot afford the walk. On the H100 against cuBLASLt's strided batched FP8 matmul in the
+//! same process (`docs/results/h100-2026-11-28-fp8-tensor-batch/`), `:2` and then `:6`: 0.73
+//! and 0.85× at 256 members of 2048 × 2048 × 128, whose 2.1 GB of C go out through the TMA
+//! store (at 1.8 TB/s from `:2`, cuBLASLt 2.5: bf16's batch meets the same store path); 1.01 and
+//! 0.98× at 1024 of 2048 × 128 × 2048 (A's 4.3 GB read at 2.4 TB/s); 0.78 and 0.84× at 1024 of
+//! 512 × 512 × 64; 0.76 and 1.07× at 1024 of 128³, where the 256-row tile is half empty. `auto`
+//! takes `:6` for every batch per tensor. `:4` (ping-pong, 128-row tiles) was measured walking
+//! them and not kept: 0.43–0.50× where C dominates, 0.89× at 128³, and its walk spilled 48
+//! bytes.
 use super::wgmma_16bit::{Config, A_BOX_M};
 use crate::device::cluster;
 use crate::device::fp8::{E4m3, Fp8Format};
@@ -118,6 +138,10 @@ impl<C: Config, F: Fp8Format> Kernel for WgmmaFp8<C, F> {
     const RASTER_GROUP: u32 = C::RASTER;
     const CLUSTER: (u32, u32) = (1, C::CLUSTER_N);
     const EXTRA_BYTES: u32 = C::EXTRA_BYTES;
+    // A strided batch runs as the masked layout whose every count is n, as with block scales
+    // (`wgmma-fp8-block`): the configurations whose 16-bit twins walk groups, but for the
+    // clusters along n (two tiles of a cluster may be of different members).
+    const GROUPS: bool = C::GROUPS && C::CLUSTER_N == 1 && !C::SPLIT_K && !C::STREAM_K;
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
@@ -181,6 +205,13 @@ impl<C: Config, F: Fp8Format> Kernel for WgmmaFp8<C, F> {
     #[inline(always)]
     fn drain(self, consumer: &Consumer) {
         C::drain(consumer)
+    }
+
+    /// One scale per tensor: group `g`'s A scale and member `j`'s B scale are `scale_a[g]` and
+    /// `scale_b[j]`.
+    #[inline(always)]
+    fn member_args(self, args: Fp8GemmArgs, tile: Tile) -> Fp8GemmArgs {
+        args.of_tile_per_tensor(tile)
     }
 }
 

@@ -156,11 +156,11 @@ impl<
     const EXTRA_BYTES: u32 = CONSUMERS * BUFFERS * STAGING_BOX_BYTES;
     const CONSUMERS: u32 = CONSUMERS;
     const CLUSTER: (u32, u32) = (1, CLUSTER_N);
-    // A grouped GEMM's tiles find their group's A and scales ([`Fp8GemmArgs::of_tile`]); not
-    // in clusters along n (two tiles of a cluster may be of different groups), with block
-    // scales only, and not beside three consumers, whose 24-register producer spilled 32 bytes
-    // walking the groups.
-    const GROUPS: bool = CLUSTER_N == 1 && MAINLOOP != PER_TENSOR && CONSUMERS == 2;
+    // A grouped GEMM's tiles find their group's A and scales ([`Fp8GemmArgs::of_tile`], per
+    // tensor a strided batch's [`Kernel::member_args`]); not in clusters along n (two tiles of
+    // a cluster may be of different groups), and not beside three consumers, whose 24-register
+    // producer spilled 32 bytes walking the groups.
+    const GROUPS: bool = CLUSTER_N == 1 && CONSUMERS == 2;
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
@@ -213,6 +213,17 @@ impl<
     fn drain(self, consumer: &Consumer) {
         if consumer.thread == 0 {
             store::wait_read::<0>();
+        }
+    }
+
+    /// Block scales lie `m·⌈k/128⌉` (A) and `⌈n/128⌉·⌈k/128⌉` (B) per group and member; one
+    /// per tensor, one each (as `wgmma-fp8`'s).
+    #[inline(always)]
+    fn member_args(self, args: Fp8GemmArgs, tile: Tile) -> Fp8GemmArgs {
+        if MAINLOOP == PER_TENSOR {
+            args.of_tile_per_tensor(tile)
+        } else {
+            args.of_tile(tile)
         }
     }
 }
