@@ -49,11 +49,11 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// ([`super::grouped`]) with `wgmma-fp8-block:6`; per tensor (a batch) with `wgmma-fp8:6`, the
 /// same skeleton's 128 × 128 tiles with one scale per tensor: over the attention-like batches
 /// (`docs/results/h100-2026-11-28-fp8-tensor-batch/`) 0.84–1.07× cuBLASLt's strided batched
-/// matmul where `:2`'s 256-row tiles ran 0.74–0.78×, but at 2048 × 128 × 2048 (0.98× against
+/// matmul, where `:2`'s 256-row tiles ran 0.74–0.78× (but at 2048 × 128 × 2048: 0.98× against
 /// 1.01×).
 ///
 /// B in e5m2 (`Dtype::E4m3E5m2`) has `wgmma-fp8`'s tiles only: `:5` or `:2` as per tensor
-/// above, at every shape (the narrow kernels read e4m3); where its TMA store cannot write C (m
+/// above (a batch `:6`), at every shape (the narrow kernels read e4m3); where its TMA store cannot write C (m
 /// or `ldc` not a multiple of 8) the problem is refused with that rule.
 pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let s = p.shape;
