@@ -206,3 +206,82 @@ fn async_copy_read_before_its_wait_is_a_race() {
     );
     println!("{fault}");
 }
+
+/// Each block's thread 0 starts a bulk copy (`cp.async.bulk`, no tensor map) of its 64 floats
+/// into shared memory, counted on an mbarrier; every thread waits for the phase and writes its
+/// element back. `expected`: whether the copy's bytes are added to the phase before it starts
+/// (`arrive.expect_tx`), as `wgmma-fp8-block:8` and `:9` do with A's scales; `skew`: floats by
+/// which the source is moved off its 16-byte alignment.
+fn bulk_copy(input: Global<f32>, output: GlobalMut<f32>, expected: bool, skew: isize) {
+    use kernels_gpu::device::mbarrier::{fence_mbarrier_init, MBarrier};
+    use kernels_gpu::device::tma;
+    // The floats after the barrier's 16 bytes (a bulk copy's destination is 16-byte aligned).
+    let (bar, tile) = (MBarrier::at(0), Shared::<f32>::at(16, 64));
+    let (t, base) = (thread_idx_x(), block_idx_x() * 64);
+    if t == 0 {
+        bar.init(1);
+        fence_mbarrier_init();
+    }
+    sync_threads();
+    if t == 0 {
+        let bytes = 64 * 4;
+        bar.arrive_expect_tx(if expected { bytes } else { 0 });
+        let from = input.offset(base as isize + skew);
+        unsafe { tma::load_bulk(tile.shared_address(0), from, bytes, bar) };
+    }
+    bar.wait(0);
+    unsafe { output.store((base + t) as usize, tile.load(t)) };
+}
+
+/// The emulator's `run` with room for the barrier before the tile.
+fn run_bulk(name: &str, expected: bool, skew: isize) -> (Result<(), Fault>, Vec<f32>) {
+    let input: Vec<f32> = (0..128 + 4).map(|i| i as f32).collect();
+    let mut output = vec![f32::NAN; 128];
+    let (src, dst) = (input.as_ptr() as usize, output.as_mut_ptr() as usize);
+    let shape = LaunchShape {
+        grid: (2, 1),
+        block: (64, 1),
+        shared_bytes: 16 + 64 * 4,
+        cluster: (1, 1),
+    };
+    let buffers = [buffer("input", &input), buffer("output", &output)];
+    let result = launch(name, shape, &buffers, &|| {
+        bulk_copy(
+            Global::new(src as *const f32),
+            GlobalMut::new(dst as *mut f32),
+            expected,
+            skew,
+        )
+    });
+    (result, output)
+}
+
+#[test]
+fn a_bulk_copy_counted_on_its_mbarrier_lands_before_the_phase_completes() {
+    // Rust's allocator gives a Vec of 132 floats 16-byte alignment on the hosts CI runs.
+    let (result, out) = run_bulk("bulk_copy", true, 0);
+    result.unwrap();
+    assert_eq!(out, (0..128).map(|i| i as f32).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_bulk_copy_the_phase_does_not_expect_is_read_before_it_lands() {
+    // The planted bug: the phase completes on its arrival alone, and the copy lands in the
+    // next one; the threads that waited read the tile in a race with the copy.
+    let (result, _) = run_bulk("bulk_copy_unexpected", false, 0);
+    let fault = result.unwrap_err();
+    println!("{fault}");
+    assert_eq!(fault.kind, FaultKind::SharedRace, "{fault}");
+    assert!(
+        fault.detail.contains("TMA copy completing on the mbarrier"),
+        "{fault}"
+    );
+}
+
+#[test]
+fn a_bulk_copy_from_an_address_off_16_bytes_is_refused() {
+    let (result, _) = run_bulk("bulk_copy_misaligned", true, 1);
+    let fault = result.unwrap_err();
+    println!("{fault}");
+    assert_eq!(fault.kind, FaultKind::MisalignedVectorAccess, "{fault}");
+}

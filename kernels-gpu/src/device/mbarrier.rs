@@ -71,6 +71,13 @@ impl MBarrier {
         backend::mbarrier_arrive_expect_tx(self.address(), bytes)
     }
 
+    /// `mbarrier.expect_tx`: `bytes` more to deliver in the current phase, without an arrival
+    /// (a copy whose size is known only where it is issued, added before it starts).
+    #[inline(always)]
+    pub fn expect_tx(self, bytes: u32) {
+        backend::mbarrier_expect_tx(self.address(), bytes)
+    }
+
     /// `mbarrier.arrive.shared::cluster`: one arrival on the mbarrier at the same offset in the
     /// shared memory of block `rank` of the cluster (its address from `mapa`), which may be this
     /// block. A release, as a local arrival is.

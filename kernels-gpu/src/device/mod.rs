@@ -164,6 +164,12 @@ impl<T: Real> Global<T> {
         unsafe { T::ld_global(self.ptr.wrapping_add(i)) }
     }
 
+    /// The address of element 0 (for a bulk copy's source).
+    #[inline(always)]
+    pub fn address(self) -> *const T {
+        self.ptr
+    }
+
     /// Whether the pointer is aligned to `bytes` (a power of two): kernels with 16-byte paths
     /// check it with the leading dimensions before taking them.
     #[inline(always)]

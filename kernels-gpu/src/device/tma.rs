@@ -23,7 +23,7 @@
 //! (`wgmma`, or `ld.shared` with the same XOR) find them without bank conflicts.
 use super::backend::hopper as backend;
 use super::mbarrier::MBarrier;
-use super::{Real, Shared};
+use super::{Global, Real, Shared};
 
 /// A tensor map: the driver's 128-byte `CUtensorMap` (opaque), or the emulator's encoding of
 /// the same parameters. It must be 64-byte aligned (CUDA 13 declares it 128-byte aligned).
@@ -152,6 +152,18 @@ pub unsafe fn load_box_multicast(
 ) {
     let (at, bar) = ([x, y, layer as i32], bar.address());
     unsafe { backend::tma_load_3d_multicast(map.cast(), dst_address, at, bar, mask) }
+}
+
+/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`: one thread starts the
+/// copy of `bytes` contiguous bytes from `src` (no tensor map: no box, no swizzle, no
+/// zero-filling past an edge) to `dst_address`, completing on `bar`, whose phase must expect
+/// them ([`MBarrier::expect_tx`]). Both addresses 16-byte aligned, `bytes` a multiple of 16.
+///
+/// # Safety
+/// `src..src + bytes` must be readable global memory and `dst_address` have room for them.
+#[inline(always)]
+pub unsafe fn load_bulk<T: Real>(dst_address: u32, src: Global<T>, bytes: u32, bar: MBarrier) {
+    unsafe { backend::bulk_load(dst_address, src.address().cast(), bytes, bar.address()) }
 }
 
 /// `prefetch.tensormap`: fetches the map into the engine's descriptor cache ahead of the first

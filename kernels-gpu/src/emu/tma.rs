@@ -105,6 +105,23 @@ impl ThreadContext {
         }
     }
 
+    /// `mbarrier.expect_tx`: tx-count + `bytes`, no arrival (a phase whose arrivals are all in
+    /// and whose copies delivered more than was expected completes once the count is zero).
+    pub(crate) fn mbarrier_expect_tx(&self, byte: u32, bytes: u32) {
+        let error = self.with_mbarrier(byte, "mbarrier.expect_tx", |bar, history| {
+            bar.tx += bytes as i64;
+            if bar.tx.abs() > COUNT_LIMIT {
+                return Some(format!("the tx-count of the mbarrier at pool byte {byte} leaves the range ±(2^20 - 1): {}", bar.tx));
+            }
+            let agent = history.agents().mbarrier(bar.index);
+            bar.complete_if_due(agent);
+            None
+        });
+        if let Some(message) = error {
+            self.fault(FaultKind::MbarrierMisuse, message);
+        }
+    }
+
     /// `mbarrier.try_wait.parity` in a loop: suspends until the phase of parity `parity`
     /// has completed, then acquires what that phase gathered.
     pub(crate) fn mbarrier_wait(&self, byte: u32, parity: u32) {

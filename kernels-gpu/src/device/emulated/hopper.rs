@@ -51,6 +51,11 @@ pub fn mbarrier_arrive_expect_tx(addr: u32, bytes: u32) {
     ctx.mbarrier_arrive(ctx.pool_byte(addr), bytes);
 }
 
+pub fn mbarrier_expect_tx(addr: u32, bytes: u32) {
+    let ctx = current();
+    ctx.mbarrier_expect_tx(ctx.pool_byte(addr), bytes);
+}
+
 pub fn mbarrier_wait(addr: u32, parity: u32) {
     let ctx = current();
     ctx.mbarrier_wait(ctx.pool_byte(addr), parity);
@@ -111,6 +116,32 @@ pub unsafe fn tma_load_3d(map: *const u8, dst: u32, at: [i32; 3], bar: u32) {
     let ctx = current();
     let (at, data) = unsafe { read_box(map, dst, at) };
     ctx.tma_write(ctx.cluster_rank(), at, &data, ctx.pool_byte(bar));
+}
+
+/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes,
+/// [bar]`: the bytes land now and are counted off the mbarrier's tx-count. The ISA asks both
+/// addresses to be 16-byte aligned and the size to be a multiple of 16: anything else is a
+/// fault, as is a source outside the launch's buffers.
+///
+/// # Safety
+/// `src..src + bytes` must be inside one of the launch's buffers (the emulator checks it first).
+pub unsafe fn bulk_load(dst: u32, src: *const u8, bytes: u32, bar: u32) {
+    let ctx = current();
+    if !dst.is_multiple_of(16) || !bytes.is_multiple_of(16) {
+        ctx.fault(
+            FaultKind::TmaMisuse,
+            format!("a bulk copy of {bytes} bytes to shared address {dst}: the address and the size must be multiples of 16"),
+        );
+    }
+    ctx.check_global(src as usize, bytes as usize, 16);
+    // SAFETY: checked against the launch's buffers just above.
+    let data = unsafe { core::slice::from_raw_parts(src, bytes as usize) }.to_vec();
+    ctx.tma_write(
+        ctx.cluster_rank(),
+        ctx.pool_byte(dst),
+        &data,
+        ctx.pool_byte(bar),
+    );
 }
 
 /// `….multicast::cluster [dst], [map, {x, y, z}], [bar], mask`: the same box lands at `dst` in

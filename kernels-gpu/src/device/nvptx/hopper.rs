@@ -37,6 +37,15 @@ pub fn mbarrier_arrive_expect_tx(addr: u32, bytes: u32) {
     }
 }
 
+/// `mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], bytes` (no arrival).
+#[inline(always)]
+pub fn mbarrier_expect_tx(addr: u32, bytes: u32) {
+    unsafe {
+        asm!("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{a}], {n};", a = in(reg32) addr,
+             n = in(reg32) bytes, options(nostack))
+    }
+}
+
 /// `mbarrier.try_wait.parity.shared::cta.b64` (acquire, CTA scope): whether the phase of
 /// parity `parity` has completed. The instruction itself waits a while before answering no.
 #[inline(always)]
@@ -75,6 +84,23 @@ pub unsafe fn tma_load_3d(map: *const u8, dst: u32, [x, y, z]: [i32; 3], bar: u3
             "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}];",
             d = in(reg32) dst, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, z = in(reg32) z,
             b = in(reg32) bar, options(nostack)
+        )
+    }
+}
+
+/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes,
+/// [bar]`: `bytes` contiguous bytes from global `src` to shared `dst`.
+///
+/// # Safety
+/// `src..src + bytes` must be readable global memory; both addresses 16-byte aligned, `bytes` a
+/// multiple of 16.
+#[inline(always)]
+pub unsafe fn bulk_load(dst: u32, src: *const u8, bytes: u32, bar: u32) {
+    unsafe {
+        asm!(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{b}];",
+            d = in(reg32) dst, s = in(reg64) src, n = in(reg32) bytes, b = in(reg32) bar,
+            options(nostack)
         )
     }
 }
