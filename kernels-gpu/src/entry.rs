@@ -442,6 +442,8 @@ mod hopper {
     gemm_wgmma_fp8_block_c5_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_CHAINS }, 1, 2, E4m3>, launch_bounds(384, 1);
     gemm_wgmma_fp8_block_c6_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_PER_WAIT }, 1, 2, E4m3>, launch_bounds(384, 1);
     gemm_wgmma_fp8_block_c7_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<4, { wgmma_fp8_block::ONE_SLICE }, 1, 3, E4m3>, launch_bounds(512, 1);
+    gemm_wgmma_fp8_block_c8_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<5, { wgmma_fp8_block::TWO_PER_WAIT_STAGED }, 1, 2, E4m3>, launch_bounds(384, 1);
+    gemm_wgmma_fp8_block_c9_e4m3: e4m3 + maps = wgmma_fp8_block::gemm::<4, { wgmma_fp8_block::ONE_SLICE_STAGED }, 1, 3, E4m3>, launch_bounds(512, 1);
     gemm_wgmma_layouts_nn_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>, false, false>>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_layouts_nn_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 2>, false, true>, false, false>>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_layouts_nn_c2_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, false, false>>, launch_bounds(384, 1);

@@ -933,7 +933,7 @@ fn wgmma_fp8_block_operands(tile: u32, _layout: Layout) -> TmaOperands {
         cluster: if tile == 4 { 2 } else { 1 },
         // Every configuration but the cluster's (its two tiles along n may be of different
         // groups) and the three consumers' (`WgmmaFp8Block::GROUPS`) runs grouped GEMMs.
-        grouped: tile != 4 && tile != 7,
+        grouped: tile != 4 && tile != 7 && tile != 9,
         ..wgmma_fp8_operands(0, Layout::TN)
     }
 }
@@ -949,6 +949,12 @@ fn wgmma_fp8_block_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Ge
             wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_PER_WAIT }, 1, 2>(m, n, k, bytes)
         }
         7 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::ONE_SLICE }, 1, 3>(m, n, k, bytes),
+        8 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_PER_WAIT_STAGED }, 1, 2>(
+            m, n, k, bytes,
+        ),
+        9 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::ONE_SLICE_STAGED }, 1, 3>(
+            m, n, k, bytes,
+        ),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -1585,12 +1591,12 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8-block",
-        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register); 128x128 tiles, five stages; --tile: 6 two slices issued per wait, the first promoted while the second runs (default; auto's choice below 6144 rows or columns), 1 one slice per wait, 2 as 1 with six stages, 3 two slices' partial sums in turn (the next slice issued before this one is promoted), 4 as 1 in clusters of two along n sharing A, 5 as 1 with each slice's k-steps alternating between two partial sums, 7 as 1 with three consumer warpgroups (192x128 tiles, four stages, 160 registers each; auto's choice from 6144 rows and columns); 2 to 5 are measured negatives",
+        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register); 128x128 tiles, five stages; --tile: 6 two slices issued per wait, the first promoted while the second runs (default), 1 one slice per wait, 2 as 1 with six stages, 3 two slices' partial sums in turn (the next slice issued before this one is promoted), 4 as 1 in clusters of two along n sharing A, 5 as 1 with each slice's k-steps alternating between two partial sums, 7 as 1 with three consumer warpgroups (192x128 tiles, four stages, 160 registers each), 8 as 6 and 9 as 7 with A's scales of each slice bulk-copied beside its stage by the producer (cp.async.bulk on the stage's full barrier) instead of loaded by every consumer thread (auto's choices, 9 unless its last wave is much emptier); 2 to 5 are measured negatives",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_block_c{tile}",
         // FP8 `wgmma` reads both operands along k: A stored k × m, cuBLASLt's FP8 layout.
         layouts: &[Layout::TN],
-        tiles: &[6, 1, 2, 3, 4, 5, 7],
+        tiles: &[6, 1, 2, 3, 4, 5, 7, 8, 9],
         geometry: wgmma_fp8_block_geometry,
         supports: fp8_supports,
         dtypes: &[Dtype::E4m3],

@@ -347,6 +347,25 @@ pub trait Kernel: Copy {
     /// `maps` points to the kernel's tensor maps.
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32);
 
+    /// [`Kernel::load`] for a kernel whose copies also read its arguments (a bulk copy of each
+    /// slice's scales beside its operands: `wgmma-fp8-block:8`).
+    ///
+    /// # Safety
+    /// As [`Kernel::load`]; `args` describe valid matrices.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn load_with(
+        self,
+        _args: &Self::Args,
+        maps: *const TensorMap,
+        stages: Stages,
+        s: u32,
+        tile: Tile,
+        slice: u32,
+    ) {
+        unsafe { self.load(maps, stages, s, tile, slice) }
+    }
+
     /// A consumer thread: the mainloop over the slices of `work`, and its epilogue.
     ///
     /// # Safety
@@ -684,7 +703,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                         continue;
                     };
                     for slice in whole.first_slice..whole.first_slice + whole.slices {
-                        unsafe { produce(kernel, maps, stages, &mut ring, tile, slice) };
+                        unsafe { produce(kernel, &args, maps, stages, &mut ring, tile, slice) };
                     }
                 }
             } else if K::ASSISTS && tid >= WARP_SIZE {
@@ -886,7 +905,7 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
             let mut ring = stages.ring();
             for work in works() {
                 for slice in work.first_slice..work.first_slice + work.slices {
-                    unsafe { produce(kernel, maps, stages, &mut ring, work.tile, slice) };
+                    unsafe { produce(kernel, &args, maps, stages, &mut ring, work.tile, slice) };
                 }
             }
         }
@@ -903,12 +922,14 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
 
 /// The producer thread on one slice: wait until the ring's next stage is free, expect its
 /// bytes, start its copies.
+#[allow(clippy::too_many_arguments)]
 ///
 /// # Safety
 /// As [`Kernel::load`].
 #[inline(always)]
 unsafe fn produce<K: Kernel>(
     kernel: K,
+    args: &K::Args,
     maps: *const TensorMap,
     stages: Stages,
     ring: &mut Ring,
@@ -919,6 +940,6 @@ unsafe fn produce<K: Kernel>(
     // On the first pass the "previous" phase counts as complete.
     stages.empty(s).wait(ring.phase ^ 1);
     stages.full(s).arrive_expect_tx(K::LOADED_BYTES);
-    unsafe { kernel.load(maps, stages, s, tile, slice) };
+    unsafe { kernel.load_with(args, maps, stages, s, tile, slice) };
     ring.advance();
 }

@@ -50,23 +50,36 @@
 //! clusters of two sharing A (slower: L2 was not the limit), `:5` two chains per slice (slower:
 //! more FFMAs).
 //!
-//! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/run11/`, `auto`'s choices): `:7`
-//! 1088–1115 TFLOP/s at 8192³, 0.82× cuBLASLt's block-scaled matmul and 0.77× cuBLASLt per
+//! **A's scales beside the stage** (`:8` is `:6`, `:9` is `:7`, with [`TWO_PER_WAIT_STAGED`] and
+//! [`ONE_SLICE_STAGED`]): the producer thread copies the scales of the slice's rows, one
+//! contiguous run of `scale_a` (`Kernel::load_with`), into shared memory beside the stage with
+//! `cp.async.bulk`, counted on the stage's *full* barrier, so they land with the operands; a
+//! consumer reads its two rows' from shared memory (`Staged`) instead of loading them from
+//! global memory behind a bounds check. B's one scale per slice stays a load two slices ahead.
+//! Measured (`docs/results/h100-2026-11-28-fp8-staged-scales/`): `:8` 1.5–6% faster than `:6`,
+//! `:9` 7–13% faster than `:7` (one slice per wait had nothing to hide the loads under); `auto`
+//! takes them, 0.98× cuBLASLt's block-scaled matmul geomean over DeepGEMM's M = 4096 set and
+//! 1.04× DeepGEMM's published figures there. Staging them with the producer warpgroup's 96 idle
+//! threads instead (as `wgmma-fp8-block-swap` does) was 15–18% slower at long k: three more
+//! warps on every stage's barriers take issue slots from the consumers.
+//!
+//! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/run11/`, `auto`'s choices before the
+//! staged scales): `:7` 1088–1115 TFLOP/s at 8192³, 0.82× cuBLASLt's block-scaled matmul and 0.77× cuBLASLt per
 //! tensor (the chapter's bar is 0.85 of the latter); 0.86× and 0.92× cuBLASLt block-scaled at
 //! 6144³ and 8192×8192×1024; at 4096³ `:6`, 0.82×, where `:7`'s fewer, taller tiles leave a
 //! longer last wave. Its error stays at D's bf16 rounding whatever k (1.7·10⁻³ at k = 16384,
 //! where the per-tensor kernel's is 3.3·10⁻³).
 use super::wgmma_fp8::load_slice;
 use crate::device::fp8::{E4m3, Fp8Format};
-use crate::device::pool_address;
 use crate::device::store;
-use crate::device::tma::{Swizzle, TensorMap};
+use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
 use crate::device::Real;
+use crate::device::{pool_address, Shared};
 use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
 use crate::pipeline::schedule::Tile;
-use crate::pipeline::{self, Consumer, Kernel, Stages, Work};
+use crate::pipeline::{self, Consumer, Kernel, Ring, Stages, Work};
 use core::marker::PhantomData;
 
 /// Rows of m per tile: two consumer warpgroups of 64 (three in `--tile 7`: [`tile_m`]).
@@ -99,6 +112,31 @@ pub const TWO_PER_WAIT: u32 = 3;
 /// no promotion: one scale per tensor, one accumulator over all of k, the scales applied with
 /// alpha in the epilogue (`Slices::per_tensor`; `wgmma-fp8:5`).
 pub const PER_TENSOR: u32 = 4;
+/// [`TWO_PER_WAIT`] with A's scales of each slice copied beside its stage by the producer
+/// thread (a bulk copy completing on the stage's *full* barrier), which the consumers read from
+/// shared memory (`Staged`) instead of loading their own from global memory (`Ahead`).
+pub const TWO_PER_WAIT_STAGED: u32 = 5;
+/// [`ONE_SLICE`] with A's scales staged as in [`TWO_PER_WAIT_STAGED`].
+pub const ONE_SLICE_STAGED: u32 = 6;
+
+/// Whether the mainloop `mainloop` reads A's scales staged beside each stage.
+const fn staged(mainloop: u32) -> bool {
+    matches!(mainloop, TWO_PER_WAIT_STAGED | ONE_SLICE_STAGED)
+}
+
+/// Bytes of one stage's staged scales with `consumers` consumer warpgroups: A's for each of
+/// the tile's rows (a multiple of 16, as a bulk copy's size must be).
+pub const fn scale_bytes(consumers: u32) -> u32 {
+    4 * tile_m(consumers)
+}
+
+/// Stage `s`'s staged scales, after the epilogue's staging buffers: element `i` is A's scale
+/// of the tile's row `i`.
+#[inline(always)]
+fn stage_scales(stages: Stages, consumers: u32, s: u32) -> Shared<f32> {
+    let first = stages.extra() + consumers * BUFFERS * STAGING_BOX_BYTES;
+    Shared::at(first + s * scale_bytes(consumers), tile_m(consumers))
+}
 
 /// The kernel, with `STAGES` stages, the consumers' `MAINLOOP` ([`ONE_SLICE`], [`TWO_SLICES`],
 /// [`TWO_CHAINS`], [`TWO_PER_WAIT`]), in clusters of `CLUSTER_N` blocks along n that share A's
@@ -153,8 +191,22 @@ impl<
     const STAGES: u32 = STAGES;
     const STAGE_BYTES: u32 = (tile_m(CONSUMERS) + BN) * BK;
     const LOADED_BYTES: u32 = Self::STAGE_BYTES;
-    const EXTRA_BYTES: u32 = CONSUMERS * BUFFERS * STAGING_BOX_BYTES;
+    const EXTRA_BYTES: u32 = CONSUMERS * BUFFERS * STAGING_BOX_BYTES
+        + if staged(MAINLOOP) {
+            STAGES * scale_bytes(CONSUMERS)
+        } else {
+            0
+        };
     const CONSUMERS: u32 = CONSUMERS;
+    // The producer thread that copies the scales too spilled at 24 beside three consumers; 32
+    // leaves them their 160 (512 × 128 = 128 × 32 + 384 × 160).
+    const PRODUCER_REGISTERS: u32 = if CONSUMERS > 2 && staged(MAINLOOP) {
+        32
+    } else if CONSUMERS > 2 {
+        24
+    } else {
+        40
+    };
     const CLUSTER: (u32, u32) = (1, CLUSTER_N);
     // A grouped GEMM's tiles find their group's A and scales ([`Fp8GemmArgs::of_tile`], per
     // tensor a strided batch's [`Kernel::member_args`]); not in clusters along n (two tiles of
@@ -165,6 +217,35 @@ impl<
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         unsafe { load_slice(maps, stages, s, tile, slice, Self::BM, CLUSTER_N) }
+    }
+
+    /// [`TWO_PER_WAIT_STAGED`], [`ONE_SLICE_STAGED`]: the operands' boxes, and A's scales of the slice's rows (`scale_a[row +
+    /// slice·m]`, contiguous: one bulk copy of up to 512 bytes, 16-byte aligned because m is a
+    /// multiple of 8). The tile's last rows may lie past m: only those inside are copied (the
+    /// others' accumulator rows are zeros and never stored), their bytes added to the stage's
+    /// expected ones before any copy starts.
+    #[inline(always)]
+    unsafe fn load_with(
+        self,
+        args: &Fp8GemmArgs,
+        maps: *const TensorMap,
+        stages: Stages,
+        s: u32,
+        tile: Tile,
+        slice: u32,
+    ) {
+        if staged(MAINLOOP) {
+            const { assert!(!staged(MAINLOOP) || CLUSTER_N == 1) };
+            let args = self.member_args(*args, tile);
+            let m0 = tile.row * Self::BM;
+            let bytes = 4 * Self::BM.min(args.m - m0);
+            let full = stages.full(s);
+            full.expect_tx(bytes);
+            let at = stage_scales(stages, CONSUMERS, s).shared_address(0);
+            let from = args.scale_a.offset((m0 + slice * args.m) as isize);
+            unsafe { tma::load_bulk(at, from, bytes, full) };
+        }
+        unsafe { self.load(maps, stages, s, tile, slice) }
     }
 
     // ANCHOR: core_loop
@@ -180,10 +261,12 @@ impl<
         const { assert!(!F::E5M2 || MAINLOOP == PER_TENSOR) };
         let slice_of = Slices::new(&args, c, work, Self::BM);
         let total = match MAINLOOP {
-            ONE_SLICE => slice_of.one_at_a_time(c),
+            ONE_SLICE => slice_of.one_at_a_time(c, Ahead::new(slice_of.scales)),
             TWO_SLICES => slice_of.overlapped(c),
             TWO_CHAINS => slice_of.two_chains(c),
-            TWO_PER_WAIT => slice_of.two_per_wait(c),
+            TWO_PER_WAIT => slice_of.two_per_wait(c, Ahead::new(slice_of.scales)),
+            TWO_PER_WAIT_STAGED => slice_of.two_per_wait(c, Staged::new(c, Self::BM, slice_of)),
+            ONE_SLICE_STAGED => slice_of.one_at_a_time(c, Staged::new(c, Self::BM, slice_of)),
             _ => slice_of.per_tensor::<F>(c),
         };
         let staging = Staging {
@@ -293,13 +376,25 @@ impl BlockScales {
             }
         };
         // A block of a cluster may lie past C's edge (it still loads its share of A): B has no
-        // scales there, and its results are never stored.
+        // scales there, and its results are never stored. (Written out rather than through
+        // `load_b`: the call moved ptxas's spills in `:3`, 116 bytes to 128.)
         let sb = if self.inside_n {
             unsafe { args.scale_b.load((self.b_scales + k_block) as usize) }
         } else {
             0.0
         };
         [scale_a(self.top), scale_a(self.top + 8), sb]
+    }
+
+    /// Slice `slice`'s scale of B (of the work's slices), as [`BlockScales::load`]'s third.
+    #[inline(always)]
+    fn load_b(self, slice: u32) -> f32 {
+        if self.inside_n {
+            let k_block = self.first_slice + slice;
+            unsafe { self.args.scale_b.load((self.b_scales + k_block) as usize) }
+        } else {
+            0.0
+        }
     }
 }
 
@@ -354,23 +449,29 @@ impl Slices {
     /// One slice at a time: issue, load the scales of the slice after next, wait, release,
     /// promote.
     #[inline(always)]
-    fn one_at_a_time(self, c: &mut Consumer) -> [f32; 64] {
+    fn one_at_a_time(self, c: &mut Consumer, mut scales: impl SliceScales) -> [f32; 64] {
         let mut total = [0f32; 64];
-        let mut ahead = Ahead::new(self.scales);
         for slice in 0..self.slices {
-            self.alone(c, &mut ahead, slice, &mut total);
+            self.alone(c, &mut scales, slice, &mut total);
         }
         total
     }
 
     /// Slice `slice` on its own: issue it, wait for it, release its stage, promote it.
     #[inline(always)]
-    fn alone(self, c: &mut Consumer, ahead: &mut Ahead, slice: u32, total: &mut [f32; 64]) {
+    fn alone(
+        self,
+        c: &mut Consumer,
+        scales: &mut impl SliceScales,
+        slice: u32,
+        total: &mut [f32; 64],
+    ) {
         let mut partial = Accumulator::<64>::zero();
+        let at = c.ring;
         self.issue(c, [&mut partial]);
-        let scales = ahead.take(slice);
+        let scales = scales.take(c, at, slice);
         wgmma::wait_group::<0>();
-        c.release(c.ring.stage);
+        c.release(at.stage);
         c.ring.advance();
         promote(total, &mut partial, scales);
     }
@@ -379,32 +480,32 @@ impl Slices {
     /// as it retired while the second still runs, then the second. Each turn gives the tensor
     /// cores 512 cycles of this warpgroup's work against one pass of the loop's bookkeeping
     /// (ncu's samples: per slice, the warpgroup's own instructions, not the tensor cores, took
-    /// most of a slice's time). An odd last slice goes alone.
+    /// most of a slice's time). An odd last slice goes alone. The scales come from `scales`:
+    /// loaded by this thread ([`Ahead`]) or staged in shared memory ([`Staged`]).
     #[inline(always)]
-    fn two_per_wait(self, c: &mut Consumer) -> [f32; 64] {
+    fn two_per_wait(self, c: &mut Consumer, mut scales: impl SliceScales) -> [f32; 64] {
         let mut total = [0f32; 64];
-        let mut ahead = Ahead::new(self.scales);
         let mut slice = 0;
         while slice + 2 <= self.slices {
             let (mut first, mut second) = (Accumulator::<64>::zero(), Accumulator::<64>::zero());
-            let first_stage = c.ring.stage;
+            let first_at = c.ring;
             self.issue(c, [&mut first]);
             c.ring.advance();
-            let second_stage = c.ring.stage;
+            let second_at = c.ring;
             self.issue(c, [&mut second]);
             c.ring.advance();
-            let first_scales = ahead.take(slice);
-            let second_scales = ahead.take(slice + 1);
+            let first_scales = scales.take(c, first_at, slice);
+            let second_scales = scales.take(c, second_at, slice + 1);
             wgmma::wait_group::<1>();
-            c.release(first_stage);
+            c.release(first_at.stage);
             promote(&mut total, &mut first, first_scales);
             wgmma::wait_group::<0>();
-            c.release(second_stage);
+            c.release(second_at.stage);
             promote(&mut total, &mut second, second_scales);
             slice += 2;
         }
         if slice < self.slices {
-            self.alone(c, &mut ahead, slice, &mut total);
+            self.alone(c, &mut scales, slice, &mut total);
         }
         total
     }
@@ -457,6 +558,59 @@ impl Slices {
         let mut ahead = Ahead::new(self.scales);
         let scales = |_: &Consumer, slice| ahead.take(slice);
         in_turns(c, self.slices, scales, issue, promote)
+    }
+}
+
+/// Where a consumer thread finds each slice's scales: this thread's two rows of A's, then B's.
+trait SliceScales {
+    /// Slice `slice`'s scales; `at` is its place in the ring (its stage held by the consumers
+    /// until they release it, after this).
+    fn take(&mut self, c: &Consumer, at: Ring, slice: u32) -> [f32; 3];
+}
+
+impl SliceScales for Ahead {
+    #[inline(always)]
+    fn take(&mut self, _: &Consumer, _: Ring, slice: u32) -> [f32; 3] {
+        Ahead::take(self, slice)
+    }
+}
+
+/// A's scales as the producer copied them beside each stage ([`TWO_PER_WAIT_STAGED`]), landed with the
+/// stage's operands: two loads from shared memory per slice. B's, one per slice for the whole
+/// tile, still loaded from global memory two slices ahead.
+#[derive(Clone, Copy)]
+struct Staged {
+    /// This thread's first row in the tile (the second is 8 below).
+    top: u32,
+    consumers: u32,
+    of: BlockScales,
+    /// B's scales of the next two slices.
+    b_ahead: [f32; 2],
+}
+
+impl Staged {
+    /// For consumer `c` of a `tile_rows`-row tile, `slices`' warpgroup.
+    #[inline(always)]
+    fn new(c: &Consumer, tile_rows: u32, slices: Slices) -> Self {
+        let (warp, lane) = (c.thread / 32, c.thread % 32);
+        let of = slices.scales;
+        Staged {
+            top: slices.rows + 16 * warp + lane / 4,
+            consumers: tile_rows / 64,
+            of,
+            b_ahead: [of.load_b(0), of.load_b(1.min(of.slices - 1))],
+        }
+    }
+}
+
+impl SliceScales for Staged {
+    #[inline(always)]
+    fn take(&mut self, c: &Consumer, at: Ring, slice: u32) -> [f32; 3] {
+        let b = self.b_ahead[0];
+        let next = (slice + 2).min(self.of.slices - 1);
+        self.b_ahead = [self.b_ahead[1], self.of.load_b(next)];
+        let staged = stage_scales(c.stages, self.consumers, at.stage);
+        [staged.load(self.top), staged.load(self.top + 8), b]
     }
 }
 
