@@ -549,6 +549,31 @@ fn fp8_operands_with_their_scales_compute_the_dequantised_product() {
             matches!(e, GemmError::ScalesMisshaped { operand: 'B', .. }),
             "{scaling:?}: {e}"
         );
+        // A's scales one float off 16 bytes: the block kernels copy them in 16-byte pieces,
+        // one scale per tensor is read alone.
+        let shifted: Vec<f32> = [0.0].iter().chain(a_scales).copied().collect();
+        let mut c = c0.clone();
+        let off = gemm.run_fp8(
+            &config,
+            &Algorithm::Auto(Math::Strict),
+            fp8(a_codes, &shifted[1..]),
+            fp8(b_codes, b_scales),
+            &mut c,
+        );
+        match scaling {
+            Scaling::Block => assert!(
+                matches!(
+                    off,
+                    Err(GemmError::Misaligned {
+                        operand: 'A',
+                        align: 16,
+                        ..
+                    })
+                ),
+                "{off:?}"
+            ),
+            Scaling::PerTensor => assert!(off.is_ok(), "{off:?}"),
+        }
     }
     let (a, b) = (
         quantize(&a_source, Which::A, Scaling::PerTensor),

@@ -123,7 +123,7 @@ fn every_grouped_fp8_configuration_computes_every_group_in_both_layouts() {
         .collect();
     assert_eq!(
         grouped,
-        [6, 1, 2, 3, 5],
+        [6, 1, 2, 3, 5, 8],
         "the configurations that walk groups"
     );
     for (p, table) in [contiguous(), masked()] {
@@ -145,7 +145,7 @@ fn every_grouped_fp8_configuration_computes_every_group_in_both_layouts() {
 }
 
 /// `auto` and the host's pipeline (the problem's own table: equal runs, or counts drawn from
-/// the seed in multiples of 16) take `wgmma-fp8-block:6`, and the kernels that cannot walk
+/// the seed in multiples of 16) take `wgmma-fp8-block:8`, and the kernels that cannot walk
 /// groups, or a per-tensor scaling, are refused with the reason.
 #[test]
 fn auto_runs_the_groups_and_the_others_are_refused() {
@@ -171,7 +171,7 @@ fn auto_runs_the_groups_and_the_others_are_refused() {
     for p in [&p, &masked_p] {
         let reports = execute_many(&Backend::Emulator, &kernels(&["auto"]), p, ONCE, |_| {});
         let report = reports[0].as_ref().unwrap();
-        assert_eq!(report.variant, "auto→wgmma-fp8-block:6");
+        assert_eq!(report.variant, "auto→wgmma-fp8-block:8");
         assert!(report.passed(), "{:?}", report.check);
     }
     let refusals = execute_many(

@@ -43,6 +43,9 @@ impl<'a> Fp8<'a> {
 
     /// One scale per block: for A one per 128 of k in each of its m columns as stored
     /// (`scale[col + (row/128)·m]`), for B one per 128×128 (`scale[(col/128)·⌈k/128⌉ + row/128]`).
+    /// A's scales must start 16-byte aligned, as the codes (the kernels copy them into shared
+    /// memory in 16-byte pieces; [`GemmError::Misaligned`] otherwise); B's, and both for
+    /// cuBLASLt's matmul ([`Algorithm::Cublas`]), only 4.
     pub fn per_block(
         codes: &'a (impl Operand<u8> + ?Sized),
         scales: &'a (impl Operand<f32> + ?Sized),
@@ -210,7 +213,12 @@ impl Gemm {
             } else {
                 'B'
             };
-            self.check_buffer((name, needed as u32, 1, needed as u32), &x.scales, true)
+            // The block kernels copy A's block scales into shared memory in 16-byte pieces
+            // (`wgmma-fp8-block:8` and `:9`); B's, and one scale per tensor, are read one by one.
+            let element_aligned =
+                cublas || problem.scaling == Scaling::PerTensor || operand == quantize::Operand::B;
+            let scale_shape = (name, needed as u32, 1, needed as u32);
+            self.check_buffer(scale_shape, &x.scales, element_aligned)
                 .map_err(|e| match e {
                     GemmError::BufferTooSmall { len, .. } => GemmError::ScalesMisshaped {
                         operand: name,

@@ -46,7 +46,8 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// models' 63 shapes.
 ///
 /// Per block (`block_choice`), by the waves the tiles make; a grouped GEMM or strided batch
-/// ([`super::grouped`]) with `wgmma-fp8-block:6`; per tensor (a batch) with `wgmma-fp8:6`, the
+/// ([`super::grouped`]) with `wgmma-fp8-block:8` (1.00–1.06× `:6` on DeepGEMM's grouped sets,
+/// `docs/results/h100-2026-11-28-fp8-staged-scales/`); per tensor (a batch) with `wgmma-fp8:6`, the
 /// same skeleton's 128 × 128 tiles with one scale per tensor: over the attention-like batches
 /// (`docs/results/h100-2026-11-28-fp8-tensor-batch/`) 0.84–1.07× cuBLASLt's strided batched
 /// matmul, where `:2`'s 256-row tiles ran 0.74–0.78× (but at 2048 × 128 × 2048: 0.98× against
@@ -65,7 +66,7 @@ pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     let (name, tile) = match p.scaling {
         // Of the configurations that walk groups, the fastest on one GEMM (chapter 4's run11);
         // per tensor (a strided batch), the fastest on the batches.
-        Scaling::Block if p.groups.grouped() => ("wgmma-fp8-block", 6),
+        Scaling::Block if p.groups.grouped() => ("wgmma-fp8-block", 8),
         Scaling::PerTensor if p.groups.grouped() => ("wgmma-fp8", 6),
         _ if p.b_format == Format::E5m2 && s.m.min(s.n) >= 6144 => ("wgmma-fp8", 5),
         _ if p.b_format == Format::E5m2 => ("wgmma-fp8", 2),
@@ -106,12 +107,16 @@ fn wave_efficiency(tiles: u32) -> f64 {
 ///   multiprocessors, ran 0.71× and 0.75×. From 56 tiles `:6` was as fast or faster (1.22×
 ///   against 1.04× at 7168 × 64 × 2048): the stream-k fixup, in which one block reads every
 ///   part of a tile alone, costs more than the idle multiprocessors.
-/// - **Otherwise `wgmma-fp8-block:7`** (three consumer warpgroups, 192 × 128 tiles), **unless
-///   its waves fill three points less of their slots than `:6`'s** (128 × 128 tiles) do:
-///   this orders all twelve measured shapes of both sets (the squares of
-///   `docs/results/h100-2026-11-25-fp8/run11/` and DeepGEMM's M = 4096 set), e.g. `:7` at
-///   2112 × 4096 × 7168 (its 352 tiles fill 0.89 of three waves, `:6`'s 544 fill 0.82 of five:
-///   0.95× cuBLASLt against 0.85×), `:6` at 4096³ (0.97 against 0.89).
+/// - **Otherwise `wgmma-fp8-block:9`** (three consumer warpgroups, 192 × 128 tiles, A's scales
+///   copied beside each stage), **unless its waves fill more than eight points less of their
+///   slots than `:8`'s** (128 × 128 tiles, the same copy) do. With the scales loaded by each
+///   consumer thread (`:7`, `:6`) the margin was three points; the copy made `:9` 7–13% faster
+///   than `:7` and `:8` 1–6% faster than `:6`, so the taller tiles now win where their last wave
+///   is emptier (`docs/results/h100-2026-11-28-fp8-staged-scales/`): `:9` at 7168 × 4096 ×
+///   16384 (fill 0.92 against 0.97: 0.92× cuBLASLt against 0.87×) and at every M = 4096 shape
+///   of DeepGEMM's set but 4096 × 4096 × 7168 (0.89 against 0.97, 8.1 points: 0.887× against
+///   0.892×, a tie); `:8` where the 192-row tiles are fewer than the multiprocessors at 64 and
+///   128 tokens (7168 × 128 × 16384: 1.05× against 0.85×).
 /// - Where the TMA store cannot write C (m or `ldc` not a multiple of 8),
 ///   `wgmma-fp8-block-narrow:128`, which writes C from the registers.
 fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) {
@@ -128,11 +133,11 @@ fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) 
     if s.n <= 128 && 3 * tiles(128) < SMS {
         return ("wgmma-fp8-block-narrow", narrow);
     }
-    let (six, seven) = (wave_efficiency(tiles(128)), wave_efficiency(tiles(192)));
-    if seven >= six - 0.03 {
-        ("wgmma-fp8-block", 7)
+    let (two, three) = (wave_efficiency(tiles(128)), wave_efficiency(tiles(192)));
+    if three >= two - 0.08 {
+        ("wgmma-fp8-block", 9)
     } else {
-        ("wgmma-fp8-block", 6)
+        ("wgmma-fp8-block", 8)
     }
 }
 
@@ -503,10 +508,10 @@ mod tests {
             ((8192, 8192, 8192), Scaling::PerTensor, "wgmma-fp8:5"),
             ((4096, 4096, 4096), Scaling::PerTensor, "wgmma-fp8:2"),
             ((8192, 8192, 1024), Scaling::PerTensor, "wgmma-fp8:5"),
-            ((8192, 8192, 8192), Scaling::Block, "wgmma-fp8-block:7"),
-            ((8192, 8192, 1024), Scaling::Block, "wgmma-fp8-block:7"),
-            ((6144, 6144, 6144), Scaling::Block, "wgmma-fp8-block:7"),
-            ((4096, 4096, 4096), Scaling::Block, "wgmma-fp8-block:6"),
+            ((8192, 8192, 8192), Scaling::Block, "wgmma-fp8-block:9"),
+            ((8192, 8192, 1024), Scaling::Block, "wgmma-fp8-block:9"),
+            ((6144, 6144, 6144), Scaling::Block, "wgmma-fp8-block:9"),
+            ((4096, 4096, 4096), Scaling::Block, "wgmma-fp8-block:8"),
             // DeepGEMM's dense set (m = N, n = M tokens): few tiles at decode sizes go narrow,
             // the last wave decides between 128- and 192-row tiles.
             ((2112, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:132"),
@@ -526,11 +531,11 @@ mod tests {
                 Scaling::Block,
                 "wgmma-fp8-block-narrow:128",
             ),
-            ((7168, 64, 2048), Scaling::Block, "wgmma-fp8-block:6"),
-            ((2112, 4096, 7168), Scaling::Block, "wgmma-fp8-block:7"),
-            ((24576, 4096, 1536), Scaling::Block, "wgmma-fp8-block:7"),
-            ((32768, 4096, 512), Scaling::Block, "wgmma-fp8-block:7"),
-            ((7168, 4096, 16384), Scaling::Block, "wgmma-fp8-block:6"),
+            ((7168, 64, 2048), Scaling::Block, "wgmma-fp8-block:8"),
+            ((2112, 4096, 7168), Scaling::Block, "wgmma-fp8-block:9"),
+            ((24576, 4096, 1536), Scaling::Block, "wgmma-fp8-block:9"),
+            ((32768, 4096, 512), Scaling::Block, "wgmma-fp8-block:9"),
+            ((7168, 4096, 16384), Scaling::Block, "wgmma-fp8-block:9"),
             (
                 (1001, 4096, 512),
                 Scaling::Block,
