@@ -353,7 +353,6 @@ pub trait Kernel: Copy {
     /// # Safety
     /// As [`Kernel::load`]; `args` describe valid matrices.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     unsafe fn load_with(
         self,
         _args: &Self::Args,
@@ -922,7 +921,6 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
 
 /// The producer thread on one slice: wait until the ring's next stage is free, expect its
 /// bytes, start its copies.
-#[allow(clippy::too_many_arguments)]
 ///
 /// # Safety
 /// As [`Kernel::load`].

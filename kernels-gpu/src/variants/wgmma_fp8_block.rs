@@ -64,11 +64,11 @@
 //! warps on every stage's barriers take issue slots from the consumers.
 //!
 //! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/run11/`, `auto`'s choices before the
-//! staged scales): `:7` 1088–1115 TFLOP/s at 8192³, 0.82× cuBLASLt's block-scaled matmul and 0.77× cuBLASLt per
-//! tensor (the chapter's bar is 0.85 of the latter); 0.86× and 0.92× cuBLASLt block-scaled at
-//! 6144³ and 8192×8192×1024; at 4096³ `:6`, 0.82×, where `:7`'s fewer, taller tiles leave a
-//! longer last wave. Its error stays at D's bf16 rounding whatever k (1.7·10⁻³ at k = 16384,
-//! where the per-tensor kernel's is 3.3·10⁻³).
+//! staged scales): `:7` 1088–1115 TFLOP/s at 8192³, 0.82× cuBLASLt's block-scaled matmul and 0.77×
+//! cuBLASLt per tensor (the chapter's bar is 0.85 of the latter); 0.86× and 0.92× cuBLASLt
+//! block-scaled at 6144³ and 8192×8192×1024; at 4096³ `:6`, 0.82×, where `:7`'s fewer, taller tiles
+//! leave a longer last wave. Its error stays at D's bf16 rounding whatever k (1.7·10⁻³ at k =
+//! 16384, where the per-tensor kernel's is 3.3·10⁻³).
 use super::wgmma_fp8::load_slice;
 use crate::device::fp8::{E4m3, Fp8Format};
 use crate::device::store;
@@ -126,7 +126,7 @@ const fn staged(mainloop: u32) -> bool {
 
 /// Bytes of one stage's staged scales with `consumers` consumer warpgroups: A's for each of
 /// the tile's rows (a multiple of 16, as a bulk copy's size must be).
-pub const fn scale_bytes(consumers: u32) -> u32 {
+const fn scale_bytes(consumers: u32) -> u32 {
     4 * tile_m(consumers)
 }
 
@@ -219,11 +219,11 @@ impl<
         unsafe { load_slice(maps, stages, s, tile, slice, Self::BM, CLUSTER_N) }
     }
 
-    /// [`TWO_PER_WAIT_STAGED`], [`ONE_SLICE_STAGED`]: the operands' boxes, and A's scales of the slice's rows (`scale_a[row +
-    /// slice·m]`, contiguous: one bulk copy of up to 512 bytes, 16-byte aligned because m is a
-    /// multiple of 8). The tile's last rows may lie past m: only those inside are copied (the
-    /// others' accumulator rows are zeros and never stored), their bytes added to the stage's
-    /// expected ones before any copy starts.
+    /// [`TWO_PER_WAIT_STAGED`], [`ONE_SLICE_STAGED`]: the operands' boxes, and A's scales of the
+    /// slice's rows (`scale_a[row + slice·m]`, contiguous: one bulk copy of up to 512 or 768 bytes,
+    /// 16-byte aligned because m is a multiple of 8). The tile's last rows may lie past m: only
+    /// those inside are copied (the others' accumulator rows are zeros and never stored), their
+    /// bytes added to the stage's expected ones before any copy starts.
     #[inline(always)]
     unsafe fn load_with(
         self,
@@ -575,9 +575,10 @@ impl SliceScales for Ahead {
     }
 }
 
-/// A's scales as the producer copied them beside each stage ([`TWO_PER_WAIT_STAGED`]), landed with the
-/// stage's operands: two loads from shared memory per slice. B's, one per slice for the whole
-/// tile, still loaded from global memory two slices ahead.
+/// A's scales as the producer copied them beside each stage ([`TWO_PER_WAIT_STAGED`],
+/// [`ONE_SLICE_STAGED`]), landed with the stage's operands: two loads from shared memory per
+/// slice. B's, one per slice for the whole tile, still loaded from global memory two slices
+/// ahead.
 #[derive(Clone, Copy)]
 struct Staged {
     /// This thread's first row in the tile (the second is 8 below).
