@@ -346,6 +346,11 @@ const BATCH_TWIN_SUFFIX: &str = "_batch";
 ///   Every other FP8 configuration has no spills. On the H100, without an epilogue, it ran 3%
 ///   slower than the build before at 4096³ (as `:6`, which does not spill, did),
 ///   `docs/results/h100-2026-11-27-fp8-epilogue/`.
+/// - `wgmma-fp8-block:10` (`:9` on a stream-k grid): the stream-k walk keeps 48 bytes in local
+///   memory, in the 32-register producer and in the consumers' per-work set-up; the consumers'
+///   mainloop has none. A 40-register producer spilled nothing itself, but the consumers' 152
+///   then spilled in their mainloop and ran 2–4% slower (H200,
+///   `docs/results/h200-2026-11-28-fp8-stream-k/run2/`).
 pub const SPILLS_MEASURED: &[(&str, &str, (u32, u32, u32))] = &[
     ("sm_90", "gemm_best_c1_f32_batch", (16, 12, 36)),
     ("sm_90a", "gemm_wgmma_queue_nn_c2_bf16", (8, 4, 4)),
@@ -357,6 +362,7 @@ pub const SPILLS_MEASURED: &[(&str, &str, (u32, u32, u32))] = &[
     ("sm_90a", "gemm_wgmma_queue_tt_c2_bf16", (8, 12, 12)),
     ("sm_90a", "gemm_wgmma_queue_tt_c2_f16", (8, 12, 12)),
     ("sm_90a", "gemm_wgmma_fp8_block_c3_e4m3", (24, 64, 52)),
+    ("sm_90a", "gemm_wgmma_fp8_block_c10_e4m3", (48, 80, 68)),
 ];
 
 impl Variant {
@@ -922,8 +928,12 @@ fn wgmma_fp8_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry
         4 => wgmma_fp8::geometry::<TmaStore<PingPong<wgmma_16bit::Plain<6>>, false, true>>(
             m, n, k, bytes,
         ),
-        5 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::PER_TENSOR }, 1, 3>(m, n, k, bytes),
-        6 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::PER_TENSOR }, 1, 2>(m, n, k, bytes),
+        5 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::PER_TENSOR }, 1, 3, false>(
+            m, n, k, bytes,
+        ),
+        6 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::PER_TENSOR }, 1, 2, false>(
+            m, n, k, bytes,
+        ),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -932,27 +942,45 @@ fn wgmma_fp8_block_operands(tile: u32, _layout: Layout) -> TmaOperands {
     TmaOperands {
         cluster: if tile == 4 { 2 } else { 1 },
         // Every configuration but the cluster's (its two tiles along n may be of different
-        // groups) and the three consumers' (`WgmmaFp8Block::GROUPS`) runs grouped GEMMs.
-        grouped: tile != 4 && tile != 7 && tile != 9,
+        // groups), the three consumers' and stream-k's (`WgmmaFp8Block::GROUPS`) runs grouped
+        // GEMMs.
+        grouped: !matches!(tile, 4 | 7 | 9 | 10),
+        // `:10` on the hybrid stream-k grid: a slab of a 192 × 128 tile per part.
+        stream_k: (tile == 10).then_some([wgmma_fp8_block::tile_m(3), wgmma_fp8_block::BN]),
         ..wgmma_fp8_operands(0, Layout::TN)
     }
 }
 
 fn wgmma_fp8_block_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     match tile {
-        1 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::ONE_SLICE }, 1, 2>(m, n, k, bytes),
-        2 => wgmma_fp8_block::geometry::<6, { wgmma_fp8_block::ONE_SLICE }, 1, 2>(m, n, k, bytes),
-        3 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_SLICES }, 1, 2>(m, n, k, bytes),
-        4 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::ONE_SLICE }, 2, 2>(m, n, k, bytes),
-        5 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_CHAINS }, 1, 2>(m, n, k, bytes),
-        6 => {
-            wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_PER_WAIT }, 1, 2>(m, n, k, bytes)
-        }
-        7 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::ONE_SLICE }, 1, 3>(m, n, k, bytes),
-        8 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_PER_WAIT_STAGED }, 1, 2>(
+        1 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::ONE_SLICE }, 1, 2, false>(
             m, n, k, bytes,
         ),
-        9 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::ONE_SLICE_STAGED }, 1, 3>(
+        2 => wgmma_fp8_block::geometry::<6, { wgmma_fp8_block::ONE_SLICE }, 1, 2, false>(
+            m, n, k, bytes,
+        ),
+        3 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_SLICES }, 1, 2, false>(
+            m, n, k, bytes,
+        ),
+        4 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::ONE_SLICE }, 2, 2, false>(
+            m, n, k, bytes,
+        ),
+        5 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_CHAINS }, 1, 2, false>(
+            m, n, k, bytes,
+        ),
+        6 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_PER_WAIT }, 1, 2, false>(
+            m, n, k, bytes,
+        ),
+        7 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::ONE_SLICE }, 1, 3, false>(
+            m, n, k, bytes,
+        ),
+        8 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_PER_WAIT_STAGED }, 1, 2, false>(
+            m, n, k, bytes,
+        ),
+        9 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::ONE_SLICE_STAGED }, 1, 3, false>(
+            m, n, k, bytes,
+        ),
+        10 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::ONE_SLICE_STAGED }, 1, 3, true>(
             m, n, k, bytes,
         ),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
@@ -1591,12 +1619,12 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8-block",
-        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register); 128x128 tiles, five stages; --tile: 6 two slices issued per wait, the first promoted while the second runs (default), 1 one slice per wait, 2 as 1 with six stages, 3 two slices' partial sums in turn (the next slice issued before this one is promoted), 4 as 1 in clusters of two along n sharing A, 5 as 1 with each slice's k-steps alternating between two partial sums, 7 as 1 with three consumer warpgroups (192x128 tiles, four stages, 160 registers each), 8 as 6 and 9 as 7 with A's scales of each slice bulk-copied beside its stage by the producer (cp.async.bulk on the stage's full barrier) instead of loaded by every consumer thread (auto's choices, 9 unless its last wave is much emptier); 2 to 5 are measured negatives",
+        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register); 128x128 tiles, five stages; --tile: 6 two slices issued per wait, the first promoted while the second runs (default), 1 one slice per wait, 2 as 1 with six stages, 3 two slices' partial sums in turn (the next slice issued before this one is promoted), 4 as 1 in clusters of two along n sharing A, 5 as 1 with each slice's k-steps alternating between two partial sums, 7 as 1 with three consumer warpgroups (192x128 tiles, four stages, 160 registers each), 8 as 6 and 9 as 7 with A's scales of each slice bulk-copied beside its stage by the producer (cp.async.bulk on the stage's full barrier) instead of loaded by every consumer thread (auto's choices, 9 unless its last wave is much emptier), 10 as 9 on a hybrid stream-k grid (auto's choice for long k over fewer tiles than multiprocessors); 2 to 5 are measured negatives",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_block_c{tile}",
         // FP8 `wgmma` reads both operands along k: A stored k × m, cuBLASLt's FP8 layout.
         layouts: &[Layout::TN],
-        tiles: &[6, 1, 2, 3, 4, 5, 7, 8, 9],
+        tiles: &[6, 1, 2, 3, 4, 5, 7, 8, 9, 10],
         geometry: wgmma_fp8_block_geometry,
         supports: fp8_supports,
         dtypes: &[Dtype::E4m3],

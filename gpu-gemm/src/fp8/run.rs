@@ -117,6 +117,13 @@ fn wave_efficiency(tiles: u32) -> f64 {
 ///   of DeepGEMM's set but 4096 × 4096 × 7168 (0.89 against 0.97, 8.1 points: 0.887× against
 ///   0.892×, a tie); `:8` where the 192-row tiles are fewer than the multiprocessors at 64 and
 ///   128 tokens (7168 × 128 × 16384: 1.05× against 0.85×).
+/// - **Fewer 192 × 128 tiles than multiprocessors, n ≤ 128, and at least 32 slices of k per
+///   multiprocessor** (long k: 7168 rows of weights over k = 16384): `wgmma-fp8-block:10`, `:9`
+///   on a stream-k grid. At 64 and 128 tokens there it ran 0.93–0.94× cuBLASLt where `:8`, on
+///   56 of the multiprocessors, ran 0.82× (`docs/results/h200-2026-11-28-fp8-stream-k/`); at
+///   k = 2048 the fixup cost more than it bought (0.67× against 1.05×), and with more tiles than
+///   multiprocessors its data-parallel waves ran 11–14% slower than `:9`'s (its loop has more
+///   instructions per slice).
 /// - Where the TMA store cannot write C (m or `ldc` not a multiple of 8),
 ///   `wgmma-fp8-block-narrow:128`, which writes C from the registers.
 fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) {
@@ -132,6 +139,10 @@ fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) 
     }
     if s.n <= 128 && 3 * tiles(128) < SMS {
         return ("wgmma-fp8-block-narrow", narrow);
+    }
+    let slices = s.k.div_ceil(128);
+    if s.n <= 128 && tiles(192) < SMS && tiles(192) * slices >= 32 * SMS {
+        return ("wgmma-fp8-block", 10);
     }
     let (two, three) = (wave_efficiency(tiles(128)), wave_efficiency(tiles(192)));
     if three >= two - 0.08 {

@@ -37,8 +37,8 @@ impl Scratch {
 }
 
 /// The `bar.sync` id of the fixup's two barriers among the consumer threads (0 is the block's,
-/// 1 and 2 the TMA-store epilogue's).
-pub const FIXUP_BARRIER: u32 = 3;
+/// 1 to 3 the TMA-store epilogue's, one per consumer warpgroup).
+pub const FIXUP_BARRIER: u32 = 4;
 
 /// Bytes of shared memory the fixup needs (the flag that tells the block whether it finishes
 /// the tile), for a kernel's `EXTRA_BYTES`.

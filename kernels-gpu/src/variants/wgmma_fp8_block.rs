@@ -63,6 +63,19 @@
 //! threads instead (as `wgmma-fp8-block-swap` does) was 15–18% slower at long k: three more
 //! warps on every stage's barriers take issue slots from the consumers.
 //!
+//! **On a stream-k grid** (`:10`, `:9` with `STREAMED`): the skeleton's hybrid schedule
+//! ([`crate::pipeline::schedule::StreamK`]) and fixup ([`crate::pipeline::stream`]), as
+//! `wgmma-stream-k` and the narrow kernel use them; the parts are promoted f32 sums, so they add
+//! as they are. Measured on an H200 (`docs/results/h200-2026-11-28-fp8-stream-k/`): where the
+//! 192 × 128 tiles are fewer than the multiprocessors and k is long (7168 rows of weights, 64 or
+//! 128 tokens, k = 16384: 38 tiles of 128 slices), 0.88–0.94× cuBLASLt where `:8` on 56
+//! multiprocessors ran 0.82×, and `auto` takes it there. Everywhere else slower, and not only
+//! by the fixup: on whole waves of tiles, where nothing is streamed, it ran 11–14% behind `:9`.
+//! The stream-k walk's work items reach the consumers' loop as run-time values (the first slice,
+//! B's scales' offset), and its hot loop had 169 instructions per slice against `:9`'s 149 (154
+//! and 145 since [`Descriptor::advanced`] adds a 32-bit word): the consumers are bound by their
+//! own issue, so every instruction in that loop shows.
+//!
 //! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/run11/`, `auto`'s choices before the
 //! staged scales): `:7` 1088–1115 TFLOP/s at 8192³, 0.82× cuBLASLt's block-scaled matmul and 0.77×
 //! cuBLASLt per tensor (the chapter's bar is 0.85 of the latter); 0.86× and 0.92× cuBLASLt
@@ -79,7 +92,8 @@ use crate::device::{pool_address, Shared};
 use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
 use crate::pipeline::schedule::Tile;
-use crate::pipeline::{self, Consumer, Kernel, Ring, Stages, Work};
+use crate::pipeline::stream::{self, Scratch, FIXUP_BYTES};
+use crate::pipeline::{self, Consumer, Kernel, Ring, Stages, Work, WARPGROUP};
 use core::marker::PhantomData;
 
 /// Rows of m per tile: two consumer warpgroups of 64 (three in `--tile 7`: [`tile_m`]).
@@ -140,7 +154,9 @@ fn stage_scales(stages: Stages, consumers: u32, s: u32) -> Shared<f32> {
 
 /// The kernel, with `STAGES` stages, the consumers' `MAINLOOP` ([`ONE_SLICE`], [`TWO_SLICES`],
 /// [`TWO_CHAINS`], [`TWO_PER_WAIT`]), in clusters of `CLUSTER_N` blocks along n that share A's
-/// slices (multicast, as `wgmma-fp8:1`), with `CONSUMERS` consumer warpgroups of 64 rows.
+/// slices (multicast, as `wgmma-fp8:1`), with `CONSUMERS` consumer warpgroups of 64 rows; with
+/// `STREAMED`, on the skeleton's hybrid stream-k grid ([`Kernel::STREAM_K`]: the last waves'
+/// tiles divided into equal runs of slices, `--tile 10`).
 ///
 /// B's format `F` is e4m3, or e5m2 with [`PER_TENSOR`] (one scale per tensor, `wgmma-fp8:5`).
 #[derive(Clone, Copy, Default)]
@@ -150,6 +166,7 @@ pub struct WgmmaFp8Block<
     const CLUSTER_N: u32 = 1,
     const CONSUMERS: u32 = 2,
     F = E4m3,
+    const STREAMED: bool = false,
 >(PhantomData<F>);
 
 /// The launch geometry: one block per tile, in whole clusters (the host caps the grid at one
@@ -159,20 +176,29 @@ pub fn geometry<
     const MAINLOOP: u32,
     const CLUSTER_N: u32,
     const CONSUMERS: u32,
+    const STREAMED: bool,
 >(
     m: u32,
     n: u32,
-    _k: u32,
+    k: u32,
     _element_bytes: u32,
 ) -> Geometry {
+    type K<const S: u32, const L: u32, const N: u32, const C: u32, const T: bool> =
+        WgmmaFp8Block<S, L, N, C, E4m3, T>;
     let units = m.div_ceil(tile_m(CONSUMERS)) * n.div_ceil(BN * CLUSTER_N);
+    // Stream-k: a block per slice at most (every block must have one).
+    let blocks = if STREAMED {
+        units * k.div_ceil(BK).max(1)
+    } else {
+        units * CLUSTER_N
+    };
     Geometry {
-        grid: (units * CLUSTER_N, 1),
+        grid: (blocks, 1),
         block: (
-            WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS>::THREADS,
+            K::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, STREAMED>::THREADS,
             1,
         ),
-        shared_bytes: WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS>::POOL_BYTES,
+        shared_bytes: K::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, STREAMED>::POOL_BYTES,
     }
 }
 
@@ -182,7 +208,8 @@ impl<
         const CLUSTER_N: u32,
         const CONSUMERS: u32,
         F: Fp8Format,
-    > Kernel for WgmmaFp8Block<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, F>
+        const STREAMED: bool,
+    > Kernel for WgmmaFp8Block<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, F, STREAMED>
 {
     type Args = Fp8GemmArgs;
     const BM: u32 = tile_m(CONSUMERS);
@@ -196,10 +223,18 @@ impl<
             STAGES * scale_bytes(CONSUMERS)
         } else {
             0
-        };
+        }
+        + if STREAMED { FIXUP_BYTES } else { 0 };
+    // Stream-k's roles take no cluster (and its walk no groups: `GROUPS` below).
+    const STREAM_K: bool = {
+        assert!(!STREAMED || CLUSTER_N == 1);
+        STREAMED
+    };
     const CONSUMERS: u32 = CONSUMERS;
     // The producer thread that copies the scales too spilled at 24 beside three consumers; 32
     // leaves them their 160 (512 × 128 = 128 × 32 + 384 × 160).
+    // (`:10`'s stream-k walk spills 80 bytes of this producer; at 40, no spills there but
+    // the consumers' 152 spilled in their mainloop, and it ran 2–4% slower on the H200.)
     const PRODUCER_REGISTERS: u32 = if CONSUMERS > 2 && staged(MAINLOOP) {
         32
     } else if CONSUMERS > 2 {
@@ -212,7 +247,7 @@ impl<
     // tensor a strided batch's [`Kernel::member_args`]); not in clusters along n (two tiles of
     // a cluster may be of different groups), and not beside three consumers, whose 24-register
     // producer spilled 32 bytes walking the groups.
-    const GROUPS: bool = CLUSTER_N == 1 && CONSUMERS == 2;
+    const GROUPS: bool = CLUSTER_N == 1 && CONSUMERS == 2 && !STREAMED;
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
@@ -269,6 +304,18 @@ impl<
             ONE_SLICE_STAGED => slice_of.one_at_a_time(c, Staged::new(c, Self::BM, slice_of)),
             _ => slice_of.per_tensor::<F>(c),
         };
+        // Stream-k: a tile shared with other blocks is stored by the last of them to finish.
+        // The parts are promoted sums, so they add as they are.
+        let mut total = total;
+        if STREAMED && !work.whole() {
+            let scratch = unsafe { Scratch::after(maps, 3) };
+            let thread = c.warpgroup * WARPGROUP + c.thread;
+            let threads = CONSUMERS * WARPGROUP;
+            let flag = c.stages.extra() + Self::EXTRA_BYTES - FIXUP_BYTES;
+            if !unsafe { stream::finish(scratch, &work, &mut total, thread, threads, flag) } {
+                return;
+            }
+        }
         let staging = Staging {
             first: pool_address(c.stages.extra()) + c.warpgroup * BUFFERS * STAGING_BOX_BYTES,
             buffers: BUFFERS,
@@ -754,13 +801,14 @@ pub unsafe fn gemm<
     const CLUSTER_N: u32,
     const CONSUMERS: u32,
     F: Fp8Format,
+    const STREAMED: bool,
 >(
     args: Fp8GemmArgs,
     maps: *const TensorMap,
 ) {
     unsafe {
         pipeline::run(
-            WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, F>(PhantomData),
+            WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, F, STREAMED>(PhantomData),
             args,
             maps,
         )
