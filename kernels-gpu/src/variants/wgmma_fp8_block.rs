@@ -295,7 +295,7 @@ impl<
         // The promotions' mainloops read e4m3 B only.
         const { assert!(!F::E5M2 || MAINLOOP == PER_TENSOR) };
         let slice_of = Slices::new(&args, c, work, Self::BM);
-        let total = match MAINLOOP {
+        let mut total = match MAINLOOP {
             ONE_SLICE => slice_of.one_at_a_time(c, Ahead::new(slice_of.scales)),
             TWO_SLICES => slice_of.overlapped(c),
             TWO_CHAINS => slice_of.two_chains(c),
@@ -306,7 +306,6 @@ impl<
         };
         // Stream-k: a tile shared with other blocks is stored by the last of them to finish.
         // The parts are promoted sums, so they add as they are.
-        let mut total = total;
         if STREAMED && !work.whole() {
             let scratch = unsafe { Scratch::after(maps, 3) };
             let thread = c.warpgroup * WARPGROUP + c.thread;
