@@ -119,8 +119,8 @@ fn wave_efficiency(tiles: u32) -> f64 {
 ///   128 tokens (7168 × 128 × 16384: 1.05× against 0.85×).
 /// - **Fewer 192 × 128 tiles than multiprocessors, n ≤ 128, and at least 32 slices of k per
 ///   multiprocessor** (long k: 7168 rows of weights over k = 16384): `wgmma-fp8-block:10`, `:9`
-///   on a stream-k grid. At 64 and 128 tokens there it ran 0.93–0.94× cuBLASLt where `:8`, on
-///   56 of the multiprocessors, ran 0.82× (`docs/results/h200-2026-11-28-fp8-stream-k/`); at
+///   on a stream-k grid. At 64 and 128 tokens there it ran 0.88–0.94× cuBLASLt where `:8`, on
+///   56 of the multiprocessors, ran 0.79–0.83× (`docs/results/h200-2026-11-28-fp8-stream-k/`); at
 ///   k = 2048 the fixup cost more than it bought (0.67× against 1.05×), and with more tiles than
 ///   multiprocessors its data-parallel waves ran 11–14% slower than `:9`'s (its loop has more
 ///   instructions per slice).

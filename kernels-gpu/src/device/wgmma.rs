@@ -95,7 +95,7 @@ impl Descriptor {
     /// Only the start address moves, a field of the low 32 bits that a shared-memory address
     /// (under 256 KiB) never carries out of: added as a 32-bit word, the high word stays the
     /// constant it was built from, and ptxas no longer adds 64 bits per k-step: the FP8
-    /// block-scaled kernel's loop went from 149 to 145 instructions per slice (1–2% faster on an
+    /// block-scaled kernel's loop went from 149 to 145 instructions per slice (0.4–1.7% faster on an
     /// H200), the 16-bit kernels' from 114, 105, 82 to 103, 97, 76 (unchanged in time),
     /// `docs/results/h200-2026-11-28-fp8-stream-k/run3/`.
     #[inline(always)]
