@@ -31,6 +31,16 @@ impl Loop {
             && self.start <= other.start
             && other.end <= self.end
     }
+
+    /// Whether `other` is a shorter loop that shares addresses with this one without lying
+    /// inside it: this one is then no k-loop but the range of a back edge from code laid out
+    /// elsewhere, such as the retry of an `mbarrier` wait that ptxas places after the
+    /// function's last `EXIT`, whose branch back into a loop's middle spans everything between.
+    fn straddles(&self, other: &Loop) -> bool {
+        other.end - other.start < self.end - self.start
+            && other.start <= self.end
+            && self.start <= other.end
+    }
 }
 
 impl Function {
@@ -89,7 +99,11 @@ impl Function {
             .collect();
         loops
             .iter()
-            .filter(|(outer, _)| !loops.iter().any(|(inner, _)| outer.contains(inner)))
+            .filter(|(outer, _)| {
+                !loops
+                    .iter()
+                    .any(|(inner, _)| outer.contains(inner) || outer.straddles(inner))
+            })
             .fold(None::<&(Loop, Mix)>, |best, candidate| match best {
                 Some(b)
                     if (b.1.fma(), std::cmp::Reverse(b.1.total))

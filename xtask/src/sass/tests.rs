@@ -229,3 +229,42 @@ fn fractions_are_in_lowest_terms() {
     assert!(document_share("gemm64", Precision::F64).is_none());
     assert!(document_share("naive", Precision::F32).is_none());
 }
+
+/// A k-loop (0x0020..0x0080) whose `mbarrier` wait retries out of line, after the `EXIT`
+/// (0x00b0..0x00d0), and comes back into the loop's middle: that back edge spans the loop's
+/// second half, the epilogue's FMAs and the retry, more FMAs than the loop, and is no loop.
+const RETRY_AFTER_EXIT: &str = r#"
+//--------------------- .text.retry_f32 --------------------------
+	.section	.text.retry_f32,"ax",@progbits
+retry_f32:
+.text.retry_f32:
+        /*0000*/                   MOV R2, RZ ;
+        /*0010*/                   MOV R3, RZ ;
+.L_x_10:
+        /*0020*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R3 ;
+        /*0030*/              @!P0 BRA `(.L_x_12) ;
+.L_x_11:
+        /*0040*/                   FFMA R4, R8, R9, R4 ;
+        /*0050*/                   FFMA R5, R8, R9, R5 ;
+        /*0060*/                   IADD3 R2, R2, 0x1, RZ ;
+        /*0070*/                   ISETP.NE.AND P1, PT, R2, R6, PT ;
+        /*0080*/               @P1 BRA `(.L_x_10) ;
+        /*0090*/                   FFMA R4, R4, R5, R4 ;
+        /*00a0*/                   FFMA R5, R4, R5, R5 ;
+        /*00a8*/                   FFMA R6, R4, R5, R6 ;
+        /*00ac*/                   EXIT ;
+.L_x_12:
+        /*00b0*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [UR4], R3 ;
+        /*00c0*/              @!P0 BRA `(.L_x_12) ;
+        /*00d0*/                   BRA `(.L_x_11) ;
+"#;
+
+#[test]
+fn a_back_edge_from_a_retry_after_exit_is_not_the_hot_loop() {
+    let f = &parse_functions(RETRY_AFTER_EXIT)[0];
+    let spans: Vec<(u32, u32)> = f.loops().iter().map(|l| (l.start, l.end)).collect();
+    assert!(spans.contains(&(0x40, 0xd0)), "{spans:x?}");
+    let (hot, mix) = f.hot_loop(Precision::F32).unwrap();
+    assert_eq!((hot.start, hot.end), (0x20, 0x80));
+    assert_eq!(mix.fma(), 2);
+}
