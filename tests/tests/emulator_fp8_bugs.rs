@@ -407,9 +407,11 @@ impl Kernel for OneScalePerTile {
     }
 }
 
+/// A kernel of the skeleton run as its entry point runs it.
+///
 /// # Safety
 /// As [`kernels_gpu::variants::wgmma_fp8_block_swap::gemm`].
-unsafe fn swap_body<K: Kernel<Args = Fp8GemmArgs> + Default>(
+unsafe fn kernel_body<K: Kernel<Args = Fp8GemmArgs> + Default>(
     args: Fp8GemmArgs,
     maps: *const TensorMap,
 ) {
@@ -434,14 +436,14 @@ fn run_swap(body: unsafe fn(Fp8GemmArgs, *const TensorMap)) -> Fp8Check {
 
 #[test]
 fn the_swapped_block_kernel_passes_on_rows_of_different_scales() {
-    let check = run_swap(swap_body::<Swap>);
+    let check = run_swap(kernel_body::<Swap>);
     println!("no bug: {}", check.summary());
     assert!(check.passed(), "{}", check.summary());
 }
 
 #[test]
 fn a_swapped_tile_promoted_with_one_row_scale_fails_the_check() {
-    let check = run_swap(swap_body::<OneScalePerTile>);
+    let check = run_swap(kernel_body::<OneScalePerTile>);
     println!(
         "A's scale of the tile's first row for all: {}",
         check.summary()
@@ -490,4 +492,59 @@ fn b_in_e5m2_read_by_the_e4m3_wgmma_fails_the_check() {
     let check = run_body_on(&p, x, ("wgmma-fp8", 2), wgmma_fp8::gemm::<PerTensor, E4m3>);
     println!("e5m2 B read as e4m3: {}", check.summary());
     assert!(!check.passed(), "e5m2 codes read as e4m3 passed the check");
+}
+
+/// The staged kernels (`wgmma-fp8-block:8`, `:9`, and `:10` on its stream-k grid) over 35
+/// slices of k, on [`inputs`] whose blocks of k in B are 1, 10 and 100 times larger in turn:
+/// B's scales differ from slice to slice. These kernels hold B's scales of a run of 32 slices
+/// in the warp's lanes and load the next run's a run ahead; 35 slices cross a run and end on an
+/// odd slice (`:8` takes two per wait, the last alone). With B's scales nearly equal along k,
+/// as uniform data makes them, a scale taken from the wrong lane or run would pass. Planted
+/// by hand while writing this test, a shuffle from the next lane failed the check (a relative
+/// error of 0.99 in `:8`).
+#[test]
+fn the_staged_kernels_take_each_slices_b_scale_across_runs_of_32_slices() {
+    use kernels_gpu::variants::wgmma_fp8_block::{ONE_SLICE_STAGED, TWO_PER_WAIT_STAGED};
+    type Eight = WgmmaFp8Block<5, TWO_PER_WAIT_STAGED, 1, 2>;
+    type Nine = WgmmaFp8Block<4, ONE_SLICE_STAGED, 1, 3>;
+    type Ten = WgmmaFp8Block<4, ONE_SLICE_STAGED, 1, 3, E4m3, true>;
+    let k = 34 * BK + 64;
+    let p = Fp8Problem {
+        shape: Shape {
+            m: 200,
+            n: 136,
+            k,
+            lda: k,
+            ldb: k,
+            ldc: 200,
+        },
+        ..problem()
+    };
+    let inputs = || {
+        let mut x = Fp8Inputs::generate(&p);
+        let s = p.shape;
+        for j in 0..s.n {
+            for q in 0..s.k {
+                x.b_source.data[(q + j * s.ldb) as usize] *=
+                    [1.0, 10.0, 100.0][(q / BK % 3) as usize];
+            }
+        }
+        x.b = quantize(&x.b_source, Operand::B, Scaling::Block);
+        x
+    };
+    type Body = unsafe fn(Fp8GemmArgs, *const TensorMap);
+    let bodies: [(u32, Body); 3] = [
+        (8, kernel_body::<Eight>),
+        (9, kernel_body::<Nine>),
+        (10, kernel_body::<Ten>),
+    ];
+    for (tile, body) in bodies {
+        let check = run_body_on(&p, inputs(), ("wgmma-fp8-block", tile), body);
+        println!("wgmma-fp8-block:{tile}: {}", check.summary());
+        assert!(
+            check.passed(),
+            "wgmma-fp8-block:{tile}: {}",
+            check.summary()
+        );
+    }
 }

@@ -108,15 +108,17 @@ fn wave_efficiency(tiles: u32) -> f64 {
 ///   against 1.04× at 7168 × 64 × 2048): the stream-k fixup, in which one block reads every
 ///   part of a tile alone, costs more than the idle multiprocessors.
 /// - **Otherwise `wgmma-fp8-block:9`** (three consumer warpgroups, 192 × 128 tiles, A's scales
-///   copied beside each stage), **unless its waves fill more than eight points less of their
-///   slots than `:8`'s** (128 × 128 tiles, the same copy) do. With the scales loaded by each
-///   consumer thread (`:7`, `:6`) the margin was three points; the copy made `:9` 7–13% faster
-///   than `:7` and `:8` 1–6% faster than `:6`, so the taller tiles now win where their last wave
-///   is emptier (`docs/results/h100-2026-11-28-fp8-staged-scales/`): `:9` at 7168 × 4096 ×
-///   16384 (fill 0.92 against 0.97: 0.92× cuBLASLt against 0.87×) and at every M = 4096 shape
-///   of DeepGEMM's set but 4096 × 4096 × 7168 (0.89 against 0.97, 8.1 points: 0.887× against
-///   0.892×, a tie); `:8` where the 192-row tiles are fewer than the multiprocessors at 64 and
-///   128 tokens (7168 × 128 × 16384: 1.05× against 0.85×).
+///   copied beside each stage), **unless its waves fill their slots less than `:8`'s**
+///   (128 × 128 tiles, the same copy) **by more than a factor 1.1**. The margin follows
+///   `:9`'s lead: with the scales loaded by each consumer thread (`:7`, `:6`) it was three
+///   points; the copy made `:9` 7–13% faster than `:7` and `:8` 1–6% faster than `:6`
+///   (`docs/results/h100-2026-11-28-fp8-staged-scales/`: eight points, `:9` at 7168 × 4096 ×
+///   16384, fill 0.92 against 0.97); the trimmed loop made `:9` 5–7% faster again and `:8`
+///   3–5% (`docs/results/h200-2026-11-28-fp8-issue-trim/`), and `:9` now wins at 4096 × 4096
+///   × 7168 and 4096³ too (fill 0.89 against 0.97: 0.98× and 0.96× cuBLASLt against 0.95×
+///   and 0.92×). `:8` stays where the 192-row tiles leave a third of their last wave or more
+///   empty at 64 and 128 tokens (7168 × 64 × 2048: 1.37× against 1.24×; 32768 × 128 × 512:
+///   1.35× against 1.31×).
 /// - **Fewer 192 × 128 tiles than multiprocessors, n ≤ 128, and at least 32 slices of k per
 ///   multiprocessor** (long k: 7168 rows of weights over k = 16384): `wgmma-fp8-block:10`, `:9`
 ///   on a stream-k grid. At 64 and 128 tokens there it ran 0.88–0.94× cuBLASLt where `:8`, on
@@ -145,7 +147,7 @@ fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) 
         return ("wgmma-fp8-block", 10);
     }
     let (two, three) = (wave_efficiency(tiles(128)), wave_efficiency(tiles(192)));
-    if three >= two - 0.08 {
+    if 1.1 * three >= two {
         ("wgmma-fp8-block", 9)
     } else {
         ("wgmma-fp8-block", 8)
@@ -522,7 +524,8 @@ mod tests {
             ((8192, 8192, 8192), Scaling::Block, "wgmma-fp8-block:9"),
             ((8192, 8192, 1024), Scaling::Block, "wgmma-fp8-block:9"),
             ((6144, 6144, 6144), Scaling::Block, "wgmma-fp8-block:9"),
-            ((4096, 4096, 4096), Scaling::Block, "wgmma-fp8-block:8"),
+            ((4096, 4096, 4096), Scaling::Block, "wgmma-fp8-block:9"),
+            ((32768, 128, 512), Scaling::Block, "wgmma-fp8-block:8"),
             // DeepGEMM's dense set (m = N, n = M tokens): few tiles at decode sizes go narrow,
             // the last wave decides between 128- and 192-row tiles.
             ((2112, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:132"),

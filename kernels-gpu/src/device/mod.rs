@@ -467,6 +467,17 @@ pub fn shfl_idx<T: Real>(value: T, src_lane: u32) -> T {
     T::shfl_idx(value, src_lane)
 }
 
+/// `value` as lane 0 holds it, for a value the caller knows to be the same in every lane of
+/// the warp (a warp or warpgroup index). The shuffle changes nothing but what ptxas can prove:
+/// a broadcast's result is warp-uniform, so what is computed from it may live in uniform
+/// registers (`UR`), as `wgmma` descriptors must, instead of being made per thread and moved
+/// over with `R2UR` where used. CUTLASS's `canonical_warp_group_idx` does the same. All 32
+/// lanes must call it together.
+#[inline(always)]
+pub fn warp_uniform(value: u32) -> u32 {
+    shfl_idx(f32::from_bits(value), 0).to_bits()
+}
+
 /// The thread's lane within its warp, for 1D or 2D blocks (x fastest, as the hardware counts).
 #[inline(always)]
 pub fn lane_id() -> u32 {

@@ -433,6 +433,10 @@ pub struct Consumer {
 
 impl Consumer {
     /// The consumer thread `tid` of the block (warpgroups 1 and up), at the start of the ring.
+    ///
+    /// The rank is the constant 0 where the cluster is one block: read from `%cluster_ctarank`
+    /// it was a run-time value, and every release kept both the local and the remote arrive
+    /// behind a vote.
     #[inline(always)]
     fn new(stages: Stages, tid: u32, cluster_size: u32, rank: u32) -> Self {
         Consumer {
@@ -450,6 +454,19 @@ impl Consumer {
     #[inline(always)]
     pub fn wait_full(&self) {
         self.stages.full(self.ring.stage).wait(self.ring.phase);
+    }
+
+    /// [`Consumer::release`] in a kernel without clusters: lane 0 of each warp arrives on this
+    /// block's barrier. The general release keeps a run-time rank (`%cluster_ctarank`, 0 here),
+    /// so each release holds both arrivals behind a vote: five instructions per slice more in
+    /// `wgmma-fp8-block:9`. (Folded into [`Consumer::release`] for every kernel, the same code
+    /// made ptxas serialize the `wgmma`s of the 16-bit stream-k, split-k and narrow kernels,
+    /// C7515.)
+    #[inline(always)]
+    pub fn release_in_block(&self, s: u32) {
+        if self.thread.is_multiple_of(WARP_SIZE) {
+            self.stages.empty(s).arrive();
+        }
     }
 
     /// Gives stage `s` back to the producer of every block that writes into it: one arrival per

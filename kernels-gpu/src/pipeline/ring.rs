@@ -108,6 +108,13 @@ impl Stages {
         self.base + s * self.stage_bytes
     }
 
+    /// Bytes from stage 0 to stage `s`: what a `wgmma` descriptor of stage 0 advances by to
+    /// be stage `s`'s.
+    #[inline(always)]
+    pub fn offset(self, s: u32) -> u32 {
+        s * self.stage_bytes
+    }
+
     /// Barrier `kind` (0 full, 1 empty, 2… the kernel's) of stage `s`.
     #[inline(always)]
     pub fn barrier(self, kind: u32, s: u32) -> MBarrier {

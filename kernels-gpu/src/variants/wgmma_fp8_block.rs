@@ -55,7 +55,8 @@
 //! contiguous run of `scale_a` (`Kernel::load_with`), into shared memory beside the stage with
 //! `cp.async.bulk`, counted on the stage's *full* barrier, so they land with the operands; a
 //! consumer reads its two rows' from shared memory (`Staged`) instead of loading them from
-//! global memory behind a bounds check. B's one scale per slice stays a load two slices ahead.
+//! global memory behind a bounds check. B's one scale per slice is held in the warp's lanes
+//! (below).
 //! Measured (`docs/results/h100-2026-11-28-fp8-staged-scales/`): `:8` 1.5–6% faster than `:6`,
 //! `:9` 7–13% faster than `:7` (one slice per wait had nothing to hide the loads under); `auto`
 //! takes them, 0.98× cuBLASLt's block-scaled matmul geomean over DeepGEMM's M = 4096 set and
@@ -76,6 +77,17 @@
 //! and 145 since [`Descriptor::advanced`] adds a 32-bit word): the consumers are bound by their
 //! own issue, so every instruction in that loop shows.
 //!
+//! **The loop trimmed** (`:8`, `:9`, `:10`; `docs/results/h200-2026-11-28-fp8-issue-trim/`):
+//! since the consumers are bound by their issue, `:9`'s loop went from 145 instructions per
+//! slice to 112. The warpgroup index is broadcast from lane 0 ([`warp_uniform`]), so that the
+//! descriptors are built in uniform registers (ptxas had made them per thread and moved them
+//! over for each `wgmma`); each slice's descriptors are stage 0's advanced by the stage's
+//! offset; B's scales of a run of 32 slices sit in the warp's 32 lanes (`Staged`), one shuffle
+//! per slice where a load two slices ahead cost ten instructions; the release is lane 0's
+//! arrive without the cluster's vote ([`Consumer::release_in_block`]). Measured on the H200:
+//! `:9` 5.6–7.1% faster, `:8` 3.5–6.1%; over DeepGEMM's dense set `auto` is 1.18× cuBLASLt's
+//! geomean, no shape below 0.95×.
+//!
 //! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/run11/`, `auto`'s choices before the
 //! staged scales): `:7` 1088–1115 TFLOP/s at 8192³, 0.82× cuBLASLt's block-scaled matmul and 0.77×
 //! cuBLASLt per tensor (the chapter's bar is 0.85 of the latter); 0.86× and 0.92× cuBLASLt
@@ -88,7 +100,7 @@ use crate::device::store;
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
 use crate::device::Real;
-use crate::device::{pool_address, Shared};
+use crate::device::{pool_address, shfl_idx, warp_uniform, Shared};
 use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue::{self, Staging, STAGING_BOX_BYTES};
 use crate::pipeline::schedule::Tile;
@@ -294,7 +306,7 @@ impl<
     ) {
         // The promotions' mainloops read e4m3 B only.
         const { assert!(!F::E5M2 || MAINLOOP == PER_TENSOR) };
-        let slice_of = Slices::new(&args, c, work, Self::BM);
+        let slice_of = Slices::new(&args, c, work, Self::BM, CLUSTER_N > 1);
         let mut total = match MAINLOOP {
             ONE_SLICE => slice_of.one_at_a_time(c, Ahead::new(slice_of.scales)),
             TWO_SLICES => slice_of.overlapped(c),
@@ -363,11 +375,17 @@ impl<
 struct Slices {
     /// The warpgroup's first row in the tile (64 per warpgroup).
     rows: u32,
-    /// Where B's slice starts in a stage: after A's rows of the tile.
-    b_offset: u32,
     /// Slices of k in the tile.
     slices: u32,
     scales: BlockScales,
+    /// The descriptors of the warpgroup's rows of A and of B in stage 0. Stage `s`'s are
+    /// `s` stages further ([`Descriptor::advanced`], exact inside the shared window), which
+    /// costs one multiply-add per slice where building them from the stage's address (shift,
+    /// mask, the fields or-ed in) cost seven more instructions.
+    a_first: Descriptor,
+    b_first: Descriptor,
+    /// Whether the kernel runs in clusters (its stages are released to every block of one).
+    clustered: bool,
 }
 
 /// Where a thread finds the block scales of its tile's slices: the two rows of op(A) it holds
@@ -432,11 +450,13 @@ impl BlockScales {
         [scale_a(self.top), scale_a(self.top + 8), sb]
     }
 
-    /// Slice `slice`'s scale of B (of the work's slices), as [`BlockScales::load`]'s third.
+    /// Slice `slice`'s scale of B (of the work's slices), as [`BlockScales::load`]'s third;
+    /// past the last slice, the last slice's again (a load with no branch around it, whose
+    /// value is never used).
     #[inline(always)]
     fn load_b(self, slice: u32) -> f32 {
         if self.inside_n {
-            let k_block = self.first_slice + slice;
+            let k_block = self.first_slice + slice.min(self.slices - 1);
             unsafe { self.args.scale_b.load((self.b_scales + k_block) as usize) }
         } else {
             0.0
@@ -463,14 +483,34 @@ where
 
 impl Slices {
     #[inline(always)]
-    fn new(args: &Fp8GemmArgs, c: &Consumer, work: Work, tile_rows: u32) -> Self {
-        let rows = 64 * c.warpgroup;
+    fn new(args: &Fp8GemmArgs, c: &Consumer, work: Work, tile_rows: u32, clustered: bool) -> Self {
+        // The warpgroup as lane 0 holds it ([`warp_uniform`]): `c.warpgroup` is the same in
+        // every lane, but ptxas cannot prove it, and built from it the descriptors were made in
+        // per-thread registers and moved to uniform ones (`R2UR`) for each `wgmma`: 8 more
+        // instructions per slice in `:9`. (Broadcast in the skeleton for every kernel, it made
+        // ptxas spill and serialize the 16-bit stream-k and split-k kernels' `wgmma`s.)
+        let rows = 64 * warp_uniform(c.warpgroup);
         let (row0, col0) = (work.tile.row * tile_rows + rows, work.tile.col * BN);
+        // B's slice starts in a stage after A's rows of the tile.
+        let b_offset = tile_rows * BK;
+        let first = pool_address(c.stages.stage(0));
         Slices {
             rows,
-            b_offset: tile_rows * BK,
             slices: work.slices,
             scales: BlockScales::new(args, row0, col0, c.thread, work),
+            a_first: Descriptor::k_major(first + rows * BK, Swizzle::B128, 16, 1024),
+            b_first: Descriptor::k_major(first + b_offset, Swizzle::B128, 16, 1024),
+            clustered,
+        }
+    }
+
+    /// Gives stage `s` back: to every block of the cluster, or within the block.
+    #[inline(always)]
+    fn release(self, c: &Consumer, s: u32) {
+        if self.clustered {
+            c.release(s);
+        } else {
+            c.release_in_block(s);
         }
     }
 
@@ -480,9 +520,8 @@ impl Slices {
     #[inline(always)]
     fn issue<const CHAINS: usize>(self, c: &Consumer, chains: [&mut Accumulator<64>; CHAINS]) {
         c.wait_full();
-        let stage = pool_address(c.stages.stage(c.ring.stage));
-        let a = Descriptor::k_major(stage + self.rows * BK, Swizzle::B128, 16, 1024);
-        let b = Descriptor::k_major(stage + self.b_offset, Swizzle::B128, 16, 1024);
+        let offset = c.stages.offset(c.ring.stage);
+        let (a, b) = (self.a_first.advanced(offset), self.b_first.advanced(offset));
         wgmma::fence();
         for step in 0..BK / K_STEP {
             let (a, b) = (a.advanced(32 * step), b.advanced(32 * step));
@@ -497,8 +536,14 @@ impl Slices {
     #[inline(always)]
     fn one_at_a_time(self, c: &mut Consumer, mut scales: impl SliceScales) -> [f32; 64] {
         let mut total = [0f32; 64];
-        for slice in 0..self.slices {
-            self.alone(c, &mut scales, slice, &mut total);
+        let mut slice = 0;
+        while slice < self.slices {
+            let run_end = (slice + RUN).min(self.slices);
+            while slice < run_end {
+                self.alone(c, &mut scales, slice, &mut total);
+                slice += 1;
+            }
+            scales.next_run(slice);
         }
         total
     }
@@ -517,7 +562,7 @@ impl Slices {
         self.issue(c, [&mut partial]);
         let scales = scales.take(c, at, slice);
         wgmma::wait_group::<0>();
-        c.release(at.stage);
+        self.release(c, at.stage);
         c.ring.advance();
         promote(total, &mut partial, scales);
     }
@@ -533,22 +578,30 @@ impl Slices {
         let mut total = [0f32; 64];
         let mut slice = 0;
         while slice + 2 <= self.slices {
-            let (mut first, mut second) = (Accumulator::<64>::zero(), Accumulator::<64>::zero());
-            let first_at = c.ring;
-            self.issue(c, [&mut first]);
-            c.ring.advance();
-            let second_at = c.ring;
-            self.issue(c, [&mut second]);
-            c.ring.advance();
-            let first_scales = scales.take(c, first_at, slice);
-            let second_scales = scales.take(c, second_at, slice + 1);
-            wgmma::wait_group::<1>();
-            c.release(first_at.stage);
-            promote(&mut total, &mut first, first_scales);
-            wgmma::wait_group::<0>();
-            c.release(second_at.stage);
-            promote(&mut total, &mut second, second_scales);
-            slice += 2;
+            // A run is even, so only the last one may end in a slice alone.
+            let run_end = (slice + RUN).min(self.slices);
+            while slice + 2 <= run_end {
+                let (mut first, mut second) =
+                    (Accumulator::<64>::zero(), Accumulator::<64>::zero());
+                let first_at = c.ring;
+                self.issue(c, [&mut first]);
+                c.ring.advance();
+                let second_at = c.ring;
+                self.issue(c, [&mut second]);
+                c.ring.advance();
+                let first_scales = scales.take(c, first_at, slice);
+                let second_scales = scales.take(c, second_at, slice + 1);
+                wgmma::wait_group::<1>();
+                self.release(c, first_at.stage);
+                promote(&mut total, &mut first, first_scales);
+                wgmma::wait_group::<0>();
+                self.release(c, second_at.stage);
+                promote(&mut total, &mut second, second_scales);
+                slice += 2;
+            }
+            if slice == run_end {
+                scales.next_run(slice);
+            }
         }
         if slice < self.slices {
             self.alone(c, &mut scales, slice, &mut total);
@@ -561,10 +614,13 @@ impl Slices {
     #[inline(always)]
     fn per_tensor<F: Fp8Format>(self, c: &mut Consumer) -> [f32; 64] {
         let mut acc = Accumulator::<64>::zero();
-        let (rows, b_offset) = (self.rows, self.b_offset);
+        let (a_first, b_first) = (self.a_first, self.b_first);
+        let first = pool_address(c.stages.stage(0));
         c.mainloop(self.slices, |stage, slice| {
-            let a = Descriptor::k_major(stage + rows * BK, Swizzle::B128, 16, 1024);
-            let b = Descriptor::k_major(stage + b_offset, Swizzle::B128, 16, 1024);
+            let (a, b) = (
+                a_first.advanced(stage - first),
+                b_first.advanced(stage - first),
+            );
             for step in 0..BK / K_STEP {
                 let (a, b) = (a.advanced(32 * step), b.advanced(32 * step));
                 acc.mma_b::<F>(a, b, !(slice == 0 && step == 0));
@@ -587,7 +643,7 @@ impl Slices {
             self.issue(c, [&mut even, &mut odd]);
             let scales = ahead.take(slice);
             wgmma::wait_group::<0>();
-            c.release(c.ring.stage);
+            self.release(c, c.ring.stage);
             c.ring.advance();
             promote(&mut total, &mut even, scales);
             promote(&mut total, &mut odd, scales);
@@ -607,11 +663,22 @@ impl Slices {
     }
 }
 
+/// Slices per run: the mainloops call [`SliceScales::next_run`] between runs, outside the
+/// loop over a run's slices ([`Staged`] holds B's scales of a run in the warp's 32 lanes).
+/// Inside it, ptxas made the run's change a predicated block executed on every slice.
+const RUN: u32 = 32;
+
 /// Where a consumer thread finds each slice's scales: this thread's two rows of A's, then B's.
 trait SliceScales {
     /// Slice `slice`'s scales; `at` is its place in the ring (its stage held by the consumers
     /// until they release it, after this).
     fn take(&mut self, c: &Consumer, at: Ring, slice: u32) -> [f32; 3];
+
+    /// A run of [`RUN`] slices ended; the next starts at slice `next` (of the work's).
+    #[inline(always)]
+    fn next_run(&mut self, next: u32) {
+        let _ = next;
+    }
 }
 
 impl SliceScales for Ahead {
@@ -623,16 +690,23 @@ impl SliceScales for Ahead {
 
 /// A's scales as the producer copied them beside each stage ([`TWO_PER_WAIT_STAGED`],
 /// [`ONE_SLICE_STAGED`]), landed with the stage's operands: two loads from shared memory per
-/// slice. B's, one per slice for the whole tile, still loaded from global memory two slices
-/// ahead.
+/// slice. B's, one per slice for the whole tile, are spread over the warp's lanes: lane `l`
+/// holds slice `32j + l`'s of the current run of [`RUN`] slices, and the next run's is loaded
+/// a run before it is needed. A slice's scale is then one shuffle from the lane that holds
+/// it, where a load of it two slices ahead had cost ten instructions per slice (a 64-bit
+/// address made in uniform registers and moved to per-thread ones for the load, its result
+/// moved back, a bounds check); the consumers are bound by their own issue.
 #[derive(Clone, Copy)]
 struct Staged {
     /// This thread's first row in the tile (the second is 8 below).
     top: u32,
     consumers: u32,
     of: BlockScales,
-    /// B's scales of the next two slices.
-    b_ahead: [f32; 2],
+    /// This thread's lane: the slice of each run of 32 whose B scale it holds.
+    lane: u32,
+    /// B's scale of this lane's slice in the current run of 32 slices, and in the next.
+    b_run: f32,
+    b_next_run: f32,
 }
 
 impl Staged {
@@ -645,7 +719,9 @@ impl Staged {
             top: slices.rows + 16 * warp + lane / 4,
             consumers: tile_rows / 64,
             of,
-            b_ahead: [of.load_b(0), of.load_b(1.min(of.slices - 1))],
+            lane,
+            b_run: of.load_b(lane),
+            b_next_run: of.load_b(RUN + lane),
         }
     }
 }
@@ -653,11 +729,15 @@ impl Staged {
 impl SliceScales for Staged {
     #[inline(always)]
     fn take(&mut self, c: &Consumer, at: Ring, slice: u32) -> [f32; 3] {
-        let b = self.b_ahead[0];
-        let next = (slice + 2).min(self.of.slices - 1);
-        self.b_ahead = [self.b_ahead[1], self.of.load_b(next)];
+        let b = shfl_idx(self.b_run, slice % RUN);
         let staged = stage_scales(c.stages, self.consumers, at.stage);
         [staged.load(self.top), staged.load(self.top + 8), b]
+    }
+
+    #[inline(always)]
+    fn next_run(&mut self, next: u32) {
+        self.b_run = self.b_next_run;
+        self.b_next_run = self.of.load_b(next + RUN + self.lane);
     }
 }
 

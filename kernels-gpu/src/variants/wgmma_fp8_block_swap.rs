@@ -73,7 +73,7 @@ use super::wgmma_fp8_block::{self, BK};
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
 use crate::device::Real;
-use crate::device::{cluster, pool_address, Shared};
+use crate::device::{cluster, pool_address, warp_uniform, Shared};
 use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue;
 use crate::pipeline::schedule::Tile;
@@ -280,7 +280,8 @@ pub unsafe fn consume_tile<const R: usize>(
 ) where
     Accumulator<R>: Fp8Wgmma,
 {
-    let first_token = 64 * c.warpgroup;
+    // As lane 0 holds it, so that the descriptors stay uniform (as `wgmma-fp8-block`'s).
+    let first_token = 64 * warp_uniform(c.warpgroup);
     let (m0, n0) = (work.tile.row * bm, work.tile.col * bn + first_token);
     if n0 >= args.n {
         // No token of this warpgroup's: take each stage and give it back.
@@ -291,12 +292,15 @@ pub unsafe fn consume_tile<const R: usize>(
         }
         return;
     }
-    // The tokens are the `wgmma`'s A (64 rows of 128 bytes), the weights its B (N rows).
+    // The tokens are the `wgmma`'s A (64 rows of 128 bytes), the weights its B (N rows); their
+    // descriptors in stage 0, advanced to each slice's stage (as `wgmma-fp8-block`'s).
+    let first = pool_address(c.stages.stage(0));
+    let a_first = Descriptor::k_major(first + (bm + first_token) * BK, Swizzle::B128, 16, 1024);
+    let b_first = Descriptor::k_major(first, Swizzle::B128, 16, 1024);
     let issue = |c: &Consumer, sum: &mut Accumulator<R>| {
         c.wait_full();
-        let stage = pool_address(c.stages.stage(c.ring.stage));
-        let a = Descriptor::k_major(stage + (bm + first_token) * BK, Swizzle::B128, 16, 1024);
-        let b = Descriptor::k_major(stage, Swizzle::B128, 16, 1024);
+        let offset = c.stages.offset(c.ring.stage);
+        let (a, b) = (a_first.advanced(offset), b_first.advanced(offset));
         wgmma::fence();
         for step in 0..BK / K_STEP {
             let (a, b) = (a.advanced(K_STEP * step), b.advanced(K_STEP * step));
