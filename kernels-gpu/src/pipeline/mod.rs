@@ -433,10 +433,6 @@ pub struct Consumer {
 
 impl Consumer {
     /// The consumer thread `tid` of the block (warpgroups 1 and up), at the start of the ring.
-    ///
-    /// The rank is the constant 0 where the cluster is one block: read from `%cluster_ctarank`
-    /// it was a run-time value, and every release kept both the local and the remote arrive
-    /// behind a vote.
     #[inline(always)]
     fn new(stages: Stages, tid: u32, cluster_size: u32, rank: u32) -> Self {
         Consumer {

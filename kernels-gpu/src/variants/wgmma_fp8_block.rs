@@ -487,8 +487,8 @@ impl Slices {
         // The warpgroup as lane 0 holds it ([`warp_uniform`]): `c.warpgroup` is the same in
         // every lane, but ptxas cannot prove it, and built from it the descriptors were made in
         // per-thread registers and moved to uniform ones (`R2UR`) for each `wgmma`: 8 more
-        // instructions per slice in `:9`. (Broadcast in the skeleton for every kernel, it made
-        // ptxas spill and serialize the 16-bit stream-k and split-k kernels' `wgmma`s.)
+        // instructions per slice in `:9`. (Here and not in `Consumer::new` because only these
+        // kernels were measured with it; ptxas compiles the 16-bit kernels with it as cleanly.)
         let rows = 64 * warp_uniform(c.warpgroup);
         let (row0, col0) = (work.tile.row * tile_rows + rows, work.tile.col * BN);
         // B's slice starts in a stage after A's rows of the tile.
