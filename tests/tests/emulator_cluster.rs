@@ -13,7 +13,8 @@ use kernels_gpu::device::cluster;
 use kernels_gpu::device::mbarrier::{fence_mbarrier_init, MBarrier};
 use kernels_gpu::device::tma::{self, Swizzle, TensorMap, TensorMapSpec};
 use kernels_gpu::device::{
-    block_idx_x, pool_address, pool_padding_to, sync_threads, thread_idx_x, GlobalMut, Shared,
+    block_idx_x, pool_address, pool_padding_to, sync_threads, sync_warp, thread_idx_x, GlobalMut,
+    Shared,
 };
 use kernels_gpu::emu::{launch, Buffer, Fault, FaultKind, LaunchShape};
 
@@ -40,6 +41,10 @@ enum Bug {
     /// No cluster barrier before exiting: a block may leave while its peer still arrives on its
     /// *empty* barriers.
     NoClusterSyncAtExit,
+    /// A shuffle where the consumers' `__syncwarp()` belongs: it waits for the warp's lanes but
+    /// orders none of their loads, so lanes 1–31's reads of a stage are not ordered before the
+    /// copy that refills it (lane 0 alone arrives for the warp).
+    ShuffleForSyncWarp,
 }
 
 #[repr(C, align(16))]
@@ -164,11 +169,14 @@ fn cluster_exit(bug: Bug) {
     }
 }
 
-/// Lane 0 of each warp releases the stage, once the warp's lanes have read it (a warp-wide
-/// exchange orders their reads before lane 0's arrival).
+/// Lane 0 of each warp releases the stage, once the warp's lanes have read it: `__syncwarp()`
+/// orders their reads before lane 0's arrival.
 fn sync_warp_then_release(bug: Bug, empty: MBarrier, tid: u32) {
-    // A shuffle is a warp-wide `.sync` operation: the lanes' reads happen before it.
-    let _ = kernels_gpu::device::shfl_idx(0f32, 0);
+    if bug == Bug::ShuffleForSyncWarp {
+        let _ = kernels_gpu::device::shfl_idx(0f32, 0);
+    } else {
+        sync_warp();
+    }
     if tid.is_multiple_of(32) {
         if bug == Bug::ReleaseOnlyLocally {
             empty.arrive();
@@ -238,6 +246,23 @@ fn a_block_that_exits_while_its_peer_still_arrives_is_reported() {
                 .contains("end the kernel with a cluster barrier"),
         "{fault}"
     );
+    println!("{fault}");
+}
+
+#[test]
+fn a_shuffle_in_place_of_syncwarp_before_lane_0s_release_is_a_race() {
+    let fault = fault_of(Bug::ShuffleForSyncWarp);
+    assert_eq!(fault.kind, FaultKind::SharedRace, "{fault}");
+    // The copy that refills the first stage meets a read of lane 1 or above of a consumer
+    // warp, not lane 0's, which its arrival orders.
+    assert!(
+        fault.detail.contains("a TMA copy")
+            && fault
+                .detail
+                .contains("no barrier or mbarrier orders the read"),
+        "{fault}"
+    );
+    assert!(!fault.detail.contains("that thread (0, 0)"), "{fault}");
     println!("{fault}");
 }
 

@@ -56,7 +56,7 @@ pub mod wgmma;
 pub use backend::Element;
 pub use backend::{
     block_dim_x, block_dim_y, block_idx_x, block_idx_y, block_idx_z, cp_async_commit,
-    cp_async_wait, grid_dim_x, grid_dim_y, shared_pool_base, sync_threads, thread_idx_x,
+    cp_async_wait, grid_dim_x, grid_dim_y, shared_pool_base, sync_threads, sync_warp, thread_idx_x,
     thread_idx_y,
 };
 

@@ -25,8 +25,9 @@
 //!   - `wgmma.mma_async` reads as its warp's agent, at the clock of the `wgmma` group it
 //!     belongs to; `wgmma.wait_group` acquires the groups it retires. Overwriting an operand
 //!     needs the retiring wait ordered before the write;
-//!   - warp-wide operations (`.sync.aligned`) and `bar.sync` join the clocks of the lanes or
-//!     threads they synchronise.
+//!   - `bar.warp.sync` and `bar.sync` join the clocks of the lanes or threads they
+//!     synchronise; the other warp-wide operations (`shfl.sync`, `wgmma`'s `.sync.aligned`)
+//!     wait for the warp but order no memory access;
 //! - **Proxies.** Ordinary loads and stores go through the *generic proxy*, TMA and `wgmma`
 //!   through the *async proxy*. The PTX ISA asks for `fence.proxy.async` between a thread's
 //!   ordinary stores and an asynchronous read of the same memory ("an async proxy fence must be
@@ -231,7 +232,12 @@ impl History {
         self.join(threads);
     }
 
-    /// A warp-wide `.sync` operation or a barrier: the threads' clocks become their join.
+    /// `bar.warp.sync` or a barrier: the threads' clocks become their join, then each advances
+    /// its own, as after a release, so that what a thread does next is not covered by this
+    /// synchronisation. (Without the advance, a thread that never arrives on an mbarrier kept
+    /// its clock at the value every other thread had joined, and its later reads passed as
+    /// ordered before every later write: a consumer lane's read of a stage was never checked
+    /// against the copy that refills it.)
     pub(crate) fn join(&mut self, threads: &[u32]) {
         let Some((&first, rest)) = threads.split_first() else {
             return;
@@ -248,7 +254,7 @@ impl History {
         for &t in threads {
             let own = self.clocks[t as usize][t as usize];
             self.clocks[t as usize].clone_from(&joined);
-            self.clocks[t as usize][t as usize] = own;
+            self.clocks[t as usize][t as usize] = own + 1;
         }
     }
 

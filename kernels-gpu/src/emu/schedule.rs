@@ -16,7 +16,9 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Suspend {
     Barrier,
-    WarpCollective,
+    /// A warp-wide operation; `true` where it orders the lanes' memory accesses
+    /// (`bar.warp.sync`), `false` where it only exchanges registers.
+    WarpCollective(bool),
     /// Waiting for the phase of parity `.1` of the mbarrier at pool byte `.0` of its block.
     Mbarrier(u32, u32),
     /// `barrier.cluster.wait` for the cluster barrier's phase `.0` (the thread's arrivals).
@@ -29,7 +31,7 @@ pub(super) enum Suspend {
 enum State {
     Runnable,
     AtBarrier,
-    AtWarpCollective,
+    AtWarpCollective(bool),
     AtMbarrier(u32, u32),
     AtClusterBarrier(u32),
     AtNamedBarrier(u32, u32),
@@ -190,7 +192,9 @@ fn schedule(
             CURRENT.with(|c| c.set(&contexts[i]));
             states[i] = match coroutines[i].resume(()) {
                 CoroutineResult::Yield(Suspend::Barrier) => State::AtBarrier,
-                CoroutineResult::Yield(Suspend::WarpCollective) => State::AtWarpCollective,
+                CoroutineResult::Yield(Suspend::WarpCollective(orders)) => {
+                    State::AtWarpCollective(orders)
+                }
                 CoroutineResult::Yield(Suspend::Mbarrier(byte, parity)) => {
                     State::AtMbarrier(byte, parity)
                 }
@@ -251,12 +255,16 @@ fn schedule(
             };
         }
         for (rank, block) in states.chunks_mut(per_block).enumerate() {
-            // A warp whose live lanes all wait at a warp-wide operation exchanges and goes on;
-            // its lanes are synchronised (`.sync`), so their clocks join.
+            // A warp whose live lanes all wait at a warp-wide operation exchanges and goes on.
+            // Only `bar.warp.sync` orders the lanes' memory accesses, so only there do their
+            // clocks join: the PTX ISA promises no memory ordering for `shfl.sync`, `mma.sync`,
+            // `stmatrix` or the `.sync.aligned` operations of `wgmma`, though they wait for the
+            // whole warp ("`__syncwarp()` guarantees memory ordering among threads
+            // participating in the barrier", the CUDA guide; a shuffle, nothing of the kind).
             for (w, warp) in block.chunks_mut(32).enumerate() {
                 let waiting = warp
                     .iter()
-                    .filter(|s| **s == State::AtWarpCollective)
+                    .filter(|s| matches!(s, State::AtWarpCollective(_)))
                     .count();
                 let live = warp.iter().filter(|s| **s != State::Exited).count();
                 if waiting > 0 && waiting == live {
@@ -264,7 +272,7 @@ fn schedule(
                     if live < warp.len() {
                         let lane = warp
                             .iter()
-                            .position(|s| *s == State::AtWarpCollective)
+                            .position(|s| matches!(s, State::AtWarpCollective(_)))
                             .unwrap();
                         return Err(deadlock(
                             contexts,
@@ -272,8 +280,10 @@ fn schedule(
                             "a warp-wide operation (shuffle, mma or wgmma) with exited lanes (undefined on the GPU)",
                         ));
                     }
-                    let lanes: Vec<u32> = (first as u32..(first + warp.len()) as u32).collect();
-                    cluster.history.borrow_mut().join(&lanes);
+                    if warp.contains(&State::AtWarpCollective(true)) {
+                        let lanes: Vec<u32> = (first as u32..(first + warp.len()) as u32).collect();
+                        cluster.history.borrow_mut().join(&lanes);
+                    }
                     warp.iter_mut().for_each(|s| *s = State::Runnable);
                 }
             }
@@ -438,7 +448,7 @@ fn schedule(
         } else {
             let stuck = states
                 .iter()
-                .position(|s| *s == State::AtWarpCollective)
+                .position(|s| matches!(s, State::AtWarpCollective(_)))
                 .unwrap_or(0);
             return Err(deadlock(
                 contexts,

@@ -5,12 +5,16 @@
 //!
 //! Each of them only suspends the thread, saying why (`Suspend`); the scheduler (`schedule.rs`)
 //! releases the waiting threads once every thread they wait for has arrived, and orders them in
-//! the race history. A warp-wide operation also deposits the lane's registers in a slot of its
+//! the race history (a warp-wide operation orders nothing but where it is `bar.warp.sync`). A
+//! warp-wide operation also deposits the lane's registers in a slot of its
 //! block before suspending, so that once released each lane reads the others' deposits, as the
 //! hardware routes registers between the lanes of a warp.
 use super::context::{BlockContext, ThreadContext};
 use super::schedule::Suspend;
 use super::FaultKind;
+
+/// The one warp-wide operation that orders the lanes' memory accesses (see `schedule.rs`).
+pub(crate) const SYNC_WARP: &str = "bar.warp.sync";
 
 /// Registers a lane brings to one warp-wide operation.
 #[derive(Clone, Copy, Default)]
@@ -52,7 +56,7 @@ impl ThreadContext {
             slot.len = registers.len();
             slot.registers[..registers.len()].copy_from_slice(registers);
         }
-        self.suspend(Suspend::WarpCollective);
+        self.suspend(Suspend::WarpCollective(op == SYNC_WARP));
         let threads = b.block_dim.0 * b.block_dim.1;
         let warp_base = self.linear / 32 * 32;
         let lanes = (threads - warp_base).min(32);
@@ -73,6 +77,12 @@ impl ThreadContext {
             );
         }
         read(warp)
+    }
+
+    /// `bar.warp.sync 0xffffffff` (`__syncwarp()`): waits for the warp's 32 lanes, and orders
+    /// each lane's earlier memory accesses before every lane's later ones.
+    pub(crate) fn sync_warp(&self) {
+        self.warp_collective(SYNC_WARP, &[], true, |_| ());
     }
 
     /// The warp-synchronous exchange behind `shfl.sync.idx`.

@@ -34,7 +34,7 @@ use crate::device::cluster;
 use crate::device::mbarrier::{fence_mbarrier_init, MBarrier};
 use crate::device::tma::TensorMap;
 use crate::device::wgmma;
-use crate::device::{block_idx_y, grid_dim_y, sync_threads, thread_idx_x, WARP_SIZE};
+use crate::device::{block_idx_y, grid_dim_y, sync_threads, sync_warp, thread_idx_x, WARP_SIZE};
 use crate::gemm::HalfGemmArgs;
 use queue::{Queue, Reader};
 pub use ring::{Ring, Stages};
@@ -450,6 +450,19 @@ impl Consumer {
     #[inline(always)]
     pub fn wait_full(&self) {
         self.stages.full(self.ring.stage).wait(self.ring.phase);
+    }
+
+    /// Orders the ordinary loads this warp's lanes made from the stages (the TF32 kernels' A
+    /// fragments, the block-scaled kernels' scales) before the warp's next release, which lane 0
+    /// alone makes for the warp: `bar.warp.sync`, the one warp-wide operation that orders
+    /// memory. Without it nothing orders lanes 1–31's loads before the producer's next copy
+    /// into the stage: a `wgmma.wait_group` or a shuffle waits for the whole warp and orders no
+    /// memory access. Kernels that read their stages only through `wgmma` need none. (Found by
+    /// compute-sanitizer's racecheck on the H200 and, since warp-wide operations other than
+    /// `bar.warp.sync` no longer order memory in it, by the emulator.)
+    #[inline(always)]
+    pub fn finish_loads(&self) {
+        sync_warp();
     }
 
     /// [`Consumer::release`] in a kernel without clusters: lane 0 of each warp arrives on this

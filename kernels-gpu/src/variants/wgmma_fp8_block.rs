@@ -504,9 +504,11 @@ impl Slices {
         }
     }
 
-    /// Gives stage `s` back: to every block of the cluster, or within the block.
+    /// Gives stage `s` back: to every block of the cluster, or within the block. The lanes read
+    /// A's scales from the stage with ordinary loads ([`Consumer::finish_loads`]).
     #[inline(always)]
     fn release(self, c: &Consumer, s: u32) {
+        c.finish_loads();
         if self.clustered {
             c.release(s);
         } else {
@@ -844,6 +846,7 @@ impl<T: Copy> Turn<T> {
         issue(c, next);
         let next_scales = scales(c, slice);
         wgmma::wait_group::<1>();
+        c.finish_loads();
         c.release(self.previous);
         promote(total, done, self.scales);
         self.previous = c.ring.stage;
@@ -861,6 +864,7 @@ impl<T: Copy> Turn<T> {
         promote: &impl Fn(&mut [f32; R], &mut Accumulator<R>, T),
     ) {
         wgmma::wait_group::<0>();
+        c.finish_loads();
         c.release(self.previous);
         promote(total, done, self.scales);
     }

@@ -493,6 +493,7 @@ fn consume_slices<const R: usize, const BN: u32, const SPLIT: bool>(
         wgmma::wait_group::<0>();
         // Nothing may read the accumulators before the wait.
         acc.fence_registers();
+        c.finish_loads();
         c.release(s);
         if SPLIT {
             let step_sum = acc.get();
@@ -548,6 +549,7 @@ fn consume_pipelined<const R: usize, const BN: u32, const SPLIT: bool>(
             wgmma::commit_group();
             wgmma::wait_group::<2>();
             if step == 1 && slice > 0 {
+                c.finish_loads();
                 c.release(previous);
             }
         }
@@ -555,6 +557,7 @@ fn consume_pipelined<const R: usize, const BN: u32, const SPLIT: bool>(
     }
     wgmma::wait_group::<0>();
     acc.fence_registers();
+    c.finish_loads();
     c.release(previous);
     c.ring.advance();
 }

@@ -34,6 +34,12 @@ pub fn sync_threads() {
     current().barrier();
 }
 
+/// Suspends the thread until its warp's 32 lanes have arrived, their clocks joined in the race
+/// history.
+pub fn sync_warp() {
+    current().sync_warp();
+}
+
 /// The shared-window address of the block's pool (16-byte aligned and no more: see
 /// [`SHARED_POOL_BASE`]).
 #[inline]

@@ -42,6 +42,15 @@ pub fn sync_threads() {
     unsafe { nvptx::_syncthreads() }
 }
 
+/// `bar.warp.sync 0xffffffff` (`__syncwarp()`): waits for the warp's 32 lanes and orders each
+/// lane's earlier memory accesses before every lane's later ones, the one warp-wide operation
+/// that does (a shuffle or a `wgmma` wait waits for the lanes, and orders nothing). All 32
+/// lanes must call it together.
+#[inline(always)]
+pub fn sync_warp() {
+    unsafe { asm!("bar.warp.sync -1;", options(nostack)) }
+}
+
 /// The 32-bit shared-window address of the pool.
 #[inline(always)]
 pub fn shared_pool_base() -> u32 {
