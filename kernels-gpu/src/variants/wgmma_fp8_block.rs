@@ -88,6 +88,19 @@
 //! `:9` 5.6–7.1% faster, `:8` 3.5–6.1%; over DeepGEMM's dense set `auto` is 1.18× cuBLASLt's
 //! geomean, no shape below 0.95×.
 //!
+//! **The lanes' loads ordered before lane 0's release.** Every lane loads A's scales of its
+//! rows from the stage; lane 0 alone arrives on the stage's *empty* barrier for its warp.
+//! Nothing in the PTX memory model ordered lanes 1–31's loads before the producer's next copy
+//! into the stage: a `wgmma.wait_group` or a shuffle waits for the warp's lanes but orders no
+//! memory access. compute-sanitizer's racecheck reported it on the H200 (the bulk copy of A's
+//! scales against the `LDS` of them); the emulator did not, because it took every warp-wide
+//! operation as ordering memory and never advanced a thread's clock at a join. With both
+//! corrected it reports the race here and in the TF32 kernels (whose lanes load A's fragments
+//! from the stage), and each release is now preceded by `__syncwarp()`
+//! ([`Consumer::finish_loads`]). ptxas compiles it to a `NOP` (the warp is converged, and the
+//! loaded scales are consumed before the arrive), so it costs nothing; racecheck, which sees
+//! only the SASS, still reports the hazards (`docs/results/h200-2026-11-28-warp-sync/`).
+//!
 //! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/run11/`, `auto`'s choices before the
 //! staged scales): `:7` 1088–1115 TFLOP/s at 8192³, 0.82× cuBLASLt's block-scaled matmul and 0.77×
 //! cuBLASLt per tensor (the chapter's bar is 0.85 of the latter); 0.86× and 0.92× cuBLASLt
@@ -487,8 +500,8 @@ impl Slices {
         // The warpgroup as lane 0 holds it ([`warp_uniform`]): `c.warpgroup` is the same in
         // every lane, but ptxas cannot prove it, and built from it the descriptors were made in
         // per-thread registers and moved to uniform ones (`R2UR`) for each `wgmma`: 8 more
-        // instructions per slice in `:9`. (Here and not in `Consumer::new` because only these
-        // kernels were measured with it; ptxas compiles the 16-bit kernels with it as cleanly.)
+        // instructions per slice in `:9`. (Here and not in `Consumer::new`: there it made
+        // ptxas spill 8 + 12 bytes in `wgmma-3xtf32:2`'s batch twin.)
         let rows = 64 * warp_uniform(c.warpgroup);
         let (row0, col0) = (work.tile.row * tile_rows + rows, work.tile.col * BN);
         // B's slice starts in a stage after A's rows of the tile.

@@ -48,6 +48,12 @@
 //!   here: a fragment loaded inside another group's pipeline stage, or an accumulator fence
 //!   while a group runs, makes it serialize every `wgmma` (C7513/C7514, which the tests reject).
 //!   `--tile 2` is the simpler loop, one group per slice, each waited for.
+//! - **The fragments' loads ordered before the release.** Every lane loads its fragments from
+//!   the stage, and lane 0 alone gives the stage back for the warp, so the warp meets at
+//!   `__syncwarp()` first ([`Consumer::finish_loads`]): without it, nothing orders lanes 1–31's
+//!   loads before the copy that refills the stage. The emulator reports the missing sync since
+//!   it stopped taking shuffles and `wgmma` waits as memory ordering; ptxas compiles the sync to
+//!   nothing here, the warp being converged.
 //! - **A persistent grid.** One block per SM (the host caps the grid); block `b` computes
 //!   tiles `b`, `b + grid`, … in the grouped order of [`crate::gemm::rasterise_in_groups`], so the blocks
 //!   working at the same time share panels of A and B in L2. The producer fills the next
