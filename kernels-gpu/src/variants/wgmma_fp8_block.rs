@@ -517,11 +517,15 @@ impl Slices {
         }
     }
 
-    /// Gives stage `s` back: to every block of the cluster, or within the block. The lanes read
-    /// A's scales from the stage with ordinary loads ([`Consumer::finish_loads`]).
+    /// Gives stage `s` back: to every block of the cluster, or within the block. Where the
+    /// scales `S` are loaded from the stage, the lanes' loads are first ordered before lane 0's
+    /// arrive ([`Consumer::finish_loads`]); scales loaded from global memory need no such
+    /// ordering, and the sync would make the release wait for the loads still in flight.
     #[inline(always)]
-    fn release(self, c: &Consumer, s: u32) {
-        c.finish_loads();
+    fn release<S: SliceScales>(self, c: &Consumer, s: u32) {
+        if S::FROM_STAGE {
+            c.finish_loads();
+        }
         if self.clustered {
             c.release(s);
         } else {
@@ -549,7 +553,7 @@ impl Slices {
     /// One slice at a time: issue, load the scales of the slice after next, wait, release,
     /// promote.
     #[inline(always)]
-    fn one_at_a_time(self, c: &mut Consumer, mut scales: impl SliceScales) -> [f32; 64] {
+    fn one_at_a_time<S: SliceScales>(self, c: &mut Consumer, mut scales: S) -> [f32; 64] {
         let mut total = [0f32; 64];
         let mut slice = 0;
         while slice < self.slices {
@@ -565,10 +569,10 @@ impl Slices {
 
     /// Slice `slice` on its own: issue it, wait for it, release its stage, promote it.
     #[inline(always)]
-    fn alone(
+    fn alone<S: SliceScales>(
         self,
         c: &mut Consumer,
-        scales: &mut impl SliceScales,
+        scales: &mut S,
         slice: u32,
         total: &mut [f32; 64],
     ) {
@@ -577,7 +581,7 @@ impl Slices {
         self.issue(c, [&mut partial]);
         let scales = scales.take(c, at, slice);
         wgmma::wait_group::<0>();
-        self.release(c, at.stage);
+        self.release::<S>(c, at.stage);
         c.ring.advance();
         promote(total, &mut partial, scales);
     }
@@ -589,7 +593,7 @@ impl Slices {
     /// most of a slice's time). An odd last slice goes alone. The scales come from `scales`:
     /// loaded by this thread ([`Ahead`]) or staged in shared memory ([`Staged`]).
     #[inline(always)]
-    fn two_per_wait(self, c: &mut Consumer, mut scales: impl SliceScales) -> [f32; 64] {
+    fn two_per_wait<S: SliceScales>(self, c: &mut Consumer, mut scales: S) -> [f32; 64] {
         let mut total = [0f32; 64];
         let mut slice = 0;
         while slice + 2 <= self.slices {
@@ -605,12 +609,13 @@ impl Slices {
                 self.issue(c, [&mut second]);
                 c.ring.advance();
                 let first_scales = scales.take(c, first_at, slice);
-                let second_scales = scales.take(c, second_at, slice + 1);
                 wgmma::wait_group::<1>();
-                self.release(c, first_at.stage);
+                self.release::<S>(c, first_at.stage);
+                // After the first release, which waits for every load before it.
+                let second_scales = scales.take(c, second_at, slice + 1);
                 promote(&mut total, &mut first, first_scales);
                 wgmma::wait_group::<0>();
-                self.release(c, second_at.stage);
+                self.release::<S>(c, second_at.stage);
                 promote(&mut total, &mut second, second_scales);
                 slice += 2;
             }
@@ -658,7 +663,7 @@ impl Slices {
             self.issue(c, [&mut even, &mut odd]);
             let scales = ahead.take(slice);
             wgmma::wait_group::<0>();
-            self.release(c, c.ring.stage);
+            self.release::<Ahead>(c, c.ring.stage);
             c.ring.advance();
             promote(&mut total, &mut even, scales);
             promote(&mut total, &mut odd, scales);
@@ -674,7 +679,7 @@ impl Slices {
         let issue = |c: &Consumer, sum: &mut Accumulator<64>| self.issue(c, [sum]);
         let mut ahead = Ahead::new(self.scales);
         let scales = |_: &Consumer, slice| ahead.take(slice);
-        in_turns(c, self.slices, scales, issue, promote)
+        in_turns(c, self.slices, false, scales, issue, promote)
     }
 }
 
@@ -688,6 +693,10 @@ trait SliceScales {
     /// Slice `slice`'s scales; `at` is its place in the ring (its stage held by the consumers
     /// until they release it, after this).
     fn take(&mut self, c: &Consumer, at: Ring, slice: u32) -> [f32; 3];
+
+    /// Whether `take` loads from the stage (which its release must then order: [`Slices`]'s
+    /// `release`).
+    const FROM_STAGE: bool = false;
 
     /// A run of [`RUN`] slices ended; the next starts at slice `next` (of the work's).
     #[inline(always)]
@@ -742,6 +751,8 @@ impl Staged {
 }
 
 impl SliceScales for Staged {
+    const FROM_STAGE: bool = true;
+
     #[inline(always)]
     fn take(&mut self, c: &Consumer, at: Ring, slice: u32) -> [f32; 3] {
         let b = shfl_idx(self.b_run, slice % RUN);
@@ -792,11 +803,13 @@ impl Ahead {
 /// two, each exit before an issue: each partial sum is a fixed set of registers, and every path
 /// to a promotion has one depth of `wait_group` (with two depths meeting before it, ptxas
 /// serialized every `wgmma`: C7514). `wgmma-fp8-block:3`'s mainloop, and the swapped tile's
-/// ([`super::wgmma_fp8_block_swap`]).
+/// ([`super::wgmma_fp8_block_swap`]). `from_stage`: whether `scales` loads from the stage, so
+/// that each release first orders those loads ([`Consumer::finish_loads`]).
 #[inline(always)]
 pub fn in_turns<const R: usize, T: Copy>(
     c: &mut Consumer,
     slices: u32,
+    from_stage: bool,
     mut scales: impl FnMut(&Consumer, u32) -> T,
     issue: impl Fn(&Consumer, &mut Accumulator<R>),
     promote: impl Fn(&mut [f32; R], &mut Accumulator<R>, T),
@@ -810,6 +823,7 @@ where
     let mut turn = Turn {
         scales: scales(c, 0),
         previous: c.ring.stage,
+        from_stage,
     };
     c.ring.advance();
     let mut slice = 1;
@@ -836,6 +850,7 @@ where
 struct Turn<T> {
     scales: T,
     previous: u32,
+    from_stage: bool,
 }
 
 impl<T: Copy> Turn<T> {
@@ -857,10 +872,11 @@ impl<T: Copy> Turn<T> {
         P: Fn(&mut [f32; R], &mut Accumulator<R>, T),
     {
         issue(c, next);
-        let next_scales = scales(c, slice);
         wgmma::wait_group::<1>();
-        c.finish_loads();
-        c.release(self.previous);
+        self.release(c);
+        // After the release: `finish_loads` orders every load before it, and the next slice's
+        // scales taken before it made each release wait for them (3–4% at decode sizes).
+        let next_scales = scales(c, slice);
         promote(total, done, self.scales);
         self.previous = c.ring.stage;
         c.ring.advance();
@@ -877,9 +893,18 @@ impl<T: Copy> Turn<T> {
         promote: &impl Fn(&mut [f32; R], &mut Accumulator<R>, T),
     ) {
         wgmma::wait_group::<0>();
-        c.finish_loads();
-        c.release(self.previous);
+        self.release(c);
         promote(total, done, self.scales);
+    }
+
+    /// Gives the retired group's stage back, its scales' loads ordered first where they came
+    /// from the stage.
+    #[inline(always)]
+    fn release(&self, c: &Consumer) {
+        if self.from_stage {
+            c.finish_loads();
+        }
+        c.release(self.previous);
     }
 }
 
