@@ -609,10 +609,9 @@ impl Slices {
                 self.issue(c, [&mut second]);
                 c.ring.advance();
                 let first_scales = scales.take(c, first_at, slice);
+                let second_scales = scales.take(c, second_at, slice + 1);
                 wgmma::wait_group::<1>();
                 self.release::<S>(c, first_at.stage);
-                // After the first release, which waits for every load before it.
-                let second_scales = scales.take(c, second_at, slice + 1);
                 promote(&mut total, &mut first, first_scales);
                 wgmma::wait_group::<0>();
                 self.release::<S>(c, second_at.stage);
@@ -679,7 +678,7 @@ impl Slices {
         let issue = |c: &Consumer, sum: &mut Accumulator<64>| self.issue(c, [sum]);
         let mut ahead = Ahead::new(self.scales);
         let scales = |_: &Consumer, slice| ahead.take(slice);
-        in_turns(c, self.slices, false, scales, issue, promote)
+        in_turns::<64, false, [f32; 3]>(c, self.slices, scales, issue, promote)
     }
 }
 
@@ -803,13 +802,12 @@ impl Ahead {
 /// two, each exit before an issue: each partial sum is a fixed set of registers, and every path
 /// to a promotion has one depth of `wait_group` (with two depths meeting before it, ptxas
 /// serialized every `wgmma`: C7514). `wgmma-fp8-block:3`'s mainloop, and the swapped tile's
-/// ([`super::wgmma_fp8_block_swap`]). `from_stage`: whether `scales` loads from the stage, so
+/// ([`super::wgmma_fp8_block_swap`]). `FROM_STAGE`: whether `scales` loads from the stage, so
 /// that each release first orders those loads ([`Consumer::finish_loads`]).
 #[inline(always)]
-pub fn in_turns<const R: usize, T: Copy>(
+pub fn in_turns<const R: usize, const FROM_STAGE: bool, T: Copy>(
     c: &mut Consumer,
     slices: u32,
-    from_stage: bool,
     mut scales: impl FnMut(&Consumer, u32) -> T,
     issue: impl Fn(&Consumer, &mut Accumulator<R>),
     promote: impl Fn(&mut [f32; R], &mut Accumulator<R>, T),
@@ -820,10 +818,9 @@ where
     let mut total = [0f32; R];
     let (mut even, mut odd) = (Accumulator::<R>::zero(), Accumulator::<R>::zero());
     issue(c, &mut even);
-    let mut turn = Turn {
+    let mut turn = Turn::<T, FROM_STAGE> {
         scales: scales(c, 0),
         previous: c.ring.stage,
-        from_stage,
     };
     c.ring.advance();
     let mut slice = 1;
@@ -847,13 +844,12 @@ where
 
 /// [`in_turns`]' state between turns: the scales of the slice in flight and its stage.
 #[derive(Clone, Copy)]
-struct Turn<T> {
+struct Turn<T, const FROM_STAGE: bool> {
     scales: T,
     previous: u32,
-    from_stage: bool,
 }
 
-impl<T: Copy> Turn<T> {
+impl<T: Copy, const FROM_STAGE: bool> Turn<T, FROM_STAGE> {
     /// Issues slice `slice` into `next` (and takes its scales), then retires the group before
     /// it (`done`'s), releases that group's stage and promotes it.
     #[allow(clippy::type_complexity)]
@@ -872,11 +868,20 @@ impl<T: Copy> Turn<T> {
         P: Fn(&mut [f32; R], &mut Accumulator<R>, T),
     {
         issue(c, next);
-        wgmma::wait_group::<1>();
-        self.release(c);
-        // After the release: `finish_loads` orders every load before it, and the next slice's
-        // scales taken before it made each release wait for them (3–4% at decode sizes).
-        let next_scales = scales(c, slice);
+        // Scales from the stage are loaded after the release, which `finish_loads` would make
+        // wait for them (3–4% at decode sizes); scales from global memory (`Ahead`) as early
+        // as can be, before the wait.
+        let next_scales = if FROM_STAGE {
+            wgmma::wait_group::<1>();
+            c.finish_loads();
+            c.release(self.previous);
+            scales(c, slice)
+        } else {
+            let next_scales = scales(c, slice);
+            wgmma::wait_group::<1>();
+            c.release(self.previous);
+            next_scales
+        };
         promote(total, done, self.scales);
         self.previous = c.ring.stage;
         c.ring.advance();
@@ -901,7 +906,7 @@ impl<T: Copy> Turn<T> {
     /// from the stage.
     #[inline(always)]
     fn release(&self, c: &Consumer) {
-        if self.from_stage {
+        if FROM_STAGE {
             c.finish_loads();
         }
         c.release(self.previous);

@@ -315,7 +315,13 @@ pub unsafe fn consume_tile<const R: usize>(
         let staged = stage_scales::<R>(c.stages, s);
         (scales_of(staged, c.thread), staged.load(tile_m(R)))
     };
-    let total = wgmma_fp8_block::in_turns(c, work.slices, true, scales, issue, promote);
+    let total = wgmma_fp8_block::in_turns::<R, true, ([f32; R], f32)>(
+        c,
+        work.slices,
+        scales,
+        issue,
+        promote,
+    );
     let (output, total) = (args.output(args.alpha), Accumulator::from_registers(total));
     unsafe { epilogue::store_transposed(&output, &total, m0, n0, c.thread) };
 }
