@@ -678,7 +678,7 @@ impl Slices {
         let issue = |c: &Consumer, sum: &mut Accumulator<64>| self.issue(c, [sum]);
         let mut ahead = Ahead::new(self.scales);
         let scales = |_: &Consumer, slice| ahead.take(slice);
-        in_turns::<64, false, [f32; 3]>(c, self.slices, scales, issue, promote)
+        in_turns::<64, false, false, [f32; 3]>(c, self.slices, scales, issue, promote)
     }
 }
 
@@ -803,9 +803,13 @@ impl Ahead {
 /// to a promotion has one depth of `wait_group` (with two depths meeting before it, ptxas
 /// serialized every `wgmma`: C7514). `wgmma-fp8-block:3`'s mainloop, and the swapped tile's
 /// ([`super::wgmma_fp8_block_swap`]). `FROM_STAGE`: whether `scales` loads from the stage, so
-/// that each release first orders those loads ([`Consumer::finish_loads`]).
+/// that each release first orders those loads ([`Consumer::finish_loads`]). `LATE`: whether the
+/// next slice's scales are taken after the release rather than before the wait (only with
+/// `FROM_STAGE`: measured in `docs/results/h200-2026-11-28-warp-sync/`, with two consumer
+/// warpgroups the release no longer waits for them, +4–5%; with one the taking lands on the
+/// chain of handshakes, −2.5%).
 #[inline(always)]
-pub fn in_turns<const R: usize, const FROM_STAGE: bool, T: Copy>(
+pub fn in_turns<const R: usize, const FROM_STAGE: bool, const LATE: bool, T: Copy>(
     c: &mut Consumer,
     slices: u32,
     mut scales: impl FnMut(&Consumer, u32) -> T,
@@ -818,7 +822,7 @@ where
     let mut total = [0f32; R];
     let (mut even, mut odd) = (Accumulator::<R>::zero(), Accumulator::<R>::zero());
     issue(c, &mut even);
-    let mut turn = Turn::<T, FROM_STAGE> {
+    let mut turn = Turn::<T, FROM_STAGE, LATE> {
         scales: scales(c, 0),
         previous: c.ring.stage,
     };
@@ -844,12 +848,12 @@ where
 
 /// [`in_turns`]' state between turns: the scales of the slice in flight and its stage.
 #[derive(Clone, Copy)]
-struct Turn<T, const FROM_STAGE: bool> {
+struct Turn<T, const FROM_STAGE: bool, const LATE: bool> {
     scales: T,
     previous: u32,
 }
 
-impl<T: Copy, const FROM_STAGE: bool> Turn<T, FROM_STAGE> {
+impl<T: Copy, const FROM_STAGE: bool, const LATE: bool> Turn<T, FROM_STAGE, LATE> {
     /// Issues slice `slice` into `next` (and takes its scales), then retires the group before
     /// it (`done`'s), releases that group's stage and promotes it.
     #[allow(clippy::type_complexity)]
@@ -868,18 +872,15 @@ impl<T: Copy, const FROM_STAGE: bool> Turn<T, FROM_STAGE> {
         P: Fn(&mut [f32; R], &mut Accumulator<R>, T),
     {
         issue(c, next);
-        // Scales from the stage are loaded after the release, which `finish_loads` would make
-        // wait for them (3–4% at decode sizes); scales from global memory (`Ahead`) as early
-        // as can be, before the wait.
-        let next_scales = if FROM_STAGE {
+        // Late: after the release, which `finish_loads` would otherwise make wait for them.
+        let next_scales = if LATE {
             wgmma::wait_group::<1>();
-            c.finish_loads();
-            c.release(self.previous);
+            self.release(c);
             scales(c, slice)
         } else {
             let next_scales = scales(c, slice);
             wgmma::wait_group::<1>();
-            c.release(self.previous);
+            self.release(c);
             next_scales
         };
         promote(total, done, self.scales);

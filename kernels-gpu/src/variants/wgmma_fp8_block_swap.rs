@@ -39,6 +39,13 @@
 //! - **Two partial sums in turn** ([`wgmma_fp8_block::in_turns`], `wgmma-fp8-block:3`'s
 //!   mainloop): slice s + 1's `wgmma`s are issued before slice s is promoted. A block runs every
 //!   slice of its tile in sequence (56 at k = 7168), so each slice's latency counts.
+//! - **The scales' loads before the release.** Each lane loads its scales from the stage and
+//!   lane 0 alone releases it, so the release is preceded by `__syncwarp()`
+//!   ([`Consumer::finish_loads`]), which orders every earlier load. With two consumer
+//!   warpgroups the next slice's scales are taken after the release, which would otherwise
+//!   wait for them (+4.6% at 4096 × 128 × 7168 on the H200); with one, before the wait, where
+//!   taking them late lands on the block's only chain of handshakes (−2.5% at 4096 × 64 × 7168)
+//!   (`docs/results/h200-2026-11-28-warp-sync/`).
 //! - **One consumer warpgroup for 64 tokens** (`--tile 100 + W`): with two, a decode step of 64
 //!   tokens left the second only taking and giving back stages, and half of each tokens' box
 //!   out of bounds; 64 tokens a tile made it 1.05–1.15× faster at 64 tokens, and at 128 tokens
@@ -315,13 +322,13 @@ pub unsafe fn consume_tile<const R: usize>(
         let staged = stage_scales::<R>(c.stages, s);
         (scales_of(staged, c.thread), staged.load(tile_m(R)))
     };
-    let total = wgmma_fp8_block::in_turns::<R, true, ([f32; R], f32)>(
-        c,
-        work.slices,
-        scales,
-        issue,
-        promote,
-    );
+    // The next slice's scales after each release with two consumer warpgroups, before the
+    // wait with one ([`wgmma_fp8_block::in_turns`]' `LATE`).
+    let total = if bn == 2 * tokens(1) {
+        wgmma_fp8_block::in_turns::<R, true, true, _>(c, work.slices, scales, issue, promote)
+    } else {
+        wgmma_fp8_block::in_turns::<R, true, false, _>(c, work.slices, scales, issue, promote)
+    };
     let (output, total) = (args.output(args.alpha), Accumulator::from_registers(total));
     unsafe { epilogue::store_transposed(&output, &total, m0, n0, c.thread) };
 }
