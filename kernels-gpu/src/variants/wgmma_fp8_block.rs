@@ -86,7 +86,8 @@
 //! per slice where a load two slices ahead cost ten instructions; the release is lane 0's
 //! arrive without the cluster's vote ([`Consumer::release_in_block`]). Measured on the H200:
 //! `:9` 5.6–7.1% faster, `:8` 3.5–6.1%; over DeepGEMM's dense set `auto` is 1.18× cuBLASLt's
-//! geomean, no shape below 0.95×.
+//! geomean, no shape below 0.95× (on other H200s 1.13–1.16×, lowest 0.89–0.90×, `:10` at
+//! 7168 × {64, 128} × 16384, `docs/results/h200-2026-11-28-warp-sync/`).
 //!
 //! **The lanes' loads ordered before lane 0's release.** Every lane loads A's scales of its
 //! rows from the stage; lane 0 alone arrives on the stage's *empty* barrier for its warp.
