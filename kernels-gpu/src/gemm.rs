@@ -507,10 +507,8 @@ impl Fp8GemmArgs {
     #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
     #[inline(always)]
     pub fn of_tile(self, tile: crate::pipeline::schedule::Tile) -> Self {
-        let k_blocks = self.k.div_ceil(128);
-        let a_scales = self.m * k_blocks;
-        let b_scales = self.n.div_ceil(128) * k_blocks;
-        self.of_tile_with_scales(tile, (a_scales, b_scales))
+        let scales = self.block_scales_per_layer();
+        self.of_tile_with_scales(tile, scales)
     }
 
     /// [`Fp8GemmArgs::of_tile`] with one scale per tensor: group `g`'s A scale is `scale_a[g]`,
@@ -529,8 +527,34 @@ impl Fp8GemmArgs {
     fn of_tile_with_scales(
         self,
         tile: crate::pipeline::schedule::Tile,
+        scales: (u32, u32),
+    ) -> Self {
+        self.scales_of_tile(tile, scales).output_of_tile(tile)
+    }
+
+    /// [`Fp8GemmArgs::of_tile`]'s first half, what a mainloop reads: the group's A scales and
+    /// the member's B scales, `(a_scales, b_scales)` per group and per member.
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+    #[inline(always)]
+    pub fn scales_of_tile(
+        self,
+        tile: crate::pipeline::schedule::Tile,
         (a_scales, b_scales): (u32, u32),
     ) -> Self {
+        Fp8GemmArgs {
+            scale_a: self.scale_a.offset(tile.group as isize * a_scales as isize),
+            scale_b: self
+                .scale_b
+                .offset(tile.member as isize * b_scales as isize),
+            ..self
+        }
+    }
+
+    /// [`Fp8GemmArgs::of_tile`]'s second half, what an epilogue writes: the member's C (and its
+    /// layer for the TMA store), in the masked layout its columns cut at the group's count.
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+    #[inline(always)]
+    pub fn output_of_tile(self, tile: crate::pipeline::schedule::Tile) -> Self {
         let n = if self.groups.clips() {
             self.n.min(unsafe { self.groups.columns(tile.member) })
         } else {
@@ -539,16 +563,19 @@ impl Fp8GemmArgs {
         Fp8GemmArgs {
             n,
             c: self.c.advanced(tile.member as u64 * self.batch.stride_c),
-            scale_a: self.scale_a.offset(tile.group as isize * a_scales as isize),
-            scale_b: self
-                .scale_b
-                .offset(tile.member as isize * b_scales as isize),
             batch: Members {
                 member: tile.member,
                 ..self.batch
             },
             ..self
         }
+    }
+
+    /// The block scales per group of A and per member of B ([`Fp8GemmArgs::of_tile`]).
+    #[inline(always)]
+    pub fn block_scales_per_layer(&self) -> (u32, u32) {
+        let k_blocks = self.k.div_ceil(128);
+        (self.m * k_blocks, self.n.div_ceil(128) * k_blocks)
     }
 
     /// The bf16 problem the epilogue writes, with `alpha` as given (the per-tensor kernel

@@ -338,16 +338,10 @@ const BATCH_TWIN_SUFFIX: &str = "_batch";
 ///   three words of the consumer's tile setup (before the tile's first `HGMMA`) in local
 ///   memory, one to three `STL`/`LDL` pairs per tile. Five arrangements of the amax's code were
 ///   tried (`docs/perf-notes.md`); on the H100 the kernel without the amax ran within 2% of the
-///   build before at three shapes, `docs/results/h100-2026-11-27-amax/`.
-/// - `wgmma-fp8-block:3` (two slices' partial sums in flight, a lesson `auto` does not take),
-///   since the FP8 kernels gained the fused epilogue: ptxas keeps 64 bytes of the consumer's
-///   tile setup in local memory (stores before the tile's first `QGMMA`, loads after its
-///   last and around the amax's shuffles), per tile and not per slice; the mainloop has none.
-///   Every other FP8 configuration has no spills. On the H100, without an epilogue, it ran 3%
-///   slower than the build before at 4096³ (as `:6`, which does not spill, did),
-///   `docs/results/h100-2026-11-27-fp8-epilogue/`. Since each slice's descriptors are stage
-///   0's advanced (two 64-bit values live through the mainloop, for 6 to 7 fewer instructions
-///   per slice in the others), 32 bytes of frame, 80 stored and 100 loaded; not re-timed.
+///   build before at three shapes, `docs/results/h100-2026-11-27-amax/`. Since the walk's
+///   vote on a tile's group (`pipeline::locate`), 12 + 8 bytes (NN, TN) and 20 + 16 (NT, TT),
+///   still outside the mainloop; on the H200 unchanged within 1% at 4096³ and on a batch of
+///   1024 × 512² × 64, `docs/results/h200-2026-11-28-grouped-nine/run6/`.
 /// - `wgmma-fp8-block:10` (`:9` on a stream-k grid): the stream-k walk keeps 48 bytes in local
 ///   memory, in the 32-register producer and in the consumers' per-work set-up (88 bytes
 ///   stored, 72 loaded since the trimmed loop, 80 and 68 before); the consumers' mainloop has
@@ -356,15 +350,14 @@ const BATCH_TWIN_SUFFIX: &str = "_batch";
 ///   `docs/results/h200-2026-11-28-fp8-stream-k/run2/`).
 pub const SPILLS_MEASURED: &[(&str, &str, (u32, u32, u32))] = &[
     ("sm_90", "gemm_best_c1_f32_batch", (16, 12, 36)),
-    ("sm_90a", "gemm_wgmma_queue_nn_c2_bf16", (8, 4, 4)),
-    ("sm_90a", "gemm_wgmma_queue_nn_c2_f16", (8, 4, 4)),
-    ("sm_90a", "gemm_wgmma_queue_tn_c2_bf16", (8, 4, 4)),
-    ("sm_90a", "gemm_wgmma_queue_tn_c2_f16", (8, 4, 4)),
-    ("sm_90a", "gemm_wgmma_queue_nt_c2_bf16", (8, 12, 12)),
-    ("sm_90a", "gemm_wgmma_queue_nt_c2_f16", (8, 12, 12)),
-    ("sm_90a", "gemm_wgmma_queue_tt_c2_bf16", (8, 12, 12)),
-    ("sm_90a", "gemm_wgmma_queue_tt_c2_f16", (8, 12, 12)),
-    ("sm_90a", "gemm_wgmma_fp8_block_c3_e4m3", (32, 80, 100)),
+    ("sm_90a", "gemm_wgmma_queue_nn_c2_bf16", (8, 12, 8)),
+    ("sm_90a", "gemm_wgmma_queue_nn_c2_f16", (8, 12, 8)),
+    ("sm_90a", "gemm_wgmma_queue_tn_c2_bf16", (8, 12, 8)),
+    ("sm_90a", "gemm_wgmma_queue_tn_c2_f16", (8, 12, 8)),
+    ("sm_90a", "gemm_wgmma_queue_nt_c2_bf16", (8, 20, 16)),
+    ("sm_90a", "gemm_wgmma_queue_nt_c2_f16", (8, 20, 16)),
+    ("sm_90a", "gemm_wgmma_queue_tt_c2_bf16", (8, 20, 16)),
+    ("sm_90a", "gemm_wgmma_queue_tt_c2_f16", (8, 20, 16)),
     ("sm_90a", "gemm_wgmma_fp8_block_c10_e4m3", (48, 88, 72)),
 ];
 
@@ -945,9 +938,9 @@ fn wgmma_fp8_block_operands(tile: u32, _layout: Layout) -> TmaOperands {
     TmaOperands {
         cluster: if tile == 4 { 2 } else { 1 },
         // Every configuration but the cluster's (its two tiles along n may be of different
-        // groups), the three consumers' and stream-k's (`WgmmaFp8Block::GROUPS`) runs grouped
-        // GEMMs.
-        grouped: !matches!(tile, 4 | 7 | 9 | 10),
+        // groups), `:7`'s three consumers (their producer spilled) and stream-k's
+        // (`WgmmaFp8Block::GROUPS`) runs grouped GEMMs.
+        grouped: !matches!(tile, 4 | 7 | 10),
         // `:10` on the hybrid stream-k grid: a slab of a 192 × 128 tile per part.
         stream_k: (tile == 10).then_some([wgmma_fp8_block::tile_m(3), wgmma_fp8_block::BN]),
         ..wgmma_fp8_operands(0, Layout::TN)

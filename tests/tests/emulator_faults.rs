@@ -285,3 +285,41 @@ fn a_bulk_copy_from_an_address_off_16_bytes_is_refused() {
     println!("{fault}");
     assert_eq!(fault.kind, FaultKind::MisalignedVectorAccess, "{fault}");
 }
+
+/// `vote.sync.all` ([`kernels_gpu::device::vote_all`], behind `warp_uniform_condition`): each
+/// lane gets whether the condition held in all 32 lanes of its own warp. One lane of block 1's
+/// second warp votes no.
+#[test]
+fn a_vote_is_true_only_where_every_lane_of_the_warp_says_so() {
+    let (result, out) = run("vote_all", |_, o| {
+        let (t, b) = (thread_idx_x(), block_idx_x());
+        let all = kernels_gpu::device::vote_all(!(b == 1 && t == 40));
+        unsafe { o.store((b * 64 + t) as usize, if all { 1.0 } else { 0.0 }) };
+    });
+    result.unwrap();
+    let expected: Vec<f32> = (0..128).map(|i| if i >= 96 { 0.0 } else { 1.0 }).collect();
+    assert_eq!(out, expected);
+}
+
+/// A lane that skips the vote its warp takes: on the GPU the warp would hang in
+/// `vote.sync` (or, with lanes at another warp-wide operation, compute garbage).
+#[test]
+fn a_lane_missing_from_a_vote_is_reported() {
+    let (result, _) = run("vote_missing_lane", |_, o| {
+        let t = thread_idx_x();
+        if t == 7 {
+            let x = kernels_gpu::device::shfl_idx(1.0f32, 0);
+            unsafe { o.store(t as usize, x) };
+        } else {
+            let all = kernels_gpu::device::vote_all(true);
+            unsafe { o.store(t as usize, if all { 1.0 } else { 0.0 }) };
+        }
+    });
+    let fault = result.unwrap_err();
+    assert_eq!(fault.kind, FaultKind::Deadlock, "{fault}");
+    assert!(
+        fault.detail.contains("different warp-wide operations"),
+        "{fault}"
+    );
+    println!("{fault}");
+}

@@ -57,7 +57,7 @@ pub use backend::Element;
 pub use backend::{
     block_dim_x, block_dim_y, block_idx_x, block_idx_y, block_idx_z, cp_async_commit,
     cp_async_wait, grid_dim_x, grid_dim_y, shared_pool_base, sync_threads, sync_warp, thread_idx_x,
-    thread_idx_y,
+    thread_idx_y, vote_all,
 };
 
 /// Threads in a warp.
@@ -476,6 +476,16 @@ pub fn shfl_idx<T: Real>(value: T, src_lane: u32) -> T {
 #[inline(always)]
 pub fn warp_uniform(value: u32) -> u32 {
     shfl_idx(f32::from_bits(value), 0).to_bits()
+}
+
+/// `p`, for a condition the caller knows to be the same in every lane of the warp, as a vote
+/// of all lanes (`vote.sync.all`, which ptxas compiles to `VOTEU`: its result is a uniform
+/// predicate). A branch on it is then uniform to ptxas, so what the branch skips or updates
+/// (a pipeline's stage and phase) may stay in uniform registers; a broadcast
+/// ([`warp_uniform`]) does not do that for a branch. All 32 lanes must call it together.
+#[inline(always)]
+pub fn warp_uniform_condition(p: bool) -> bool {
+    vote_all(p)
 }
 
 /// The thread's lane within its warp, for 1D or 2D blocks (x fastest, as the hardware counts).

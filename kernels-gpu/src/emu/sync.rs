@@ -85,6 +85,13 @@ impl ThreadContext {
         self.warp_collective(SYNC_WARP, &[], true, |_| ());
     }
 
+    /// `vote.sync.all.pred` with every lane in the mask: whether `p` holds in all of them.
+    pub(crate) fn vote_all(&self, p: bool) -> bool {
+        self.warp_collective("vote.sync.all.pred", &[p as u64], true, |warp| {
+            warp.iter().all(|d| d.registers[0] != 0)
+        })
+    }
+
     /// The warp-synchronous exchange behind `shfl.sync.idx`.
     pub(crate) fn shuffle(&self, bits: u64, src_lane: u32) -> u64 {
         let lane = src_lane % 32;

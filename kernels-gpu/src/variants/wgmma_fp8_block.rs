@@ -30,11 +30,22 @@
 //!
 //! **Grouped** (a mixture-of-experts layer, DeepGEMM's layouts, [`crate::gemm::Groups`]): the
 //! skeleton's walk finds each tile's group, the copies take A's layer of the group and B's of
-//! the member, and [`Fp8GemmArgs::of_tile`] points the consumers at the group's A scales and the
-//! member's B scales and C. Every configuration but `:4` (clusters along n: two tiles of a
-//! cluster may be of different groups) and `:7` (its 24-register producer spilled 32 bytes
-//! walking the groups) runs them; measured in `docs/results/h100-2026-11-26-fp8-groups/`
-//! (0.91× cuBLASLt called once per group, `:6`).
+//! the member, [`Fp8GemmArgs::scales_of_tile`] points the mainloop at the group's A scales and
+//! the member's B scales, and after the mainloop [`Fp8GemmArgs::output_of_tile`] the epilogue at
+//! the member's C (held through the mainloop, C's pointer and the group's columns made `:9`
+//! spill in its loop). Every configuration but `:4` (clusters along n: two tiles of a cluster
+//! may be of different groups), `:7` (its 24-register producer spilled 32 bytes walking the
+//! groups) and `:10` (stream-k) runs them; measured in
+//! `docs/results/h100-2026-11-26-fp8-groups/` (0.91× cuBLASLt called once per group, `:6`).
+//! `:9` walks them since the consumers vote on whether a tile is there (the skeleton's
+//! `locate`, [`crate::device::warp_uniform_condition`]). Before, ptxas took the branch past a
+//! missing tile as divergent and kept the ring's stage and phase and the descriptors out of
+//! uniform registers: `:9`'s loop grew from 113 instructions per slice to 132 once it walked
+//! groups, and `:8`, which always had, ran 261 per two slices where it now runs 228. On the
+//! H200 (`docs/results/h200-2026-11-28-grouped-nine/`) `:8` and `:9` on one GEMM are 1–2%
+//! faster than before (but for −2% at 24576 × 4096 × 1536, whose tiles have 12 slices), and
+//! `auto` takes `:9` for DeepGEMM's contiguous sets: 1.03–1.05× the loop of cuBLASLt calls,
+//! where `:8` ran 0.89–0.91×.
 //!
 //! What limits it, measured (`docs/results/h100-2026-11-25-fp8/run8/diagnostics/`): the tile is
 //! not the problem — the same tile, ring and epilogue with the per-tensor mainloop ran at 1457
@@ -271,9 +282,9 @@ impl<
     const CLUSTER: (u32, u32) = (1, CLUSTER_N);
     // A grouped GEMM's tiles find their group's A and scales ([`Fp8GemmArgs::of_tile`], per
     // tensor a strided batch's [`Kernel::member_args`]); not in clusters along n (two tiles of
-    // a cluster may be of different groups), and not beside three consumers, whose 24-register
-    // producer spilled 32 bytes walking the groups.
-    const GROUPS: bool = CLUSTER_N == 1 && CONSUMERS == 2 && !STREAMED;
+    // a cluster may be of different groups), and beside three consumers only with the staged
+    // scales' 32-register producer (`:7`'s 24-register one spilled 32 bytes walking the groups).
+    const GROUPS: bool = CLUSTER_N == 1 && !STREAMED && (CONSUMERS == 2 || staged(MAINLOOP));
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
@@ -341,6 +352,11 @@ impl<
                 return;
             }
         }
+        let args = if MAINLOOP == PER_TENSOR {
+            args
+        } else {
+            args.output_of_tile(work.tile)
+        };
         let staging = Staging {
             first: pool_address(c.stages.extra()) + c.warpgroup * BUFFERS * STAGING_BOX_BYTES,
             buffers: BUFFERS,
@@ -372,13 +388,16 @@ impl<
     }
 
     /// Block scales lie `m·⌈k/128⌉` (A) and `⌈n/128⌉·⌈k/128⌉` (B) per group and member; one
-    /// per tensor, one each (as `wgmma-fp8`'s).
+    /// per tensor, one each (as `wgmma-fp8`'s). With block scales, only the scales: the
+    /// member's C and a masked group's columns are found after the mainloop
+    /// ([`Fp8GemmArgs::output_of_tile`] in `consume`), so that they are not held in registers
+    /// through it (held, they made `:9` spill in its loop once it walked groups, 7–12% slower).
     #[inline(always)]
     fn member_args(self, args: Fp8GemmArgs, tile: Tile) -> Fp8GemmArgs {
         if MAINLOOP == PER_TENSOR {
             args.of_tile_per_tensor(tile)
         } else {
-            args.of_tile(tile)
+            args.scales_of_tile(tile, args.block_scales_per_layer())
         }
     }
 }

@@ -40,6 +40,12 @@ pub fn sync_warp() {
     current().sync_warp();
 }
 
+/// Whether `p` holds in every lane of the warp (`vote.sync.all.pred`): a warp-wide exchange
+/// that orders no memory access, as a shuffle.
+pub fn vote_all(p: bool) -> bool {
+    current().vote_all(p)
+}
+
 /// The shared-window address of the block's pool (16-byte aligned and no more: see
 /// [`SHARED_POOL_BASE`]).
 #[inline]

@@ -51,6 +51,20 @@ pub fn sync_warp() {
     unsafe { asm!("bar.warp.sync -1;", options(nostack)) }
 }
 
+/// `vote.sync.all.pred` (`__all_sync(0xffffffff, p)`): whether `p` holds in all 32 lanes. All
+/// 32 lanes must call it together.
+#[inline(always)]
+pub fn vote_all(p: bool) -> bool {
+    let all: u32;
+    unsafe {
+        asm!(
+            "{{ .reg .pred p, q; setp.ne.u32 p, {p}, 0; vote.sync.all.pred q, p, -1; selp.u32 {all}, 1, 0, q; }}",
+            p = in(reg32) p as u32, all = out(reg32) all, options(nomem, nostack)
+        )
+    };
+    all != 0
+}
+
 /// The 32-bit shared-window address of the pool.
 #[inline(always)]
 pub fn shared_pool_base() -> u32 {
