@@ -45,8 +45,11 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// (`docs/results/006-shapes-e4m3/`) this took `auto` from 0.81× to 0.97× cuBLASLt over the
 /// models' 63 shapes.
 ///
-/// Per block (`block_choice`), by the waves the tiles make; a grouped GEMM or strided batch
-/// ([`super::grouped`]) with `wgmma-fp8-block:8` (1.00–1.06× `:6` on DeepGEMM's grouped sets,
+/// Per block (`block_choice`), by the waves the tiles make; a grouped GEMM ([`super::grouped`])
+/// by the same rule over all its tiles (`by_waves`: `:9` on DeepGEMM's contiguous sets, 1.03–1.05×
+/// cuBLASLt called once per group on the H200, `docs/results/h200-2026-11-28-grouped-nine/`;
+/// `:8` on its masked sets, where `:9`'s 192-row tiles leave a wave a third empty at 4096 rows);
+/// a strided batch with `wgmma-fp8-block:8` (1.00–1.06× `:6` on DeepGEMM's grouped sets,
 /// `docs/results/h100-2026-11-28-fp8-staged-scales/`); per tensor (a batch) with `wgmma-fp8:6`, the
 /// same skeleton's 128 × 128 tiles with one scale per tensor: over the attention-like batches
 /// (`docs/results/h100-2026-11-28-fp8-tensor-batch/`) 0.84–1.07× cuBLASLt's strided batched
@@ -64,8 +67,13 @@ pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
         narrow_tile: narrow,
     } = crate::auto::features(&s);
     let (name, tile) = match p.scaling {
-        // Of the configurations that walk groups, the fastest on one GEMM (chapter 4's run11);
-        // per tensor (a strided batch), the fastest on the batches.
+        // The caller's groups by the waves their tiles make (`by_waves`); a strided batch with
+        // `:8` (measured on the batches); per tensor (a strided batch), the fastest on the
+        // batches.
+        Scaling::Block if p.groups.grouped() && p.groups.strided.is_none() => {
+            let members = p.groups.members(&s).count;
+            by_waves(|rows| s.m.div_ceil(rows) * s.n.div_ceil(128) * members)
+        }
         Scaling::Block if p.groups.grouped() => ("wgmma-fp8-block", 8),
         Scaling::PerTensor if p.groups.grouped() => ("wgmma-fp8", 6),
         _ if p.b_format == Format::E5m2 && s.m.min(s.n) >= 6144 => ("wgmma-fp8", 5),
@@ -146,6 +154,13 @@ fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) 
     if s.n <= 128 && tiles(192) < SMS && tiles(192) * slices >= 32 * SMS {
         return ("wgmma-fp8-block", 10);
     }
+    by_waves(tiles)
+}
+
+/// `wgmma-fp8-block:9` (192 × 128 tiles) unless its waves fill more than a tenth less of their
+/// slots than `:8`'s (128 × 128), `tiles(rows)` the tiles of `rows` rows. One GEMM or a grouped
+/// GEMM's all (the masked layout's at its capacity).
+fn by_waves(tiles: impl Fn(u32) -> u32) -> (&'static str, u32) {
     let (two, three) = (wave_efficiency(tiles(128)), wave_efficiency(tiles(192)));
     if 1.1 * three >= two {
         ("wgmma-fp8-block", 9)
@@ -202,7 +217,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
             let tile = registry::resolve_tile(variant, tile)?;
             let operands = k.tma.map(|operands| operands(tile, kernels_gpu::registry::Layout::TN));
             if p.groups.grouped() && !operands.is_some_and(|o| o.grouped) {
-                bail!("`{}` does not run grouped GEMMs or batches (those that do: wgmma-fp8-block, but for :4, whose two tiles along n may be of different groups, and :7; per tensor wgmma-fp8:2 and :6)", registry::label(variant, Some(tile))?);
+                bail!("`{}` does not run grouped GEMMs or batches (those that do: wgmma-fp8-block, but for :4, whose two tiles along n may be of different groups, :7 and :10; per tensor wgmma-fp8:2 and :6)", registry::label(variant, Some(tile))?);
             }
             if let Err(constraint) = (k.supports)(&p.shape, p.dtype()) {
                 bail!(
@@ -561,6 +576,56 @@ mod tests {
                 registry::label(v, tile).unwrap(),
                 expected,
                 "{m}x{n}x{k} {scaling:?}"
+            );
+        }
+    }
+
+    /// DeepGEMM's grouped sets: the contiguous ones (many tiles) take `:9`, the masked ones at
+    /// 4096 rows `:8` (22 tiles of 192 rows per column of tiles leave waves a third empty), as
+    /// measured in `docs/results/h200-2026-11-28-grouped-nine/`; a strided batch `:8`.
+    #[test]
+    fn auto_chooses_a_grouped_gemms_tiles_by_their_waves() {
+        use kernels_gpu::gemm::GroupLayout;
+        let grouped = |(m, n, k): (u32, u32, u32), layout, count| Fp8Problem {
+            groups: Fp8Groups::grouped_as(layout, count),
+            ..problem(m, n, k, Scaling::Block)
+        };
+        for (p, expected) in [
+            (
+                grouped((4096, 32768, 7168), GroupLayout::Contiguous, 4),
+                "wgmma-fp8-block:9",
+            ),
+            (
+                grouped((7168, 32768, 2048), GroupLayout::Contiguous, 8),
+                "wgmma-fp8-block:9",
+            ),
+            (
+                grouped((4096, 1024, 7168), GroupLayout::Masked, 1),
+                "wgmma-fp8-block:8",
+            ),
+            (
+                grouped((4096, 256, 7168), GroupLayout::Masked, 4),
+                "wgmma-fp8-block:8",
+            ),
+            (
+                Fp8Problem {
+                    groups: Fp8Groups::batch(kernels_gpu::gemm::Batch {
+                        count: 64,
+                        stride_a: 4096 * 7168,
+                        stride_b: 4096 * 7168,
+                        stride_c: 4096 * 4096,
+                    }),
+                    ..problem(4096, 4096, 7168, Scaling::Block)
+                },
+                "wgmma-fp8-block:8",
+            ),
+        ] {
+            let (v, tile) = auto_choice(&p);
+            assert_eq!(
+                registry::label(v, tile).unwrap(),
+                expected,
+                "{:?}",
+                p.groups
             );
         }
     }
