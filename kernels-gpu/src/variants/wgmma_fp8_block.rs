@@ -42,8 +42,8 @@
 //! missing tile as divergent and kept the ring's stage and phase and the descriptors out of
 //! uniform registers: `:9`'s loop grew from 113 instructions per slice to 132 once it walked
 //! groups, and `:8`, which always had, ran 261 per two slices where it now runs 228. On the
-//! H200 (`docs/results/h200-2026-11-28-grouped-nine/`) `:8` and `:9` on one GEMM are 1–2%
-//! faster than before (but for −2% at 24576 × 4096 × 1536, whose tiles have 12 slices), and
+//! H200 (`docs/results/h200-2026-11-28-grouped-nine/`), on one GEMM, `:9` is 2% faster than
+//! before (but 2% slower at 24576 × 4096 × 1536, whose tiles have 12 slices) and `:8` 1–1.5%;
 //! `auto` takes `:9` for DeepGEMM's contiguous sets: 1.03–1.05× the loop of cuBLASLt calls,
 //! where `:8` ran 0.89–0.91×.
 //!
