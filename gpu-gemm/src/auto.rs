@@ -340,12 +340,14 @@ pub fn group_rule(p: &Problem) -> (&'static str, u32, &'static str) {
 ///   tile is empty (128 × 128 × 128: 0.90× cuBLAS, against 0.74× for `wgmma-narrow:128` and
 ///   0.88× for `:64`: the members are bound by memory, and the wide tile streams it best).
 /// - **Otherwise**: `wgmma-layouts:1`, 256 × 128 tiles in clusters of two sharing A.
-/// - **Either, with many tiles in all** ([`queue_pays`]): `wgmma-queue:3`,
+/// - **Either, with many tiles in all** ([`queue_pays`]): `wgmma-queue:2`,
 ///   the same 256 × 128 tiles handed out in order from a counter, so that the blocks working at
-///   one moment share their members' operands in L2; without clusters, with three stages (k is
-///   short) and a whole tile's staging buffers for the write stream of C (H100, 1 024 members:
-///   0.81× cuBLAS at 2048 × 2048 × 128 against 0.78× for `:1` and 0.67× for the static
-///   `wgmma-layouts:1`; 1.06× at 2048 × 128 × 2048 against 1.02× for `:2`).
+///   one moment share their members' operands in L2; without clusters, four stages and two
+///   staging buffers per warpgroup. H200, 1 024 members, N,N / T,N: 0.83 / 0.88× cuBLAS at
+///   2048 × 2048 × 128, 0.98 / 1.04× at 2048 × 128 × 2048, 1.00 / 1.03× at 512² × 64,
+///   0.97 / 1.02× at 128³. `:3` (three stages, a whole tile's staging) led on the H100 while
+///   the epilogue's code was the limit; once it was not, the fourth stage pays
+///   (`docs/perf-notes.md`, 2026-11-28).
 /// - C's rows or `ldc` not a multiple of 8 (the TMA store's constraint): `wgmma-16bit`, which
 ///   writes C from the registers.
 pub fn batch_rule(p: &Problem) -> (&'static str, u32, &'static str) {
@@ -353,15 +355,15 @@ pub fn batch_rule(p: &Problem) -> (&'static str, u32, &'static str) {
     if name == "wgmma-layouts" && queue_pays(p) {
         return (
             "wgmma-queue",
-            3,
-            "a batch of many tiles: 256 × 128 tiles handed out in order by a tile queue, C through a whole tile's staging buffers",
+            2,
+            "a batch of many tiles: 256 × 128 tiles handed out in order by a tile queue, four stages",
         );
     }
     (name, tile, why)
 }
 
 /// Whether a batch has tiles enough for the tile queue to pay: at least 1 024 of
-/// `wgmma-queue:3`'s 256 × 128 tiles, about eight per multiprocessor of an H100, so that the
+/// `wgmma-queue`'s 256 × 128 tiles, about eight per multiprocessor of an H100, so that the
 /// static walk would be long enough to drift. Measured on the H100 (`docs/perf-notes.md`,
 /// 2026-11-27), `:3` beat the static kernels at every attention shape of 1 024 members, from
 /// 1 024 tiles (128³: 0.985–0.998× cuBLAS against 0.951–0.973× for `wgmma-layouts:2`, three

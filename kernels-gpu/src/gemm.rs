@@ -201,6 +201,24 @@ impl<T: Real> GemmArgs<T> {
         unsafe { self.member_c().store4(i, value) }
     }
 
+    /// Runs the store `f` on these arguments, written twice: once for `beta == 0` with a `beta`
+    /// the compiler sees is zero, so that the common case's code holds no load of C and no
+    /// branch on `beta` between its elements, and once as it is. (Interleaved, every pair of a
+    /// Hopper epilogue carried a branch around its load of C, and the instructions executed
+    /// lay so far apart that the warps waited for them to be fetched: `docs/perf-notes.md`,
+    /// 2026-11-28.)
+    #[inline(always)]
+    pub fn split_on_beta<R>(&self, f: impl Fn(&Self) -> R) -> R {
+        if self.beta == T::ZERO {
+            f(&Self {
+                beta: T::ZERO,
+                ..*self
+            })
+        } else {
+            f(self)
+        }
+    }
+
     #[inline(always)]
     fn scaled<const N: usize>(&self, acc: [T; N], old: impl FnOnce() -> [T; N]) -> [T; N] {
         scaled(self.alpha, self.beta, acc, old)

@@ -341,24 +341,40 @@ const BATCH_TWIN_SUFFIX: &str = "_batch";
 ///   build before at three shapes, `docs/results/h100-2026-11-27-amax/`. Since the walk's
 ///   vote on a tile's group (`pipeline::locate`), 12 + 8 bytes (NN, TN) and 20 + 16 (NT, TT),
 ///   still outside the mainloop; on the H200 unchanged within 1% at 4096³ and on a batch of
-///   1024 × 512² × 64, `docs/results/h200-2026-11-28-grouped-nine/run6/`.
+///   1024 × 512² × 64, `docs/results/h200-2026-11-28-grouped-nine/run6/`. Since the store
+///   reads no C where `beta` is zero (`pipeline::epilogue::plain`), 8 + 8 bytes in every
+///   layout; `auto` takes this configuration for large batches.
 /// - `wgmma-fp8-block:10` (`:9` on a stream-k grid): the stream-k walk keeps 48 bytes in local
 ///   memory, in the 32-register producer and in the consumers' per-work set-up (88 bytes
 ///   stored, 72 loaded since the trimmed loop, 80 and 68 before); the consumers' mainloop has
 ///   none. A 40-register producer spilled nothing itself, but the consumers' 152
 ///   then spilled in their mainloop and ran 2–4% slower (H200,
 ///   `docs/results/h200-2026-11-28-fp8-stream-k/run2/`).
+/// - `wgmma-stream-k:1` in each layout and type, since the store reads no C where `beta` is
+///   zero (`pipeline::epilogue::plain`): one word of a work unit's set-up, stored before its
+///   mainloop and loaded in its epilogue (one `STL` and one `LDL` per unit). On the H200 the
+///   new build ran level or faster than the one before (2048² × 8192: 566/564 against
+///   568/560 TFLOP/s; 1024² × 16384 +3%; 4096³ +2%),
+///   `docs/results/h200-2026-11-28-store-path/run8-stream-k/`.
 pub const SPILLS_MEASURED: &[(&str, &str, (u32, u32, u32))] = &[
     ("sm_90", "gemm_best_c1_f32_batch", (16, 12, 36)),
-    ("sm_90a", "gemm_wgmma_queue_nn_c2_bf16", (8, 12, 8)),
-    ("sm_90a", "gemm_wgmma_queue_nn_c2_f16", (8, 12, 8)),
-    ("sm_90a", "gemm_wgmma_queue_tn_c2_bf16", (8, 12, 8)),
-    ("sm_90a", "gemm_wgmma_queue_tn_c2_f16", (8, 12, 8)),
-    ("sm_90a", "gemm_wgmma_queue_nt_c2_bf16", (8, 20, 16)),
-    ("sm_90a", "gemm_wgmma_queue_nt_c2_f16", (8, 20, 16)),
-    ("sm_90a", "gemm_wgmma_queue_tt_c2_bf16", (8, 20, 16)),
-    ("sm_90a", "gemm_wgmma_queue_tt_c2_f16", (8, 20, 16)),
+    ("sm_90a", "gemm_wgmma_queue_nn_c2_bf16", (8, 8, 8)),
+    ("sm_90a", "gemm_wgmma_queue_nn_c2_f16", (8, 8, 8)),
+    ("sm_90a", "gemm_wgmma_queue_tn_c2_bf16", (8, 8, 8)),
+    ("sm_90a", "gemm_wgmma_queue_tn_c2_f16", (8, 8, 8)),
+    ("sm_90a", "gemm_wgmma_queue_nt_c2_bf16", (8, 8, 8)),
+    ("sm_90a", "gemm_wgmma_queue_nt_c2_f16", (8, 8, 8)),
+    ("sm_90a", "gemm_wgmma_queue_tt_c2_bf16", (8, 8, 8)),
+    ("sm_90a", "gemm_wgmma_queue_tt_c2_f16", (8, 8, 8)),
     ("sm_90a", "gemm_wgmma_fp8_block_c10_e4m3", (48, 88, 72)),
+    ("sm_90a", "gemm_wgmma_stream_k_nn_c1_bf16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_stream_k_nn_c1_f16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_stream_k_tn_c1_bf16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_stream_k_tn_c1_f16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_stream_k_nt_c1_bf16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_stream_k_nt_c1_f16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_stream_k_tt_c1_bf16", (8, 4, 4)),
+    ("sm_90a", "gemm_wgmma_stream_k_tt_c1_f16", (8, 4, 4)),
 ];
 
 impl Variant {
@@ -1662,11 +1678,11 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-queue",
-        summary: "wgmma-layouts:1/:2 (256x128 tiles, C through the TMA store, every layout) with the tiles handed out in order by a counter (a tile queue: the first block's producer of each cluster takes a ticket and publishes the tile into its peers' shared memory), for strided batches whose static walk drifts across members; --tile: 3 no cluster, three stages and a whole tile's staging buffers per warpgroup (one barrier pair per tile; default), 1 clusters of two along n sharing A, 2 no cluster",
+        summary: "wgmma-layouts:1/:2 (256x128 tiles, C through the TMA store, every layout) with the tiles handed out in order by a counter (a tile queue: the first block's producer of each cluster takes a ticket and publishes the tile into its peers' shared memory), for strided batches whose static walk drifts across members; --tile: 2 no cluster, four stages and two staging buffers per warpgroup (default), 1 clusters of two along n sharing A, 3 no cluster, three stages and a whole tile's staging buffers per warpgroup (one barrier pair per tile)",
         source: "beyond the documents (tensor cores, chapter 5)",
         entry: "gemm_wgmma_queue_{ops}_c{tile}",
         layouts: &Layout::ALL,
-        tiles: &[3, 1, 2],
+        tiles: &[2, 1, 3],
         geometry: wgmma_queue_geometry,
         supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
         dtypes: HALF_DTYPES,

@@ -425,3 +425,47 @@ fn sixteen_bit_loops_issue_four_transposed_hgmma_per_slice_with_one_group_in_fli
         }
     }
 }
+
+/// The TMA-store epilogues load nothing while they store: between the first and the last
+/// `STSM` of one tile's store (each copy the kernel holds: the plain store, and the one after
+/// the fused epilogue's pass) there is no global load. With `beta` a run-time value, every pair
+/// of the plain store carried a branch around its own load of C: the store spread over 1 000–
+/// 3 000 instructions with 56–180 `LDG`s among them, and on a short-k batch, where the epilogue
+/// is the kernel, the warps waited for instructions to be fetched 40% of their time
+/// (`pipeline::epilogue::plain`; `docs/perf-notes.md`, 2026-11-28).
+#[test]
+fn the_tma_store_epilogues_load_nothing_between_their_stmatrix() {
+    // (variant, tile, dtype, `STSM`s per thread and tile)
+    for (variant, tile, dtype, per_store) in [
+        ("wgmma-tma-store", 1, Dtype::Bf16, 16),
+        ("wgmma-tma-store", 4, Dtype::F16, 16),
+        ("wgmma-layouts", 2, Dtype::Bf16, 16),
+        ("wgmma-queue", 2, Dtype::Bf16, 16),
+        ("wgmma-queue", 3, Dtype::F16, 16),
+        ("wgmma-fp8-block", 9, Dtype::E4m3, 8),
+    ] {
+        let entry = registry::find(variant)
+            .unwrap()
+            .first_entry_name(dtype, tile);
+        let f = function(&entry);
+        let stores: Vec<usize> = (0..f.instructions.len())
+            .filter(|&i| f.instructions[i].base() == "STSM")
+            .collect();
+        assert!(
+            !stores.is_empty() && stores.len().is_multiple_of(per_store),
+            "{entry}: {} STSM, not whole stores of {per_store}",
+            stores.len()
+        );
+        for store in stores.chunks(per_store) {
+            let span = &f.instructions[store[0]..=store[per_store - 1]];
+            let loads: Vec<&Instruction> = span.iter().filter(|i| i.base() == "LDG").collect();
+            assert!(
+                loads.is_empty(),
+                "{entry}: {} global loads among the {} instructions of a store, from {:#x}: {loads:?}",
+                loads.len(),
+                span.len(),
+                span[0].address
+            );
+        }
+    }
+}

@@ -100,11 +100,34 @@ pub unsafe fn fuse<H: Half, const R: usize>(
     let largest = args.fused.largest_magnitude(&values, inside);
     let stored = HalfGemmArgs {
         alpha: 1.0,
+        ..plain(args)
+    };
+    (stored, values, largest)
+}
+
+/// Whether a tile's store needs [`fuse`] first: C to read (`beta ≠ 0`) or a fused epilogue.
+/// Otherwise the store runs on [`plain`]'s arguments.
+#[inline(always)]
+pub fn needs_fuse<H: Half>(args: &HalfGemmArgs<H>) -> bool {
+    args.beta != 0.0 || !args.fused.epilogue.is_none()
+}
+
+/// `args` for a store that reads no C and fuses nothing: `beta` a zero the compiler sees, so
+/// that the store's code holds no load of C and no branch on `beta` between its pairs.
+///
+/// (With `beta` a run-time value, each pair of the store carried its own branch around some 30
+/// instructions that load C: the TMA-store epilogue spread the instructions it executes over
+/// 2,500, and in a batch of 2048 × 2048 × 16 bf16 problems, where the epilogue is the kernel,
+/// the warps waited for instructions to be fetched, ncu's `no_instruction`, 40% of their time:
+/// `docs/perf-notes.md`, 2026-11-28. A nonzero `beta` now goes through [`fuse`], whose loads of C
+/// are grouped in runs outside the store.)
+#[inline(always)]
+pub fn plain<H: Half>(args: &HalfGemmArgs<H>) -> HalfGemmArgs<H> {
+    HalfGemmArgs {
         beta: 0.0,
         fused: Fused::none(),
         ..*args
-    };
-    (stored, values, largest)
+    }
 }
 
 /// Writes the 64×N accumulator of one consumer warpgroup, in `Cᵀ` orientation: accumulator row
@@ -126,7 +149,7 @@ pub unsafe fn store_transposed<H: Half, const R: usize>(
     thread: u32,
 ) {
     let (warp, lane) = (thread / 32, thread % 32);
-    if !args.fused.epilogue.is_none() {
+    if needs_fuse(args) {
         let at = |i| {
             let (r, c) = Accumulator::<R>::position(warp, lane, i);
             (row0 + c, col0 + r)
@@ -136,10 +159,10 @@ pub unsafe fn store_transposed<H: Half, const R: usize>(
         unsafe { store_transposed_plain(&stored, &acc, row0, col0, thread) };
         return unsafe { args.fused.gather_amax(largest) };
     }
-    unsafe { store_transposed_plain(args, acc, row0, col0, thread) }
+    unsafe { store_transposed_plain(&plain(args), acc, row0, col0, thread) }
 }
 
-/// [`store_transposed`] without a fused epilogue.
+/// [`store_transposed`] on [`plain`]'s arguments (`alpha·acc`, no C read).
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
 unsafe fn store_transposed_plain<H: Half, const R: usize>(
@@ -214,7 +237,7 @@ pub unsafe fn store_through_tma<H: Half>(
     thread: u32,
     staging: Staging,
 ) {
-    if !args.fused.epilogue.is_none() {
+    if needs_fuse(args) {
         let (warp, lane) = (thread / 32, thread % 32);
         let at = |i| {
             let (r, c) = Accumulator::<128>::position(warp, lane, i);
@@ -225,10 +248,10 @@ pub unsafe fn store_through_tma<H: Half>(
         unsafe { store_through_tma_plain(&stored, &acc, c_map, row0, col0, thread, staging) };
         return unsafe { args.fused.gather_amax(largest) };
     }
-    unsafe { store_through_tma_plain(args, acc, c_map, row0, col0, thread, staging) }
+    unsafe { store_through_tma_plain(&plain(args), acc, c_map, row0, col0, thread, staging) }
 }
 
-/// [`store_through_tma`] without a fused epilogue.
+/// [`store_through_tma`] on [`plain`]'s arguments (`alpha·acc`, no C read).
 #[inline(always)]
 unsafe fn store_through_tma_plain<H: Half>(
     args: &HalfGemmArgs<H>,
@@ -343,26 +366,7 @@ unsafe fn store_subtile<H: Half, const S: u32>(
         let mut pairs = [0u32; 4];
         for h in 0..4u32 {
             let i = (4 * (q + h / 2) + 2 * (h % 2)) as usize;
-            let (r, c) = Accumulator::<128>::position(warp, lane, i as u32);
-            let (row, col) = (at.row0 + c, at.col0 + r);
-            let old = || {
-                if col >= args.n {
-                    [0.0; 2]
-                } else if row + 1 < args.m && args.c_pairs_ok() {
-                    unsafe { args.c.load2(args.c_at(row, col)) }
-                } else {
-                    core::array::from_fn(|e| {
-                        let row = row + e as u32;
-                        if row < args.m {
-                            unsafe { args.c.load(args.c_at(row, col)) }
-                        } else {
-                            0.0
-                        }
-                    })
-                }
-            };
-            let value = crate::gemm::scaled(args.alpha, args.beta, [values[i], values[i + 1]], old);
-            pairs[h as usize] = H::pack(value[0], value[1]);
+            pairs[h as usize] = H::pack(args.alpha * values[i], args.alpha * values[i + 1]);
         }
         // This lane's row: row L % 8 of matrix L / 8, i.e. column `n` of the box, 8-m block
         // `m_block`, at its 128-byte swizzled place.
@@ -393,7 +397,7 @@ pub unsafe fn store_direct_through_tma<H: Half>(
     thread: u32,
     staging: Staging,
 ) {
-    if !args.fused.epilogue.is_none() {
+    if needs_fuse(args) {
         let (warp, lane) = (thread / 32, thread % 32);
         let at = |row0: u32| {
             move |i| {
@@ -411,10 +415,20 @@ pub unsafe fn store_direct_through_tma<H: Half>(
         unsafe { store_direct_plain(&stored, accumulators, c_map, row0, col0, thread, staging) };
         return unsafe { args.fused.gather_amax(upper_largest.max(lower_largest)) };
     }
-    unsafe { store_direct_plain(args, [upper, lower], c_map, row0, col0, thread, staging) }
+    unsafe {
+        store_direct_plain(
+            &plain(args),
+            [upper, lower],
+            c_map,
+            row0,
+            col0,
+            thread,
+            staging,
+        )
+    }
 }
 
-/// [`store_direct_through_tma`] without a fused epilogue.
+/// [`store_direct_through_tma`] on [`plain`]'s arguments (`alpha·acc`, no C read).
 #[inline(always)]
 unsafe fn store_direct_plain<H: Half>(
     args: &HalfGemmArgs<H>,
@@ -457,7 +471,7 @@ pub unsafe fn store_direct_64_through_tma<H: Half>(
     thread: u32,
     staging: Staging,
 ) {
-    if !args.fused.epilogue.is_none() {
+    if needs_fuse(args) {
         let (warp, lane) = (thread / 32, thread % 32);
         let at = |i| {
             let (r, c) = Accumulator::<64>::position(warp, lane, i);
@@ -468,10 +482,10 @@ pub unsafe fn store_direct_64_through_tma<H: Half>(
         unsafe { store_direct_64_plain(&stored, &acc, c_map, row0, col0, thread, staging) };
         return unsafe { args.fused.gather_amax(largest) };
     }
-    unsafe { store_direct_64_plain(args, acc, c_map, row0, col0, thread, staging) }
+    unsafe { store_direct_64_plain(&plain(args), acc, c_map, row0, col0, thread, staging) }
 }
 
-/// [`store_direct_64_through_tma`] without a fused epilogue.
+/// [`store_direct_64_through_tma`] on [`plain`]'s arguments (`alpha·acc`, no C read).
 #[inline(always)]
 unsafe fn store_direct_64_plain<H: Half>(
     args: &HalfGemmArgs<H>,
@@ -516,20 +530,7 @@ unsafe fn store_direct_subtile<H: Half, const S: u32>(
         for h in 0..4u32 {
             let block = 8 * half + 2 * x4 + h / 2;
             let i = (4 * block + 2 * (h % 2)) as usize;
-            let (r, c) = Accumulator::<64>::position(warp, lane, i as u32);
-            let (row, col) = (row0 + r, at.col0 + c);
-            let old = || {
-                core::array::from_fn(|e| {
-                    let col = col + e as u32;
-                    if row < args.m && col < args.n {
-                        unsafe { args.c.load(args.c_at(row, col)) }
-                    } else {
-                        0.0
-                    }
-                })
-            };
-            let value = crate::gemm::scaled(args.alpha, args.beta, [values[i], values[i + 1]], old);
-            pairs[h as usize] = H::pack(value[0], value[1]);
+            pairs[h as usize] = H::pack(args.alpha * values[i], args.alpha * values[i + 1]);
         }
         // This lane's address: row L % 8 of stored matrix L / 8 is column `n` of the box (a
         // 128-byte row of 64 m), its eight rows the 8-m block `m_block`.

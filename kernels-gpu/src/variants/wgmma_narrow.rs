@@ -379,8 +379,8 @@ where
             }
         }
         let output = O::output(&args);
-        if output.fused.epilogue.is_none() {
-            unsafe { store(&output, &values, row0, col0, c.thread) };
+        if !epilogue::needs_fuse(&output) {
+            unsafe { store(&epilogue::plain(&output), &values, row0, col0, c.thread) };
         } else {
             let (warp, lane) = (c.thread / 32, c.thread % 32);
             let at = |i| {

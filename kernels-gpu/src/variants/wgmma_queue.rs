@@ -61,6 +61,28 @@
 //! which two staging sets in turn, stores by every thread and cuBLAS's 64 × 32 boxes did not
 //! raise (`docs/perf-notes.md`; branches `wip/whole-double`, `wip/thread-store`,
 //! `wip/narrow-boxes`).
+//!
+//! **What that pace was** (H200, 2026-11-28, `docs/results/h200-2026-11-28-store-path/`). A
+//! probe in CUDA C (`store_probe.cu` there) showed the TMA store itself is not the limit: one
+//! thread per block storing a 256 × 128 tile per step in 8 KiB boxes writes C at 4.1 TB/s (a
+//! memset: 4.6), a single block up to 60 GB/s, and the epilogue's own shape (two warpgroups
+//! writing their staging, the barriers, the stores) at 3.8 TB/s. The kernel wrote at 2.1.
+//! ncu's stall samples at k = 16 said why: 40% of the warps' time was `no_instruction`, spread
+//! over the epilogue's 2,500 instructions. `beta` was a run-time value, and each of the 64
+//! pairs a thread stores carried its own branch around some 30 instructions that load C; the
+//! 6 instructions a pair executes lay 500 bytes apart, and the instruction cache could not
+//! keep up. With `beta == 0` made a constant the compiler sees
+//! ([`crate::pipeline::epilogue::plain`]; a nonzero `beta` now goes through the fused
+//! epilogue's pass, which loads C outside the store), the kernel is 4,928 SASS instructions
+//! instead of 6,992, and in the same process as cuBLAS: k = 16 0.60 → 0.95×, 2048 × 2048 × 128
+//! 0.58 → 0.79×, 512² × 64 0.80 → 0.94×, 128³ 0.91 → 1.02×.
+//!
+//! **`:2` again.** With the epilogue fixed, the warps of `:3` at 2048 × 2048 × 128 wait for
+//! their operands (30% of the samples on the *full* barrier): under C's write stream a load's
+//! latency outlasts what three stages hide. `:2`, four stages and two staging buffers, now wins
+//! at seven of the eight attention problems (N,N and T,N): 0.83 / 0.88× against 0.79 / 0.83×
+//! at 2048 × 2048 × 128, 0.98 / 1.04× at 2048 × 128 × 2048, 1.00 / 1.03× at 512² × 64, and
+//! 0.97 / 1.02× at 128³, where `:3` ran 0.98 / 1.01×. `auto` takes `:2`, the variant's default.
 use super::wgmma_layouts::Layouts;
 
 /// `wgmma-layouts`' configuration `B` in the layout (`A_TRANSPOSED`, `B_TRANSPOSED`), its

@@ -325,7 +325,7 @@ where
             unsafe { unscale_by_ranges(&mut sum, ranges, rows, tile, f) };
         }
         let values = if SPLIT { &sum } else { acc.get() };
-        unsafe { store(&args, values, tile, f) };
+        args.split_on_beta(|args| unsafe { store(args, values, tile, f) });
     }
 }
 
