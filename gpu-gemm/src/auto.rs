@@ -340,14 +340,14 @@ pub fn group_rule(p: &Problem) -> (&'static str, u32, &'static str) {
 ///   tile is empty (128 × 128 × 128: 0.90× cuBLAS, against 0.74× for `wgmma-narrow:128` and
 ///   0.88× for `:64`: the members are bound by memory, and the wide tile streams it best).
 /// - **Otherwise**: `wgmma-layouts:1`, 256 × 128 tiles in clusters of two sharing A.
-/// - **Either, with many tiles in all** ([`queue_pays`]): `wgmma-queue:2`,
+/// - **Either, with many tiles in all** ([`queue_pays`]): `wgmma-queue:3`,
 ///   the same 256 × 128 tiles handed out in order from a counter, so that the blocks working at
-///   one moment share their members' operands in L2; without clusters, four stages and two
-///   staging buffers per warpgroup. H200, 1 024 members, N,N / T,N: 0.83 / 0.88× cuBLAS at
-///   2048 × 2048 × 128, 0.98 / 1.04× at 2048 × 128 × 2048, 1.00 / 1.03× at 512² × 64,
-///   0.97 / 1.02× at 128³. `:3` (three stages, a whole tile's staging) led on the H100 while
-///   the epilogue's code was the limit; once it was not, the fourth stage pays
-///   (`docs/perf-notes.md`, 2026-11-28).
+///   one moment share their members' operands in L2; without clusters, three stages and a whole
+///   tile's staging per warpgroup. H200, 1 024 members, N,N / T,N: 0.96 / 0.97× cuBLAS at
+///   2048 × 2048 × 128, 0.99 / 0.99× at 2048 × 128 × 2048, 1.05 / 1.05× at 512² × 64,
+///   1.06 / 1.06× at 128³: 1.01 / 1.02× geomean. (`:2`, four stages and two staging buffers,
+///   led for a while: the queue's publication then cost each unit a GPU-wide fence before its
+///   loads, which three stages did not hide; `docs/perf-notes.md`, 2026-11-28.)
 /// - C's rows or `ldc` not a multiple of 8 (the TMA store's constraint): `wgmma-16bit`, which
 ///   writes C from the registers.
 pub fn batch_rule(p: &Problem) -> (&'static str, u32, &'static str) {
@@ -355,8 +355,8 @@ pub fn batch_rule(p: &Problem) -> (&'static str, u32, &'static str) {
     if name == "wgmma-layouts" && queue_pays(p) {
         return (
             "wgmma-queue",
-            2,
-            "a batch of many tiles: 256 × 128 tiles handed out in order by a tile queue, four stages",
+            3,
+            "a batch of many tiles: 256 × 128 tiles handed out in order by a tile queue, a whole tile's staging",
         );
     }
     (name, tile, why)

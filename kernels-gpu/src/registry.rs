@@ -1678,11 +1678,11 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-queue",
-        summary: "wgmma-layouts:1/:2 (256x128 tiles, C through the TMA store, every layout) with the tiles handed out in order by a counter (a tile queue: the first block's producer of each cluster takes a ticket and publishes the tile into its peers' shared memory), for strided batches whose static walk drifts across members; --tile: 2 no cluster, four stages and two staging buffers per warpgroup (default), 1 clusters of two along n sharing A, 3 no cluster, three stages and a whole tile's staging buffers per warpgroup (one barrier pair per tile)",
+        summary: "wgmma-layouts:1/:2 (256x128 tiles, C through the TMA store, every layout) with the tiles handed out in order by a counter (a tile queue: the first block's producer of each cluster takes a ticket and publishes the tile into its peers' shared memory), for strided batches whose static walk drifts across members; --tile: 3 no cluster, three stages and a whole tile's staging buffers per warpgroup (one barrier pair per tile; default), 2 no cluster, four stages and two staging buffers per warpgroup, 1 clusters of two along n sharing A",
         source: "beyond the documents (tensor cores, chapter 5)",
         entry: "gemm_wgmma_queue_{ops}_c{tile}",
         layouts: &Layout::ALL,
-        tiles: &[2, 1, 3],
+        tiles: &[3, 2, 1],
         geometry: wgmma_queue_geometry,
         supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
         dtypes: HALF_DTYPES,

@@ -91,10 +91,10 @@ fn the_tile_queue_hands_out_every_members_tiles() {
 #[test]
 fn auto_takes_the_tile_queue_where_the_batch_has_many_tiles() {
     for (dims, count, expected) in [
-        ((2048, 2048, 128), 1024, ("wgmma-queue", 2)),
-        ((2048, 128, 2048), 1024, ("wgmma-queue", 2)),
-        ((512, 512, 64), 1024, ("wgmma-queue", 2)),
-        ((128, 128, 128), 1024, ("wgmma-queue", 2)),
+        ((2048, 2048, 128), 1024, ("wgmma-queue", 3)),
+        ((2048, 128, 2048), 1024, ("wgmma-queue", 3)),
+        ((512, 512, 64), 1024, ("wgmma-queue", 3)),
+        ((128, 128, 128), 1024, ("wgmma-queue", 3)),
         ((128, 128, 128), 512, ("wgmma-layouts", 2)),
         ((2048, 2048, 128), 4, ("wgmma-layouts", 1)),
     ] {

@@ -469,3 +469,41 @@ fn the_tma_store_epilogues_load_nothing_between_their_stmatrix() {
         }
     }
 }
+
+/// The tile queue of a one-block cluster publishes its units at the block's scope: no fence at
+/// the GPU's scope and no invalidation of L1 anywhere in `wgmma-queue:2` and `:3`. Written as
+/// a release at cluster scope, each unit cost the producer a `MEMBAR.ALL.GPU` and an `ERRBAR`
+/// before its loads (a quarter of the producer's samples under C's write stream), and each
+/// reader a `CCTL.IVALL`; `:3`'s three stages did not hide it (2048 × 2048 × 128, 1 024
+/// members: 0.80 → 0.97× cuBLAS; `docs/perf-notes.md`, 2026-11-28). The clustered `:1` must
+/// publish to its peer at cluster scope and keeps them: the control that the test sees them.
+#[test]
+fn a_one_block_tile_queue_publishes_without_a_gpu_fence() {
+    let fences = |entry: &str| {
+        let f = function(entry);
+        let count = |opcode: &str| {
+            f.instructions
+                .iter()
+                .filter(|i| i.opcode.starts_with(opcode))
+                .count()
+        };
+        (count("MEMBAR.ALL.GPU"), count("CCTL.IVALL"))
+    };
+    let variant = registry::find("wgmma-queue").unwrap();
+    for dtype in [Dtype::Bf16, Dtype::F16] {
+        for tile in [2, 3] {
+            let entry = variant.first_entry_name(dtype, tile);
+            assert_eq!(
+                fences(&entry),
+                (0, 0),
+                "{entry}: (MEMBAR.ALL.GPU, CCTL.IVALL) in a kernel whose cluster is one block"
+            );
+        }
+        let clustered = variant.first_entry_name(dtype, 1);
+        let (membar, cctl) = fences(&clustered);
+        assert!(
+            membar > 0 && cctl > 0,
+            "{clustered}: {membar} MEMBAR.ALL.GPU, {cctl} CCTL.IVALL: its release and acquire at cluster scope should show"
+        );
+    }
+}

@@ -27,6 +27,15 @@
 //! leader's *drained* barrier of the slot; the leader reuses a slot once every reader of every
 //! block has drained it. Past the last unit the leader publishes [`END`], and every walk stops.
 //!
+//! Where the cluster is one block, the leader and its readers share it, and the default
+//! semantics of the arrive and the wait (release and acquire at the block's scope) are enough.
+//! The cluster scope is not free: ptxas writes the release as a `MEMBAR.ALL.GPU` (and an
+//! `ERRBAR`) before the arrive, which waits for the leader's memory operations at the GPU's
+//! scope, once per unit and before the unit's loads; and the acquire as a `CCTL.IVALL`, an
+//! invalidation of the reader's L1. Under a short-k batch's write stream that fence took a
+//! quarter of the producer's time, and `wgmma-queue:3` (three stages) ran at 0.80× cuBLAS
+//! instead of 0.97× (`docs/perf-notes.md`, 2026-11-28).
+//!
 //! The leader takes its next ticket right after publishing a unit, so the atomic's round trip
 //! overlaps the unit's loads. The last ticket of the launch (`t = units − 1`: every cluster takes
 //! one ticket per unit it computes, so the launch takes exactly `units` tickets) puts the counter
@@ -134,9 +143,16 @@ impl Queue {
         let (s, phase) = (self.position % SLOTS, (self.position / SLOTS) & 1);
         // On the ring's first pass the "previous" phase counts as drained.
         self.drained(s).wait(phase ^ 1);
-        for rank in 0..cluster_size {
-            cluster::store_word(self.word(s), rank, unit);
-            self.filled(s).arrive_release_cluster(rank);
+        if cluster_size == 1 {
+            // One block: its own threads read the slot, and the arrive's and the wait's
+            // default semantics (release and acquire at the block's scope) order the word.
+            cluster::store_word(self.word(s), 0, unit);
+            self.filled(s).arrive();
+        } else {
+            for rank in 0..cluster_size {
+                cluster::store_word(self.word(s), rank, unit);
+                self.filled(s).arrive_release_cluster(rank);
+            }
         }
         if unit != END {
             walk.to_ticket(unsafe { counter.take() });
@@ -155,7 +171,11 @@ impl Queue {
         let lane = crate::device::thread_idx_x() % WARP_SIZE;
         let mut unit = 0;
         if reader != Reader::Warp || lane == 0 {
-            self.filled(s).wait_cluster(phase);
+            if cluster_size == 1 {
+                self.filled(s).wait(phase);
+            } else {
+                self.filled(s).wait_cluster(phase);
+            }
             unit = cluster::load_word(self.word(s));
             // The read is this thread's, before its release: the leader may refill the slot.
             let drained = self.drained(s);

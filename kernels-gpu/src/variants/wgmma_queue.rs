@@ -82,7 +82,24 @@
 //! latency outlasts what three stages hide. `:2`, four stages and two staging buffers, now wins
 //! at seven of the eight attention problems (N,N and T,N): 0.83 / 0.88× against 0.79 / 0.83×
 //! at 2048 × 2048 × 128, 0.98 / 1.04× at 2048 × 128 × 2048, 1.00 / 1.03× at 512² × 64, and
-//! 0.97 / 1.02× at 128³, where `:3` ran 0.98 / 1.01×. `auto` takes `:2`, the variant's default.
+//! 0.97 / 1.02× at 128³, where `:3` ran 0.98 / 1.01×. `auto` took `:2`.
+//!
+//! **The producer's fence, and `:3` again** (H200, 2026-11-28, `docs/results/h200-2026-11-28-l2/`).
+//! Not bandwidth: an L2 prefetch of the next wave's operands (`cp.async.bulk.prefetch.tensor`,
+//! branch `wip/l2-prefetch`) made every problem slower (2048 × 2048 × 128: 0.86 → 0.74×), and
+//! ncu has `:2` keeping L2 84% busy (cuBLAS, the same 256 × 128 tile with four stages and
+//! clusters of two: 87%). The samples per SASS instruction found the producer thread at a
+//! `MEMBAR.ALL.GPU` and an `ERRBAR` once per unit, a quarter of its time, before the unit's
+//! loads: the queue published every unit with a release at cluster scope, which ptxas writes
+//! as that fence, and every reader acquired it with a `CCTL.IVALL` (L1 invalidated). A block
+//! alone needs neither ([`crate::pipeline::queue`]: block scope where the cluster is one
+//! block). In the same process as cuBLAS, `:3` went at 2048 × 2048 × 128 from 0.80 / 0.83× to
+//! 0.97 / 0.97× (N,N / T,N), at 2048 × 128 × 2048 from 0.95 / 0.99× to 0.99 / 0.99×, at
+//! 512² × 64 from 0.94 / 0.93× to 1.05 / 1.05×, at 128³ from 0.90 / 0.93× to 1.06 / 1.06×:
+//! 1.01 / 1.02× geomean. `:2` gained less (its fourth stage had hidden the fence). `auto`
+//! takes `:3`, the variant's default; the clustered `:1` keeps the cluster scope its peer needs,
+//! and loses where a cluster of two along n is half empty (n = 128) and at 2048 × 2048 × 128
+//! (0.75×: its consumers wait on the full barrier twice as often as `:2`'s).
 use super::wgmma_layouts::Layouts;
 
 /// `wgmma-layouts`' configuration `B` in the layout (`A_TRANSPOSED`, `B_TRANSPOSED`), its
