@@ -44,9 +44,10 @@
 //!   n = 128 a cluster of two along n is half empty).
 //!
 //! What the PTX shows: the producer's loop gains the `atom.global.add` of the ticket, the
-//! `mapa` + `st.shared::cluster.u32` of each publication and its `mbarrier.arrive.release.cluster`;
-//! every reader an `mbarrier.try_wait.acquire.cluster` and one `ld.shared` per unit (a warp's
-//! lane 0, then a `shfl.sync`). The mainloop and the epilogue are `wgmma-layouts`'. 168
+//! `mapa` + `st.shared::cluster.u32` of each publication and its `mbarrier.arrive` (with
+//! `.release.cluster` in `:1`, whose peer reads it); every reader an `mbarrier.try_wait`
+//! (`.acquire.cluster` in `:1`) and one `ld.shared` per unit (a warp's lane 0, then a
+//! `shfl.sync`). The mainloop and the epilogue are `wgmma-layouts`'. 168
 //! registers, no spills (ptxas, sm_90a); the static kernels' PTX is unchanged, entry by entry.
 //!
 //! Measured on the H100 (1 024 members, cuBLAS's strided batched GEMM in the same process,
@@ -94,7 +95,7 @@
 //! as that fence, and every reader acquired it with a `CCTL.IVALL` (L1 invalidated). A block
 //! alone needs neither ([`crate::pipeline::queue`]: block scope where the cluster is one
 //! block). In the same process as cuBLAS, `:3` went at 2048 × 2048 × 128 from 0.80 / 0.83× to
-//! 0.97 / 0.97× (N,N / T,N), at 2048 × 128 × 2048 from 0.95 / 0.99× to 0.99 / 0.99×, at
+//! 0.96–0.97 / 0.97–0.98× (N,N / T,N), at 2048 × 128 × 2048 from 0.95 / 0.99× to 0.99 / 0.99×, at
 //! 512² × 64 from 0.94 / 0.93× to 1.05 / 1.05×, at 128³ from 0.90 / 0.93× to 1.06 / 1.06×:
 //! 1.01 / 1.02× geomean. `:2` gained less (its fourth stage had hidden the fence). `auto`
 //! takes `:3`, the variant's default; the clustered `:1` keeps the cluster scope its peer needs,
