@@ -44,6 +44,8 @@ pub struct Gpu {
     stream: Stream,
     /// Created on first use, on `stream`: one handle per math mode.
     cublas: [std::cell::OnceCell<CublasHandle>; 2],
+    /// What [`Timing::cold`] writes over before each run, allocated on its first use.
+    cold_scratch: std::cell::OnceCell<DeviceBuffer<u32>>,
     /// Whether a slow first load of a module is reported on stderr (the command line's pause
     /// explained); a library prints nothing ([`Gpu::quiet`]).
     report_slow_loads: bool,
@@ -572,6 +574,7 @@ impl Gpu {
             reserved: std::cell::Cell::new(0),
             stream,
             cublas: Default::default(),
+            cold_scratch: Default::default(),
             report_slow_loads: true,
             _context: context,
         })
@@ -994,7 +997,8 @@ impl Gpu {
 
 impl Gpu {
     /// The timing protocol's launches: `timing.warmup` untimed, then timed ones (CUDA events
-    /// around each `enqueue`) while [`Timing::wants_more`].
+    /// around each `enqueue`) while [`Timing::wants_more`]; with [`Timing::cold`], each behind
+    /// a write of [`COLD_BYTES`](crate::timing::COLD_BYTES) on the stream.
     pub fn time(
         &self,
         name: &str,
@@ -1008,7 +1012,33 @@ impl Gpu {
         );
         let mut times_ms: Vec<f64> = Vec::with_capacity(timing.iters);
         let mut warmups = 0;
+        let cold = if timing.cold {
+            let words = crate::timing::COLD_BYTES / 4;
+            let scratch = match self.cold_scratch.get() {
+                Some(s) => s,
+                None => {
+                    let s = unsafe { DeviceBuffer::<u32>::uninitialized(words) }
+                        .context("allocating the 256 MiB that --cold writes before each run")?;
+                    self.cold_scratch.get_or_init(|| s)
+                }
+            };
+            Some(scratch)
+        } else {
+            None
+        };
         while warmups < timing.warmup || timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
+            if let Some(scratch) = cold {
+                // Some 60–90 µs of writes at HBM's pace: the launch below is queued long before
+                // they end, and they evict the operands from L2.
+                use cudarc::driver::sys::{cuMemsetD32Async, CUresult};
+                let (words, count) = (scratch.as_device_ptr().as_raw(), scratch.len());
+                // SAFETY: the buffer holds `count` words.
+                let status =
+                    unsafe { cuMemsetD32Async(words, 0x5A5A_5A5A, count, stream.as_inner() as _) };
+                if status != CUresult::CUDA_SUCCESS {
+                    bail!("writing --cold's 256 MiB failed: {status:?}");
+                }
+            }
             start.record(stream)?;
             enqueue()?;
             stop.record(stream)?;

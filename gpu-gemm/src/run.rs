@@ -639,6 +639,7 @@ mod tests {
                 iters: 1,
                 budget_ms: f64::INFINITY,
                 check: true,
+                cold: false,
             },
         )
         .unwrap_err();
@@ -681,6 +682,7 @@ mod tests {
                 iters: 1,
                 budget_ms: f64::INFINITY,
                 check: true,
+                cold: false,
             },
         )
         .unwrap();

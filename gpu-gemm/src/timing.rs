@@ -18,7 +18,18 @@ pub struct Timing {
     /// Whether C is checked against the f64 reference (`false`: times only, no reference
     /// computed). The CPU variants check their first run instead of running once more.
     pub check: bool,
+    /// On the GPU, before each run: write [`COLD_BYTES`] over a scratch buffer, so that L2
+    /// holds none of the operands (DeepGEMM's and Triton's protocol), and the run's launch is
+    /// queued on the stream while the GPU writes. The events then time the kernels alone, not
+    /// the host's launch latency (a few microseconds, which a decode-sized GEMM of 10–20 µs
+    /// would otherwise count). `false`: runs back to back on warm caches, each launch after
+    /// the last run's completion, as a program calling one GEMM at a time sees them.
+    pub cold: bool,
 }
+
+/// What [`Timing::cold`] writes before each run: 256 MiB, five times the 50 MiB L2 of an H100
+/// or H200 (DeepGEMM flushes 256 MB).
+pub const COLD_BYTES: usize = 256 << 20;
 
 impl Timing {
     /// Whether another timed run is wanted after `done` runs took `spent_ms`.

@@ -161,6 +161,9 @@ pub struct Cli {
     /// Skip the check against the f64 reference
     #[arg(long)]
     pub no_check: bool,
+    /// Time on cold caches: before each run the GPU writes 256 MiB over a scratch buffer (L2 then holds none of the operands, as DeepGEMM's and Triton's benchmarks flush it), and the run's launch waits in the stream meanwhile, so the times are the kernels' alone, without the host's launch latency (a few µs: most of the difference at decode sizes). Without it each run is launched after the last one finished, on warm caches
+    #[arg(long)]
+    pub cold: bool,
     /// Tile width (or block size, or the CPU variants' blockL) of a parameterised variant
     #[arg(long)]
     pub tile: Option<u32>,
@@ -500,6 +503,7 @@ impl RankArgs {
                 iters: self.iters,
                 budget_ms: f64::INFINITY,
                 check: true,
+                cold: false,
             },
             seed: self.seed,
             comm_sms: self.comm_sms,
@@ -556,8 +560,8 @@ mod tests {
             (DtypeArg::F32, Init::Random, 1.0, 0.0)
         );
         assert_eq!(
-            (c.size, c.iters, c.backend, c.no_check),
-            (None, None, None, false)
+            (c.size, c.iters, c.backend, c.no_check, c.cold),
+            (None, None, None, false, false)
         );
     }
 
@@ -565,9 +569,10 @@ mod tests {
     fn all_options() {
         let c = parse(
             "--variant tiled --m 10 --n 20 --k 30 --lda 11 --dtype f64 --init seed --alpha -2 --beta 0.5 \
-             --iters 5 --warmup 1 --no-check --tile 8 --backend emu --seed 42",
+             --iters 5 --warmup 1 --no-check --cold --tile 8 --backend emu --seed 42",
         )
         .unwrap();
+        assert!(c.cold);
         assert_eq!(
             (c.m, c.n, c.k, c.lda, c.ldb),
             (Some(10), Some(20), Some(30), Some(11), None)

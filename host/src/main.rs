@@ -204,6 +204,7 @@ fn run() -> Result<bool> {
             f64::INFINITY
         },
         check: !cli.no_check,
+        cold: cli.cold,
     };
     let on = if cpu_only {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -410,8 +411,13 @@ fn print_one(report: &Result<Report>, label: Option<&str>, layout: &str, timing:
     } else {
         String::new()
     };
+    let cold = if timing.cold && r.engine == Engine::Gpu {
+        ", each behind a 256 MiB write (--cold: L2 flushed, launch latency hidden)"
+    } else {
+        ""
+    };
     println!(
-        "{}{layout} {} ({}): median {:.3} ms, min {:.3} ms over {} runs{budget} after {} warm-up; {speed}",
+        "{}{layout} {} ({}): median {:.3} ms, min {:.3} ms over {} runs{budget} after {} warm-up{cold}; {speed}",
         label.unwrap_or(&r.variant),
         r.problem.dtype.name(),
         r.entry,

@@ -13,6 +13,7 @@ const ONCE: Timing = Timing {
     iters: 0,
     budget_ms: 0.0,
     check: true,
+    cold: false,
 };
 
 /// m = 264 and n = 264 leave partial tiles of both kernels (256 × 128 and 128 × 128) in m and n

@@ -32,6 +32,7 @@ const ONCE: Timing = Timing {
     iters: 0,
     budget_ms: 0.0,
     check: true,
+    cold: false,
 };
 
 /// The groups of the contiguous table [`UNEVEN`] (the 16-bit test's cases).

@@ -103,6 +103,7 @@ fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
                     iters: 1,
                     budget_ms: f64::INFINITY,
                     check: true,
+                    cold: false,
                 };
                 let report = execute(&Backend::Emulator, variant, tile, &p, timing)
                     .unwrap_or_else(|e| panic!("{what}: {e:#}"));
@@ -162,6 +163,7 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
                 iters: 1,
                 budget_ms: f64::INFINITY,
                 check: true,
+                cold: false,
             };
             let Variant::Kernel(kernel) = variant else {
                 unreachable!("only kernels are emulated")

@@ -137,6 +137,7 @@ fn every_variant_matches_the_reference_on_the_gpu() {
         iters: 1,
         budget_ms: f64::INFINITY,
         check: true,
+        cold: false,
     };
     let mut failures = Vec::new();
     let mut runs = 0;
@@ -256,6 +257,7 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
         iters: 0,
         budget_ms: 0.0,
         check: true,
+        cold: false,
     };
     let mut results = Vec::new();
     for name in ["tc-tf32", "tc-tf32-basic"] {
@@ -376,6 +378,7 @@ fn differing<H: gpu_gemm::problem::Scalar>(
         iters: 0,
         budget_ms: 0.0,
         check: true,
+        cold: false,
     };
     let launch = gpu_gemm::run::plan(v, tile, p, Some(90)).unwrap();
     let on_gpu = gpu.run(&launch, p, &inputs, timing).unwrap().result;
@@ -560,6 +563,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
         iters: 1,
         budget_ms: f64::INFINITY,
         check: true,
+        cold: false,
     };
     let shapes = [
         (1000, 1020, 1000, 1008, 1024, 1000),
@@ -669,6 +673,7 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
             iters: 0,
             budget_ms: 0.0,
             check: true,
+            cold: false,
         };
         let enqueue = gpu
             .fp8_kernel(
@@ -1425,6 +1430,7 @@ fn grouped_fp8_gemms_match_the_f64_reference() {
         iters: 1,
         budget_ms: f64::INFINITY,
         check: true,
+        cold: false,
     };
     let mut variants: Vec<_> = [6, 1, 2, 3, 5]
         .into_iter()
@@ -1476,4 +1482,59 @@ fn grouped_fp8_gemms_match_the_f64_reference() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// `Timing::cold` (`--cold`): each run behind a 256 MiB write on the stream, which must leave
+/// the operands and C alone (the check passes after it), and whose runs are timed and counted
+/// as the warm ones are; cuBLAS's yardstick goes through the same protocol.
+#[test]
+fn cold_timing_writes_before_each_run_and_leaves_the_result_alone() {
+    let Some(backend) = gpu_or_skip("the CLI's parse of --cold is tested in host/src/cli.rs")
+    else {
+        return;
+    };
+    let p = Problem {
+        shape: Shape {
+            m: 2112,
+            n: 64,
+            k: 1024,
+            lda: 1024,
+            ldb: 1024,
+            ldc: 2112,
+        },
+        transposes: Transposes::new(
+            gpu_gemm::problem::Transpose::Yes,
+            gpu_gemm::problem::Transpose::No,
+        ),
+        dtype: Dtype::Bf16,
+        alpha: 1.0,
+        beta: 0.5,
+        init: Init::Random,
+        seed: 11,
+        epilogue: Epilogue::NONE,
+        batch: kernels_gpu::gemm::Batch::ONE,
+        groups: kernels_gpu::gemm::GroupLayout::None,
+    };
+    let timing = Timing {
+        warmup: 1,
+        iters: 5,
+        budget_ms: f64::INFINITY,
+        check: true,
+        cold: true,
+    };
+    for name in ["auto", "cublas"] {
+        let variant = registry::find(name).unwrap();
+        let r = gpu_gemm::run::execute(&backend, variant, None, &p, timing).unwrap();
+        let check = r.check.as_ref().expect("checked");
+        println!(
+            "{} cold: median {:.4} ms over {} runs; {}",
+            r.variant,
+            r.median_ms,
+            r.runs,
+            check.summary()
+        );
+        assert_eq!(r.runs, 5, "{name}");
+        assert!(r.min_ms > 0.0 && r.median_ms.is_finite(), "{name}");
+        assert!(r.passed(), "{name}: {}", check.summary());
+    }
 }

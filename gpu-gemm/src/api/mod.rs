@@ -1410,6 +1410,7 @@ impl Gemm {
                     iters: 1,
                     budget_ms: f64::INFINITY,
                     check: false,
+                    cold: false,
                 };
                 protocol.measure(best_ms, || {
                     Ok(gpu.time(launch.name(), once, &|| prepared.enqueue::<T>())?[0])

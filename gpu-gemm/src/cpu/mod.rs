@@ -203,6 +203,7 @@ mod tests {
         iters: 1,
         budget_ms: f64::INFINITY,
         check: true,
+        cold: false,
     };
 
     #[test]

@@ -83,6 +83,7 @@ impl Context {
                 .budget_ms
                 .unwrap_or(if gpu { 1000.0 } else { f64::INFINITY }),
             check: true,
+            cold: false,
         }
     }
 

@@ -87,6 +87,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         iters: 1,
         budget_ms: f64::INFINITY,
         check: true,
+        cold: false,
     };
     let progress = Progress::new("002 precision", variants.len() * sizes.len());
     // errors[variant][size]: the report of that run.

@@ -9,6 +9,7 @@ pub const ONCE: Timing = Timing {
     iters: 1,
     budget_ms: f64::INFINITY,
     check: true,
+    cold: false,
 };
 
 /// An m × n × k problem, TN or NN, beta as given, every matrix padded (its rows a multiple of

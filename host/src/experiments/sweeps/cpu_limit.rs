@@ -110,6 +110,7 @@ pub(super) fn cpu_timing() -> Timing {
         iters: 1,
         budget_ms: f64::INFINITY,
         check: true,
+        cold: false,
     }
 }
 
