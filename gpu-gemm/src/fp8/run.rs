@@ -100,14 +100,16 @@ fn wave_efficiency(tiles: u32) -> f64 {
 /// set, `docs/results/h100-2026-11-26-fp8-dense/`, cuBLASLt's block-scaled matmul in the same
 /// process):
 ///
-/// - **49 to 128 tokens (n) over 32-row tiles of weights that fill half to all of the
-///   multiprocessors** (m from 2081 to 4224): `wgmma-fp8-block-swap`, the tokens as the
-///   `wgmma`'s M and 32 rows of weights as its N, one tile per block over all of k — tiles of
-///   64 tokens with one consumer warpgroup (`:132`) where they still make at most one wave,
-///   else of 128 tokens with two (`:32`). On the four such shapes of the dense set it ran
-///   1.10–1.33× cuBLASLt, where the narrow kernel ran 0.88–1.21× in the same runs
-///   (`docs/results/h100-2026-11-26-fp8-swap/`). Where more or fewer rows of weights make the
-///   tiles (m = 7168 and up, or below), the rules below.
+/// - **49 to 128 tokens (n), where a tile of the swapped kernel makes one wave of 64 tiles or
+///   more** ([`swap_tile`]): `wgmma-fp8-block-swap`, the tokens as the
+///   `wgmma`'s M and 16–64 rows of weights as its N, one tile per block over all of k. Of the
+///   tiles that make one such wave, the one that makes the most (every multiprocessor
+///   streaming its own rows of weights), and of those the widest (each token read for more
+///   weights). Timed on cold L2 with the launches queued (`--cold`,
+///   `docs/results/h200-2026-11-29-cold/`), it ran 1.06–1.20× cuBLASLt on the eight shapes of
+///   DeepGEMM's dense set with 2112 to 7168 rows of weights, where `:10` and `:8` ran 0.88–0.92×
+///   at m = 7168, and 1.13–1.20× at 1024 and 1536 rows. Where no tile makes such a wave
+///   (m = 24576 and up, or below 1024 rows), the rules below.
 /// - **Fewer 128 × 128 tiles than a third of the multiprocessors, n ≤ 128** (a decode step's
 ///   tokens over a few thousand rows of weights): `wgmma-fp8-block-narrow`, the tile as narrow
 ///   as n, whose stream-k grid gives every multiprocessor an equal share of the slices. At 17
@@ -142,10 +144,8 @@ fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) 
     if !tma_store {
         return ("wgmma-fp8-block-narrow", 128);
     }
-    let rows_of_32 = s.m.div_ceil(32);
-    if (49..=128).contains(&s.n) && (SMS / 2..=SMS).contains(&rows_of_32) {
-        let halves_fit = rows_of_32 * s.n.div_ceil(64) <= SMS;
-        return ("wgmma-fp8-block-swap", if halves_fit { 132 } else { 32 });
+    if let Some(tile) = swap_tile(s) {
+        return ("wgmma-fp8-block-swap", tile);
     }
     if s.n <= 128 && 3 * tiles(128) < SMS {
         return ("wgmma-fp8-block-narrow", narrow);
@@ -155,6 +155,31 @@ fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) 
         return ("wgmma-fp8-block", 10);
     }
     by_waves(tiles)
+}
+
+/// The swapped kernel's tile for 49 to 128 tokens ([`block_choice`]): of its configurations
+/// (`--tile 100 + W`: W rows of weights by 64 tokens, one consumer warpgroup; `W`: by 128
+/// tokens, two; at most 64 tokens only the first, whose tile the tokens fill), those whose
+/// tiles make one wave of at least 64 tiles (measured down to 1024 × 64 × 7168, 64 tiles of
+/// 16 rows: 1.17× cuBLASLt where the narrow kernel ran 1.01×); the most tiles, then the widest.
+/// `None` where none does.
+fn swap_tile(s: &Shape) -> Option<u32> {
+    use crate::auto::SMS;
+    if !(49..=128).contains(&s.n) {
+        return None;
+    }
+    let one_consumer = [(116, 16, 64), (132, 32, 64), (164, 64, 64)];
+    let two = [(16, 16, 128), (24, 24, 128), (32, 32, 128)];
+    let wide_two = [(48, 48, 128), (56, 56, 128), (64, 64, 128)];
+    let configurations = one_consumer
+        .iter()
+        .chain(if s.n > 64 { &two[..] } else { &[] })
+        .chain(if s.n > 64 { &wide_two[..] } else { &[] });
+    configurations
+        .map(|&(tile, rows, tokens)| (s.m.div_ceil(rows) * s.n.div_ceil(tokens), rows, tile))
+        .filter(|&(tiles, _, _)| (64..=SMS).contains(&tiles))
+        .max_by_key(|&(tiles, rows, _)| (tiles, rows))
+        .map(|(_, _, tile)| tile)
 }
 
 /// `wgmma-fp8-block:9` (192 × 128 tiles) unless its waves fill more than a tenth less of their
@@ -543,13 +568,25 @@ mod tests {
             ((32768, 128, 512), Scaling::Block, "wgmma-fp8-block:8"),
             // DeepGEMM's dense set (m = N, n = M tokens): few tiles at decode sizes go narrow,
             // the last wave decides between 128- and 192-row tiles.
-            ((2112, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:132"),
-            ((4096, 128, 7168), Scaling::Block, "wgmma-fp8-block-swap:32"),
+            ((2112, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:116"),
+            ((4096, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:132"),
+            (
+                (7168, 64, 16384),
+                Scaling::Block,
+                "wgmma-fp8-block-swap:164",
+            ),
+            (
+                (4096, 128, 7168),
+                Scaling::Block,
+                "wgmma-fp8-block-swap:164",
+            ),
+            ((7168, 128, 2048), Scaling::Block, "wgmma-fp8-block-swap:56"),
             (
                 (2112, 128, 7168),
                 Scaling::Block,
                 "wgmma-fp8-block-swap:132",
             ),
+            ((24576, 64, 1536), Scaling::Block, "wgmma-fp8-block:9"),
             (
                 (2112, 48, 7168),
                 Scaling::Block,
@@ -558,9 +595,15 @@ mod tests {
             (
                 (1024, 128, 7168),
                 Scaling::Block,
-                "wgmma-fp8-block-narrow:128",
+                "wgmma-fp8-block-swap:116",
             ),
-            ((7168, 64, 2048), Scaling::Block, "wgmma-fp8-block:8"),
+            ((1024, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:116"),
+            (
+                (1536, 128, 7168),
+                Scaling::Block,
+                "wgmma-fp8-block-swap:132",
+            ),
+            ((7168, 64, 2048), Scaling::Block, "wgmma-fp8-block-swap:164"),
             ((2112, 4096, 7168), Scaling::Block, "wgmma-fp8-block:9"),
             ((24576, 4096, 1536), Scaling::Block, "wgmma-fp8-block:9"),
             ((32768, 4096, 512), Scaling::Block, "wgmma-fp8-block:9"),

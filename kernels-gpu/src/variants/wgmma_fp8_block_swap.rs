@@ -30,12 +30,16 @@
 //!   with its own scale per slice ([`scales_by_column`]); B's 128 × 128 blocks of tokens give
 //!   the tile one scale per slice. The promotion is `total += (sa_col·sb)·partial`, one FMA per
 //!   register ([`promote`]).
-//! - **The scales are staged with the operands** ([`Kernel::assist`]): the producer warpgroup's
-//!   other 96 threads write each slice's W + 1 scales beside its stage and arrive on its
-//!   *ready* barrier, each with four slices' loads in flight; the consumers read them from
-//!   shared memory as they issue the slice. Loaded by each consumer thread from global memory
-//!   (as the narrow kernel does) every block ran 0.5–1.0× cuBLASLt: the copies that rotate the
-//!   loaded scales between turns waited for the loads, an L2 round trip per slice.
+//! - **A's scales land with the operands** ([`Kernel::load_with`]): the producer thread
+//!   bulk-copies each slice's W scales (`cp.async.bulk`, contiguous in `scale_a`) beside its
+//!   stage, counted on the stage's *full* barrier, as `wgmma-fp8-block:8` and `:9` do. B's, one
+//!   per slice for the whole tile, sit in the consumer warp's lanes a run of 32 slices at a time
+//!   (lane `l` slice `32j + l`'s, the next run loaded a run ahead), one shuffle per slice.
+//!   Loaded by each consumer thread from global memory (as the narrow kernel does) every block
+//!   had run 0.5–1.0× cuBLASLt: the copies that rotate the loaded scales between turns waited
+//!   for the loads, an L2 round trip per slice. The first cure, the producer warpgroup's other
+//!   96 threads staging them ([`Kernel::assist`], each with four slices' loads in flight, a
+//!   *ready* barrier per stage), turned out to pace the ring itself: see "Cold caches" below.
 //! - **Two partial sums in turn** ([`wgmma_fp8_block::in_turns`], `wgmma-fp8-block:3`'s
 //!   mainloop): slice s + 1's `wgmma`s are issued before slice s is promoted. A block runs every
 //!   slice of its tile in sequence (56 at k = 7168), so each slice's latency counts.
@@ -73,18 +77,38 @@
 //!   it. Nor was one tile's memory: at 2112 × 128 × 7168 two tiles of 64 tokens (`:132`, 132
 //!   blocks, reading the weights twice) ran 1.23× where one tile of 128 (`:32`, 66 blocks) ran
 //!   1.11×. A block streams a slice at a time through one chain of handshakes, and at these
-//!   sizes more blocks, not fewer bytes, is what paid.
+//!   sizes more blocks, not fewer bytes, is what paid. Measured again once the scales no longer
+//!   paced the ring (cold, H200, `docs/results/h200-2026-11-29-cold/` run 10): still slower at
+//!   all five shapes (`:216` 1.06× against `:116`'s 1.19× at 2112 × 64 × 7168, `:332` 1.03×
+//!   against `:164`'s 1.14× at 4096 × 128 × 7168).
+//!
+//! **Cold caches.** Every figure above was taken as the host then timed: each run launched
+//! after the last one ended, the weights (15–30 MB) still in the 50 MB L2 and the host's launch
+//! latency inside the events. Timed as DeepGEMM times (L2 flushed by a 256 MiB write before each
+//! run, the launch queued behind it: the host's `--cold`), this kernel took 29–34 µs at 2112 and
+//! 4096 rows where cuBLASLt took 18–22 (0.62–0.65×; 1.11–1.38× warm, where cuBLASLt's launch
+//! costs it 4–6 µs). ncu's samples (run 5): the consumers waited a quarter of the time on the
+//! *ready* barrier, right after issuing a slice whose operands had landed; the assisting
+//! threads waited on their loads of the scales. A slice took 430 ns, about one round trip to
+//! DRAM: the default `mbarrier.arrive` is a release, and each assisting thread's arrival was
+//! ordered after every load it had in flight, so four (or sixteen: tried, 30 → 28 µs) loads
+//! ahead still made one round trip per slice. With A's scales bulk-copied onto the *full*
+//! barrier and B's in the lanes, nothing but the operands paces the ring: 29 → 15 µs at
+//! 2112 × 64 × 7168 (`:116`), 33 → 17 µs at 4096 × 64, 30 → 16 at 2112 × 128, 34 → 19 at 4096 ×
+//! 128, 1.15–1.24× cuBLASLt cold. The tile now pays at 7168 rows too (`:164`, `:56`: 1.04–1.15×
+//! where `:10` and `:8` ran 0.88–0.94×), and `auto` takes it wherever a tile makes one wave
+//! (`gpu_gemm::fp8::run`'s `swap_tile`).
 //!
 //! What it does not do: groups, batches, a split of k.
 use super::wgmma_fp8_block::{self, BK};
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
 use crate::device::Real;
-use crate::device::{cluster, pool_address, warp_uniform, Shared};
+use crate::device::{cluster, pool_address, shfl_idx, warp_uniform, Shared};
 use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue;
 use crate::pipeline::schedule::Tile;
-use crate::pipeline::{self, Consumer, Kernel, Ring, Stages, Work};
+use crate::pipeline::{self, Consumer, Kernel, Stages, Work};
 
 /// Tokens (columns of C) per tile with `consumers` consumer warpgroups of one `wgmma.m64` each:
 /// 128 with two, 64 with one (a decode step of 64 tokens, whose second warpgroup would only
@@ -115,20 +139,20 @@ pub const fn stages(r: usize, consumers: u32) -> u32 {
     RING_BYTES / stage_bytes(r, consumers)
 }
 
-/// Slices whose scales an assisting thread has in flight from global memory: an L2 round trip
-/// is several slices long at decode sizes.
-pub const SCALES_AHEAD: usize = 4;
+/// Slices per run of B's scales held in a warp's lanes (lane `l` holds slice `32j + l`'s).
+const RUN: u32 = 32;
 
-/// Bytes of one stage's scales: A's for the tile's rows of weights, then B's for its tokens.
+/// Bytes of one stage's scales: A's for the tile's rows of weights (a multiple of 16, as a bulk
+/// copy's size must be: 2R is a multiple of 8).
 pub const fn scale_bytes(r: usize) -> u32 {
-    (4 * (tile_m(r) + 1)).next_multiple_of(16)
+    4 * tile_m(r)
 }
 
-/// Stage `s`'s scales, in the pool's memory after the ring: element `i < 2R` is A's scale of
-/// the tile's row of weights `i`, element `2R` B's scale of its tokens.
+/// Stage `s`'s scales, in the pool's memory after the ring: element `i` is A's scale of the
+/// tile's row of weights `i`.
 #[inline(always)]
 fn stage_scales<const R: usize>(stages: Stages, s: u32) -> Shared<f32> {
-    Shared::at(stages.extra() + s * scale_bytes(R), tile_m(R) + 1)
+    Shared::at(stages.extra() + s * scale_bytes(R), tile_m(R))
 }
 
 /// The kernel with tiles of `2R` rows of weights by `64·CONSUMERS` tokens ([`tokens`]), in
@@ -171,8 +195,6 @@ where
     const STAGES: u32 = stages(R, CONSUMERS);
     const STAGE_BYTES: u32 = stage_bytes(R, CONSUMERS);
     const LOADED_BYTES: u32 = stage_bytes(R, CONSUMERS);
-    // The producer warpgroup's other threads stage each slice's scales ([`Kernel::assist`]).
-    const ASSISTS: bool = true;
     const EXTRA_BYTES: u32 = stages(R, CONSUMERS) * scale_bytes(R);
 
     #[inline(always)]
@@ -206,60 +228,31 @@ where
         }
     }
 
-    /// Stages the scales of each of the tile's slices beside its operands: thread `i < 2R` A's
-    /// of the tile's row of weights `i`, thread `2R` B's of its tokens, each loaded from global
-    /// memory [`SCALES_AHEAD`] slices before its stage is free, stored once it is, then the
-    /// stage's *ready* arrival. A consumer reads its scales from shared memory as it issues the
-    /// slice, one promotion ahead.
+    /// The operands' boxes, and A's scales of the slice's rows of weights
+    /// (`scale_a[row + slice·m]`, contiguous: one bulk copy of `8R` bytes at most, 16-byte
+    /// aligned because m and the tile's first row are multiples of 8) beside the stage, counted
+    /// on its *full* barrier: they land with the operands. Rows past m are not copied (their
+    /// accumulator columns are never stored); a block of a cluster past m copies none.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn assist(
+    unsafe fn load_with(
         self,
-        args: Fp8GemmArgs,
-        _: *const TensorMap,
+        args: &Fp8GemmArgs,
+        maps: *const TensorMap,
         stages: Stages,
-        ring: &mut Ring,
-        thread: u32,
+        s: u32,
         tile: Tile,
-        slices: u32,
+        slice: u32,
     ) {
-        let (m0, n0) = (tile.row * Self::BM, tile.col * Self::BN);
-        let b_scales = (n0 / SCALE_BLOCK) * args.k.div_ceil(BK);
-        let row = m0 + thread;
-        let load = |slice: u32| {
-            if slice >= slices {
-                0.0
-            } else if thread < Self::BM && row < args.m {
-                unsafe { args.scale_a.load((row + slice * args.m) as usize) }
-            } else if thread == Self::BM && n0 < args.n {
-                unsafe { args.scale_b.load((b_scales + slice) as usize) }
-            } else {
-                0.0
-            }
-        };
-        // A register per slice in flight, each the same register every turn of the outer loop
-        // (rotated from one to the next, a copy would wait for the load it copies).
-        let mut ahead: [f32; SCALES_AHEAD] = core::array::from_fn(|j| load(j as u32));
-        let scales_of = |s| stage_scales::<R>(stages, s);
-        let mut first = 0;
-        while first < slices {
-            for (j, value) in ahead.iter_mut().enumerate() {
-                let slice = first + j as u32;
-                if slice < slices {
-                    let s = ring.stage;
-                    // Free once its consumers released it (on the first pass the "previous"
-                    // phase counts as complete), as the producer waits.
-                    stages.empty(s).wait(ring.phase ^ 1);
-                    if thread <= Self::BM {
-                        scales_of(s).store(thread, *value);
-                    }
-                    stages.barrier(2, s).arrive();
-                    ring.advance();
-                    *value = load(slice + SCALES_AHEAD as u32);
-                }
-            }
-            first += SCALES_AHEAD as u32;
+        let m0 = tile.row * Self::BM;
+        if m0 < args.m {
+            let bytes = 4 * Self::BM.min(args.m - m0);
+            let full = stages.full(s);
+            full.expect_tx(bytes);
+            let at = stage_scales::<R>(stages, s).shared_address(0);
+            let from = args.scale_a.offset((m0 + slice * args.m) as isize);
+            unsafe { tma::load_bulk(at, from, bytes, full) };
         }
+        unsafe { self.load(maps, stages, s, tile, slice) }
     }
 
     #[inline(always)]
@@ -315,12 +308,26 @@ pub unsafe fn consume_tile<const R: usize>(
         }
         wgmma::commit_group();
     };
-    // Each slice's scales, from its stage once the assisting threads staged them.
-    let scales = |c: &Consumer, _| {
-        let s = c.ring.stage;
-        c.stages.barrier(2, s).wait(c.ring.phase);
-        let staged = stage_scales::<R>(c.stages, s);
-        (scales_of(staged, c.thread), staged.load(tile_m(R)))
+    // B's scales: one per slice for the whole tile (its tokens are one block of 128), lane `l`
+    // holding slice `32j + l`'s of the current run and of the next, loaded a run ahead; a
+    // slice's is a shuffle. A's, from the stage, where they landed with the operands.
+    let (slices, lane) = (work.slices, c.thread % RUN);
+    let b_first = (work.tile.col * bn / SCALE_BLOCK) * args.k.div_ceil(BK);
+    let b_scale = |slice: u32| {
+        if slice < slices {
+            unsafe { args.scale_b.load((b_first + slice) as usize) }
+        } else {
+            0.0
+        }
+    };
+    let (mut b_run, mut b_next_run) = (b_scale(lane), b_scale(RUN + lane));
+    let scales = |c: &Consumer, slice: u32| {
+        let sb = shfl_idx(b_run, slice % RUN);
+        if slice % RUN == RUN - 1 {
+            (b_run, b_next_run) = (b_next_run, b_scale(slice + 1 + RUN + lane));
+        }
+        let staged = stage_scales::<R>(c.stages, c.ring.stage);
+        (scales_of(staged, c.thread), sb)
     };
     // The next slice's scales after each release with two consumer warpgroups, before the
     // wait with one ([`wgmma_fp8_block::in_turns`]' `LATE`).
