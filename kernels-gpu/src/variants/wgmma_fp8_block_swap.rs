@@ -59,7 +59,7 @@
 //! registers at entry with two consumer warpgroups (232 with one), no spills; four
 //! `QGMMA.64xWx32.F32.E4M3.E4M3` per slice.
 //!
-//! Measured on the H100 (`docs/results/h100-2026-11-26-fp8-swap/`, DeepGEMM's dense set,
+//! Measured warm on the H100 (`docs/results/h100-2026-11-26-fp8-swap/`, DeepGEMM's dense set,
 //! cuBLASLt's block-scaled matmul in the same process), where 32-row tiles make half to one
 //! wave: 1.15× and 1.31× cuBLASLt at 64 tokens over 2112 and 4096 rows (`:132`; the narrow
 //! kernel 1.11× and 1.19× in the same process), 1.18× and 1.14× at 128 tokens (`:132`, `:32`;
