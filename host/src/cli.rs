@@ -161,7 +161,7 @@ pub struct Cli {
     /// Skip the check against the f64 reference
     #[arg(long)]
     pub no_check: bool,
-    /// Time on cold caches: before each run the GPU writes 256 MiB over a scratch buffer (L2 then holds none of the operands, as DeepGEMM's and Triton's benchmarks flush it), and the run's launch waits in the stream meanwhile, so the times are the kernels' alone, without the host's launch latency (a few µs: most of the difference at decode sizes). Without it each run is launched after the last one finished, on warm caches
+    /// GPU runs only: time on cold caches. Before each run the GPU writes 256 MiB over a scratch buffer (L2 then holds none of the operands, as DeepGEMM's and Triton's benchmarks flush it), and the run's launch waits in the stream meanwhile, so the times are the kernels' alone, without the host's launch latency (a few µs: most of the difference at decode sizes). Without it each run is launched after the last one finished, on warm caches
     #[arg(long)]
     pub cold: bool,
     /// Tile width (or block size, or the CPU variants' blockL) of a parameterised variant

@@ -176,6 +176,12 @@ fn run() -> Result<bool> {
     };
     let backend = gemm.backend();
     let gpu = backend.is_gpu();
+    if cli.cold && !gpu {
+        anyhow::bail!(
+            "--cold times GPU runs (L2 flushed before each, the launch latency hidden); {} has neither",
+            if cpu_only { "the host CPU" } else { "the emulator" }
+        );
+    }
     let seed = cli.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

@@ -85,6 +85,22 @@ fn help_list_and_the_emulator_run_with_no_library_path() {
         "{}",
         text(&out.stderr)
     );
+    // --cold times the GPU's runs: on the emulator it is refused, not ignored.
+    let out = host(&[
+        "--variant",
+        "v4",
+        "--cold",
+        "--backend",
+        "emu",
+        "--size",
+        "8",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--cold times GPU runs"),
+        "{}",
+        text(&out.stderr)
+    );
     // Only CPU variants: no backend is opened at all.
     assert!(succeeds(&["--variant", "cpu-naive", "--size", "8"]).contains("PASS"));
 }
