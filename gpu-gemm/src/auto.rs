@@ -224,6 +224,58 @@ pub struct ShapeFeatures {
     pub narrow_tile: u32,
 }
 
+/// The share of the slots of its waves that `tiles` fill, one tile per multiprocessor per wave.
+pub(crate) fn wave_efficiency(tiles: u32) -> f64 {
+    tiles as f64 / (tiles.div_ceil(SMS) * SMS) as f64
+}
+
+/// `wgmma-swap`'s tile for a decode step of `s.n ≤ 128` tokens (T,N): of its configurations
+/// of one wave's worth of tiles (16 tokens a tile up to 16 tokens, `--tile 300 + W`; 64 from
+/// 17, `100 + W`; from 65 also 128, `W`; W = 32 to 64 rows of weights), the one whose waves
+/// fill the most slots, then the largest tile, then the one of one consumer warpgroup (16 rows
+/// of weights too where k ≤ 2048); where none fills 70% of its waves (m ≤ about 3000), the
+/// stream-k grid (`248`, or `264` up to 16 tokens). Measured cold on the H200 at Llama-3 8B's and DeepSeek-V3's decode shapes
+/// (`docs/results/h200-2026-11-29-swap/`): thinner tiles than 32 rows re-read the tokens from
+/// L2 more than they read weights (`:116`, 132 tiles at 2112 × 64 × 7168: 0.81× cuBLAS, the
+/// stream-k grid 0.97×), and a 16-token tile's box reads none of the 48 tokens it does not
+/// have (4096 × 16 × 4096: 0.92 → 1.00–1.03×).
+fn swap_tile(s: &Shape) -> u32 {
+    // (tile, rows of weights, tokens)
+    let sixteen = [(332, 32, 16), (348, 48, 16), (356, 56, 16), (364, 64, 16)];
+    let sixty_four = [(132, 32, 64), (148, 48, 64), (156, 56, 64), (164, 64, 64)];
+    // 16 rows of weights re-read the tokens more the longer k: a wave of them (2112 rows) ran
+    // 0.97× cuBLAS at k = 1024 against the stream-k grid's 0.77×, 0.81× against 0.96× at 7168.
+    let thin = if s.k <= 2048 {
+        &[(116, 16, 64)][..]
+    } else {
+        &[]
+    };
+    let one_twenty_eight = [(32, 32, 128), (48, 48, 128), (64, 64, 128)];
+    let configurations = if s.n <= 16 { &sixteen } else { &sixty_four };
+    let wider = if s.n > 64 { &one_twenty_eight[..] } else { &[] };
+    let permille = |tiles: u32| (1000.0 * wave_efficiency(tiles)) as u32;
+    let (fill, _, _, tile) = configurations
+        .iter()
+        .chain(if s.n > 16 { thin } else { &[] })
+        .chain(wider)
+        .map(|&(tile, rows, tokens)| {
+            let tiles = s.m.div_ceil(rows) * s.n.div_ceil(tokens);
+            (
+                permille(tiles),
+                rows * tokens,
+                u32::from(tokens <= 64),
+                tile,
+            )
+        })
+        .max()
+        .expect("configurations");
+    match (fill >= 700, s.n <= 16) {
+        (true, _) => tile,
+        (false, true) => 264,
+        (false, false) => 248,
+    }
+}
+
 /// The features of `s`.
 pub fn features(s: &Shape) -> ShapeFeatures {
     ShapeFeatures {
@@ -244,12 +296,16 @@ pub fn features(s: &Shape) -> ShapeFeatures {
 /// of `host experiment shapes`). `None` leaves the problem to the table (N,N beyond 128 columns,
 /// where chapter 3's kernels were measured) and the fallbacks.
 ///
-/// - **n ≤ 128 (a decode step's tokens) and few 256-row tiles**: the problem is bound by reading
-///   A; `wgmma-narrow` with the tile as narrow as n (8, 16, 32, 64 or 128 columns) and a
-///   stream-k grid that gives every multiprocessor the same share of A.
+/// - **n ≤ 16 (a decode step's tokens), T,N**: `wgmma-swap` with 16 tokens a tile, whatever
+///   m (`swap_tile`; at 28672 × 16 × 4096 1.00× cuBLAS cold, where the wide tiles ran 0.86×).
 /// - **n ≤ 128 and at least 0.7 of a wave of 256-row tiles** (m ≥ about 24 000): the
 ///   256 × 128 tiles of `wgmma-layouts:2` (half of each wasted at n = 64) keep every
 ///   multiprocessor busy without stream-k's fixups, and read each row of B half as often.
+/// - **n ≤ 128 and fewer 256-row tiles, T,N** (the model's layout): the problem is bound by
+///   reading A; `wgmma-swap`, the tokens as the `wgmma`'s M and 32 to 64 rows of weights its
+///   N (`swap_tile`).
+/// - **n ≤ 128 otherwise** (N,N): `wgmma-narrow` with the tile as narrow as n (8, 16, 32, 64
+///   or 128 columns) and a stream-k grid that gives every multiprocessor the same share of A.
 /// - **n > 128**, any layout but N,N: `wgmma-layouts:1` (256 × 128 tiles, clusters of two
 ///   sharing A). N,N beyond 128 columns goes to the measured table.
 /// - C's rows not a multiple of 8 or `ldc` not a multiple of 8 (the TMA store's constraint):
@@ -279,12 +335,27 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
     } else {
         narrow_tile
     };
+    let swappable = p.transposes == Transposes::ALL[1];
+    if s.n <= 16 && swappable {
+        return Some((
+            "wgmma-swap",
+            swap_tile(s),
+            "n ≤ 16, T,N: the tokens as the wgmma's M, 16 a tile, a wave of tiles of weights",
+        ));
+    }
     if s.n <= 128 {
         if tma_store && wide_waves {
             return Some((
                 "wgmma-layouts",
                 2,
                 "n ≤ 128 with at least 0.7 of a wave of 256 × 128 tiles: the wide tiles, no fixups",
+            ));
+        }
+        if swappable {
+            return Some((
+                "wgmma-swap",
+                swap_tile(s),
+                "n ≤ 128, T,N: the tokens as the wgmma's M, a wave of tiles of 32 to 64 rows of weights",
             ));
         }
         return Some((
@@ -715,12 +786,29 @@ mod tests {
         };
         let label = |p: &Problem| shape_rule(p).map(|(v, t, _)| format!("{v}:{t}"));
         let cases = [
-            ((2112, 1, 7168), "wgmma-narrow:8"),
-            ((7168, 16, 16384), "wgmma-narrow:16"),
-            ((4096, 30, 7168), "wgmma-narrow:32"),
-            ((4096, 64, 7168), "wgmma-narrow:64"),
-            ((8192, 128, 8192), "wgmma-narrow:128"),
-            ((7168, 128, 2048), "wgmma-narrow:64"),
+            // A wave of tiles of weights, 16 tokens a tile up to 16 tokens: the fullest waves
+            // (6144 rows in 128 tiles of 48), then the widest tile (28672 rows: 512 of 56 and
+            // 896 of 32 fill their waves alike).
+            ((4096, 16, 4096), "wgmma-swap:332"),
+            ((6144, 16, 4096), "wgmma-swap:348"),
+            ((7168, 16, 16384), "wgmma-swap:356"),
+            ((28672, 16, 4096), "wgmma-swap:356"),
+            // Too few rows for a wave of 32-row tiles: stream-k.
+            ((2112, 1, 7168), "wgmma-swap:264"),
+            ((2112, 64, 7168), "wgmma-swap:248"),
+            // Unless k is short: then a wave of 16-row tiles.
+            ((2112, 64, 1024), "wgmma-swap:116"),
+            ((1024, 64, 4096), "wgmma-swap:248"),
+            // 64 tokens a tile from 17.
+            ((4096, 30, 7168), "wgmma-swap:132"),
+            ((4096, 64, 7168), "wgmma-swap:132"),
+            ((6144, 64, 4096), "wgmma-swap:148"),
+            ((7168, 64, 2048), "wgmma-swap:156"),
+            // From 65, 128 tokens a tile too; equal fills and areas go to one warpgroup.
+            ((4096, 128, 4096), "wgmma-swap:164"),
+            ((6144, 128, 4096), "wgmma-swap:48"),
+            ((8192, 128, 8192), "wgmma-swap:64"),
+            ((2112, 128, 7168), "wgmma-swap:132"),
             // 96 of 132 multiprocessors' worth of 256-row tiles: the wide tiles.
             ((24576, 64, 1536), "wgmma-layouts:2"),
             ((128256, 128, 4096), "wgmma-layouts:2"),
@@ -733,21 +821,30 @@ mod tests {
                 "{m}x{n}x{k}"
             );
         }
-        // m off the TMA store's 16 bytes: C from the registers, wide or not.
+        // m off the TMA store's 16 bytes: C from the registers, wide or not (the swapped
+        // tiles store from the registers too).
         assert_eq!(
             label(&tn(4097, 2000, 4096)).as_deref(),
             Some("wgmma-narrow:128")
         );
         assert_eq!(
             label(&tn(4097, 64, 4096)).as_deref(),
+            Some("wgmma-swap:132")
+        );
+        // The swapped kernel reads both operands K-major: T,N only; N,N decode steps stay on
+        // the narrow tiles.
+        let nn = |m, n, k| problem(shape(m, n, k), Dtype::Bf16);
+        assert_eq!(
+            label(&nn(4096, 64, 7168)).as_deref(),
             Some("wgmma-narrow:64")
         );
+        assert_eq!(label(&nn(2112, 1, 7168)).as_deref(), Some("wgmma-narrow:8"));
         // N,N beyond 128 columns is the measured table's; f32 is not the rule's.
         assert_eq!(label(&problem(shape(4096, 4096, 4096), Dtype::Bf16)), None);
         assert_eq!(label(&problem(shape(64, 64, 64), Dtype::F32)), None);
         // And `auto` takes what the rule says, with the rule as its reason.
         let c = choose(&tn(4096, 64, 7168), Math::Strict, Some(90)).unwrap();
-        assert_eq!(c.label(), "wgmma-narrow:64");
+        assert_eq!(c.label(), "wgmma-swap:132");
         assert!(
             c.reason(Dtype::Bf16).contains("shapes rule"),
             "{}",

@@ -853,6 +853,51 @@ fn wgmma_fp8_narrow_operands(tile: u32, _layout: Layout) -> TmaOperands {
     }
 }
 
+/// `wgmma-swap`'s tiles, by `--tile`: W rows of weights with two consumer warpgroups (128
+/// tokens a tile), 100 + W with one (64), 200 + W with one on a stream-k grid, 300 + W with one
+/// and a box of 16 tokens.
+fn wgmma_swap_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    use wgmma_swap::geometry;
+    match tile {
+        32 => geometry::<16, 128, false>(m, n, k, bytes),
+        48 => geometry::<24, 128, false>(m, n, k, bytes),
+        64 => geometry::<32, 128, false>(m, n, k, bytes),
+        116 => geometry::<8, 64, false>(m, n, k, bytes),
+        132 => geometry::<16, 64, false>(m, n, k, bytes),
+        148 => geometry::<24, 64, false>(m, n, k, bytes),
+        156 => geometry::<28, 64, false>(m, n, k, bytes),
+        164 => geometry::<32, 64, false>(m, n, k, bytes),
+        232 => geometry::<16, 64, true>(m, n, k, bytes),
+        248 => geometry::<24, 64, true>(m, n, k, bytes),
+        264 => geometry::<32, 64, true>(m, n, k, bytes),
+        332 => geometry::<16, 16, false>(m, n, k, bytes),
+        348 => geometry::<24, 16, false>(m, n, k, bytes),
+        356 => geometry::<28, 16, false>(m, n, k, bytes),
+        364 => geometry::<32, 16, false>(m, n, k, bytes),
+        _ => unreachable!("the host checks --tile against Variant::tiles"),
+    }
+}
+
+/// `wgmma-swap`'s tensor maps: A stored k × m in boxes of 64 k × W m (the tile's weights), B
+/// k × n in boxes of 64 k × the tile's tokens; C from the registers.
+fn wgmma_swap_operands(tile: u32, _layout: Layout) -> TmaOperands {
+    let tokens = match tile / 100 {
+        0 => 128,
+        3 => 16,
+        _ => 64,
+    };
+    TmaOperands {
+        a_box: [64, tile % 100],
+        a_transposed: true,
+        b_box: [64, tokens],
+        stream_k: (tile / 100 == 2).then_some([tile % 100, tokens]),
+        batched: false,
+        grouped: false,
+        ranges: false,
+        ..wgmma_16bit_operands(tile, Layout::NN)
+    }
+}
+
 fn wgmma_fp8_block_swap_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     use wgmma_fp8_block_swap::geometry;
     match tile {
@@ -1705,6 +1750,21 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_narrow_operands),
+    },
+    Variant {
+        name: "wgmma-swap",
+        summary: "decode and small batches in bf16 and f16 with A and B swapped in the wgmma (TN): the tokens (n) as its M, 64 per consumer warpgroup, W rows of weights (m) as its N, so that the tiles make one wave with no split of k; one wgmma chain over every slice, a ring of 9 to 22 stages, C from the registers (any m, n, ldc); --tile: W = 32, 48, 64 with 128 tokens a tile (two warpgroups), 100 + W (116, 132 default, 148, 156, 164) with 64 (one); 200 + W (232, 248, 264) one on a stream-k grid, the tiles' k shared between blocks and the last of a tile's adding the parts; 300 + W (332, 348, 356, 364) one with 16 tokens a tile (a box of 16 rows, the wgmma's other 48 zeros)",
+        source: "beyond the documents (tensor cores, chapter 5)",
+        entry: "gemm_wgmma_swap_{ops}_w{tile}",
+        layouts: &[Layout::TN],
+        tiles: &[132, 116, 148, 156, 164, 32, 48, 64, 232, 248, 264, 332, 348, 356, 364],
+        geometry: wgmma_swap_geometry,
+        supports: |s, d| TmaOperands::check(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_swap_operands),
     },
     Variant {
         name: "wgmma-fp8-narrow",

@@ -119,6 +119,16 @@ fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
 fn run_all(variant: Variant, tile: Option<u32>) -> usize {
     let started = std::time::Instant::now();
     let mut runs = run_transposed(variant, tile);
+    // A kernel of the model's layout alone (`wgmma-swap`: T,N) ran its cases above; here it
+    // must refuse N,N with the sentence that names what it computes.
+    let computes_nn = variant.transposes().contains(&Transposes::NN);
+    let has_16bit =
+        matches!(variant, Variant::Kernel(k) if k.dtypes.iter().any(|d| d.bytes() == 2));
+    assert!(
+        computes_nn || runs > 0 || !has_16bit,
+        "{} tile {tile:?}: computes no N,N and ran no case in its own layouts",
+        variant.name()
+    );
     let tma = matches!(variant, Variant::Kernel(k) if k.tma.is_some());
     for dtype in [Dtype::F32, Dtype::F64, Dtype::Bf16, Dtype::F16] {
         let runs_before = runs;
@@ -179,6 +189,14 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
                 );
                 continue;
             }
+            if !computes_nn {
+                let e = execute(&Backend::Emulator, variant, tile, &p, timing)
+                    .err()
+                    .unwrap_or_else(|| panic!("{what}: ran N,N, which it does not compute"));
+                let message = format!("{e:#}");
+                assert!(message.contains("computes"), "{what}: {message}");
+                continue;
+            }
             match (kernel.supports)(&shape, dtype) {
                 Ok(()) => {
                     let report = execute(&Backend::Emulator, variant, tile, &p, timing)
@@ -203,7 +221,7 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
         let Variant::Kernel(kernel) = variant else {
             unreachable!("only kernels are emulated")
         };
-        if kernel.dtypes.contains(&dtype) {
+        if kernel.dtypes.contains(&dtype) && computes_nn {
             assert!(
                 runs > runs_before,
                 "{} tile {tile:?}: no case ran in {}",

@@ -741,7 +741,7 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
 /// a control, capturing `Gemm::run` (which allocates and waits) must fail.
 #[test]
 fn plans_enqueue_into_a_cuda_graph_without_allocating_or_waiting() {
-    use gpu_gemm::{Algorithm, Gemm, GemmConfig, Math};
+    use gpu_gemm::{Algorithm, Gemm, GemmConfig, Math, Transpose};
     let gemm = match Gemm::new() {
         Ok(g) => g,
         Err(e) => {
@@ -792,6 +792,22 @@ fn plans_enqueue_into_a_cuda_graph_without_allocating_or_waiting() {
             Dtype::Bf16,
         ),
         (
+            "bf16 decode, T,N, 16 tokens a tile",
+            GemmConfig::new(4096, 16, 4096)
+                .transposes(Transpose::Yes, Transpose::No)
+                .leading_dimensions(4096, 4096, 4096),
+            auto(Math::Strict),
+            Dtype::Bf16,
+        ),
+        (
+            "bf16 decode, T,N, stream-k (its counters left at zero)",
+            GemmConfig::new(2112, 64, 4096)
+                .transposes(Transpose::Yes, Transpose::No)
+                .leading_dimensions(4096, 4096, 2112),
+            auto(Math::Strict),
+            Dtype::Bf16,
+        ),
+        (
             "bf16 long k",
             GemmConfig::new(256, 256, 16384),
             auto(Math::Strict),
@@ -834,6 +850,17 @@ fn plans_enqueue_into_a_cuda_graph_without_allocating_or_waiting() {
             .any(|v| v.starts_with("bf16 batch (tile queue): wgmma-queue")),
         "the batch did not take the tile queue: {variants:?}"
     );
+    for (case, expected) in [
+        ("16 tokens a tile", "wgmma-swap:332"),
+        ("stream-k", "wgmma-swap:248"),
+    ] {
+        assert!(
+            variants
+                .iter()
+                .any(|v| v.contains(case) && v.ends_with(expected)),
+            "the decode case `{case}` did not take {expected}: {variants:?}"
+        );
+    }
     // The control: `run` inside a capture allocates and waits, and the capture says so.
     let config = GemmConfig::new(256, 256, 256);
     let a = gemm.upload(&vec![1f32; 256 * 256]).unwrap();
@@ -898,7 +925,7 @@ fn captured_and_replayed<T: gpu_gemm::Element>(
             ldb: config.ldb,
             ldc: config.ldc,
         },
-        transposes: Transposes::NN,
+        transposes: Transposes::new(config.transa, config.transb),
         dtype: T::DTYPE,
         alpha: config.alpha,
         beta: config.beta,

@@ -90,12 +90,6 @@ pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
     (variant, Some(tile))
 }
 
-/// The share of the slots of its waves that `tiles` fill, one tile per multiprocessor per wave.
-fn wave_efficiency(tiles: u32) -> f64 {
-    use crate::auto::SMS;
-    tiles as f64 / (tiles.div_ceil(SMS) * SMS) as f64
-}
-
 /// `auto` per block, from how the tiles fill the multiprocessors (measured on DeepGEMM's dense
 /// set, `docs/results/h100-2026-11-26-fp8-dense/`, cuBLASLt's block-scaled matmul in the same
 /// process):
@@ -186,6 +180,7 @@ fn swap_tile(s: &Shape) -> Option<u32> {
 /// slots than `:8`'s (128 × 128), `tiles(rows)` the tiles of `rows` rows. One GEMM or a grouped
 /// GEMM's all (the masked layout's at its capacity).
 fn by_waves(tiles: impl Fn(u32) -> u32) -> (&'static str, u32) {
+    use crate::auto::wave_efficiency;
     let (two, three) = (wave_efficiency(tiles(128)), wave_efficiency(tiles(192)));
     if 1.1 * three >= two {
         ("wgmma-fp8-block", 9)

@@ -524,6 +524,18 @@ impl Consumer {
         self.release(previous);
     }
 
+    /// Takes each of `slices` stages and gives it back unread: a warpgroup with nothing of the
+    /// tile to compute (a swapped tile's second 64 tokens past n) keeps its place in the ring,
+    /// whose stages the producer fills for the whole tile.
+    #[inline(always)]
+    pub fn pass_over(&mut self, slices: u32) {
+        for _ in 0..slices {
+            self.wait_full();
+            self.release(self.ring.stage);
+            self.ring.advance();
+        }
+    }
+
     /// The ordering barrier of ping-pong consumer warpgroup `w`.
     #[inline(always)]
     fn order(&self, w: u32) -> MBarrier {

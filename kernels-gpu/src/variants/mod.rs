@@ -69,3 +69,5 @@ pub mod wgmma_narrow;
 pub mod wgmma_queue;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_stream_k;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_swap;

@@ -101,10 +101,11 @@
 //!
 //! What it does not do: groups, batches, a split of k.
 use super::wgmma_fp8_block::{self, BK};
+use super::wgmma_swap::load_stage;
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{self, Accumulator, Descriptor, Fp8Wgmma, Registers};
 use crate::device::Real;
-use crate::device::{cluster, pool_address, shfl_idx, warp_uniform, Shared};
+use crate::device::{pool_address, shfl_idx, warp_uniform, Shared};
 use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue;
 use crate::pipeline::schedule::Tile;
@@ -199,33 +200,8 @@ where
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
-        let (a_map, b_map) = (maps, maps.wrapping_add(1));
-        let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
-        let (m0, n0, k0) = (
-            tile.row * Self::BM,
-            tile.col * Self::BN,
-            (slice * BK) as i32,
-        );
-        unsafe {
-            tma::load_box(a_map, stage, k0, m0 as i32, tile.group, full);
-            if CLUSTER_M == 1 {
-                tma::load_box(
-                    b_map,
-                    stage + Self::BM * BK,
-                    k0,
-                    n0 as i32,
-                    tile.member,
-                    full,
-                );
-            } else {
-                // This block's share of the tokens, for every block of the cluster.
-                let share = Self::BN / CLUSTER_M;
-                let first = cluster::rank() * share;
-                let everyone = ((1u32 << CLUSTER_M) - 1) as u16;
-                let (at, n) = (stage + (Self::BM + first) * BK, (n0 + first) as i32);
-                tma::load_box_multicast(b_map, at, k0, n, tile.member, full, everyone);
-            }
-        }
+        let k0 = (slice * BK) as i32;
+        unsafe { load_stage(maps, stages, s, tile, k0, (Self::BM, Self::BN), CLUSTER_M) }
     }
 
     /// The operands' boxes, and A's scales of the slice's rows of weights
@@ -284,13 +260,7 @@ pub unsafe fn consume_tile<const R: usize>(
     let first_token = 64 * warp_uniform(c.warpgroup);
     let (m0, n0) = (work.tile.row * bm, work.tile.col * bn + first_token);
     if n0 >= args.n {
-        // No token of this warpgroup's: take each stage and give it back.
-        for _ in 0..work.slices {
-            c.wait_full();
-            c.release(c.ring.stage);
-            c.ring.advance();
-        }
-        return;
+        return c.pass_over(work.slices);
     }
     // The tokens are the `wgmma`'s A (64 rows of 128 bytes), the weights its B (N rows); their
     // descriptors in stage 0, advanced to each slice's stage (as `wgmma-fp8-block`'s).

@@ -514,6 +514,15 @@ pub const CHAPTERS: &[Chapter] = &[
         measured: &[],
     },
     Chapter {
+        slug: "wgmma-swap",
+        title: "wgmma-swap: the tokens as the wgmma's M, in bf16",
+        part: Part::TensorCores5,
+        variants: &["wgmma-swap"],
+        lessons: &[variant!("wgmma_swap.rs")],
+        code: &[code(variant!("wgmma_swap.rs"))],
+        measured: &[],
+    },
+    Chapter {
         slug: "wgmma-stream-k",
         title: "wgmma-stream-k: the wide tiles on a stream-k grid (a measured negative)",
         part: Part::TensorCores5,

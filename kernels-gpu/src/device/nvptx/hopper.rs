@@ -396,9 +396,10 @@ fence_operands!(fence_operands_8, 8, [0, 1, 2, 3, 4, 5, 6, 7]);
 #[rustfmt::skip]
 fence_operands!(fence_operands_16, 16, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
 
-// The shapes between, N = 24, 48 and 56, e4m3 only: the weights' rows of a tile of
-// `crate::variants::wgmma_fp8_block_swap`, chosen so that the tiles of a model's layer make
-// whole waves (7168 rows in 128 tiles of 56), and their accumulators' operand fences.
+// The shapes between, N = 24, 48 and 56: the weights' rows of a tile of the swapped kernels
+// (`crate::variants::wgmma_swap`, `crate::variants::wgmma_fp8_block_swap`), chosen so that the
+// tiles of a model's layer make whole waves (7168 rows in 128 tiles of 56), and their
+// accumulators' operand fences.
 #[rustfmt::skip]
 fence_operands!(fence_operands_12, 12, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
 #[rustfmt::skip]
@@ -409,16 +410,43 @@ fence_operands!(fence_operands_24, 24, [
 fence_operands!(fence_operands_28, 28, [
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
 ]);
+
+/// One `wgmma` macro (`wgmma_half`, `wgmma_fp8`) at N = 24, 48 and 56.
 #[rustfmt::skip]
-wgmma_fp8!(24, "e4m3", wgmma_m64n24k32_e4m3_ss, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-#[rustfmt::skip]
-wgmma_fp8!(48, "e4m3", wgmma_m64n48k32_e4m3_ss, [
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
-]);
-#[rustfmt::skip]
-wgmma_fp8!(56, "e4m3", wgmma_m64n56k32_e4m3_ss, [
-    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
-]);
+macro_rules! wgmma_between_shapes {
+    ($wgmma:ident, $ty:literal, $n24:ident, $n48:ident, $n56:ident) => {
+        $wgmma!(24, $ty, $n24, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+        $wgmma!(48, $ty, $n48, [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+        ]);
+        $wgmma!(56, $ty, $n56, [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+            24, 25, 26, 27,
+        ]);
+    };
+}
+
+wgmma_between_shapes!(
+    wgmma_fp8,
+    "e4m3",
+    wgmma_m64n24k32_e4m3_ss,
+    wgmma_m64n48k32_e4m3_ss,
+    wgmma_m64n56k32_e4m3_ss
+);
+wgmma_between_shapes!(
+    wgmma_half,
+    "bf16",
+    wgmma_m64n24k16_bf16_ss,
+    wgmma_m64n48k16_bf16_ss,
+    wgmma_m64n56k16_bf16_ss
+);
+wgmma_between_shapes!(
+    wgmma_half,
+    "f16",
+    wgmma_m64n24k16_f16_ss,
+    wgmma_m64n48k16_f16_ss,
+    wgmma_m64n56k16_f16_ss
+);
 
 wgmma_narrow_shapes!(
     wgmma_half,

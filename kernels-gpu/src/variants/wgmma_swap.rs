@@ -1,0 +1,280 @@
+//! `wgmma-swap`: bf16 and f16 at decode sizes with the tokens as the `wgmma`'s M and a few rows
+//! of weights as its N, so that the tiles make one wave and, where they can, no block shares a
+//! tile.
+//!
+//! Source: none of the documents (cuBLAS's own decode kernels, which ncu names
+//! `nvjet_sm90_tst_64x64_64x13_4x1…` and `…_64x16_64x16_4x1…`; CUTLASS's and TensorRT-LLM's
+//! "swap-AB"). Changed from [`super::wgmma_fp8_block_swap`], the same turn of the tile for
+//! block-scaled e4m3, with its scales taken out and a 16-bit `wgmma`:
+//!
+//! - **Why.** `wgmma-narrow` ([`super::wgmma_narrow`]), this type's decode kernel until now,
+//!   keeps the weights as the `wgmma`'s 64-row M: a tile is 128 rows of weights, 2112 rows make
+//!   17 tiles for 132 multiprocessors, and its stream-k grid shares each tile's k between
+//!   several blocks, the last of which adds the others' parts. Timed as a decode step runs (L2
+//!   flushed, the launch hidden: the host's `--cold`) it ran 0.50× cuBLAS at 2112 × 64 × 1024
+//!   and 0.75–0.78× at 6144 × {64, 128} × 4096 on the H200. ncu named cuBLAS's kernels there:
+//!   tiles of **24 to 96 rows of weights** by 16 or 64 tokens, 88 to 128 blocks, k split only
+//!   where the rows are few, 10–16 stages; its DRAM at 60–66% of peak against the narrow
+//!   kernel's 43–47% (`docs/results/h200-2026-11-29-swap/`, run 13).
+//! - **The swap.** The `wgmma`'s N is any multiple of 8 up to 256, its M always 64. So the
+//!   tokens are its A (64 per consumer warpgroup) and W rows of weights its B: 4096 rows are 128
+//!   tiles of 32, 6144 are 128 of 48, 7168 are 128 of 56. Every block streams its own rows of
+//!   weights over all of k and nothing is added across blocks. `--tile 100 + W`: one consumer
+//!   warpgroup, 64 tokens a tile; `--tile W`: two, 128 tokens.
+//! - **Both operands K-major as they lie** (T,N: the weights A stored k × m, the model's layout;
+//!   the tokens B stored k × n, a row-major program's activations), so the swap is which
+//!   descriptor goes first: a stage is W rows of weights, then the tile's tokens, a 128-byte row
+//!   of k (64 values) each, one TMA box apiece ([`load_stage`], which the FP8 kernel shares).
+//! - **The accumulator is `Cᵀ`'s**: a row per token, a column per row of weights, so a
+//!   register pair is two adjacent rows of C, one 4-byte store
+//!   ([`epilogue::store_transposed`], the 16-bit kernels' store, with its fused epilogue,
+//!   `beta` and edges).
+//! - **One chain of `wgmma`s over every slice** (the skeleton's mainloop,
+//!   [`super::wgmma_narrow::one_chain`]), one group in flight while the previous slice's stage
+//!   is given back; a ring as deep as 200 KiB allows (14 stages at W = 48, 64 tokens).
+//! - **A tile's tokens are read from L2 by every block of its column**: 8 KiB a slice for 64
+//!   tokens, against W × 128 bytes of its own weights. At W = 16 (2112 rows in 132 tiles) that
+//!   is four times the weights, and at k = 7168 it ran 0.81× cuBLAS; W is 32 to 64 (the waves
+//!   then need m ≥ about 3000), 16 only where k ≤ 2048 (0.97× at 2112 × 64 × 1024).
+//! - **Fewer rows than a wave: stream-k** (`--tile 200 + W`, one warpgroup): the grid and fixup
+//!   of [`crate::pipeline::stream`], as the narrow kernel's, on tiles of W rows of weights, so
+//!   that each block reads W rows over its share of k: 0.96× cuBLAS at 2112 × 64 × 7168, 0.91×
+//!   at 1024 × 64 × 4096 (the narrow kernel 0.78× and 0.61×).
+//! - **16 tokens a tile** (`--tile 300 + W`, up to 16 tokens: a decode step's batch): the TMA
+//!   box is 16 rows of tokens, not 64. A box row past n is zeros that the TMA engine writes, but
+//!   not for free: ncu counted 122 MB through L2 at 6144 × 16 × 4096, 131 MB at 64 tokens and
+//!   50 MB of weights. The `wgmma` still reads 64 rows; the other 48 are whatever the stage
+//!   held, their accumulator rows are not stored, and the store is clipped to the tile's own
+//!   16 tokens (without that clip the stale rows overwrote the next tiles' columns: the
+//!   emulator's check at 304 × 40 × 104 failed at a relative error of 0.45). From 1 to 16 tokens
+//!   at 4096–28672 rows, 0.76–0.85× → 0.97–1.02× cuBLAS. Zeroing those rows once per block,
+//!   tried first, cost 1.5–2% at three of five shapes (run 20).
+//! - **Clusters sharing the tokens** (what cuBLAS's `4x1` is: a cluster of four blocks along m,
+//!   the tokens multicast): built as the FP8 kernel's (clusters of two and of four), and as
+//!   there, slower: at 13 of 14 shapes and level at the last (run 16: the best clustered tile
+//!   0.65–0.98× cuBLAS where the best without ran 0.72–1.05×); dropped.
+//!
+//! What the SASS shows (`cargo xtask sass --variant wgmma-swap --dtype bf16 --tile 148`): 232
+//! registers with one consumer warpgroup, 168 with two, no spills; the hot loop is four
+//! `HGMMA.64xWx16.F32.BF16` per slice in 53 instructions (71 on the stream-k grid, whose
+//! descriptors ptxas moves into uniform registers at every slice: 16 `R2UR`).
+//!
+//! Measured (`docs/results/h200-2026-11-29-swap/`, NVIDIA H200, cold, cuBLAS in the same
+//! process, two rounds each): `auto` over 19 decode shapes of Llama-3 8B and DeepSeek-V3 (1 to
+//! 128 tokens) **0.774× cuBLAS** geomean with the narrow kernel (run 19), lowest 0.498;
+//! **0.960×** with this one (run 21), lowest 0.816, above 1.0 at six shapes. Warm, 1.03× and
+//! 1.16–1.23×. Still short: 128 tokens (0.82–0.97×: each block reads 16 KiB of tokens a slice
+//! against 4–8 of weights) and one token at 2112 rows (0.89×, the stream-k grid).
+//!
+//! What it does not do: N,N (the weights MN-major: a W-row box of m needs a narrower swizzle
+//! for each W), batches, groups. `auto` takes it at T,N decode shapes (`gpu_gemm::auto`'s
+//! shape rule).
+use super::wgmma_narrow::one_chain;
+use crate::device::half::{Bf16, Half};
+use crate::device::tma::{self, Swizzle, TensorMap};
+use crate::device::wgmma::{Accumulator, Descriptor, HalfWgmma, K_MAJOR};
+use crate::device::{cluster, pool_address, warp_uniform};
+use crate::gemm::{Geometry, HalfGemmArgs};
+use crate::pipeline::schedule::Tile;
+use crate::pipeline::stream::{self, Scratch, FIXUP_BYTES};
+use crate::pipeline::{self, epilogue, Consumer, Kernel, Stages, Work, WARPGROUP};
+use core::marker::PhantomData;
+
+/// Bytes of k per stage row: one 128-byte swizzled row (64 values of 16 bits, 128 of e4m3).
+pub const ROW_BYTES: u32 = 128;
+/// k per slice: 64 values of 16 bits.
+const BK: u32 = ROW_BYTES / 2;
+/// A `wgmma.k16` step: 32 bytes along each K-major row.
+const K_STEP_BYTES: u32 = 32;
+/// The shared memory the ring may take (of the H100's 227 KiB per block).
+const RING_BYTES: u32 = 200 * 1024;
+
+/// Consumer warpgroups of one `wgmma.m64` each for a tile of `tokens` tokens (columns of C).
+pub const fn consumers(tokens: u32) -> u32 {
+    tokens.div_ceil(64)
+}
+
+/// Rows of weights (of m) per tile for an accumulator of `R` registers per thread: the
+/// `wgmma`'s N.
+pub const fn tile_m(r: usize) -> u32 {
+    2 * r as u32
+}
+
+/// Bytes of one stage: the tile's weights, then 64 rows of tokens per consumer warpgroup (what
+/// its `wgmma`s read), one 128-byte row of k each.
+pub const fn stage_bytes(r: usize, tokens: u32) -> u32 {
+    (tile_m(r) + 64 * consumers(tokens)) * ROW_BYTES
+}
+
+/// As many stages as fit in 200 KiB: 22 at W = 8 with 64 tokens, 10 at W = 32 with 128.
+pub const fn stages(r: usize, tokens: u32) -> u32 {
+    RING_BYTES / stage_bytes(r, tokens)
+}
+
+/// Loads stage `s` of a swapped tile: `bm` rows of weights from A (stored k × m, its map first
+/// at `maps`), then `bn` tokens from B (stored k × n, the next map), 128 bytes of k each from
+/// `k0`, counted on the stage's *full* barrier. In a cluster of `cluster_m` blocks along m,
+/// whose tiles share their tokens, each block loads `bn / cluster_m` of them and the TMA engine
+/// multicasts them into the same place of every block's stage (and counts them on every
+/// block's barrier).
+///
+/// # Safety
+/// As [`Kernel::load`], with A's boxes `bm` rows of 128 bytes and B's `bn / cluster_m`.
+#[inline(always)]
+pub unsafe fn load_stage(
+    maps: *const TensorMap,
+    stages: Stages,
+    s: u32,
+    tile: Tile,
+    k0: i32,
+    (bm, bn): (u32, u32),
+    cluster_m: u32,
+) {
+    let (a_map, b_map) = (maps, maps.wrapping_add(1));
+    let (full, stage) = (stages.full(s), pool_address(stages.stage(s)));
+    let (m0, n0) = (tile.row * bm, tile.col * bn);
+    let tokens_at = stage + bm * ROW_BYTES;
+    unsafe {
+        tma::load_box(a_map, stage, k0, m0 as i32, tile.group, full);
+        if cluster_m == 1 {
+            tma::load_box(b_map, tokens_at, k0, n0 as i32, tile.member, full);
+        } else {
+            let share = bn / cluster_m;
+            let first = cluster::rank() * share;
+            let everyone = ((1u32 << cluster_m) - 1) as u16;
+            let (at, n) = (tokens_at + first * ROW_BYTES, (n0 + first) as i32);
+            tma::load_box_multicast(b_map, at, k0, n, tile.member, full, everyone);
+        }
+    }
+}
+
+/// The kernel with tiles of `2R` rows of weights by `TOKENS` tokens (16, 64 or 128: one consumer
+/// warpgroup per 64), 16-bit type `H`; with `STREAM_K` (one consumer warpgroup) on a stream-k
+/// grid that splits the tiles' k between blocks ([`crate::pipeline::stream`]).
+#[derive(Clone, Copy, Default)]
+pub struct WgmmaSwap<H, const R: usize, const TOKENS: u32, const STREAM_K: bool>(PhantomData<H>);
+
+/// The launch geometry: one block per tile, or with `STREAM_K` one per slice of every tile (the
+/// host caps the grid at one block per multiprocessor, and the blocks walk the tiles or share
+/// the slices).
+pub fn geometry<const R: usize, const TOKENS: u32, const STREAM_K: bool>(
+    m: u32,
+    n: u32,
+    k: u32,
+    _element_bytes: u32,
+) -> Geometry
+where
+    Accumulator<R>: HalfWgmma<Bf16>,
+{
+    type K<const R: usize, const C: u32, const S: bool> = WgmmaSwap<Bf16, R, C, S>;
+    let tiles = m.div_ceil(tile_m(R)) * n.div_ceil(TOKENS);
+    let units = if STREAM_K {
+        tiles * k.div_ceil(BK).max(1)
+    } else {
+        tiles
+    };
+    Geometry {
+        grid: (units, 1),
+        block: (K::<R, TOKENS, STREAM_K>::THREADS, 1),
+        shared_bytes: K::<R, TOKENS, STREAM_K>::POOL_BYTES,
+    }
+}
+
+impl<H: Half, const R: usize, const TOKENS: u32, const STREAM_K: bool> Kernel
+    for WgmmaSwap<H, R, TOKENS, STREAM_K>
+where
+    Accumulator<R>: HalfWgmma<H>,
+{
+    type Args = HalfGemmArgs<H>;
+    const BM: u32 = tile_m(R);
+    const BN: u32 = TOKENS;
+    const CONSUMERS: u32 = consumers(TOKENS);
+    const BK: u32 = BK;
+    const STAGES: u32 = stages(R, TOKENS);
+    const STAGE_BYTES: u32 = stage_bytes(R, TOKENS);
+    const LOADED_BYTES: u32 = (tile_m(R) + TOKENS) * ROW_BYTES;
+    const STREAM_K: bool = STREAM_K;
+    const EXTRA_BYTES: u32 = if STREAM_K { FIXUP_BYTES } else { 0 };
+
+    #[inline(always)]
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
+        let k0 = (slice * BK) as i32;
+        unsafe { load_stage(maps, stages, s, tile, k0, (Self::BM, Self::BN), 1) }
+    }
+
+    // ANCHOR: core_loop
+    #[inline(always)]
+    unsafe fn consume(
+        self,
+        args: Self::Args,
+        maps: *const TensorMap,
+        c: &mut Consumer,
+        work: Work,
+    ) {
+        const {
+            assert!(
+                !STREAM_K || TOKENS <= 64,
+                "a warpgroup past n would miss the fixup"
+            )
+        };
+        // As lane 0 holds it, so that the descriptors stay uniform.
+        let first_token = 64 * warp_uniform(c.warpgroup);
+        let (m0, n0) = (
+            work.tile.row * Self::BM,
+            work.tile.col * Self::BN + first_token,
+        );
+        if n0 >= args.n {
+            return c.pass_over(work.slices);
+        }
+        // The tokens are the `wgmma`'s A (this warpgroup's 64 rows of the stage's tokens), the
+        // weights its B (the stage's first W rows).
+        let tokens_at = (Self::BM + first_token) * ROW_BYTES;
+        let total = one_chain(c, work, |stage, acc: &mut Accumulator<R>, fresh| {
+            let a = Descriptor::k_major(stage + tokens_at, Swizzle::B128, 16, 1024);
+            let b = Descriptor::k_major(stage, Swizzle::B128, 16, 1024);
+            for step in 0..ROW_BYTES / K_STEP_BYTES {
+                let (a, b) = (
+                    a.advanced(K_STEP_BYTES * step),
+                    b.advanced(K_STEP_BYTES * step),
+                );
+                let accumulate = !(fresh && step == 0);
+                <Accumulator<R> as HalfWgmma<H>>::mma::<K_MAJOR, K_MAJOR>(acc, a, b, accumulate);
+            }
+        });
+        let mut total = total;
+        // A tile shared with other blocks: the last of them to finish writes it.
+        if !work.whole() {
+            let scratch = unsafe { Scratch::after(maps, 2) };
+            let flag = c.stages.extra();
+            if !unsafe { stream::finish(scratch, &work, &mut total, c.thread, WARPGROUP, flag) } {
+                return;
+            }
+        }
+        // A tile of 16 tokens stores its own 16: the `wgmma`s' other 48 rows of tokens are
+        // whatever the stage held past the box (no copy writes them), and their accumulator
+        // rows, the next tiles' columns, are not stored.
+        let args = HalfGemmArgs {
+            n: args.n.min(n0 + TOKENS.min(64)),
+            ..args
+        };
+        let total = Accumulator::from_registers(total);
+        unsafe { epilogue::store_transposed(&args, &total, m0, n0, c.thread) };
+    }
+    // ANCHOR_END: core_loop
+}
+
+/// The entry point's body.
+///
+/// # Safety
+/// As [`pipeline::run`]: `maps` points to A's and B's tensor maps (A k × m in boxes of 64 k ×
+/// `2R` m, B k × n in boxes of 64 k × `64·CONSUMERS` n, 16-bit values, the 128-byte swizzle),
+/// and the launch has [`geometry`]'s block and pool and at most one block per multiprocessor.
+#[inline(always)]
+pub unsafe fn gemm<H: Half, const R: usize, const TOKENS: u32, const STREAM_K: bool>(
+    args: HalfGemmArgs<H>,
+    maps: *const TensorMap,
+) where
+    Accumulator<R>: HalfWgmma<H>,
+{
+    unsafe { pipeline::run(WgmmaSwap::<H, R, TOKENS, STREAM_K>(PhantomData), args, maps) }
+}
