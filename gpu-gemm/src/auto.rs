@@ -239,7 +239,7 @@ pub(crate) fn wave_efficiency(tiles: u32) -> f64 {
 /// L2 more than they read weights (`:116`, 132 tiles at 2112 × 64 × 7168: 0.81× cuBLAS, the
 /// stream-k grid 0.97×), and a 16-token tile's box reads none of the 48 tokens it does not
 /// have (4096 × 16 × 4096: 0.92 → 1.00–1.03×).
-fn swap_tile(s: &Shape) -> u32 {
+pub(crate) fn swap_tile(s: &Shape) -> u32 {
     // (tile, rows of weights, tokens)
     let sixteen = [(332, 32, 16), (348, 48, 16), (356, 56, 16), (364, 64, 16)];
     let sixty_four = [(132, 32, 64), (148, 48, 64), (156, 56, 64), (164, 64, 64)];

@@ -881,15 +881,25 @@ fn wgmma_swap_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometr
 /// `wgmma-swap`'s tensor maps: A stored k × m in boxes of 64 k × W m (the tile's weights), B
 /// k × n in boxes of 64 k × the tile's tokens; C from the registers.
 fn wgmma_swap_operands(tile: u32, _layout: Layout) -> TmaOperands {
+    swap_operands(tile, 64)
+}
+
+/// `wgmma-fp8-swap`'s: the same boxes, 128 e4m3 of k per 128-byte row.
+fn wgmma_fp8_swap_operands(tile: u32, _layout: Layout) -> TmaOperands {
+    swap_operands(tile, 128)
+}
+
+/// The swapped tiles' tensor maps, `k_box` values of k per 128-byte row.
+fn swap_operands(tile: u32, k_box: u32) -> TmaOperands {
     let tokens = match tile / 100 {
         0 => 128,
         3 => 16,
         _ => 64,
     };
     TmaOperands {
-        a_box: [64, tile % 100],
+        a_box: [k_box, tile % 100],
         a_transposed: true,
-        b_box: [64, tokens],
+        b_box: [k_box, tokens],
         stream_k: (tile / 100 == 2).then_some([tile % 100, tokens]),
         batched: false,
         grouped: false,
@@ -1765,6 +1775,21 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_swap_operands),
+    },
+    Variant {
+        name: "wgmma-fp8-swap",
+        summary: "wgmma-swap for e4m3 with one scale per tensor (TN, bf16 C): the tokens as the wgmma's M, W rows of weights as its N, wgmma.m64nWk32.e4m3, 128-deep slices, the scales folded into alpha; the tiles of wgmma-swap (132 default)",
+        source: "beyond the documents (tensor cores, chapters 4 and 5)",
+        entry: "gemm_wgmma_fp8_swap_w{tile}",
+        layouts: &[Layout::TN],
+        tiles: &[132, 116, 148, 156, 164, 32, 48, 64, 232, 248, 264, 332, 348, 356, 364],
+        geometry: wgmma_swap_geometry,
+        supports: fp8_narrow_supports,
+        dtypes: &[Dtype::E4m3],
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_fp8_swap_operands),
     },
     Variant {
         name: "wgmma-fp8-narrow",

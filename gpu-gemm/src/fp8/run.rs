@@ -22,7 +22,7 @@ use kernels_gpu::registry::Shape;
 /// per block. A block-scaled kernel also runs a per-tensor problem (its scales broadcast).
 pub fn kernel_scaling(name: &str) -> Option<Scaling> {
     match name {
-        "wgmma-fp8" | "wgmma-fp8-narrow" => Some(Scaling::PerTensor),
+        "wgmma-fp8" | "wgmma-fp8-narrow" | "wgmma-fp8-swap" => Some(Scaling::PerTensor),
         "wgmma-fp8-block" | "wgmma-fp8-block-narrow" | "wgmma-fp8-block-swap" => {
             Some(Scaling::Block)
         }
@@ -43,7 +43,10 @@ pub fn kernel_scaling(name: &str) -> Option<Scaling> {
 /// the 256-row tiles make 0.7 of a wave; and wherever the TMA store cannot write C (m or `ldc`
 /// not a multiple of 8), `wgmma-fp8-narrow:128`, which writes C from the registers. On the H100
 /// (`docs/results/006-shapes-e4m3/`) this took `auto` from 0.81× to 0.97× cuBLASLt over the
-/// models' 63 shapes.
+/// models' 63 shapes. Timed cold on the H200 (L2 flushed, `--cold`) that kernel ran
+/// 0.57–0.90× cuBLASLt at decode shapes; up to 16 tokens, and up to 128 where the 256-row
+/// tiles make less than 0.7 of a wave, `wgmma-fp8-swap` now runs them, the tile of 16-bit's
+/// `crate::auto::swap_tile` (`docs/results/h200-2026-11-29-swap/`).
 ///
 /// Per block (`block_choice`), by the waves the tiles make; a grouped GEMM ([`super::grouped`])
 /// by the same rule over all its tiles (`by_waves`: `:9` on DeepGEMM's contiguous sets, 1.03–1.05×
@@ -78,9 +81,10 @@ pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
         Scaling::PerTensor if p.groups.grouped() => ("wgmma-fp8", 6),
         _ if p.b_format == Format::E5m2 && s.m.min(s.n) >= 6144 => ("wgmma-fp8", 5),
         _ if p.b_format == Format::E5m2 => ("wgmma-fp8", 2),
-        Scaling::PerTensor if s.n <= 128 && (!wide_waves || !tma_store) => {
-            ("wgmma-fp8-narrow", narrow)
+        Scaling::PerTensor if s.n <= 16 || (s.n <= 128 && !wide_waves) => {
+            ("wgmma-fp8-swap", crate::auto::swap_tile(&s))
         }
+        Scaling::PerTensor if s.n <= 128 && !tma_store => ("wgmma-fp8-narrow", narrow),
         Scaling::PerTensor if !tma_store => ("wgmma-fp8-narrow", 128),
         Scaling::PerTensor if s.m.min(s.n) >= 6144 => ("wgmma-fp8", 5),
         Scaling::PerTensor => ("wgmma-fp8", 2),
@@ -221,7 +225,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
         Variant::Kernel(k) => {
             let Some(scaling) = kernel_scaling(k.name) else {
                 bail!(
-                    "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8, wgmma-fp8-narrow, wgmma-fp8-block and wgmma-fp8-block-narrow)",
+                    "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8, wgmma-fp8-narrow, wgmma-fp8-swap, wgmma-fp8-block, wgmma-fp8-block-narrow and wgmma-fp8-block-swap)",
                     k.name
                 );
             };

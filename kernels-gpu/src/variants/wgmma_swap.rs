@@ -66,13 +66,19 @@
 //! 1.16–1.23×. Still short: 128 tokens (0.82–0.97×: each block reads 16 KiB of tokens a slice
 //! against 4–8 of weights) and one token at 2112 rows (0.89×, the stream-k grid).
 //!
+//! **e4m3 with one scale per tensor is the same kernel** (`wgmma-fp8-swap`): it is generic over
+//! [`super::wgmma_narrow`]'s [`Operands`], whose `E4m3` gives 128 values of k per slice, the
+//! `wgmma.m64nWk32.e4m3` and the scales folded into alpha. Its decode shapes, cold: 0.71 →
+//! 0.97× cuBLASLt over 13 (the narrow kernel before).
+//!
 //! What it does not do: N,N (the weights MN-major: a W-row box of m needs a narrower swizzle
-//! for each W), batches, groups. `auto` takes it at T,N decode shapes (`gpu_gemm::auto`'s
-//! shape rule).
-use super::wgmma_narrow::one_chain;
-use crate::device::half::{Bf16, Half};
+//! for each W), batches, groups, block scales (their own kernel, [`super::wgmma_fp8_block_swap`],
+//! whose slices are promoted one by one). `auto` takes it at T,N decode shapes
+//! (`gpu_gemm::auto`'s shape rule, and per tensor in e4m3).
+use super::wgmma_narrow::{one_chain, Operands, Sixteen};
+use crate::device::half::Bf16;
 use crate::device::tma::{self, Swizzle, TensorMap};
-use crate::device::wgmma::{Accumulator, Descriptor, HalfWgmma, K_MAJOR};
+use crate::device::wgmma::{Accumulator, Descriptor, HalfWgmma, Registers};
 use crate::device::{cluster, pool_address, warp_uniform};
 use crate::gemm::{Geometry, HalfGemmArgs};
 use crate::pipeline::schedule::Tile;
@@ -82,8 +88,6 @@ use core::marker::PhantomData;
 
 /// Bytes of k per stage row: one 128-byte swizzled row (64 values of 16 bits, 128 of e4m3).
 pub const ROW_BYTES: u32 = 128;
-/// k per slice: 64 values of 16 bits.
-const BK: u32 = ROW_BYTES / 2;
 /// A `wgmma.k16` step: 32 bytes along each K-major row.
 const K_STEP_BYTES: u32 = 32;
 /// The shared memory the ring may take (of the H100's 227 KiB per block).
@@ -149,27 +153,29 @@ pub unsafe fn load_stage(
 }
 
 /// The kernel with tiles of `2R` rows of weights by `TOKENS` tokens (16, 64 or 128: one consumer
-/// warpgroup per 64), 16-bit type `H`; with `STREAM_K` (one consumer warpgroup) on a stream-k
-/// grid that splits the tiles' k between blocks ([`crate::pipeline::stream`]).
+/// warpgroup per 64), operands `O` (bf16, f16, or e4m3 with one scale per tensor: the narrow
+/// kernel's [`Operands`]); with `STREAM_K` (one consumer warpgroup) on a stream-k grid that
+/// splits the tiles' k between blocks ([`crate::pipeline::stream`]).
 #[derive(Clone, Copy, Default)]
-pub struct WgmmaSwap<H, const R: usize, const TOKENS: u32, const STREAM_K: bool>(PhantomData<H>);
+pub struct WgmmaSwap<O, const R: usize, const TOKENS: u32, const STREAM_K: bool>(PhantomData<O>);
 
 /// The launch geometry: one block per tile, or with `STREAM_K` one per slice of every tile (the
 /// host caps the grid at one block per multiprocessor, and the blocks walk the tiles or share
-/// the slices).
+/// the slices). `element_bytes` is A's and B's (k per slice: 128 bytes of it); the block and its
+/// pool are the same whatever the type, so the bf16 kernel's stand for all.
 pub fn geometry<const R: usize, const TOKENS: u32, const STREAM_K: bool>(
     m: u32,
     n: u32,
     k: u32,
-    _element_bytes: u32,
+    element_bytes: u32,
 ) -> Geometry
 where
     Accumulator<R>: HalfWgmma<Bf16>,
 {
-    type K<const R: usize, const C: u32, const S: bool> = WgmmaSwap<Bf16, R, C, S>;
+    type K<const R: usize, const C: u32, const S: bool> = WgmmaSwap<Sixteen<Bf16>, R, C, S>;
     let tiles = m.div_ceil(tile_m(R)) * n.div_ceil(TOKENS);
     let units = if STREAM_K {
-        tiles * k.div_ceil(BK).max(1)
+        tiles * k.div_ceil(ROW_BYTES / element_bytes).max(1)
     } else {
         tiles
     };
@@ -180,16 +186,16 @@ where
     }
 }
 
-impl<H: Half, const R: usize, const TOKENS: u32, const STREAM_K: bool> Kernel
-    for WgmmaSwap<H, R, TOKENS, STREAM_K>
+impl<O: Operands<R>, const R: usize, const TOKENS: u32, const STREAM_K: bool> Kernel
+    for WgmmaSwap<O, R, TOKENS, STREAM_K>
 where
-    Accumulator<R>: HalfWgmma<H>,
+    Accumulator<R>: Registers,
 {
-    type Args = HalfGemmArgs<H>;
+    type Args = O::Args;
     const BM: u32 = tile_m(R);
     const BN: u32 = TOKENS;
     const CONSUMERS: u32 = consumers(TOKENS);
-    const BK: u32 = BK;
+    const BK: u32 = O::BK;
     const STAGES: u32 = stages(R, TOKENS);
     const STAGE_BYTES: u32 = stage_bytes(R, TOKENS);
     const LOADED_BYTES: u32 = (tile_m(R) + TOKENS) * ROW_BYTES;
@@ -198,7 +204,7 @@ where
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
-        let k0 = (slice * BK) as i32;
+        let k0 = (slice * O::BK) as i32;
         unsafe { load_stage(maps, stages, s, tile, k0, (Self::BM, Self::BN), 1) }
     }
 
@@ -211,19 +217,20 @@ where
         c: &mut Consumer,
         work: Work,
     ) {
-        const {
-            assert!(
-                !STREAM_K || TOKENS <= 64,
-                "a warpgroup past n would miss the fixup"
-            )
-        };
+        // Stream-k with one warpgroup of 64 tokens: with two, one past n would miss the fixup's
+        // barriers; with a 16-token box, the host's workspace (a tile's W × 16 values per
+        // slab) would be a quarter of the 64 × W that `stream::finish` writes.
+        const { assert!(!STREAM_K || TOKENS == 64) };
         // As lane 0 holds it, so that the descriptors stay uniform.
         let first_token = 64 * warp_uniform(c.warpgroup);
         let (m0, n0) = (
             work.tile.row * Self::BM,
             work.tile.col * Self::BN + first_token,
         );
-        if n0 >= args.n {
+        // C and the factor the sums take on their way to it (e4m3's scales, one per tensor,
+        // folded into alpha).
+        let output = O::output(&args);
+        if n0 >= output.n {
             return c.pass_over(work.slices);
         }
         // The tokens are the `wgmma`'s A (this warpgroup's 64 rows of the stage's tokens), the
@@ -237,8 +244,7 @@ where
                     a.advanced(K_STEP_BYTES * step),
                     b.advanced(K_STEP_BYTES * step),
                 );
-                let accumulate = !(fresh && step == 0);
-                <Accumulator<R> as HalfWgmma<H>>::mma::<K_MAJOR, K_MAJOR>(acc, a, b, accumulate);
+                O::mma(acc, a, b, !(fresh && step == 0), true);
             }
         });
         let mut total = total;
@@ -253,12 +259,12 @@ where
         // A tile of 16 tokens stores its own 16: the `wgmma`s' other 48 rows of tokens are
         // whatever the stage held past the box (no copy writes them), and their accumulator
         // rows, the next tiles' columns, are not stored.
-        let args = HalfGemmArgs {
-            n: args.n.min(n0 + TOKENS.min(64)),
-            ..args
+        let output = HalfGemmArgs {
+            n: output.n.min(n0 + TOKENS.min(64)),
+            ..output
         };
         let total = Accumulator::from_registers(total);
-        unsafe { epilogue::store_transposed(&args, &total, m0, n0, c.thread) };
+        unsafe { epilogue::store_transposed(&output, &total, m0, n0, c.thread) };
     }
     // ANCHOR_END: core_loop
 }
@@ -270,11 +276,11 @@ where
 /// `2R` m, B k × n in boxes of 64 k × `64·CONSUMERS` n, 16-bit values, the 128-byte swizzle),
 /// and the launch has [`geometry`]'s block and pool and at most one block per multiprocessor.
 #[inline(always)]
-pub unsafe fn gemm<H: Half, const R: usize, const TOKENS: u32, const STREAM_K: bool>(
-    args: HalfGemmArgs<H>,
+pub unsafe fn gemm<O: Operands<R>, const R: usize, const TOKENS: u32, const STREAM_K: bool>(
+    args: O::Args,
     maps: *const TensorMap,
 ) where
-    Accumulator<R>: HalfWgmma<H>,
+    Accumulator<R>: Registers,
 {
-    unsafe { pipeline::run(WgmmaSwap::<H, R, TOKENS, STREAM_K>(PhantomData), args, maps) }
+    unsafe { pipeline::run(WgmmaSwap::<O, R, TOKENS, STREAM_K>(PhantomData), args, maps) }
 }

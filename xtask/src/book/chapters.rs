@@ -517,7 +517,7 @@ pub const CHAPTERS: &[Chapter] = &[
         slug: "wgmma-swap",
         title: "wgmma-swap: the tokens as the wgmma's M, in bf16",
         part: Part::TensorCores5,
-        variants: &["wgmma-swap"],
+        variants: &["wgmma-swap", "wgmma-fp8-swap"],
         lessons: &[variant!("wgmma_swap.rs")],
         code: &[code(variant!("wgmma_swap.rs"))],
         measured: &[],
