@@ -554,10 +554,12 @@ fn shapes_in_e4m3_run_the_fp8_pipeline_in_tn_and_refuse_nn() {
     assert_eq!(rows.len(), 7);
     for r in &rows {
         assert_eq!(r[column(&header, "layout")], "TN", "FP8 has one layout");
-        // The per-tensor FP8 kernels: chapter 4's, or chapter 5's narrow tiles.
+        // The per-tensor FP8 kernels: chapter 4's, or chapter 5's narrow or swapped tiles.
         let choice = &r[column(&header, "choice")];
         assert!(
-            choice.starts_with("wgmma-fp8:") || choice.starts_with("wgmma-fp8-narrow:"),
+            ["wgmma-fp8:", "wgmma-fp8-narrow:", "wgmma-fp8-swap:"]
+                .iter()
+                .any(|k| choice.starts_with(k)),
             "{r:?}"
         );
         assert!(r[column(&header, "check")].starts_with("pass"), "{r:?}");
