@@ -911,19 +911,21 @@ fn swap_operands(tile: u32, k_box: u32) -> TmaOperands {
 fn wgmma_fp8_block_swap_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     use wgmma_fp8_block_swap::geometry;
     match tile {
-        16 => geometry::<8, 2, 1>(m, n, k, bytes),
-        24 => geometry::<12, 2, 1>(m, n, k, bytes),
-        32 => geometry::<16, 2, 1>(m, n, k, bytes),
-        48 => geometry::<24, 2, 1>(m, n, k, bytes),
-        56 => geometry::<28, 2, 1>(m, n, k, bytes),
-        64 => geometry::<32, 2, 1>(m, n, k, bytes),
-        116 => geometry::<8, 1, 1>(m, n, k, bytes),
-        132 => geometry::<16, 1, 1>(m, n, k, bytes),
-        164 => geometry::<32, 1, 1>(m, n, k, bytes),
-        216 => geometry::<8, 1, 2>(m, n, k, bytes),
-        232 => geometry::<16, 1, 2>(m, n, k, bytes),
-        316 => geometry::<8, 2, 2>(m, n, k, bytes),
-        332 => geometry::<16, 2, 2>(m, n, k, bytes),
+        16 => geometry::<8, 2, 1, false>(m, n, k, bytes),
+        24 => geometry::<12, 2, 1, false>(m, n, k, bytes),
+        32 => geometry::<16, 2, 1, false>(m, n, k, bytes),
+        48 => geometry::<24, 2, 1, false>(m, n, k, bytes),
+        56 => geometry::<28, 2, 1, false>(m, n, k, bytes),
+        64 => geometry::<32, 2, 1, false>(m, n, k, bytes),
+        116 => geometry::<8, 1, 1, false>(m, n, k, bytes),
+        132 => geometry::<16, 1, 1, false>(m, n, k, bytes),
+        164 => geometry::<32, 1, 1, false>(m, n, k, bytes),
+        216 => geometry::<8, 1, 2, false>(m, n, k, bytes),
+        232 => geometry::<16, 1, 2, false>(m, n, k, bytes),
+        316 => geometry::<8, 2, 2, false>(m, n, k, bytes),
+        332 => geometry::<16, 2, 2, false>(m, n, k, bytes),
+        432 => geometry::<16, 1, 1, true>(m, n, k, bytes),
+        448 => geometry::<24, 1, 1, true>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -932,16 +934,20 @@ fn wgmma_fp8_block_swap_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) 
 /// weights), B k × n in boxes of 128 k × the tile's tokens (each block of a cluster its share);
 /// C from the registers. `--tile`: W with two consumer warpgroups (128 tokens); 100 + W with
 /// one (64 tokens); 200 + W with one, in clusters of two along m; 300 + W with two, in clusters
-/// of two.
+/// of two; 400 + W with one on a stream-k grid (a slab of W × 64 per part).
 fn wgmma_fp8_block_swap_operands(tile: u32, _layout: Layout) -> TmaOperands {
-    let consumers = if matches!(tile / 100, 1 | 2) { 1 } else { 2 };
-    let cluster = if tile >= 200 { 2 } else { 1 };
+    let consumers = if matches!(tile / 100, 1 | 2 | 4) {
+        1
+    } else {
+        2
+    };
+    let cluster = if matches!(tile / 100, 2 | 3) { 2 } else { 1 };
     TmaOperands {
         a_box: [128, tile % 100],
         a_transposed: true,
         b_box: [128, wgmma_fp8_block_swap::tokens(consumers) / cluster],
         cluster,
-        stream_k: None,
+        stream_k: (tile / 100 == 4).then_some([tile % 100, wgmma_fp8_block_swap::tokens(1)]),
         batched: false,
         grouped: false,
         ranges: false,
@@ -1823,11 +1829,11 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8-block-swap",
-        summary: "block-scaled e4m3 (1x128 of A, 128x128 of B) for decode and small batches with A and B swapped in the wgmma: the tokens (n) as its M, 64 per consumer warpgroup, W rows of weights (m) as its N, so that the tiles make one wave without splitting k; A's scales staged in shared memory by the producer warpgroup and promoted along the accumulator's columns, two partial sums in turn, C from the registers (any m, n, ldc); --tile: W = 16, 24, 32 (default), 48, 56, 64 with 128 tokens a tile (two warpgroups), 100 + W (116, 132, 164) with 64 (one), 200 + W (216, 232) one warpgroup and 300 + W (316, 332) two in clusters of two sharing the tokens by multicast",
+        summary: "block-scaled e4m3 (1x128 of A, 128x128 of B) for decode and small batches with A and B swapped in the wgmma: the tokens (n) as its M, 64 per consumer warpgroup, W rows of weights (m) as its N, so that the tiles make one wave without splitting k; A's scales staged in shared memory by the producer warpgroup and promoted along the accumulator's columns, two partial sums in turn, C from the registers (any m, n, ldc); --tile: W = 16, 24, 32 (default), 48, 56, 64 with 128 tokens a tile (two warpgroups), 100 + W (116, 132, 164) with 64 (one), 200 + W (216, 232) one warpgroup and 300 + W (316, 332) two in clusters of two sharing the tokens by multicast, 400 + W (432, 448) one warpgroup on a stream-k grid in equal parts: each tile cut into as many equal parts of k as the multiprocessors allow, one block each, the last to finish adding the others",
         source: "beyond the documents (tensor cores, chapters 4 and 5)",
         entry: "gemm_wgmma_fp8_block_swap_w{tile}",
         layouts: &[Layout::TN],
-        tiles: &[32, 16, 24, 48, 56, 64, 116, 132, 164, 216, 232, 316, 332],
+        tiles: &[32, 16, 24, 48, 56, 64, 116, 132, 164, 216, 232, 316, 332, 432, 448],
         geometry: wgmma_fp8_block_swap_geometry,
         supports: fp8_narrow_supports,
         dtypes: &[Dtype::E4m3],

@@ -402,7 +402,7 @@ impl Kernel for OneScalePerTile {
 
     unsafe fn consume(self, args: Fp8GemmArgs, _: *const TensorMap, c: &mut Consumer, work: Work) {
         let first_row_only = |staged: Shared<f32>, _| [staged.load(0); 16];
-        unsafe { consume_tile(args, c, work, (Self::BM, Self::BN), first_row_only) }
+        unsafe { consume_tile(args, c, work, (Self::BM, Self::BN), first_row_only, None) }
     }
 }
 
@@ -493,6 +493,82 @@ fn the_swapped_block_kernel_reads_b_scales_past_a_run_of_32_slices() {
     let check = run_body_on(&p, x, ("wgmma-fp8-block-swap", 32), kernel_body::<Swap>);
     println!("34 slices: {}", check.summary());
     assert!(check.passed(), "{}", check.summary());
+}
+
+/// The kernel the registry launches as `wgmma-fp8-block-swap:432`: 32 rows of weights by 64
+/// tokens on a stream-k grid.
+type SwapStreamed = WgmmaFp8BlockSwap<16, 1, 1, true>;
+
+/// `:432` whose parts take B's scales counting from slice 0, not from where the part starts in
+/// k: a tile computed by one block is right, a part that starts past slice 0 is promoted with
+/// the tile's first slices' scales.
+#[derive(Clone, Copy, Default)]
+struct SwapPartsFromZero;
+
+impl Kernel for SwapPartsFromZero {
+    type Args = Fp8GemmArgs;
+    kernels_gpu::sizes_of!(SwapStreamed);
+    const STREAM_K: bool = true;
+    const EQUAL_PARTS: bool = true;
+
+    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
+        unsafe { SwapStreamed::default().load(maps, stages, s, tile, slice) }
+    }
+
+    unsafe fn load_with(
+        self,
+        args: &Fp8GemmArgs,
+        maps: *const TensorMap,
+        stages: Stages,
+        s: u32,
+        tile: Tile,
+        slice: u32,
+    ) {
+        unsafe { SwapStreamed::default().load_with(args, maps, stages, s, tile, slice) }
+    }
+
+    unsafe fn consume(
+        self,
+        args: Fp8GemmArgs,
+        maps: *const TensorMap,
+        c: &mut Consumer,
+        work: Work,
+    ) {
+        let from_zero = Work {
+            first_slice: 0,
+            ..work
+        };
+        unsafe { SwapStreamed::default().consume(args, maps, c, from_zero) }
+    }
+}
+
+/// 24 rows of weights by 40 tokens over 11 slices of k, on inputs whose blocks of k in B are 1,
+/// 10 and 100 times larger in turn: one tile, which the emulator's three multiprocessors cut
+/// into three parts at slices 3 and 7. Both stream-k tiles pass; parts that count B's scales
+/// from slice 0 fail (the third part's slices 7–10 take slices 0–3's scales, a tenth or ten
+/// times theirs).
+#[test]
+fn the_swapped_block_kernels_stream_k_parts_take_their_own_slices_scales() {
+    let p = problem_of(24, 40, 10 * BK + 64);
+    type Body = unsafe fn(Fp8GemmArgs, *const TensorMap);
+    let bodies: [(u32, Body); 2] = [
+        (432, kernel_body::<SwapStreamed>),
+        (448, kernel_body::<WgmmaFp8BlockSwap<24, 1, 1, true>>),
+    ];
+    for (tile, body) in bodies {
+        let variant = ("wgmma-fp8-block-swap", tile);
+        let check = run_body_on(&p, b_blocks_of_k_apart(&p), variant, body);
+        println!("wgmma-fp8-block-swap:{tile}: {}", check.summary());
+        assert!(check.passed(), "{tile}: {}", check.summary());
+    }
+    let planted = kernel_body::<SwapPartsFromZero>;
+    let x = b_blocks_of_k_apart(&p);
+    let check = run_body_on(&p, x, ("wgmma-fp8-block-swap", 432), planted);
+    println!("parts' B scales from slice 0: {}", check.summary());
+    assert!(
+        !check.passed(),
+        "parts' B scales from slice 0 passed the check"
+    );
 }
 
 /// `wgmma-fp8:2`'s kernel (no cluster, four stages) with B read in format `F`.

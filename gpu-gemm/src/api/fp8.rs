@@ -76,7 +76,7 @@ impl Gemm {
     /// `config` must say `transposes(Transpose::Yes, Transpose::No)` with `lda, ldb ≥ k` (the
     /// tensor cores read both operands K-major). `Algorithm::Auto` chooses among the FP8 kernels
     /// for the operands' scaling; `Algorithm::Kernel` names one (`wgmma-fp8`, `wgmma-fp8-narrow`,
-    /// `wgmma-fp8-block`, `wgmma-fp8-block-narrow`); `Algorithm::Cublas` is cuBLASLt's FP8 matmul (per-tensor scales).
+    /// `wgmma-fp8-swap`, `wgmma-fp8-block`, `wgmma-fp8-block-narrow`, `wgmma-fp8-block-swap`); `Algorithm::Cublas` is cuBLASLt's FP8 matmul (per-tensor scales).
     ///
     /// A strided batch ([`GemmConfig::batch`], strides in elements: codes for A and B, bf16 for
     /// C, each a multiple of 16 bytes) has each member's scales after the previous member's:

@@ -106,8 +106,10 @@ pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
 ///   weights). Timed on cold L2 with the launches queued (`--cold`,
 ///   `docs/results/h200-2026-11-29-cold/`), it ran 1.06–1.20× cuBLASLt on the eight shapes of
 ///   DeepGEMM's dense set with 2112 to 7168 rows of weights, where `:10` and `:8` ran 0.88–0.92×
-///   at m = 7168, and 1.13–1.20× at 1024 and 1536 rows. Where no tile makes such a wave
-///   (m = 24576 and up, or below 1024 rows), the rules below.
+///   at m = 7168, and 1.13–1.20× at 1024 and 1536 rows. Where the best such tile is thin over a
+///   long k or leaves a fifth of the multiprocessors idle, the same kernel on a stream-k grid
+///   in equal parts, 32 or 48 rows a tile ([`equal_parts_tile`]). Where no tile makes such a
+///   wave (m = 24576 and up, or below 1024 rows), the rules below.
 /// - **Fewer 128 × 128 tiles than a third of the multiprocessors, n ≤ 128** (a decode step's
 ///   tokens over a few thousand rows of weights): `wgmma-fp8-block-narrow`, the tile as narrow
 ///   as n, whose stream-k grid gives every multiprocessor an equal share of the slices. At 17
@@ -161,7 +163,52 @@ fn block_choice(s: &Shape, tma_store: bool, narrow: u32) -> (&'static str, u32) 
 /// tiles make one wave of at least 64 tiles (measured down to 1024 × 64 × 7168, 64 tiles of
 /// 16 rows: 1.17× cuBLASLt where the narrow kernel ran 1.01×); the most tiles, then the widest.
 /// `None` where none does.
+///
+/// Where that tile is 16 rows of weights over a long k (k ≥ 6144: each block reads four times
+/// as many bytes of tokens as of its own weights, all along k) or its wave leaves a fifth of
+/// the multiprocessors idle, the stream-k tiles in equal parts ([`equal_parts_tile`]) when
+/// their parts are long enough.
 fn swap_tile(s: &Shape) -> Option<u32> {
+    let tile = one_wave_swap_tile(s)?;
+    let (rows, tokens) = (tile % 100, if tile > 100 { 64 } else { 128 });
+    let fill = s.m.div_ceil(rows) * s.n.div_ceil(tokens);
+    if (rows == 16 && s.k >= 6144) || 5 * fill < 4 * crate::auto::SMS {
+        if let Some(streamed) = equal_parts_tile(s) {
+            return Some(streamed);
+        }
+    }
+    Some(tile)
+}
+
+/// The stream-k tiles in equal parts (`--tile 400 + W`: W rows of weights by 64 tokens, each
+/// tile cut into as many parts as the multiprocessors allow, one block each), for
+/// [`swap_tile`]: those that cut each tile in two parts or more, each at least 14 slices of
+/// k long; of them the one that keeps the most multiprocessors busy, then the widest (64 rows,
+/// measured as `:464`, ran no faster than `:448` where this rule would have taken it, and is
+/// not built). Measured
+/// cold (`docs/results/h200-2026-11-29-fp8-stream-k/`, × cuBLASLt): 1.58 against the one-wave
+/// tile's 1.17 at 1024 × 64 × 7168 (`:432`, four parts of 14 slices), 1.45 against 1.19 at
+/// 1536 × 64 × 7168, 1.32 against 1.19 at 2112 × 64 × 7168 (`:448`); but 0.94×
+/// the 16-row tile's speed at 2112 × 64 × 4096 (`:432`, two parts of 16 slices), and 0.89×
+/// the 32-row tile's where that one fills the multiprocessors (4096 × 64 × 7168): the fixup,
+/// in which the last part's block reads the others' and stores the tile, is a chain of round
+/// trips after the mainloop.
+fn equal_parts_tile(s: &Shape) -> Option<u32> {
+    use crate::auto::SMS;
+    let slices = s.k.div_ceil(128);
+    [(432, 32), (448, 48)]
+        .into_iter()
+        .filter_map(|(tile, rows)| {
+            let tiles = s.m.div_ceil(rows) * s.n.div_ceil(64);
+            let parts = SMS / tiles;
+            (parts >= 2 && slices >= 14 * parts).then_some((tiles * parts, rows, tile))
+        })
+        .max()
+        .map(|(_, _, tile)| tile)
+}
+
+/// [`swap_tile`]'s tile of one wave, no split of k.
+fn one_wave_swap_tile(s: &Shape) -> Option<u32> {
     use crate::auto::SMS;
     if !(49..=128).contains(&s.n) {
         return None;
@@ -567,7 +614,9 @@ mod tests {
             ((32768, 128, 512), Scaling::Block, "wgmma-fp8-block:8"),
             // DeepGEMM's dense set (m = N, n = M tokens): few tiles at decode sizes go narrow,
             // the last wave decides between 128- and 192-row tiles.
-            ((2112, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:116"),
+            ((2112, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:448"),
+            ((2112, 64, 4096), Scaling::Block, "wgmma-fp8-block-swap:116"),
+            ((3072, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:448"),
             ((4096, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:132"),
             (
                 (7168, 64, 16384),
@@ -594,13 +643,14 @@ mod tests {
             (
                 (1024, 128, 7168),
                 Scaling::Block,
-                "wgmma-fp8-block-swap:116",
+                "wgmma-fp8-block-swap:448",
             ),
-            ((1024, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:116"),
+            ((1024, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:432"),
+            ((1536, 64, 7168), Scaling::Block, "wgmma-fp8-block-swap:448"),
             (
                 (1536, 128, 7168),
                 Scaling::Block,
-                "wgmma-fp8-block-swap:132",
+                "wgmma-fp8-block-swap:448",
             ),
             ((7168, 64, 2048), Scaling::Block, "wgmma-fp8-block-swap:164"),
             ((2112, 4096, 7168), Scaling::Block, "wgmma-fp8-block:9"),

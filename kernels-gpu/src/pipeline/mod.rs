@@ -326,6 +326,10 @@ pub trait Kernel: Copy {
     /// all tiles evenly, and a tile split between blocks is finished by the last of them (the
     /// kernel's epilogue does it: [`Work::whole`] says when). Not with clusters or split-k.
     const STREAM_K: bool = false;
+    /// With [`Kernel::STREAM_K`], where the tiles are at most the blocks: each tile in the same
+    /// number of equal parts, one block each ([`StreamK::equal_parts`]), rather than every
+    /// block an equal share of all iterations, crossing tiles.
+    const EQUAL_PARTS: bool = false;
 
     /// Threads in a block.
     const THREADS: u32 = WARPGROUP * (1 + Self::CONSUMERS);
@@ -705,8 +709,12 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
         // own walk, after it has set its registers.
         let works = || {
             let (tiles, slices) = tiles_of::<K>(&args);
-            let (data_parallel, stream) =
-                StreamK::hybrid(cluster::id(), cluster::count(), tiles.units(), slices);
+            let (block, blocks, units) = (cluster::id(), cluster::count(), tiles.units());
+            let (data_parallel, stream) = if K::EQUAL_PARTS {
+                StreamK::equal_parts(block, blocks, units, slices)
+            } else {
+                StreamK::hybrid(block, blocks, units, slices)
+            };
             StreamWorks {
                 tiles: tile_works::<K>(data_parallel, tiles, slices),
                 stream,

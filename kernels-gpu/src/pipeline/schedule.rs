@@ -274,6 +274,31 @@ impl StreamK {
         )
     }
 
+    /// Equal parts: with at most as many tiles as blocks, each tile cut into the same number of
+    /// parts, as many as the blocks allow (at most one per slice), and each part one block's: no
+    /// block crosses from one tile into the next, so none pays a second segment's fixup, and
+    /// the parts of a tile run side by side and end together. The blocks left over (fewer than
+    /// the tiles) get nothing: in `wgmma-narrow`, 17 tiles in 119 of 132 blocks ran 10% faster
+    /// than the hybrid on all 132, 48 in 96 7% faster, 56 in 112 3% slower. With more tiles
+    /// than blocks, [`StreamK::hybrid`].
+    #[inline(always)]
+    pub fn equal_parts(block: u32, blocks: u32, tiles: u32, slices: u32) -> (Walk, StreamK) {
+        if tiles > blocks {
+            return Self::hybrid(block, blocks, tiles, slices);
+        }
+        let used = tiles * (blocks / tiles).min(slices.max(1));
+        let stream = if block < used {
+            Self::from_tile(block, used, 0, tiles, slices)
+        } else {
+            StreamK {
+                next: 0,
+                end: 0,
+                ..Self::from_tile(0, used, 0, tiles, slices)
+            }
+        };
+        (Walk::new(block, blocks, 0), stream)
+    }
+
     /// The block whose range holds iteration `x`: the largest `b` with `⌊b·T/G⌋ ≤ x`.
     #[inline(always)]
     fn block_of(&self, x: u64) -> u64 {
@@ -363,6 +388,43 @@ mod tests {
             assert_eq!(slabs.len(), count, "{blocks} {tiles} {slices}");
             assert!(slabs.iter().all(|&s| s < 2 * blocks));
         }
+    }
+
+    /// Equal parts: every tile in the same number of parts, each a block's only segment, the
+    /// blocks past a multiple of the tiles idle; more tiles than blocks as the hybrid.
+    #[test]
+    fn equal_parts_give_each_block_one_part_of_one_tile() {
+        for (blocks, tiles, slices, parts) in [
+            (132, 33, 56, 4),
+            (132, 64, 56, 2),
+            (132, 17, 56, 7),
+            (132, 56, 56, 2),
+            (3, 1, 11, 3),
+            (6, 2, 3, 3),
+        ] {
+            let mut covered = vec![0u32; (tiles * slices) as usize];
+            let mut busy = 0;
+            for b in 0..blocks {
+                let (walk, stream) = StreamK::equal_parts(b, blocks, tiles, slices);
+                assert_eq!(walk.count(), 0);
+                let segments: Vec<Segment> = stream.collect();
+                assert!(segments.len() <= 1, "{blocks} {tiles}: block {b}");
+                for s in &segments {
+                    assert_eq!(s.parts, parts, "{blocks} {tiles} {slices}");
+                    for i in s.first_slice..s.first_slice + s.slices {
+                        covered[(s.tile * slices + i) as usize] += 1;
+                    }
+                }
+                busy += segments.len() as u32;
+            }
+            assert_eq!(busy, tiles * parts);
+            assert!(covered.iter().all(|&c| c == 1), "{blocks} {tiles} {slices}");
+        }
+        // More tiles than blocks: the hybrid.
+        let (walk, stream) = StreamK::equal_parts(5, 132, 200, 7);
+        let (hybrid_walk, hybrid) = StreamK::hybrid(5, 132, 200, 7);
+        assert_eq!(walk.count(), hybrid_walk.count());
+        assert_eq!(stream.collect::<Vec<_>>(), hybrid.collect::<Vec<_>>());
     }
 
     /// The hybrid streams nothing with whole waves, everything with at most one, else the

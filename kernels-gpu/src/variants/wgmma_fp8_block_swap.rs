@@ -99,7 +99,30 @@
 //! where `:10` and `:8` ran 0.88–0.94×), and `auto` takes it wherever a tile makes one wave
 //! (`gpu_gemm::fp8::run`'s `swap_tile`).
 //!
-//! What it does not do: groups, batches, a split of k.
+//! **Stream-k in equal parts** (`--tile 400 + W`, one consumer warpgroup, [`Kernel::STREAM_K`]
+//! with [`Kernel::EQUAL_PARTS`]). With 16 rows a tile, each block reads four times as many
+//! bytes of tokens as of its own weights, all along k; and below ~2000 rows no tile of 32 or
+//! more makes a wave. Wider tiles with k cut between blocks read the tokens once per part
+//! instead: 32–66 tiles of 32 or 48 rows, each cut into as many equal parts as the 132
+//! multiprocessors allow (2112 × 64: 44 tiles of 48 rows in three parts of 19 slices), the last
+//! part's block adding the others' through the skeleton's fixup
+//! ([`crate::pipeline::stream`]). Measured cold on the H200
+//! (`docs/results/h200-2026-11-29-fp8-stream-k/`, × cuBLASLt): 1.32 against `:116`'s 1.19 at
+//! 2112 × 64 × 7168, 1.57 against 1.16 at 1024 × 64 × 7168, 1.43 against 1.19 at 1024 × 128
+//! × 7168, 1.26 against 1.18 at 1536 × 128. As plain stream-k first (each block an equal share
+//! of all the tiles' slices, crossing from one tile into the next), the same tiles ran 0.91×
+//! cuBLASLt at 4096 × 64 × 7168 where `:132` ran 1.24: a block's second segment costs a fixup
+//! (its part written, a GPU-scope atomic, the finisher's reads) and a reload of B's scales,
+//! chains of round trips that a 15 µs kernel feels. In equal parts no block crosses a tile;
+//! still 0.89× `:132`'s speed there, where 32-row tiles already fill the wave, and 0.94× the
+//! 16-row tile's at k = 4096 (parts of 16 slices): `auto` takes the stream-k tiles where the
+//! one-wave tile is 16 rows over k ≥ 6144 or fills less than four fifths of the
+//! multiprocessors (`gpu_gemm::fp8::run`'s `equal_parts_tile`).
+//!
+//! What it does not do: groups, batches.
+//!
+//! [`Kernel::STREAM_K`]: crate::pipeline::Kernel::STREAM_K
+//! [`Kernel::EQUAL_PARTS`]: crate::pipeline::Kernel::EQUAL_PARTS
 use super::wgmma_fp8_block::{self, BK};
 use super::wgmma_swap::load_stage;
 use crate::device::tma::{self, Swizzle, TensorMap};
@@ -109,7 +132,8 @@ use crate::device::{pool_address, shfl_idx, warp_uniform, Shared};
 use crate::gemm::{Fp8GemmArgs, Geometry};
 use crate::pipeline::epilogue;
 use crate::pipeline::schedule::Tile;
-use crate::pipeline::{self, Consumer, Kernel, Stages, Work};
+use crate::pipeline::stream::{self, Scratch, FIXUP_BYTES};
+use crate::pipeline::{self, Consumer, Kernel, Stages, Work, WARPGROUP};
 
 /// Tokens (columns of C) per tile with `consumers` consumer warpgroups of one `wgmma.m64` each:
 /// 128 with two, 64 with one (a decode step of 64 tokens, whose second warpgroup would only
@@ -158,32 +182,46 @@ fn stage_scales<const R: usize>(stages: Stages, s: u32) -> Shared<f32> {
 
 /// The kernel with tiles of `2R` rows of weights by `64·CONSUMERS` tokens ([`tokens`]), in
 /// clusters of `CLUSTER_M` blocks along m that share the tokens' slices (each block loads its
-/// share of them and the TMA engine multicasts it to every block of the cluster).
+/// share of them and the TMA engine multicasts it to every block of the cluster); with
+/// `STREAM_K` (one consumer warpgroup, no cluster) on a stream-k grid that splits the tiles' k
+/// between blocks ([`crate::pipeline::stream`]).
 #[derive(Clone, Copy, Default)]
-pub struct WgmmaFp8BlockSwap<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32 = 1>;
+pub struct WgmmaFp8BlockSwap<
+    const R: usize,
+    const CONSUMERS: u32,
+    const CLUSTER_M: u32 = 1,
+    const STREAM_K: bool = false,
+>;
 
-/// The launch geometry: one block per tile (the host caps the grid at one block per
-/// multiprocessor).
-pub fn geometry<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32>(
+/// The launch geometry: one block per tile, or with `STREAM_K` one per slice of every tile (the
+/// host caps the grid at one block per multiprocessor, and the blocks walk the tiles or share
+/// their slices).
+pub fn geometry<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32, const STREAM_K: bool>(
     m: u32,
     n: u32,
-    _k: u32,
+    k: u32,
     _element_bytes: u32,
 ) -> Geometry
 where
     Accumulator<R>: Fp8Wgmma,
 {
-    type K<const R: usize, const C: u32, const M: u32> = WgmmaFp8BlockSwap<R, C, M>;
+    type K<const R: usize, const C: u32, const M: u32, const S: bool> =
+        WgmmaFp8BlockSwap<R, C, M, S>;
     let units = m.div_ceil(tile_m(R) * CLUSTER_M) * n.div_ceil(tokens(CONSUMERS));
+    let units = if STREAM_K {
+        units * k.div_ceil(BK).max(1)
+    } else {
+        units
+    };
     Geometry {
         grid: (units * CLUSTER_M, 1),
-        block: (K::<R, CONSUMERS, CLUSTER_M>::THREADS, 1),
-        shared_bytes: K::<R, CONSUMERS, CLUSTER_M>::POOL_BYTES,
+        block: (K::<R, CONSUMERS, CLUSTER_M, STREAM_K>::THREADS, 1),
+        shared_bytes: K::<R, CONSUMERS, CLUSTER_M, STREAM_K>::POOL_BYTES,
     }
 }
 
-impl<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32> Kernel
-    for WgmmaFp8BlockSwap<R, CONSUMERS, CLUSTER_M>
+impl<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32, const STREAM_K: bool> Kernel
+    for WgmmaFp8BlockSwap<R, CONSUMERS, CLUSTER_M, STREAM_K>
 where
     Accumulator<R>: Fp8Wgmma,
 {
@@ -196,7 +234,19 @@ where
     const STAGES: u32 = stages(R, CONSUMERS);
     const STAGE_BYTES: u32 = stage_bytes(R, CONSUMERS);
     const LOADED_BYTES: u32 = stage_bytes(R, CONSUMERS);
-    const EXTRA_BYTES: u32 = stages(R, CONSUMERS) * scale_bytes(R);
+    // The stages' scales, then stream-k's flag.
+    const EXTRA_BYTES: u32 =
+        stages(R, CONSUMERS) * scale_bytes(R) + if STREAM_K { FIXUP_BYTES } else { 0 };
+    // Stream-k with one warpgroup and no cluster: a second warpgroup past n would miss the
+    // fixup's barriers, and the blocks of a cluster would load the same slices.
+    const STREAM_K: bool = {
+        assert!(!STREAM_K || (CONSUMERS == 1 && CLUSTER_M == 1));
+        STREAM_K
+    };
+    const EQUAL_PARTS: bool = STREAM_K;
+    // The stream-k walk's 64-bit arithmetic beside the scales' bulk copy: at the default 40
+    // registers ptxas spilled 16 bytes in the producer.
+    const PRODUCER_REGISTERS: u32 = if STREAM_K { 56 } else { 40 };
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
@@ -232,16 +282,34 @@ where
     }
 
     #[inline(always)]
-    unsafe fn consume(self, args: Fp8GemmArgs, _: *const TensorMap, c: &mut Consumer, work: Work) {
+    unsafe fn consume(
+        self,
+        args: Fp8GemmArgs,
+        maps: *const TensorMap,
+        c: &mut Consumer,
+        work: Work,
+    ) {
         let tile = (Self::BM, Self::BN);
-        unsafe { consume_tile(args, c, work, tile, scales_by_column::<R>) }
+        let fixup = STREAM_K.then(|| Fixup {
+            scratch: unsafe { Scratch::after(maps, 2) },
+            flag: c.stages.extra() + Self::STAGES * scale_bytes(R),
+        });
+        unsafe { consume_tile(args, c, work, tile, scales_by_column::<R>, fixup) }
     }
 }
 
-/// A consumer warpgroup's work on one tile of `bm` rows of weights by `bn` tokens: its 64
-/// tokens' promoted sums and their store. `scales_of(staged, thread)` picks each of the
-/// thread's registers' scale of A among a stage's ([`scales_by_column`]; a test plants
-/// another).
+/// Where a stream-k block leaves its part of a shared tile: the launch's workspace and
+/// counters, and the pool byte of the flag that says whether the block finishes the tile.
+#[derive(Clone, Copy)]
+pub struct Fixup {
+    pub scratch: Scratch,
+    pub flag: u32,
+}
+
+/// A consumer warpgroup's work on one tile of `bm` rows of weights by `bn` tokens (or on
+/// `work`'s slices of it, its part added through `fixup` on a stream-k grid): its 64 tokens'
+/// promoted sums and their store. `scales_of(staged, thread)` picks each of the thread's
+/// registers' scale of A among a stage's ([`scales_by_column`]; a test plants another).
 ///
 /// # Safety
 /// As [`Kernel::consume`].
@@ -253,6 +321,7 @@ pub unsafe fn consume_tile<const R: usize>(
     work: Work,
     (bm, bn): (u32, u32),
     scales_of: impl Fn(Shared<f32>, u32) -> [f32; R],
+    fixup: Option<Fixup>,
 ) where
     Accumulator<R>: Fp8Wgmma,
 {
@@ -282,7 +351,7 @@ pub unsafe fn consume_tile<const R: usize>(
     // holding slice `32j + l`'s of the current run and of the next, loaded a run ahead; a
     // slice's is a shuffle. A's, from the stage, where they landed with the operands.
     let (slices, lane) = (work.slices, c.thread % RUN);
-    let b_first = (work.tile.col * bn / SCALE_BLOCK) * args.k.div_ceil(BK);
+    let b_first = (work.tile.col * bn / SCALE_BLOCK) * args.k.div_ceil(BK) + work.first_slice;
     let b_scale = |slice: u32| {
         if slice < slices {
             unsafe { args.scale_b.load((b_first + slice) as usize) }
@@ -301,11 +370,17 @@ pub unsafe fn consume_tile<const R: usize>(
     };
     // The next slice's scales after each release with two consumer warpgroups, before the
     // wait with one ([`wgmma_fp8_block::in_turns`]' `LATE`).
-    let total = if bn == 2 * tokens(1) {
+    let mut total = if bn == 2 * tokens(1) {
         wgmma_fp8_block::in_turns::<R, true, true, _>(c, work.slices, scales, issue, promote)
     } else {
         wgmma_fp8_block::in_turns::<R, true, false, _>(c, work.slices, scales, issue, promote)
     };
+    // A tile shared with other blocks: the last of them to finish adds the parts and stores it.
+    if let Some(Fixup { scratch, flag }) = fixup.filter(|_| !work.whole()) {
+        if !unsafe { stream::finish(scratch, &work, &mut total, c.thread, WARPGROUP, flag) } {
+            return;
+        }
+    }
     let (output, total) = (args.output(args.alpha), Accumulator::from_registers(total));
     unsafe { epilogue::store_transposed(&output, &total, m0, n0, c.thread) };
 }
@@ -351,11 +426,17 @@ pub fn promote<const R: usize>(
 /// swizzle), `args`' scales are laid out as [`Fp8GemmArgs`] says, and the launch has
 /// [`geometry`]'s block and pool and at most one block per multiprocessor.
 #[inline(always)]
-pub unsafe fn gemm<const R: usize, const CONSUMERS: u32, const CLUSTER_M: u32>(
+pub unsafe fn gemm<
+    const R: usize,
+    const CONSUMERS: u32,
+    const CLUSTER_M: u32,
+    const STREAM_K: bool,
+>(
     args: Fp8GemmArgs,
     maps: *const TensorMap,
 ) where
     Accumulator<R>: Fp8Wgmma,
 {
-    unsafe { pipeline::run(WgmmaFp8BlockSwap::<R, CONSUMERS, CLUSTER_M>, args, maps) }
+    let kernel = WgmmaFp8BlockSwap::<R, CONSUMERS, CLUSTER_M, STREAM_K>;
+    unsafe { pipeline::run(kernel, args, maps) }
 }

@@ -75,6 +75,15 @@
 //! cuBLAS over 19 bf16 decode shapes on the H200 (0.50× at 2112 × 64 × 1024): the tokens' tile
 //! turned around, [`super::wgmma_swap`], runs them at 0.96×, and `auto` takes it at T,N;
 //! this kernel keeps N,N.
+//!
+//! **Equal parts** ([`crate::pipeline::schedule::StreamK::equal_parts`], the swapped block-scaled
+//! kernel's lesson): with fewer tiles than multiprocessors, each tile is cut into the same number
+//! of parts of k, one block each, instead of every block taking an equal share of all the
+//! iterations and crossing from one tile into the next (a second segment costs a fixup, a chain
+//! of round trips). 17 tiles then run on 119 of the 132 multiprocessors, and ran faster: bf16
+//! N,N decode steps 0.78 → 0.86× cuBLAS cold (2112 × 16 × 7168 0.79 → 0.89×, 4096 × 16 × 4096
+//! 0.83 → 0.95×), block-scaled e4m3 at 16 and 48 tokens +9–15%; 3% slower at 7168 × 16 × 16384,
+//! 56 tiles on 112 (`docs/results/h200-2026-11-29-fp8-stream-k/` runs 5 and 7).
 use super::wgmma_fp8_block::{self, Ahead, BlockScales};
 use crate::device::half::{Bf16, Half};
 use crate::device::pool_address;
@@ -318,6 +327,10 @@ where
     const STAGE_BYTES: u32 = stage_bytes(R);
     const LOADED_BYTES: u32 = stage_bytes(R);
     const STREAM_K: bool = true;
+    // Each tile in equal parts, one block each (`docs/results/h200-2026-11-29-fp8-stream-k/`
+    // run 5: bf16 N,N decode steps 0.78 → 0.86× cuBLAS, block-scaled e4m3 at 16–48 tokens
+    // +9–15%).
+    const EQUAL_PARTS: bool = true;
     // The producer walks a batch (a division per tile, a third coordinate per copy) in 56
     // registers: at 40 it spilled 4 to 32 bytes. The consumers' 224 hold the narrow tile's
     // accumulators (at most 64) with room to spare.

@@ -39,7 +39,11 @@
 //! - **Fewer rows than a wave: stream-k** (`--tile 200 + W`, one warpgroup): the grid and fixup
 //!   of [`crate::pipeline::stream`], as the narrow kernel's, on tiles of W rows of weights, so
 //!   that each block reads W rows over its share of k: 0.96× cuBLAS at 2112 × 64 × 7168, 0.91×
-//!   at 1024 × 64 × 4096 (the narrow kernel 0.78× and 0.61×).
+//!   at 1024 × 64 × 4096 (the narrow kernel 0.78× and 0.61×). Each tile is cut into equal
+//!   parts, one block each ([`crate::pipeline::Kernel::EQUAL_PARTS`], the FP8 swapped kernel's
+//!   lesson, [`super::wgmma_fp8_block_swap`]): here within ±1.5% of the grid whose blocks cross
+//!   tiles at the shapes `auto` gives it, and faster for the narrower tiles (`:232` 0.76 → 0.93×
+//!   at 1024 × 64 × 4096; `docs/results/h200-2026-11-29-fp8-stream-k/` run 3).
 //! - **16 tokens a tile** (`--tile 300 + W`, up to 16 tokens: a decode step's batch): the TMA
 //!   box is 16 rows of tokens, not 64. A box row past n is zeros that the TMA engine writes, but
 //!   not for free: ncu counted 122 MB through L2 at 6144 × 16 × 4096, 131 MB at 64 tokens and
@@ -110,7 +114,7 @@ pub const fn stage_bytes(r: usize, tokens: u32) -> u32 {
     (tile_m(r) + 64 * consumers(tokens)) * ROW_BYTES
 }
 
-/// As many stages as fit in 200 KiB: 22 at W = 8 with 64 tokens, 10 at W = 32 with 128.
+/// As many stages as fit in 200 KiB: 20 at W = 16 with 64 tokens, 10 at W = 32 with 128.
 pub const fn stages(r: usize, tokens: u32) -> u32 {
     RING_BYTES / stage_bytes(r, tokens)
 }
@@ -200,6 +204,7 @@ where
     const STAGE_BYTES: u32 = stage_bytes(R, TOKENS);
     const LOADED_BYTES: u32 = (tile_m(R) + TOKENS) * ROW_BYTES;
     const STREAM_K: bool = STREAM_K;
+    const EQUAL_PARTS: bool = STREAM_K;
     const EXTRA_BYTES: u32 = if STREAM_K { FIXUP_BYTES } else { 0 };
 
     #[inline(always)]
@@ -236,7 +241,7 @@ where
         // The tokens are the `wgmma`'s A (this warpgroup's 64 rows of the stage's tokens), the
         // weights its B (the stage's first W rows).
         let tokens_at = (Self::BM + first_token) * ROW_BYTES;
-        let total = one_chain(c, work, |stage, acc: &mut Accumulator<R>, fresh| {
+        let mut total = one_chain(c, work, |stage, acc: &mut Accumulator<R>, fresh| {
             let a = Descriptor::k_major(stage + tokens_at, Swizzle::B128, 16, 1024);
             let b = Descriptor::k_major(stage, Swizzle::B128, 16, 1024);
             for step in 0..ROW_BYTES / K_STEP_BYTES {
@@ -247,7 +252,6 @@ where
                 O::mma(acc, a, b, !(fresh && step == 0), true);
             }
         });
-        let mut total = total;
         // A tile shared with other blocks: the last of them to finish writes it.
         if !work.whole() {
             let scratch = unsafe { Scratch::after(maps, 2) };
