@@ -372,6 +372,36 @@ fn a_stream_k_part_promoted_with_the_first_slices_scales_fails_the_check() {
 /// The kernel the registry launches as `wgmma-fp8-block-swap:32`.
 type Swap = WgmmaFp8BlockSwap<16, 2>;
 
+/// A planted kernel's sizes and copies: `$inner`'s, as they are (the bug is in its consumers).
+macro_rules! copies_of {
+    ($inner:ty) => {
+        kernels_gpu::sizes_of!($inner);
+
+        unsafe fn load(
+            self,
+            maps: *const TensorMap,
+            stages: Stages,
+            s: u32,
+            tile: Tile,
+            slice: u32,
+        ) {
+            unsafe { <$inner>::default().load(maps, stages, s, tile, slice) }
+        }
+
+        unsafe fn load_with(
+            self,
+            args: &Fp8GemmArgs,
+            maps: *const TensorMap,
+            stages: Stages,
+            s: u32,
+            tile: Tile,
+            slice: u32,
+        ) {
+            unsafe { <$inner>::default().load_with(args, maps, stages, s, tile, slice) }
+        }
+    };
+}
+
 /// `wgmma-fp8-block-swap`'s kernel whose consumers promote every register with A's scale of
 /// the tile's first row of weights, as if A's scales were 128 × 128 blocks like B's: the bug of
 /// a promotion that forgot that A's scales now lie along the accumulator's columns.
@@ -382,23 +412,7 @@ const _: () = assert!(<OneScalePerTile as Kernel>::POOL_BYTES == Swap::POOL_BYTE
 
 impl Kernel for OneScalePerTile {
     type Args = Fp8GemmArgs;
-    kernels_gpu::sizes_of!(Swap);
-
-    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
-        unsafe { Swap::default().load(maps, stages, s, tile, slice) }
-    }
-
-    unsafe fn load_with(
-        self,
-        args: &Fp8GemmArgs,
-        maps: *const TensorMap,
-        stages: Stages,
-        s: u32,
-        tile: Tile,
-        slice: u32,
-    ) {
-        unsafe { Swap::default().load_with(args, maps, stages, s, tile, slice) }
-    }
+    copies_of!(Swap);
 
     unsafe fn consume(self, args: Fp8GemmArgs, _: *const TensorMap, c: &mut Consumer, work: Work) {
         let first_row_only = |staged: Shared<f32>, _| [staged.load(0); 16];
@@ -507,25 +521,9 @@ struct SwapPartsFromZero;
 
 impl Kernel for SwapPartsFromZero {
     type Args = Fp8GemmArgs;
-    kernels_gpu::sizes_of!(SwapStreamed);
+    copies_of!(SwapStreamed);
     const STREAM_K: bool = true;
     const EQUAL_PARTS: bool = true;
-
-    unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
-        unsafe { SwapStreamed::default().load(maps, stages, s, tile, slice) }
-    }
-
-    unsafe fn load_with(
-        self,
-        args: &Fp8GemmArgs,
-        maps: *const TensorMap,
-        stages: Stages,
-        s: u32,
-        tile: Tile,
-        slice: u32,
-    ) {
-        unsafe { SwapStreamed::default().load_with(args, maps, stages, s, tile, slice) }
-    }
 
     unsafe fn consume(
         self,
