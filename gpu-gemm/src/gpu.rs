@@ -1,8 +1,9 @@
 //! The GPU backend: `cust` on device 0 (its primary context), the embedded PTX, CUDA events.
+use crate::kernel_clock::KernelClock;
 use crate::launch::{Fp8Groups, Fp8Operands, Fp8Pointers, Launch, Pointwise, Reduce};
 use crate::problem::{Inputs, Problem, Scalar, Transpose, Transposes};
 use crate::registry::CublasMath;
-use crate::timing::{Measured, Timing};
+use crate::timing::{Clock, Measured, Timing};
 use anyhow::{anyhow, bail, Context as _, Result};
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
@@ -996,9 +997,10 @@ impl Gpu {
 }
 
 impl Gpu {
-    /// The timing protocol's launches: `timing.warmup` untimed, then timed ones (CUDA events
-    /// around each `enqueue`) while [`Timing::wants_more`]; with [`Timing::cold`], each behind
-    /// a write of [`COLD_BYTES`](crate::timing::COLD_BYTES) on the stream.
+    /// The timing protocol's launches: `timing.warmup` untimed, then timed ones while
+    /// [`Timing::wants_more`], each read from CUDA events around its `enqueue` or from its
+    /// kernels' stamps ([`Timing::clock`]); with [`Timing::cold`], each behind a write of
+    /// [`COLD_BYTES`](crate::timing::COLD_BYTES) on the stream.
     pub fn time(
         &self,
         name: &str,
@@ -1026,6 +1028,13 @@ impl Gpu {
         } else {
             None
         };
+        let kernel_clock = match timing.clock {
+            Clock::Events => None,
+            Clock::Kernels => {
+                let clock = KernelClock::get()?;
+                Some((clock, clock.begin()?))
+            }
+        };
         while warmups < timing.warmup || timing.wants_more(times_ms.len(), times_ms.iter().sum()) {
             if let Some(scratch) = cold {
                 // Some 60–90 µs of writes at HBM's pace: the launch below is queued long before
@@ -1047,8 +1056,15 @@ impl Gpu {
             if warmups < timing.warmup {
                 warmups += 1;
             } else {
+                // The events' times also decide when the budget is spent.
                 times_ms.push(stop.elapsed_time_f32(&start)? as f64);
             }
+        }
+        if let Some((clock, since)) = kernel_clock {
+            let spans = clock
+                .spans_ms(since, warmups + times_ms.len())
+                .with_context(|| format!("timing {name} by its kernels' stamps"))?;
+            times_ms = spans[warmups..].to_vec();
         }
         Ok(times_ms)
     }

@@ -22,6 +22,7 @@ pub mod cuda_driver;
 pub mod emulator;
 pub mod fp8;
 pub mod gpu;
+pub mod kernel_clock;
 pub mod launch;
 pub mod parallel;
 pub mod problem;

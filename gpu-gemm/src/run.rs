@@ -9,7 +9,7 @@ use crate::launch::Pointwise;
 pub use crate::launch::{Launch, Reduce};
 use crate::problem::{Activation, Bias, Epilogue, Inputs, Problem, Scalar};
 use crate::registry::{self, CublasMath, Variant};
-pub use crate::timing::{median, Measured, Timing};
+pub use crate::timing::{median, Clock, Measured, Timing};
 use crate::verify::{self, Check};
 use anyhow::{bail, Result};
 use kernels_gpu::gemm::{Dtype, GroupLayout};
@@ -640,6 +640,7 @@ mod tests {
                 budget_ms: f64::INFINITY,
                 check: true,
                 cold: false,
+                clock: Clock::Events,
             },
         )
         .unwrap_err();
@@ -683,6 +684,7 @@ mod tests {
                 budget_ms: f64::INFINITY,
                 check: true,
                 cold: false,
+                clock: Clock::Events,
             },
         )
         .unwrap();

@@ -20,11 +20,31 @@ pub struct Timing {
     pub check: bool,
     /// On the GPU, before each run: write [`COLD_BYTES`] over a scratch buffer, so that L2
     /// holds none of the operands (DeepGEMM's and Triton's protocol), and the run's launch is
-    /// queued on the stream while the GPU writes. The events then time the kernels alone, not
-    /// the host's launch latency (a few microseconds, which a decode-sized GEMM of 10–20 µs
-    /// would otherwise count). `false`: runs back to back on warm caches, each launch after
-    /// the last run's completion, as a program calling one GEMM at a time sees them.
+    /// queued on the stream while the GPU writes. The events then leave out the host's launch
+    /// latency (a few microseconds, which a decode-sized GEMM of 10–20 µs would otherwise
+    /// count), though not the stream's own gaps around the kernels ([`Clock::Kernels`] leaves
+    /// those out too). `false`: runs back to back on warm caches, each launch after the last
+    /// run's completion, as a program calling one GEMM at a time sees them.
     pub cold: bool,
+    /// What a GPU run's time is read from: events on the stream, or the kernels' own stamps.
+    pub clock: Clock,
+}
+
+/// What a GPU run's time is read from ([`Timing::clock`]). The CPU and the emulator have
+/// one clock, the wall's. The kernels' clock is read by
+/// [`KernelClock`](crate::kernel_clock::KernelClock).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Clock {
+    /// CUDA events recorded on the stream before and after the run's launches: the kernels,
+    /// and the front end's gaps around them (starting the first kernel after the start event,
+    /// recording the stop event after the last), a few microseconds in all
+    #[default]
+    Events,
+    /// The kernels' own start and end stamps, as CUPTI's activity records give them: from the
+    /// first kernel's start to the last one's end. How torch.profiler times kernels, and so
+    /// how DeepGEMM's published figures were taken. Needs libcupti (CUDA's extras/CUPTI/lib64)
+    Kernels,
 }
 
 /// What [`Timing::cold`] writes before each run: 256 MiB, five times the 50 MiB L2 of an H100
@@ -40,8 +60,8 @@ impl Timing {
 
 /// What a backend brings back from a run.
 pub struct Measured<T> {
-    /// Milliseconds of each timed run, warm-ups excluded: CUDA events around the launches on the
-    /// GPU (both of split-k's), wall time on the emulator and the CPU.
+    /// Milliseconds of each timed run, warm-ups excluded: on the GPU as [`Timing::clock`] reads
+    /// them (all of a run's launches: both of split-k's), wall time on the emulator and the CPU.
     pub times_ms: Vec<f64>,
     /// C as uploaded for the checked run (NaN when beta = 0).
     pub uploaded_c: Vec<T>,

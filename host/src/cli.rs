@@ -7,7 +7,7 @@ use gpu_gemm::fp8::quantize::Scaling;
 use gpu_gemm::parallel::{Form, Overlap};
 use gpu_gemm::problem::{Batch, GroupLayout, Init, Problem, Transpose, Transposes};
 use gpu_gemm::registry::Math;
-use gpu_gemm::run::BackendChoice;
+use gpu_gemm::run::{BackendChoice, Clock};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 use std::path::PathBuf;
@@ -161,9 +161,12 @@ pub struct Cli {
     /// Skip the check against the f64 reference
     #[arg(long)]
     pub no_check: bool,
-    /// GPU runs only: time on cold caches. Before each run the GPU writes 256 MiB over a scratch buffer (L2 then holds none of the operands, as DeepGEMM's and Triton's benchmarks flush it), and the run's launch waits in the stream meanwhile, so the times are the kernels' alone, without the host's launch latency (a few µs: most of the difference at decode sizes). Without it each run is launched after the last one finished, on warm caches
+    /// GPU runs only: time on cold caches. Before each run the GPU writes 256 MiB over a scratch buffer (L2 then holds none of the operands, as DeepGEMM's and Triton's benchmarks flush it), and the run's launch waits in the stream meanwhile, so the times leave out the host's launch latency (a few µs: most of the difference at decode sizes; --clock kernels also leaves out the stream's gaps around the kernels). Without it each run is launched after the last one finished, on warm caches
     #[arg(long)]
     pub cold: bool,
+    /// GPU runs only: what a run's time is read from. `events`: CUDA events on the stream around the run, which hold the kernels and the stream's gaps around them. `kernels`: the kernels' own start and end stamps, from CUPTI, the profiler's clock (torch.profiler's, and so DeepGEMM's published figures'), a few µs less than the events at any size; it needs libcupti (CUDA's extras/CUPTI/lib64) on LD_LIBRARY_PATH. DeepGEMM's protocol is `--cold --clock kernels`
+    #[arg(long, value_enum, default_value_t = Clock::Events)]
+    pub clock: Clock,
     /// Tile width (or block size, or the CPU variants' blockL) of a parameterised variant
     #[arg(long)]
     pub tile: Option<u32>,
@@ -504,6 +507,7 @@ impl RankArgs {
                 budget_ms: f64::INFINITY,
                 check: true,
                 cold: false,
+                clock: Clock::Events,
             },
             seed: self.seed,
             comm_sms: self.comm_sms,
@@ -560,8 +564,8 @@ mod tests {
             (DtypeArg::F32, Init::Random, 1.0, 0.0)
         );
         assert_eq!(
-            (c.size, c.iters, c.backend, c.no_check, c.cold),
-            (None, None, None, false, false)
+            (c.size, c.iters, c.backend, c.no_check, c.cold, c.clock),
+            (None, None, None, false, false, Clock::Events)
         );
     }
 
@@ -569,10 +573,11 @@ mod tests {
     fn all_options() {
         let c = parse(
             "--variant tiled --m 10 --n 20 --k 30 --lda 11 --dtype f64 --init seed --alpha -2 --beta 0.5 \
-             --iters 5 --warmup 1 --no-check --cold --tile 8 --backend emu --seed 42",
+             --iters 5 --warmup 1 --no-check --cold --clock kernels --tile 8 --backend emu --seed 42",
         )
         .unwrap();
         assert!(c.cold);
+        assert_eq!(c.clock, Clock::Kernels);
         assert_eq!(
             (c.m, c.n, c.k, c.lda, c.ldb),
             (Some(10), Some(20), Some(30), Some(11), None)

@@ -6,7 +6,7 @@ use clap::Parser;
 use gpu_gemm::fp8::quantize::Fp8Problem;
 use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
-use gpu_gemm::run::{execute_many, with_layout, Backend, Engine, Report, Timing};
+use gpu_gemm::run::{execute_many, with_layout, Backend, Clock, Engine, Report, Timing};
 use gpu_gemm::Gemm;
 use host::cli::{Cli, Command};
 use kernels_gpu::gemm::Dtype;
@@ -182,6 +182,16 @@ fn run() -> Result<bool> {
             if cpu_only { "the host CPU" } else { "the emulator" }
         );
     }
+    if cli.clock == Clock::Kernels && !gpu {
+        anyhow::bail!(
+            "--clock kernels reads the GPU's stamps for its kernels; {} has only the wall clock",
+            if cpu_only {
+                "the host CPU"
+            } else {
+                "the emulator"
+            }
+        );
+    }
     let seed = cli.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -211,6 +221,7 @@ fn run() -> Result<bool> {
         },
         check: !cli.no_check,
         cold: cli.cold,
+        clock: cli.clock,
     };
     let on = if cpu_only {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -422,8 +433,13 @@ fn print_one(report: &Result<Report>, label: Option<&str>, layout: &str, timing:
     } else {
         ""
     };
+    let clock = if timing.clock == Clock::Kernels && r.engine == Engine::Gpu {
+        ", timed by the kernels' own stamps (--clock kernels)"
+    } else {
+        ""
+    };
     println!(
-        "{}{layout} {} ({}): median {:.3} ms, min {:.3} ms over {} runs{budget} after {} warm-up{cold}; {speed}",
+        "{}{layout} {} ({}): median {:.3} ms, min {:.3} ms over {} runs{budget} after {} warm-up{cold}{clock}; {speed}",
         label.unwrap_or(&r.variant),
         r.problem.dtype.name(),
         r.entry,

@@ -5,7 +5,7 @@ use gpu_gemm::fp8::quantize::{Format, Fp8Problem, Scaling};
 use gpu_gemm::fp8::run::{execute_many, kernel_scaling};
 use gpu_gemm::problem::Init;
 use gpu_gemm::registry;
-use gpu_gemm::run::{Backend, Report, Timing};
+use gpu_gemm::run::{Backend, Clock, Report, Timing};
 use kernels_gpu::registry::Shape;
 
 const ONCE: Timing = Timing {
@@ -14,6 +14,7 @@ const ONCE: Timing = Timing {
     budget_ms: 0.0,
     check: true,
     cold: false,
+    clock: Clock::Events,
 };
 
 /// m = 264 and n = 264 leave partial tiles of both kernels (256 × 128 and 128 × 128) in m and n

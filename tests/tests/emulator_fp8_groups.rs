@@ -13,7 +13,7 @@ use gpu_gemm::fp8::run::{execute_many, kernel_launch};
 use gpu_gemm::launch::{Fp8Groups, Fp8Operands, Launch};
 use gpu_gemm::problem::Init;
 use gpu_gemm::registry;
-use gpu_gemm::run::{Backend, Timing};
+use gpu_gemm::run::{Backend, Clock, Timing};
 use kernels_gpu::device::tma::TensorMap;
 use kernels_gpu::gemm::{Fp8GemmArgs, GroupLayout};
 use kernels_gpu::pipeline::schedule::Tile;
@@ -33,6 +33,7 @@ const ONCE: Timing = Timing {
     budget_ms: 0.0,
     check: true,
     cold: false,
+    clock: Clock::Events,
 };
 
 /// The groups of the contiguous table [`UNEVEN`] (the 16-bit test's cases).

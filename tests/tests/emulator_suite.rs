@@ -4,7 +4,7 @@
 //! covered without touching this file: it iterates the registry.
 use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
-use gpu_gemm::run::{execute, Backend, Timing};
+use gpu_gemm::run::{execute, Backend, Clock, Timing};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 
@@ -104,6 +104,7 @@ fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
                     budget_ms: f64::INFINITY,
                     check: true,
                     cold: false,
+                    clock: Clock::Events,
                 };
                 let report = execute(&Backend::Emulator, variant, tile, &p, timing)
                     .unwrap_or_else(|e| panic!("{what}: {e:#}"));
@@ -174,6 +175,7 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
                 budget_ms: f64::INFINITY,
                 check: true,
                 cold: false,
+                clock: Clock::Events,
             };
             let Variant::Kernel(kernel) = variant else {
                 unreachable!("only kernels are emulated")

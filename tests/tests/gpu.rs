@@ -9,7 +9,7 @@
 //! there is no CUDA driver or device.
 use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
-use gpu_gemm::run::{execute_many, Backend, Timing};
+use gpu_gemm::run::{execute_many, Backend, Clock, Timing};
 use kernels_gpu::fused::Epilogue;
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
@@ -138,6 +138,7 @@ fn every_variant_matches_the_reference_on_the_gpu() {
         budget_ms: f64::INFINITY,
         check: true,
         cold: false,
+        clock: Clock::Events,
     };
     let mut failures = Vec::new();
     let mut runs = 0;
@@ -264,6 +265,7 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
         budget_ms: 0.0,
         check: true,
         cold: false,
+        clock: Clock::Events,
     };
     let mut results = Vec::new();
     for name in ["tc-tf32", "tc-tf32-basic"] {
@@ -385,6 +387,7 @@ fn differing<H: gpu_gemm::problem::Scalar>(
         budget_ms: 0.0,
         check: true,
         cold: false,
+        clock: Clock::Events,
     };
     let launch = gpu_gemm::run::plan(v, tile, p, Some(90)).unwrap();
     let on_gpu = gpu.run(&launch, p, &inputs, timing).unwrap().result;
@@ -570,6 +573,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
         budget_ms: f64::INFINITY,
         check: true,
         cold: false,
+        clock: Clock::Events,
     };
     let shapes = [
         (1000, 1020, 1000, 1008, 1024, 1000),
@@ -680,6 +684,7 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
             budget_ms: 0.0,
             check: true,
             cold: false,
+            clock: Clock::Events,
         };
         let enqueue = gpu
             .fp8_kernel(
@@ -1464,6 +1469,7 @@ fn grouped_fp8_gemms_match_the_f64_reference() {
         budget_ms: f64::INFINITY,
         check: true,
         cold: false,
+        clock: Clock::Events,
     };
     let mut variants: Vec<_> = [6, 1, 2, 3, 5]
         .into_iter()
@@ -1517,6 +1523,32 @@ fn grouped_fp8_gemms_match_the_f64_reference() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
+/// A bf16 decode step, T,N: 64 tokens through 2112 rows of weights over `k`, random inputs.
+fn decode_step(k: u32, beta: f64) -> Problem {
+    Problem {
+        shape: Shape {
+            m: 2112,
+            n: 64,
+            k,
+            lda: k,
+            ldb: k,
+            ldc: 2112,
+        },
+        transposes: Transposes::new(
+            gpu_gemm::problem::Transpose::Yes,
+            gpu_gemm::problem::Transpose::No,
+        ),
+        dtype: Dtype::Bf16,
+        alpha: 1.0,
+        beta,
+        init: Init::Random,
+        seed: 11,
+        epilogue: Epilogue::NONE,
+        batch: kernels_gpu::gemm::Batch::ONE,
+        groups: kernels_gpu::gemm::GroupLayout::None,
+    }
+}
+
 /// `Timing::cold` (`--cold`): each run behind a 256 MiB write on the stream, which must leave
 /// the operands and C alone (the check passes after it), and whose runs are timed and counted
 /// as the warm ones are; cuBLAS's yardstick goes through the same protocol.
@@ -1526,34 +1558,14 @@ fn cold_timing_writes_before_each_run_and_leaves_the_result_alone() {
     else {
         return;
     };
-    let p = Problem {
-        shape: Shape {
-            m: 2112,
-            n: 64,
-            k: 1024,
-            lda: 1024,
-            ldb: 1024,
-            ldc: 2112,
-        },
-        transposes: Transposes::new(
-            gpu_gemm::problem::Transpose::Yes,
-            gpu_gemm::problem::Transpose::No,
-        ),
-        dtype: Dtype::Bf16,
-        alpha: 1.0,
-        beta: 0.5,
-        init: Init::Random,
-        seed: 11,
-        epilogue: Epilogue::NONE,
-        batch: kernels_gpu::gemm::Batch::ONE,
-        groups: kernels_gpu::gemm::GroupLayout::None,
-    };
+    let p = decode_step(1024, 0.5);
     let timing = Timing {
         warmup: 1,
         iters: 5,
         budget_ms: f64::INFINITY,
         check: true,
         cold: true,
+        clock: Clock::Events,
     };
     for name in ["auto", "cublas"] {
         let variant = registry::find(name).unwrap();
@@ -1569,5 +1581,43 @@ fn cold_timing_writes_before_each_run_and_leaves_the_result_alone() {
         assert_eq!(r.runs, 5, "{name}");
         assert!(r.min_ms > 0.0 && r.median_ms.is_finite(), "{name}");
         assert!(r.passed(), "{name}: {}", check.summary());
+    }
+}
+
+/// `Clock::Kernels` (`--clock kernels`): the same runs timed by the kernels' own stamps take
+/// less than the events around them, which also hold the stream's gaps, and more than nothing;
+/// cuBLAS's split-k at this shape runs two kernels a call, and their span is its time. Skips
+/// where CUPTI cannot be loaded (a driver without the toolkit's extras/CUPTI).
+#[test]
+fn the_kernels_clock_reads_less_than_the_events_around_them() {
+    let Some(backend) = gpu_or_skip("the spans' arithmetic is tested in kernel_clock.rs") else {
+        return;
+    };
+    if let Err(e) = gpu_gemm::kernel_clock::KernelClock::get() {
+        eprintln!("SKIPPED: {e:#}");
+        return;
+    }
+    let p = decode_step(7168, 0.0);
+    for name in ["auto", "cublas"] {
+        let variant = registry::find(name).unwrap();
+        let [events, kernels] = [Clock::Events, Clock::Kernels].map(|clock| {
+            let timing = Timing {
+                warmup: 2,
+                iters: 20,
+                budget_ms: f64::INFINITY,
+                check: clock == Clock::Kernels,
+                cold: true,
+                clock,
+            };
+            gpu_gemm::run::execute(&backend, variant, None, &p, timing).unwrap()
+        });
+        println!(
+            "{}: median {:.4} ms by events, {:.4} ms by the kernels' stamps",
+            kernels.variant, events.median_ms, kernels.median_ms
+        );
+        assert_eq!(kernels.runs, 20, "{name}");
+        assert!(kernels.min_ms > 0.0, "{name}");
+        assert!(kernels.median_ms < events.median_ms, "{name}");
+        assert!(kernels.passed(), "{name}");
     }
 }

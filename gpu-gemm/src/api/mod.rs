@@ -56,7 +56,7 @@ use crate::launch::Launch;
 use crate::problem::{Init, Problem, Transposes};
 use crate::registry::{self, CublasMath, Math, Variant};
 use crate::run::{self, Backend};
-use crate::timing::Timing;
+use crate::timing::{Clock, Timing};
 use crate::tuning::{self, Cache, Candidate, Key, Measurement, Protocol, Timed};
 use cust::memory::{
     AsyncCopyDestination, CopyDestination, DeviceBuffer, DevicePointer, DeviceSlice,
@@ -1411,6 +1411,7 @@ impl Gemm {
                     budget_ms: f64::INFINITY,
                     check: false,
                     cold: false,
+                    clock: Clock::Events,
                 };
                 protocol.measure(best_ms, || {
                     Ok(gpu.time(launch.name(), once, &|| prepared.enqueue::<T>())?[0])

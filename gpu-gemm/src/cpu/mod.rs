@@ -156,6 +156,7 @@ mod tests {
     use crate::problem::{Init, Transposes};
     use crate::registry::Variant;
     use crate::run::{execute, plan, Backend, Engine};
+    use crate::timing::Clock;
     use crate::verify;
     use kernels_gpu::gemm::{Arithmetic, Dtype};
     use kernels_gpu::registry::Shape;
@@ -204,6 +205,7 @@ mod tests {
         budget_ms: f64::INFINITY,
         check: true,
         cold: false,
+        clock: Clock::Events,
     };
 
     #[test]

@@ -185,14 +185,13 @@ fn swap_tile(s: &Shape) -> Option<u32> {
 /// [`swap_tile`]: those that cut each tile in two parts or more, each at least 14 slices of
 /// k long; of them the one that keeps the most multiprocessors busy, then the widest (64 rows,
 /// measured as `:464`, ran no faster than `:448` where this rule would have taken it, and is
-/// not built). Measured
-/// cold (`docs/results/h200-2026-11-29-fp8-stream-k/`, × cuBLASLt): 1.58 against the one-wave
-/// tile's 1.17 at 1024 × 64 × 7168 (`:432`, four parts of 14 slices), 1.45 against 1.19 at
-/// 1536 × 64 × 7168, 1.32 against 1.19 at 2112 × 64 × 7168 (`:448`); but 0.94×
-/// the 16-row tile's speed at 2112 × 64 × 4096 (`:432`, two parts of 16 slices), and 0.89×
-/// the 32-row tile's where that one fills the multiprocessors (4096 × 64 × 7168): the fixup,
-/// in which the last part's block reads the others' and stores the tile, is a chain of round
-/// trips after the mainloop.
+/// not built). Measured cold (`docs/results/h200-2026-11-29-fp8-stream-k/`, × cuBLASLt): 1.58
+/// against the one-wave tile's 1.17 at 1024 × 64 × 7168 (`:432`, four parts of 14 slices),
+/// 1.45 against 1.19 at 1536 × 64 × 7168, 1.32 against 1.19 at 2112 × 64 × 7168 (`:448`); but
+/// 0.94× the 16-row tile's speed at 2112 × 64 × 4096 (`:432`, two parts of 16 slices), and
+/// 0.89× the 32-row tile's where that one fills the multiprocessors (4096 × 64 × 7168): the
+/// fixup, in which the last part's block reads the others' and stores the tile, is a chain of
+/// round trips after the mainloop.
 fn equal_parts_tile(s: &Shape) -> Option<u32> {
     use crate::auto::SMS;
     let slices = s.k.div_ceil(128);

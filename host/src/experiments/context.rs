@@ -8,7 +8,7 @@ use anyhow::Result;
 use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::BackendChoice;
-use gpu_gemm::run::{self, Backend, Engine, Report, Timing};
+use gpu_gemm::run::{self, Backend, Clock, Engine, Report, Timing};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 use std::path::{Path, PathBuf};
@@ -84,6 +84,7 @@ impl Context {
                 .unwrap_or(if gpu { 1000.0 } else { f64::INFINITY }),
             check: true,
             cold: false,
+            clock: Clock::Events,
         }
     }
 

@@ -13,7 +13,7 @@ use super::table::{Cell, Table};
 use crate::args::ExperimentDtypeArg;
 use anyhow::Result;
 use gpu_gemm::problem::Init;
-use gpu_gemm::run::{Report, Timing};
+use gpu_gemm::run::{Clock, Report, Timing};
 use gpu_gemm::verify::FULL_REFERENCE_FLOPS;
 use kernels_gpu::gemm::Dtype;
 
@@ -88,6 +88,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         budget_ms: f64::INFINITY,
         check: true,
         cold: false,
+        clock: Clock::Events,
     };
     let progress = Progress::new("002 precision", variants.len() * sizes.len());
     // errors[variant][size]: the report of that run.

@@ -1,6 +1,6 @@
 //! The fused epilogues' test cases, shared by the emulator's test and the GPU's.
 use gpu_gemm::problem::{parse_epilogue, Init, Problem, Transpose, Transposes};
-use gpu_gemm::run::Timing;
+use gpu_gemm::run::{Clock, Timing};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 
@@ -10,6 +10,7 @@ pub const ONCE: Timing = Timing {
     budget_ms: f64::INFINITY,
     check: true,
     cold: false,
+    clock: Clock::Events,
 };
 
 /// An m × n × k problem, TN or NN, beta as given, every matrix padded (its rows a multiple of

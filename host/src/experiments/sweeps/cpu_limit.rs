@@ -8,7 +8,7 @@ use crate::experiments::chart::compact;
 use crate::experiments::context::{time_cell, valid_time};
 use crate::experiments::table::Cell;
 use anyhow::Result;
-use gpu_gemm::run::{Report, Timing};
+use gpu_gemm::run::{Clock, Report, Timing};
 use std::collections::HashMap;
 
 /// Whether a CPU run goes ahead.
@@ -111,6 +111,7 @@ pub(super) fn cpu_timing() -> Timing {
         budget_ms: f64::INFINITY,
         check: true,
         cold: false,
+        clock: Clock::Events,
     }
 }
 
