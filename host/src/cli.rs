@@ -634,6 +634,12 @@ mod tests {
             Some(Command::Experiment(Experiment::Progression(_)))
         ));
         assert!(parse("experiment 003 --parts gpu-threads,scaling --cpu-time-limit 5").is_ok());
+        let c = parse("experiment shapes --suite 1 --cold --clock kernels").unwrap();
+        let Some(Command::Experiment(Experiment::Shapes(a))) = c.command else {
+            panic!("{c:?}")
+        };
+        assert_eq!((a.common.cold, a.common.clock), (true, Clock::Kernels));
+        assert!(parse("experiment shapes --clock wall").is_err());
         assert!(matches!(
             parse("experiment 005 --shapes 264x136x264")
                 .unwrap()

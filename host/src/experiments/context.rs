@@ -37,6 +37,12 @@ pub struct Common {
     /// Stop timing a configuration once this many ms are timed (after at least 3 runs) [default: 1000 on the GPU]
     #[arg(long, value_parser = crate::args::positive_amount)]
     pub budget_ms: Option<f64>,
+    /// GPU only: each run behind a 256 MiB write, L2 flushed and the launch queued (as the single run's --cold)
+    #[arg(long)]
+    pub cold: bool,
+    /// GPU only: what a run's time is read from, CUDA events or the kernels' own stamps from CUPTI (as the single run's --clock; `--cold --clock kernels` is DeepGEMM's protocol)
+    #[arg(long, value_enum, default_value_t = Clock::Events)]
+    pub clock: Clock,
 }
 
 /// What every experiment needs: the open backend, timing, seed, and how it was started.
@@ -47,6 +53,9 @@ pub struct Context {
     warmup: Option<usize>,
     iters: Option<usize>,
     budget_ms: Option<f64>,
+    /// `--cold` and `--clock`, for the GPU's runs.
+    cold: bool,
+    clock: Clock,
     pub seed: u64,
     /// The command line that started the run, as the page shows it.
     pub command_line: String,
@@ -60,6 +69,8 @@ impl Context {
             warmup: common.warmup,
             iters: common.iters,
             budget_ms: common.budget_ms,
+            cold: common.cold,
+            clock: common.clock,
             seed: common.seed,
             command_line,
         }
@@ -83,8 +94,8 @@ impl Context {
                 .budget_ms
                 .unwrap_or(if gpu { 1000.0 } else { f64::INFINITY }),
             check: true,
-            cold: false,
-            clock: Clock::Events,
+            cold: gpu && self.cold,
+            clock: if gpu { self.clock } else { Clock::Events },
         }
     }
 
@@ -223,8 +234,17 @@ impl Context {
             } else {
                 format!("median of up to {} runs", t.iters)
             };
+            let clock = match t.clock {
+                Clock::Events => "CUDA events around each run",
+                Clock::Kernels => "the kernels' own start and end stamps (CUPTI)",
+            };
+            let cold = if t.cold {
+                ", each run behind a 256 MiB write (L2 flushed, the launch queued)"
+            } else {
+                ""
+            };
             format!(
-                "GPU time from CUDA events: {runs} after {} warm-up{budget}",
+                "GPU time from {clock}: {runs} after {} warm-up{budget}{cold}",
                 t.warmup
             )
         } else {
