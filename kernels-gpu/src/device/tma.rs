@@ -94,6 +94,42 @@ impl Swizzle {
     }
 }
 
+/// How a copy's lines are kept in L2: a hint to the cache, which changes no result.
+#[derive(Clone, Copy, Debug)]
+pub struct L2Policy(u64);
+
+impl L2Policy {
+    /// Lines read once (a decode step's weights, streamed past the 50 MB L2): first to go.
+    #[inline(always)]
+    pub fn evict_first() -> Self {
+        L2Policy(backend::l2_evict_first())
+    }
+
+    /// Lines read again (the tokens every block reads): last to go.
+    #[inline(always)]
+    pub fn evict_last() -> Self {
+        L2Policy(backend::l2_evict_last())
+    }
+}
+
+/// [`load_box`] under an L2 policy (`.L2::cache_hint`).
+///
+/// # Safety
+/// As [`load_tile`].
+#[inline(always)]
+pub unsafe fn load_box_hinted(
+    map: *const TensorMap,
+    dst_address: u32,
+    x: i32,
+    y: i32,
+    layer: u32,
+    bar: MBarrier,
+    policy: L2Policy,
+) {
+    let at = [x, y, layer as i32];
+    unsafe { backend::tma_load_3d_hinted(map.cast(), dst_address, at, bar.address(), policy.0) }
+}
+
 /// `cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`: one
 /// thread starts the copy of the box at element coordinates `(x, y)` (dimension 0 first) of
 /// layer `layer` of `map` into `dst` (whose shared address must be 128-byte aligned, and a

@@ -119,6 +119,14 @@
 //! one-wave tile is 16 rows over k ≥ 6144 or fills less than four fifths of the
 //! multiprocessors (`gpu_gemm::fp8::run`'s `equal_parts_tile`).
 //!
+//! **L2 told which operand stays** (the loads of [`super::wgmma_swap::load_stage`]): the
+//! weights `evict_first`, the tokens `evict_last`. With a stream of weights past L2's size the
+//! tokens that 112–132 blocks read had been evicted between their reads (ncu: L2's hit rate
+//! 37% at 7168 × 64 × 7168, where the tokens alone make half the reads). Cold, by the kernels'
+//! clock (`docs/results/h200-2026-11-29-kernel-clock/` run 6, × cuBLASLt): 7168 × 64 × 7168
+//! 1.23 → 1.41, 2112 × 64 × 7168 1.37 → 1.43, 4096 × 64 × 7168 1.28 → 1.32, the shapes of 2048
+//! slices of k +1–2%.
+//!
 //! What it does not do: groups, batches.
 //!
 //! [`Kernel::STREAM_K`]: crate::pipeline::Kernel::STREAM_K

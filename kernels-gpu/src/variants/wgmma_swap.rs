@@ -57,6 +57,14 @@
 //!   the tokens multicast): built as the FP8 kernel's (clusters of two and of four), and as
 //!   there, slower: at 13 of 14 shapes and level at the last (run 16: the best clustered tile
 //!   0.65–0.98× cuBLAS where the best without ran 0.72–1.05×); dropped.
+//! - **L2 told which operand stays** ([`load_stage`], shared with the block-scaled swapped
+//!   kernel): the weights loaded with an `evict_first` policy (read once, and at most decode
+//!   shapes more than L2's 50 MB), the tokens, which every block of a column reads, with
+//!   `evict_last` (`cp.async.bulk.tensor…L2::cache_hint`, [`tma::L2Policy`]). ncu had L2's hit
+//!   rate at 37% where the tokens alone should make it 50%: the streamed weights evicted them.
+//!   Measured cold by the kernels' clock (`docs/results/h200-2026-11-29-kernel-clock/` run 6,
+//!   × cuBLAS): 2112 × 64 × 7168 0.96 → 1.03, 4096 × 16 × 4096 1.01 → 1.16, 2112 × 16 × 7168
+//!   0.93 → 0.96.
 //!
 //! What the SASS shows (`cargo xtask sass --variant wgmma-swap --dtype bf16 --tile 148`): 232
 //! registers with one consumer warpgroup, 168 with two, no spills; the hot loop is four
@@ -143,9 +151,13 @@ pub unsafe fn load_stage(
     let (m0, n0) = (tile.row * bm, tile.col * bn);
     let tokens_at = stage + bm * ROW_BYTES;
     unsafe {
-        tma::load_box(a_map, stage, k0, m0 as i32, tile.group, full);
+        // The weights are read once, past L2's size at most decode shapes; every block reads
+        // the tokens.
+        let weights = tma::L2Policy::evict_first();
+        tma::load_box_hinted(a_map, stage, k0, m0 as i32, tile.group, full, weights);
         if cluster_m == 1 {
-            tma::load_box(b_map, tokens_at, k0, n0 as i32, tile.member, full);
+            let tokens = tma::L2Policy::evict_last();
+            tma::load_box_hinted(b_map, tokens_at, k0, n0 as i32, tile.member, full, tokens);
         } else {
             let share = bn / cluster_m;
             let first = cluster::rank() * share;
@@ -206,6 +218,9 @@ where
     const STREAM_K: bool = STREAM_K;
     const EQUAL_PARTS: bool = STREAM_K;
     const EXTRA_BYTES: u32 = if STREAM_K { FIXUP_BYTES } else { 0 };
+    // The stream-k walk's 64-bit arithmetic beside the loads' two L2 policies: at the default
+    // 40 registers ptxas spilled 16 bytes in the producer.
+    const PRODUCER_REGISTERS: u32 = if STREAM_K { 56 } else { 40 };
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {

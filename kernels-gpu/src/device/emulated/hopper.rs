@@ -118,6 +118,26 @@ pub unsafe fn tma_load_3d(map: *const u8, dst: u32, at: [i32; 3], bar: u32) {
     ctx.tma_write(ctx.cluster_rank(), at, &data, ctx.pool_byte(bar));
 }
 
+/// `cp.async.bulk.tensor.3d…L2::cache_hint`: the emulator has no L2, and the hint changes no
+/// result (PTX ISA: a performance hint), so the copy is [`tma_load_3d`]'s.
+///
+/// # Safety
+/// As [`tma_load_3d`].
+pub unsafe fn tma_load_3d_hinted(map: *const u8, dst: u32, at: [i32; 3], bar: u32, _policy: u64) {
+    unsafe { tma_load_3d(map, dst, at, bar) }
+}
+
+/// `createpolicy.fractional.L2::evict_first.b64`: an opaque policy word; any value serves the
+/// emulator's copies, which ignore it.
+pub fn l2_evict_first() -> u64 {
+    1
+}
+
+/// `createpolicy.fractional.L2::evict_last.b64`, as [`l2_evict_first`].
+pub fn l2_evict_last() -> u64 {
+    2
+}
+
 /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes,
 /// [bar]`: the bytes land now and are counted off the mbarrier's tx-count. The ISA asks both
 /// addresses to be 16-byte aligned and the size to be a multiple of 16: anything else is a

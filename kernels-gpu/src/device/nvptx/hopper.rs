@@ -88,6 +88,56 @@ pub unsafe fn tma_load_3d(map: *const u8, dst: u32, [x, y, z]: [i32; 3], bar: u3
     }
 }
 
+/// [`tma_load_3d`] with `.L2::cache_hint`: the copy's lines enter L2 under `policy` (a
+/// [`l2_evict_first`] or [`l2_evict_last`] policy), a hint that changes no result.
+///
+/// # Safety
+/// As [`tma_load_3d`].
+#[inline(always)]
+pub unsafe fn tma_load_3d_hinted(
+    map: *const u8,
+    dst: u32,
+    [x, y, z]: [i32; 3],
+    bar: u32,
+    policy: u64,
+) {
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}], {p};",
+            d = in(reg32) dst, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, z = in(reg32) z,
+            b = in(reg32) bar, p = in(reg64) policy, options(nostack)
+        )
+    }
+}
+
+/// `createpolicy.fractional.L2::evict_first.b64 policy, 1.0`: an L2 policy for data read once
+/// (its lines the first to go).
+#[inline(always)]
+pub fn l2_evict_first() -> u64 {
+    let policy: u64;
+    unsafe {
+        asm!(
+            "createpolicy.fractional.L2::evict_first.b64 {p}, 1.0;",
+            p = out(reg64) policy, options(nostack, pure, nomem)
+        )
+    }
+    policy
+}
+
+/// `createpolicy.fractional.L2::evict_last.b64 policy, 1.0`: an L2 policy for data read again
+/// (its lines the last to go).
+#[inline(always)]
+pub fn l2_evict_last() -> u64 {
+    let policy: u64;
+    unsafe {
+        asm!(
+            "createpolicy.fractional.L2::evict_last.b64 {p}, 1.0;",
+            p = out(reg64) policy, options(nostack, pure, nomem)
+        )
+    }
+    policy
+}
+
 /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes,
 /// [bar]`: `bytes` contiguous bytes from global `src` to shared `dst`.
 ///
