@@ -330,6 +330,13 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
             [] => vec![None],
             tiles => tiles.iter().map(|&t| Some(t)).collect(),
         };
+        // N,N where the kernel computes it; the swapped decode kernels compute T,N only (A
+        // stored k × m, its leading dimension k padded to TMA's 16 bytes).
+        let transposes = v.transposes()[0];
+        let lda = match transposes.transa {
+            gpu_gemm::Transpose::No => 304,
+            gpu_gemm::Transpose::Yes => 8,
+        };
         for (&dtype, tile) in kernel
             .dtypes
             .iter()
@@ -341,11 +348,11 @@ fn the_16_bit_kernels_round_as_the_emulator_does() {
                     m: 304,
                     n: 520,
                     k: 1,
-                    lda: 304,
+                    lda,
                     ldb: 8,
                     ldc: 304,
                 },
-                transposes: Transposes::NN,
+                transposes,
                 dtype,
                 alpha: 1.5,
                 beta: -0.5,

@@ -316,7 +316,7 @@ pub trait Kernel: Copy {
     const TENSOR_MAPS: usize = 2;
     /// Bytes of shared memory after the stages and barriers (an epilogue's staging tile).
     const EXTRA_BYTES: u32 = 0;
-    /// The tile order: groups of this many unit-rows.
+    /// The tile order: groups of this many unit-columns ([`schedule`]).
     const RASTER_GROUP: u32 = 8;
     /// Split-k: row `y` of the grid computes part `y` of k of every tile (`gridDim.y` parts,
     /// each at least one slice: the host sees to it), for shapes with fewer tiles than

@@ -4,9 +4,20 @@
 //! work units `b`, `b + grid`, `b + 2·grid`, … A unit is one tile of C, or with clusters one
 //! tile per block of the cluster (CUTLASS's cluster shape: `cluster.0` tiles down m times
 //! `cluster.1` tiles along n), so that the blocks of a cluster compute neighbouring tiles that
-//! share an operand. Units are numbered in the grouped order of [`rasterise_in_groups`]: the
-//! blocks working at the same time cover a compact patch of C, whose rows of A and columns of
-//! B stay in L2 while they are read.
+//! share an operand. Units are numbered in the grouped order of [`rasterise_in_groups`], with
+//! the roles of m and n exchanged: groups of `group` unit-columns, and within a group along n
+//! first, then down m. The blocks working at the same time cover a compact patch of C, whose
+//! rows of A and columns of B stay in L2 while they are read.
+//!
+//! Why along n: the same order with the roles as they were (groups of unit-rows, down m first)
+//! covers a patch of the same size, yet measured slower at 17 of 20 problems, 0.6% in the
+//! geomean (H200, three rounds, the two builds alternating per problem: bf16 at Llama-3 8B's
+//! layers with 4096 tokens and on the squares, strided batches, block-scaled e4m3 at
+//! DeepGEMM's 4096 and 1 024 tokens; `docs/results/h200-2026-11-29-tile-order/`); groups of 4
+//! or 16 unit-rows did no better than 8. CUTLASS's sm90 scheduler walks along n first where C
+//! has at least as many tile-rows as tile-columns (a model's layer, m its weights' rows), along
+//! m otherwise; here n first was as fast or faster where C has fewer tile-rows too (4096 ×
+//! 4096, 2112 × 4096). Why is not measured: both orders read the same bytes from DRAM there.
 //!
 //! A strided batch (`count` problems of one shape) is one walk over the units of all its
 //! members: member 0's units, then member 1's, … A block that finishes a member's last tile
@@ -64,7 +75,7 @@ pub struct Tiles {
 
 impl Tiles {
     /// Tiles of `bm × bn` over an `m × n` C, in units of `cluster` tiles, ordered in groups of
-    /// `group` unit-rows; `members` such problems one after the other.
+    /// `group` unit-columns; `members` such problems one after the other.
     #[inline(always)]
     pub fn new(
         (m, n, members): (u32, u32, u32),
@@ -105,7 +116,7 @@ impl Tiles {
             let per_member = (self.units_m * self.units_n).max(1);
             (unit / per_member, unit % per_member)
         };
-        let (um, un) = rasterise_in_groups(unit, self.units_m, self.units_n, self.group);
+        let (un, um) = rasterise_in_groups(unit, self.units_n, self.units_m, self.group);
         Tile::of_member(
             um * self.cluster.0 + rank % self.cluster.0,
             un * self.cluster.1 + rank / self.cluster.0,

@@ -76,7 +76,7 @@ const A_BYTES: u32 = BM * BK * 2;
 /// (`wgmma-cluster` the copies of A, `wgmma-tma-store` the epilogue, …).
 pub trait Config: Copy + Default + 'static {
     const STAGES: u32;
-    /// Tiles in groups of this many tile-rows ([`crate::pipeline::schedule`]).
+    /// Tiles in groups of this many unit-columns ([`crate::pipeline::schedule`]).
     const RASTER: u32 = 8;
     /// Blocks per cluster, side by side along n: they share A.
     const CLUSTER_N: u32 = 1;

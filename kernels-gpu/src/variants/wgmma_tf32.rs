@@ -55,7 +55,7 @@
 //!   it stopped taking shuffles and `wgmma` waits as memory ordering; ptxas compiles the sync to
 //!   nothing here, the warp being converged.
 //! - **A persistent grid.** One block per SM (the host caps the grid); block `b` computes
-//!   tiles `b`, `b + grid`, … in the grouped order of [`crate::gemm::rasterise_in_groups`], so the blocks
+//!   tiles `b`, `b + grid`, … in the grouped order of [`crate::pipeline::schedule`], so the blocks
 //!   working at the same time share panels of A and B in L2. The producer fills the next
 //!   tile's stages while the consumers finish the last one.
 //! - **The epilogue** applies α and β from the accumulator registers (β = 0 does not read C)
@@ -147,7 +147,7 @@ pub const fn stage_bytes(bn: u32, split: bool) -> u32 {
 
 /// The kernel: accumulators of `R` registers (a tile of `BN = 2R` columns), `STAGES` stages,
 /// `wgmma` groups per k-step in flight (`PIPELINED`) or one per slice, 3xTF32 (`SPLIT`), tiles
-/// in groups of `RASTER` tile-rows, clusters of `CLUSTER_M` blocks down m that share B (chapter
+/// in groups of `RASTER` unit-columns ([`crate::pipeline::schedule`]), clusters of `CLUSTER_M` blocks down m that share B (chapter
 /// 3's [`super::wgmma_cluster`]: each loads half of B's slice and multicasts it to both), a walk
 /// over every member of a strided batch (`BATCH`: the `…_batch` entry points).
 ///
