@@ -1001,12 +1001,20 @@ fn wgmma_fp8_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry
         4 => wgmma_fp8::geometry::<TmaStore<PingPong<wgmma_16bit::Plain<6>>, false, true>>(
             m, n, k, bytes,
         ),
-        5 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::PER_TENSOR }, 1, 3, false>(
-            m, n, k, bytes,
-        ),
-        6 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::PER_TENSOR }, 1, 2, false>(
-            m, n, k, bytes,
-        ),
+        5 => wgmma_fp8_block::geometry::<
+            4,
+            { wgmma_fp8_block::PER_TENSOR },
+            1,
+            3,
+            { wgmma_fp8_block::EVERY_TILE },
+        >(m, n, k, bytes),
+        6 => wgmma_fp8_block::geometry::<
+            5,
+            { wgmma_fp8_block::PER_TENSOR },
+            1,
+            2,
+            { wgmma_fp8_block::EVERY_TILE },
+        >(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -1025,37 +1033,21 @@ fn wgmma_fp8_block_operands(tile: u32, _layout: Layout) -> TmaOperands {
 }
 
 fn wgmma_fp8_block_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
+    use wgmma_fp8_block::{geometry, EVERY_TILE, STREAM_K_GRID};
+    use wgmma_fp8_block::{ONE_SLICE, ONE_SLICE_STAGED, TWO_CHAINS, TWO_PER_WAIT};
+    use wgmma_fp8_block::{TWO_PER_WAIT_STAGED, TWO_SLICES};
     match tile {
-        1 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::ONE_SLICE }, 1, 2, false>(
-            m, n, k, bytes,
-        ),
-        2 => wgmma_fp8_block::geometry::<6, { wgmma_fp8_block::ONE_SLICE }, 1, 2, false>(
-            m, n, k, bytes,
-        ),
-        3 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_SLICES }, 1, 2, false>(
-            m, n, k, bytes,
-        ),
-        4 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::ONE_SLICE }, 2, 2, false>(
-            m, n, k, bytes,
-        ),
-        5 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_CHAINS }, 1, 2, false>(
-            m, n, k, bytes,
-        ),
-        6 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_PER_WAIT }, 1, 2, false>(
-            m, n, k, bytes,
-        ),
-        7 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::ONE_SLICE }, 1, 3, false>(
-            m, n, k, bytes,
-        ),
-        8 => wgmma_fp8_block::geometry::<5, { wgmma_fp8_block::TWO_PER_WAIT_STAGED }, 1, 2, false>(
-            m, n, k, bytes,
-        ),
-        9 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::ONE_SLICE_STAGED }, 1, 3, false>(
-            m, n, k, bytes,
-        ),
-        10 => wgmma_fp8_block::geometry::<4, { wgmma_fp8_block::ONE_SLICE_STAGED }, 1, 3, true>(
-            m, n, k, bytes,
-        ),
+        1 => geometry::<5, ONE_SLICE, 1, 2, EVERY_TILE>(m, n, k, bytes),
+        2 => geometry::<6, ONE_SLICE, 1, 2, EVERY_TILE>(m, n, k, bytes),
+        3 => geometry::<5, TWO_SLICES, 1, 2, EVERY_TILE>(m, n, k, bytes),
+        4 => geometry::<5, ONE_SLICE, 2, 2, EVERY_TILE>(m, n, k, bytes),
+        5 => geometry::<5, TWO_CHAINS, 1, 2, EVERY_TILE>(m, n, k, bytes),
+        6 => geometry::<5, TWO_PER_WAIT, 1, 2, EVERY_TILE>(m, n, k, bytes),
+        7 => geometry::<4, ONE_SLICE, 1, 3, EVERY_TILE>(m, n, k, bytes),
+        // `:11` is `:8` with the packed masked walk, which changes neither block nor pool.
+        8 | 11 => geometry::<5, TWO_PER_WAIT_STAGED, 1, 2, EVERY_TILE>(m, n, k, bytes),
+        9 => geometry::<4, ONE_SLICE_STAGED, 1, 3, EVERY_TILE>(m, n, k, bytes),
+        10 => geometry::<4, ONE_SLICE_STAGED, 1, 3, STREAM_K_GRID>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -1692,12 +1684,12 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-fp8-block",
-        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register); 128x128 tiles, five stages; --tile: 6 two slices issued per wait, the first promoted while the second runs (default), 1 one slice per wait, 2 as 1 with six stages, 3 two slices' partial sums in turn (the next slice issued before this one is promoted), 4 as 1 in clusters of two along n sharing A, 5 as 1 with each slice's k-steps alternating between two partial sums, 7 as 1 with three consumer warpgroups (192x128 tiles, four stages, 160 registers each), 8 as 6 and 9 as 7 with A's scales of each slice bulk-copied beside its stage by the producer (cp.async.bulk on the stage's full barrier) instead of loaded by every consumer thread (auto's choices, 9 unless its last wave is much emptier), 10 as 9 on a hybrid stream-k grid (auto's choice for long k over fewer tiles than multiprocessors); 2 to 5 are measured negatives",
+        summary: "e4m3 with one scale per 1x128 of A and per 128x128 of B (DeepSeek-V3): each 128-deep slice is a fresh wgmma.m64n128k32 sum, promoted into f32 registers with its two scales (one FMA per register); 128x128 tiles, five stages; --tile: 6 two slices issued per wait, the first promoted while the second runs (default), 1 one slice per wait, 2 as 1 with six stages, 3 two slices' partial sums in turn (the next slice issued before this one is promoted), 4 as 1 in clusters of two along n sharing A, 5 as 1 with each slice's k-steps alternating between two partial sums, 7 as 1 with three consumer warpgroups (192x128 tiles, four stages, 160 registers each), 8 as 6 and 9 as 7 with A's scales of each slice bulk-copied beside its stage by the producer (cp.async.bulk on the stage's full barrier) instead of loaded by every consumer thread (auto's choices, 9 unless its last wave is much emptier), 10 as 9 on a hybrid stream-k grid (auto's choice for long k over fewer tiles than multiprocessors), 11 as 8 with a masked grouped GEMM's tiles below the counts walked first, packed (auto's choice for the masked layout); 2 to 5 are measured negatives",
         source: "beyond the documents (tensor cores, chapter 4)",
         entry: "gemm_wgmma_fp8_block_c{tile}",
         // FP8 `wgmma` reads both operands along k: A stored k × m, cuBLASLt's FP8 layout.
         layouts: &[Layout::TN],
-        tiles: &[6, 1, 2, 3, 4, 5, 7, 8, 9, 10],
+        tiles: &[6, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11],
         geometry: wgmma_fp8_block_geometry,
         supports: fp8_supports,
         dtypes: &[Dtype::E4m3],

@@ -622,10 +622,12 @@ fn b_in_e5m2_read_by_the_e4m3_wgmma_fails_the_check() {
 /// error of 0.99 in `:8`).
 #[test]
 fn the_staged_kernels_take_each_slices_b_scale_across_runs_of_32_slices() {
-    use kernels_gpu::variants::wgmma_fp8_block::{ONE_SLICE_STAGED, TWO_PER_WAIT_STAGED};
+    use kernels_gpu::variants::wgmma_fp8_block::{
+        ONE_SLICE_STAGED, STREAM_K_GRID, TWO_PER_WAIT_STAGED,
+    };
     type Eight = WgmmaFp8Block<5, TWO_PER_WAIT_STAGED, 1, 2>;
     type Nine = WgmmaFp8Block<4, ONE_SLICE_STAGED, 1, 3>;
-    type Ten = WgmmaFp8Block<4, ONE_SLICE_STAGED, 1, 3, E4m3, true>;
+    type Ten = WgmmaFp8Block<4, ONE_SLICE_STAGED, 1, 3, E4m3, STREAM_K_GRID>;
     let p = problem_of(200, 136, 34 * BK + 64);
     type Body = unsafe fn(Fp8GemmArgs, *const TensorMap);
     let bodies: [(u32, Body); 3] = [

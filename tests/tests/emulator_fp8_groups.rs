@@ -125,7 +125,7 @@ fn every_grouped_fp8_configuration_computes_every_group_in_both_layouts() {
         .collect();
     assert_eq!(
         grouped,
-        [6, 1, 2, 3, 5, 8, 9],
+        [6, 1, 2, 3, 5, 8, 9, 11],
         "the configurations that walk groups"
     );
     for (p, table) in [contiguous(), masked()] {
@@ -147,8 +147,8 @@ fn every_grouped_fp8_configuration_computes_every_group_in_both_layouts() {
 }
 
 /// `auto` and the host's pipeline (the problem's own table: equal runs, or counts drawn from
-/// the seed in multiples of 16) take `wgmma-fp8-block:8`, and the kernels that cannot walk
-/// groups, or a per-tensor scaling, are refused with the reason.
+/// the seed in multiples of 16) take `wgmma-fp8-block:8` (the masked layout `:11`), and the
+/// kernels that cannot walk groups, or a per-tensor scaling, are refused with the reason.
 #[test]
 fn auto_runs_the_groups_and_the_others_are_refused() {
     let p = Fp8Problem {
@@ -170,10 +170,11 @@ fn auto_runs_the_groups_and_the_others_are_refused() {
             })
             .collect()
     };
-    for p in [&p, &masked_p] {
+    // The masked layout's own `:11`: `:8` walking the tiles below the counts, packed.
+    for (p, tile) in [(&p, 8), (&masked_p, 11)] {
         let reports = execute_many(&Backend::Emulator, &kernels(&["auto"]), p, ONCE, |_| {});
         let report = reports[0].as_ref().unwrap();
-        assert_eq!(report.variant, "auto→wgmma-fp8-block:8");
+        assert_eq!(report.variant, format!("auto→wgmma-fp8-block:{tile}"));
         assert!(report.passed(), "{:?}", report.check);
     }
     let refusals = execute_many(

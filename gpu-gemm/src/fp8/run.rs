@@ -16,6 +16,7 @@ use crate::run::{median, Backend, Engine, Report, Timing};
 use anyhow::{bail, Result};
 use kernels_gpu::fused::Epilogue;
 use kernels_gpu::gemm::Dtype;
+use kernels_gpu::gemm::GroupLayout;
 use kernels_gpu::registry::Shape;
 
 /// The scaling an FP8 kernel reads: `wgmma-fp8` one scale per tensor, `wgmma-fp8-block` one
@@ -75,7 +76,14 @@ pub fn auto_choice(p: &Fp8Problem) -> (Variant, Option<u32>) {
         // batches.
         Scaling::Block if p.groups.grouped() && p.groups.strided.is_none() => {
             let members = p.groups.members(&s).count;
-            by_waves(|rows| s.m.div_ceil(rows) * s.n.div_ceil(128) * members)
+            match by_waves(|rows| s.m.div_ceil(rows) * s.n.div_ceil(128) * members) {
+                // The masked layout's tiles below the counts, packed: `:8`'s kernel walking
+                // only them.
+                ("wgmma-fp8-block", 8) if p.groups.layout == GroupLayout::Masked => {
+                    ("wgmma-fp8-block", 11)
+                }
+                choice => choice,
+            }
         }
         Scaling::Block if p.groups.grouped() => ("wgmma-fp8-block", 8),
         Scaling::PerTensor if p.groups.grouped() => ("wgmma-fp8", 6),
@@ -672,8 +680,9 @@ mod tests {
     }
 
     /// DeepGEMM's grouped sets: the contiguous ones (many tiles) take `:9`, the masked ones at
-    /// 4096 rows `:8` (22 tiles of 192 rows per column of tiles leave waves a third empty), as
-    /// measured in `docs/results/h200-2026-11-28-grouped-nine/`; a strided batch `:8`.
+    /// 4096 rows `:8`'s tiles (22 tiles of 192 rows per column of tiles leave waves a third
+    /// empty), as measured in `docs/results/h200-2026-11-28-grouped-nine/`, walked packed
+    /// (`:11`); a strided batch `:8`.
     #[test]
     fn auto_chooses_a_grouped_gemms_tiles_by_their_waves() {
         use kernels_gpu::gemm::GroupLayout;
@@ -692,11 +701,11 @@ mod tests {
             ),
             (
                 grouped((4096, 1024, 7168), GroupLayout::Masked, 1),
-                "wgmma-fp8-block:8",
+                "wgmma-fp8-block:11",
             ),
             (
                 grouped((4096, 256, 7168), GroupLayout::Masked, 4),
-                "wgmma-fp8-block:8",
+                "wgmma-fp8-block:11",
             ),
             (
                 Fp8Problem {

@@ -106,6 +106,33 @@ pub trait Problem: Copy {
         Some(tile)
     }
 
+    /// A grouped GEMM's groups ([`crate::gemm::Groups`]): none but in the 16-bit and FP8
+    /// kernels' arguments.
+    #[inline(always)]
+    fn groups(&self) -> crate::gemm::Groups {
+        crate::gemm::Groups::NONE
+    }
+
+    /// Whether the groups are in the masked layout, their counts read on the device
+    /// ([`crate::gemm::GroupLayout::Masked`]).
+    #[inline(always)]
+    fn masked(&self) -> bool {
+        self.groups().layout == crate::gemm::GroupLayout::Masked
+    }
+
+    /// Member `member`'s columns that hold its tokens: in the masked layout its count (at most
+    /// n), in any other n.
+    #[inline(always)]
+    fn columns(&self, member: u32) -> u32 {
+        let n = self.mnk().1;
+        if self.masked() {
+            // The masked layout's table holds a word per member.
+            n.min(unsafe { self.groups().columns(member) })
+        } else {
+            n
+        }
+    }
+
     /// The arguments without groups: what a kernel that runs no grouped GEMM sees, so that
     /// the compiler knows every grouped branch of its epilogue dead.
     #[inline(always)]
@@ -156,6 +183,11 @@ impl Problem for crate::gemm::Fp8GemmArgs {
     }
 
     #[inline(always)]
+    fn groups(&self) -> crate::gemm::Groups {
+        self.groups
+    }
+
+    #[inline(always)]
     fn locate(&self, tile: Tile, bn: u32) -> Option<Tile> {
         self.groups.locate(tile, bn)
     }
@@ -197,6 +229,11 @@ impl<H: crate::device::half::Half> Problem for HalfGemmArgs<H> {
         } else {
             args
         }
+    }
+
+    #[inline(always)]
+    fn groups(&self) -> crate::gemm::Groups {
+        self.groups
     }
 
     #[inline(always)]
@@ -304,6 +341,15 @@ pub trait Kernel: Copy {
     /// stream-k; and the kernel's epilogue must write no column past
     /// the `n` of [`Problem::member`]'s arguments, which a masked group's count lowers.
     const GROUPS: bool = false;
+    /// With [`Kernel::GROUPS`], in the masked layout: whether the walk packs the tiles below
+    /// the members' counts ahead of the capacity's empty ones ([`Tiles::masked_tile`]), so
+    /// that the blocks share the tokens there are, rather than walking the capacity's tiles
+    /// and skipping the empty ones. In every other layout the same walk, each member's count
+    /// n, gives the plain walk's tiles. Kernels of their own (`wgmma-fp8-block:11`): as a
+    /// run-time choice beside the plain walk in the same kernel it cost the dense path 1–4%
+    /// (H200), the choice's branch making ptxas move the ring's stage and phase out of
+    /// uniform registers.
+    const PACKED_WALK: bool = false;
     /// Whether the walk takes its units from a tile queue ([`queue`]) rather than in fixed
     /// shares: the host writes the address of a zeroed u32 counter after the kernel's
     /// [`Kernel::TENSOR_MAPS`] tensor maps, and every launch leaves it zeroed. Not with split-k
@@ -747,7 +793,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                     Reader::Lone
                 };
                 for unit in $walk.read_as(reader) {
-                    let Some(tile) = locate::<K>(&args, tiles.tile(unit, rank), reader) else {
+                    let Some(tile) = locate::<K>(&args, tiles, unit, rank, reader) else {
                         continue;
                     };
                     for slice in whole.first_slice..whole.first_slice + whole.slices {
@@ -757,7 +803,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             } else if K::ASSISTS && tid >= WARP_SIZE {
                 let mut ring = stages.ring();
                 for unit in $walk.read_as(Reader::Warp) {
-                    let Some(tile) = locate::<K>(&args, tiles.tile(unit, rank), Reader::Warp)
+                    let Some(tile) = locate::<K>(&args, tiles, unit, rank, Reader::Warp)
                     else {
                         continue;
                     };
@@ -775,7 +821,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             let mut mine = consumer.warpgroup == 0 || K::SCHEDULE == Schedule::Cooperative;
             let mut units = 0;
             for unit in $walk.read_as(Reader::Warp) {
-                let Some(tile) = locate::<K>(&args, tiles.tile(unit, rank), Reader::Warp) else {
+                let Some(tile) = locate::<K>(&args, tiles, unit, rank, Reader::Warp) else {
                     continue;
                 };
                 if mine {
@@ -903,14 +949,50 @@ fn queue_objects(stages: Stages) -> MBarrier {
 /// ring's stage and phase, the descriptors) out of uniform registers. In `wgmma-fp8-block:9`
 /// walking groups, that cost 19 instructions per slice (113 → 132) and 8–13% of its time on
 /// one GEMM; the broadcast alone did not help.
+///
+/// With [`Kernel::PACKED_WALK`], in the masked layout the walk's units are not the capacity's
+/// tiles: the tiles below each member's count come first, packed ([`Tiles::masked_tile`]), and
+/// the units past them are skipped, so the blocks share the tokens there are instead of each
+/// taking its share of a capacity whose empty tiles cost nothing (DeepGEMM's masked scheduler
+/// counts its blocks from the counts the same way). A warp then takes the tile's coordinates,
+/// read from the counts, as lane 0 found them, as it takes a group.
 #[inline(always)]
-fn locate<K: Kernel>(args: &K::Args, tile: Tile, reader: Reader) -> Option<Tile> {
+fn locate<K: Kernel>(
+    args: &K::Args,
+    tiles: Tiles,
+    unit: u32,
+    rank: u32,
+    reader: Reader,
+) -> Option<Tile> {
     // A cluster along m is one column of tiles: its blocks are of the same group and skip the
     // same tiles. Along n they may not be.
     const { assert!(!K::GROUPS || (K::CLUSTER.1 == 1 && !K::SPLIT_K && !K::STREAM_K)) };
     if !K::GROUPS {
-        return Some(tile);
+        return Some(tiles.tile(unit, rank));
     }
+    if K::PACKED_WALK {
+        // One walk for every layout: with a count of n per member outside the masked layout
+        // it is the plain walk's tiles, and the contiguous layout's groups are found as
+        // always. A branch between this walk and the plain one, on the layout (a kernel
+        // parameter, voted on or not), was divergent to ptxas: `:11`'s loop per two slices
+        // grew from 230 instructions to 260, the ring's stage and phase out of uniform
+        // registers.
+        let found = tiles
+            .masked_tile(unit, rank, K::BN, |member| args.columns(member))
+            .and_then(|tile| args.locate(tile, K::BN));
+        if reader != Reader::Warp {
+            return found;
+        }
+        let tile = found.unwrap_or(Tile::of_member(0, 0, 0));
+        let tile = Tile {
+            row: warp_uniform(tile.row),
+            col: warp_uniform(tile.col),
+            member: warp_uniform(tile.member),
+            group: warp_uniform(tile.group),
+        };
+        return warp_uniform_condition(found.is_some()).then_some(tile);
+    }
+    let tile = tiles.tile(unit, rank);
     let found = args.locate(tile, K::BN);
     if reader != Reader::Warp {
         return found;

@@ -124,6 +124,51 @@ impl Tiles {
         )
     }
 
+    /// The masked layout's tile of unit `unit`, `None` past the last: the units are the tiles
+    /// below each member's count of columns (`columns(member)`, `bn` a tile's), member after
+    /// member, each member's in the order of [`Tiles::tile`] over its filled unit-columns only.
+    /// The walk still counts the capacity's units, so that its end stays what every lane
+    /// computes alike; the empty ones come last, where they are skipped.
+    ///
+    /// Finding the member reads every member's count, a few words that L1 keeps, in a loop
+    /// whose trip count is the members' (a kernel parameter) and whose body selects the member
+    /// rather than leaving the loop at it, so that the loads do not wait for one another; the
+    /// tile is computed whether there is one or not, and chosen last. With a count of n for
+    /// every member the units are [`Tiles::tile`]'s, in its order: `wgmma-fp8-block:11` walks
+    /// every layout this way ([`crate::pipeline::Kernel::PACKED_WALK`]).
+    #[inline(always)]
+    pub fn masked_tile(
+        self,
+        unit: u32,
+        rank: u32,
+        bn: u32,
+        columns: impl Fn(u32) -> u32,
+    ) -> Option<Tile> {
+        // Unit-columns with tokens (a grouped kernel's clusters lie along m: a unit-column is a
+        // tile-column; `columns` is at most n, so they are at most `units_n`).
+        let (mut member, mut rest, mut filled) = (self.members, unit, 0);
+        for candidate in 0..self.members {
+            let candidate_filled = columns(candidate).div_ceil(bn);
+            let units = self.units_m * candidate_filled;
+            let searching = member == self.members;
+            let here = searching && rest < units;
+            member = if here { candidate } else { member };
+            filled = if here { candidate_filled } else { filled };
+            rest = if searching && !here {
+                rest - units
+            } else {
+                rest
+            };
+        }
+        let (un, um) = rasterise_in_groups(rest, filled, self.units_m, self.group);
+        let tile = Tile::of_member(
+            um * self.cluster.0 + rank % self.cluster.0,
+            un * self.cluster.1 + rank / self.cluster.0,
+            member,
+        );
+        (member < self.members).then_some(tile)
+    }
+
     /// Whether a tile lies (at least partly) inside C.
     #[inline(always)]
     pub fn inside(self, tile: Tile) -> bool {
@@ -461,6 +506,75 @@ mod tests {
                 }
             }
             assert!(seen.iter().all(|&c| c == 3), "{blocks} {tiles}");
+        }
+    }
+
+    /// With every member's count n, the packed walk is the plain one, unit for unit: what
+    /// lets `wgmma-fp8-block:11` run the other layouts on it.
+    #[test]
+    fn the_packed_walk_over_full_counts_is_the_plain_walk() {
+        for ((m, n, members), cluster) in [
+            ((1000, 700, 1), (1, 1)),
+            ((7 * 192, 1024, 3), (2, 1)),
+            ((136, 200, 4), (1, 1)),
+        ] {
+            let tiles = Tiles::new((m, n, members), 128, 128, cluster, 8);
+            for unit in 0..tiles.units() {
+                for rank in 0..cluster.0 {
+                    let packed = tiles.masked_tile(unit, rank, 128, |_| n);
+                    assert_eq!(
+                        packed,
+                        Some(tiles.tile(unit, rank)),
+                        "{m} {n} {members} {unit}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The masked layout's units: every tile below a member's count exactly once, clusters
+    /// along m included (both ranks of a unit in the same column), and `None` for the units
+    /// past them; the empty members and the capacity's empty columns never come up.
+    #[test]
+    fn masked_units_are_the_tiles_below_the_counts() {
+        let bn = 128;
+        for (cluster, counts) in [
+            ((1, 1), vec![1024]),
+            ((1, 1), vec![800, 0, 1, 512, 1000]),
+            ((2, 1), vec![300, 129, 0, 1024]),
+        ] {
+            let (m, n) = (7 * 192, 1024);
+            let members = counts.len() as u32;
+            let tiles = Tiles::new((m, n, members), 192, bn, cluster, 8);
+            let mut seen = std::collections::HashMap::new();
+            let mut last_found = None;
+            for unit in 0..tiles.units() {
+                for rank in 0..cluster.0 {
+                    match tiles.masked_tile(unit, rank, bn, |g| counts[g as usize]) {
+                        Some(t) => {
+                            assert!(last_found.is_none_or(|u| u + 1 >= unit), "a gap at {unit}");
+                            last_found = Some(unit);
+                            assert!(t.col * bn < counts[t.member as usize], "{t:?}");
+                            assert_eq!(t.group, t.member);
+                            // (An odd tile-row's cluster has a rank past C's edge.)
+                            if tiles.inside(t) {
+                                *seen.entry((t.row, t.col, t.member)).or_insert(0) += 1;
+                            }
+                        }
+                        None => assert!(last_found.is_none_or(|u| u < unit)),
+                    }
+                }
+            }
+            let filled: u32 = counts
+                .iter()
+                .map(|&c| c.div_ceil(bn) * m.div_ceil(192))
+                .sum();
+            let units_m = m.div_ceil(192).div_ceil(cluster.0);
+            assert_eq!(seen.len() as u32, filled, "{counts:?}");
+            assert!(seen.values().all(|&c| c == 1));
+            // The packed units are as many as the filled tiles need, no more.
+            let filled_units: u32 = counts.iter().map(|&c| c.div_ceil(bn) * units_m).sum();
+            assert_eq!(last_found.map_or(0, |u| u + 1), filled_units);
         }
     }
 }

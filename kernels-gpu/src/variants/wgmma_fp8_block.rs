@@ -75,10 +75,10 @@
 //! threads instead (as `wgmma-fp8-block-swap` does) was 15–18% slower at long k: three more
 //! warps on every stage's barriers take issue slots from the consumers.
 //!
-//! **On a stream-k grid** (`:10`, `:9` with `STREAMED`): the skeleton's hybrid schedule
-//! ([`crate::pipeline::schedule::StreamK`]) and fixup ([`crate::pipeline::stream`]), as
-//! `wgmma-stream-k` and the narrow kernel use them; the parts are promoted f32 sums, so they add
-//! as they are. Measured on an H200 (`docs/results/h200-2026-11-28-fp8-stream-k/`): where the
+//! **On a stream-k grid** (`:10`, `:9` with the walk [`STREAM_K_GRID`]): the skeleton's
+//! hybrid schedule ([`crate::pipeline::schedule::StreamK`]) and fixup
+//! ([`crate::pipeline::stream`]), as `wgmma-stream-k` and the narrow kernel use them; the
+//! parts are promoted f32 sums, so they add as they are. Measured on an H200 (`docs/results/h200-2026-11-28-fp8-stream-k/`): where the
 //! 192 × 128 tiles are fewer than the multiprocessors and k is long (7168 rows of weights, 64 or
 //! 128 tokens, k = 16384: 38 tiles of 128 slices), 0.88–0.94× cuBLASLt where `:8` on 56
 //! multiprocessors ran 0.82×, and `auto` takes it there. Everywhere else slower, and not only
@@ -112,6 +112,26 @@
 //! ([`Consumer::finish_loads`]). ptxas compiles it to a `NOP` (the warp is converged, and the
 //! loaded scales are consumed before the arrive), so it costs nothing; racecheck, which sees
 //! only the SASS, still reports the hazards (`docs/results/h200-2026-11-28-warp-sync/`).
+//!
+//! **The masked walk packed** (`:11`, `:8` with the walk [`PACKED_MASKED`]): in the masked
+//! layout the host launches for each group's capacity and the counts are read on the device,
+//! so a walk over the capacity's tiles deals every block its share of tiles that may be empty
+//! and skipped: with one group of 800 tokens in a capacity of 1024 at 7168 rows, 448 tiles of
+//! 128 × 128 (3.4 waves of 132) of which 392 hold tokens. `:11` numbers only the tiles below
+//! the counts, member after member ([`crate::pipeline::schedule::Tiles::masked_tile`]), so
+//! the blocks share the 392 (2.97 waves), as DeepGEMM's masked scheduler counts its blocks
+//! from the counts. Finding a unit's member is a loop over the counts. Tried first as a bit
+//! of the layout word in `:8` itself (branch `wip/masked-compact`): 0.72 → 0.90× the loop of
+//! cuBLASLt calls at that shape, but the dense path of the same kernel paid 1–4% for the
+//! walk's second branch, and the three-consumer `:9` spilled 80 bytes finding a member: hence
+//! a configuration of its own, `auto`'s for the masked layout where the waves ask for `:8`'s
+//! tiles. Its first build still chose between the packed walk and the plain one by the
+//! layout, and that branch, on a kernel parameter, was enough for ptxas to move the
+//! consumers' ring stage and phase out of uniform registers: 260 instructions per two
+//! slices against `:8`'s 230 (`R2UR` ×32, `cargo xtask sass --variant wgmma-fp8-block
+//! --tile 11 --dtype e4m3`), and 1–3% slower than `:8` where packing saved no wave. It now
+//! walks every layout the packed way (a count of n per member outside the masked layout is
+//! the plain walk, `pipeline::schedule`'s tests check it unit for unit): 228.
 //!
 //! Measured on the H100 (`docs/results/h100-2026-11-25-fp8/run11/`, `auto`'s choices before the
 //! staged scales): `:7` 1088–1115 TFLOP/s at 8192³, 0.82× cuBLASLt's block-scaled matmul and 0.77×
@@ -192,8 +212,10 @@ fn stage_scales(stages: Stages, consumers: u32, s: u32) -> Shared<f32> {
 /// The kernel, with `STAGES` stages, the consumers' `MAINLOOP` ([`ONE_SLICE`], [`TWO_SLICES`],
 /// [`TWO_CHAINS`], [`TWO_PER_WAIT`]), in clusters of `CLUSTER_N` blocks along n that share A's
 /// slices (multicast, as `wgmma-fp8:1`), with `CONSUMERS` consumer warpgroups of 64 rows; with
-/// `STREAMED`, on the skeleton's hybrid stream-k grid ([`Kernel::STREAM_K`]: the last waves'
-/// tiles divided into equal runs of slices, `--tile 10`).
+/// `WALK` [`STREAM_K_GRID`], on the skeleton's hybrid stream-k grid ([`Kernel::STREAM_K`]:
+/// the last waves' tiles divided into equal runs of slices, `--tile 10`); with
+/// [`PACKED_MASKED`], a masked grouped GEMM's tiles below the counts packed ahead of the
+/// capacity's empty ones ([`Kernel::PACKED_WALK`], `--tile 11`).
 ///
 /// B's format `F` is e4m3, or e5m2 with [`PER_TENSOR`] (one scale per tensor, `wgmma-fp8:5`).
 #[derive(Clone, Copy, Default)]
@@ -203,8 +225,17 @@ pub struct WgmmaFp8Block<
     const CLUSTER_N: u32 = 1,
     const CONSUMERS: u32 = 2,
     F = E4m3,
-    const STREAMED: bool = false,
+    const WALK: u32 = EVERY_TILE,
 >(PhantomData<F>);
+
+/// The kernel's walk ([`WgmmaFp8Block`]'s `WALK`): every tile of the persistent grid in the
+/// skeleton's order, a grouped GEMM's empty tiles skipped where they come.
+pub const EVERY_TILE: u32 = 0;
+/// The skeleton's hybrid stream-k grid ([`Kernel::STREAM_K`]).
+pub const STREAM_K_GRID: u32 = 1;
+/// As [`EVERY_TILE`], but in the masked layout the tiles below the counts first, packed
+/// ([`Kernel::PACKED_WALK`]).
+pub const PACKED_MASKED: u32 = 2;
 
 /// The launch geometry: one block per tile, in whole clusters (the host caps the grid at one
 /// block per multiprocessor).
@@ -213,18 +244,18 @@ pub fn geometry<
     const MAINLOOP: u32,
     const CLUSTER_N: u32,
     const CONSUMERS: u32,
-    const STREAMED: bool,
+    const WALK: u32,
 >(
     m: u32,
     n: u32,
     k: u32,
     _element_bytes: u32,
 ) -> Geometry {
-    type K<const S: u32, const L: u32, const N: u32, const C: u32, const T: bool> =
-        WgmmaFp8Block<S, L, N, C, E4m3, T>;
+    type K<const S: u32, const L: u32, const N: u32, const C: u32, const W: u32> =
+        WgmmaFp8Block<S, L, N, C, E4m3, W>;
     let units = m.div_ceil(tile_m(CONSUMERS)) * n.div_ceil(BN * CLUSTER_N);
     // Stream-k: a block per slice at most (every block must have one).
-    let blocks = if STREAMED {
+    let blocks = if WALK == STREAM_K_GRID {
         units * k.div_ceil(BK).max(1)
     } else {
         units * CLUSTER_N
@@ -232,10 +263,10 @@ pub fn geometry<
     Geometry {
         grid: (blocks, 1),
         block: (
-            K::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, STREAMED>::THREADS,
+            K::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, WALK>::THREADS,
             1,
         ),
-        shared_bytes: K::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, STREAMED>::POOL_BYTES,
+        shared_bytes: K::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, WALK>::POOL_BYTES,
     }
 }
 
@@ -245,8 +276,8 @@ impl<
         const CLUSTER_N: u32,
         const CONSUMERS: u32,
         F: Fp8Format,
-        const STREAMED: bool,
-    > Kernel for WgmmaFp8Block<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, F, STREAMED>
+        const WALK: u32,
+    > Kernel for WgmmaFp8Block<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, F, WALK>
 {
     type Args = Fp8GemmArgs;
     const BM: u32 = tile_m(CONSUMERS);
@@ -261,11 +292,15 @@ impl<
         } else {
             0
         }
-        + if STREAMED { FIXUP_BYTES } else { 0 };
+        + if WALK == STREAM_K_GRID {
+            FIXUP_BYTES
+        } else {
+            0
+        };
     // Stream-k's roles take no cluster (and its walk no groups: `GROUPS` below).
     const STREAM_K: bool = {
-        assert!(!STREAMED || CLUSTER_N == 1);
-        STREAMED
+        assert!(WALK != STREAM_K_GRID || CLUSTER_N == 1);
+        WALK == STREAM_K_GRID
     };
     const CONSUMERS: u32 = CONSUMERS;
     // The producer thread that copies the scales too spilled at 24 beside three consumers; 32
@@ -284,7 +319,14 @@ impl<
     // tensor a strided batch's [`Kernel::member_args`]); not in clusters along n (two tiles of
     // a cluster may be of different groups), and beside three consumers only with the staged
     // scales' 32-register producer (`:7`'s 24-register one spilled 32 bytes walking the groups).
-    const GROUPS: bool = CLUSTER_N == 1 && !STREAMED && (CONSUMERS == 2 || staged(MAINLOOP));
+    const GROUPS: bool =
+        CLUSTER_N == 1 && WALK != STREAM_K_GRID && (CONSUMERS == 2 || staged(MAINLOOP));
+    // Finding a packed tile's member spilled 80 bytes beside three consumers (the 32-register
+    // producer) and 48 in `:3`'s two partial sums: the packed walk is `:8`'s.
+    const PACKED_WALK: bool = {
+        assert!(WALK != PACKED_MASKED || (CONSUMERS == 2 && MAINLOOP != TWO_SLICES));
+        WALK == PACKED_MASKED
+    };
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
@@ -343,7 +385,7 @@ impl<
         };
         // Stream-k: a tile shared with other blocks is stored by the last of them to finish.
         // The parts are promoted sums, so they add as they are.
-        if STREAMED && !work.whole() {
+        if WALK == STREAM_K_GRID && !work.whole() {
             let scratch = unsafe { Scratch::after(maps, 3) };
             let thread = c.warpgroup * WARPGROUP + c.thread;
             let threads = CONSUMERS * WARPGROUP;
@@ -948,14 +990,14 @@ pub unsafe fn gemm<
     const CLUSTER_N: u32,
     const CONSUMERS: u32,
     F: Fp8Format,
-    const STREAMED: bool,
+    const WALK: u32,
 >(
     args: Fp8GemmArgs,
     maps: *const TensorMap,
 ) {
     unsafe {
         pipeline::run(
-            WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, F, STREAMED>(PhantomData),
+            WgmmaFp8Block::<STAGES, MAINLOOP, CLUSTER_N, CONSUMERS, F, WALK>(PhantomData),
             args,
             maps,
         )
