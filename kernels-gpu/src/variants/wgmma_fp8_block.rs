@@ -78,9 +78,10 @@
 //! **On a stream-k grid** (`:10`, `:9` with the walk [`STREAM_K_GRID`]): the skeleton's
 //! hybrid schedule ([`crate::pipeline::schedule::StreamK`]) and fixup
 //! ([`crate::pipeline::stream`]), as `wgmma-stream-k` and the narrow kernel use them; the
-//! parts are promoted f32 sums, so they add as they are. Measured on an H200 (`docs/results/h200-2026-11-28-fp8-stream-k/`): where the
-//! 192 × 128 tiles are fewer than the multiprocessors and k is long (7168 rows of weights, 64 or
-//! 128 tokens, k = 16384: 38 tiles of 128 slices), 0.88–0.94× cuBLASLt where `:8` on 56
+//! parts are promoted f32 sums, so they add as they are. Measured on an H200
+//! (`docs/results/h200-2026-11-28-fp8-stream-k/`): where the 192 × 128 tiles are fewer than
+//! the multiprocessors and k is long (7168 rows of weights, 64 or 128 tokens, k = 16384: 38
+//! tiles of 128 slices), 0.88–0.94× cuBLASLt where `:8` on 56
 //! multiprocessors ran 0.82×, and `auto` takes it there. Everywhere else slower, and not only
 //! by the fixup: on whole waves of tiles, where nothing is streamed, it ran 11–14% behind `:9`.
 //! The stream-k walk's work items reach the consumers' loop as run-time values (the first slice,
