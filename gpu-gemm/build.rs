@@ -161,29 +161,30 @@ fn embed_sass(root: &Path, out: &Path, ptx: &[(&'static str, PathBuf)]) {
     match (&ptxas, wanted) {
         (Some(ptxas), true) => {
             println!("cargo:rerun-if-changed={}", ptxas.display());
-            let started: Vec<_> = ptx
-                .iter()
-                .map(|(arch, file)| {
-                    let cubin = out.join(format!("kernels_gpu_{arch}.cubin"));
-                    let child = Command::new(ptxas)
-                        .arg(format!("-arch={arch}"))
-                        .args(["-O3", "-o"])
-                        .arg(&cubin)
-                        .arg(file)
-                        .stderr(std::process::Stdio::piped())
-                        .spawn()
-                        .unwrap_or_else(|e| panic!("cannot run {}: {e}", ptxas.display()));
-                    (arch, cubin, child)
-                })
-                .collect();
-            for (arch, cubin, child) in started {
-                let output = child.wait_with_output().unwrap();
-                if !output.status.success() {
-                    panic!(
-                        "ptxas -arch={arch} failed on the kernels' PTX:\n{}",
-                        String::from_utf8_lossy(&output.stderr)
-                    );
-                }
+            // The three modules at once, each through the cache that the PTX tests read too
+            // (`ptx_builder::ptxas_compile`): a second profile's build, or the tests, find them
+            // compiled.
+            let compiled: Vec<_> = std::thread::scope(|scope| {
+                let running: Vec<_> = ptx
+                    .iter()
+                    .map(|(arch, file)| {
+                        let job = scope.spawn(move || {
+                            ptx_builder::ptxas_compile(root, ptxas, file, arch)
+                        });
+                        (arch, job)
+                    })
+                    .collect();
+                running
+                    .into_iter()
+                    .map(|(arch, job)| (arch, job.join().expect("a ptxas thread panicked")))
+                    .collect()
+            });
+            for (arch, result) in compiled {
+                let compiled = result.unwrap_or_else(|e| {
+                    panic!("ptxas failed on the kernels' PTX (the driver's JIT would too): {e:#}")
+                });
+                let cubin = out.join(format!("kernels_gpu_{arch}.cubin"));
+                std::fs::copy(&compiled.cubin, &cubin).unwrap();
                 table.push_str(&format!(
                     "    (\"{arch}\", include_bytes!({:?})),\n",
                     cubin.display().to_string()

@@ -366,6 +366,45 @@ pub fn label(v: Variant, tile: Option<u32>) -> Result<String> {
     })
 }
 
+/// The kernels for which `holds(kernel, tile)` is true, named as `--variant` and `--tile` take
+/// them (`wgmma-layouts:2, :3; wgmma-16bit`; a kernel whose every tile holds goes by its name
+/// alone), or `none`. Refusals name what does run from here, so that a new kernel appears in
+/// them by its registry entry alone, not through a list kept by hand in a message.
+pub fn kernels_where(holds: impl Fn(Variant, Option<u32>) -> bool) -> String {
+    let mut named = Vec::new();
+    for kernel in kernels_gpu::registry::ALL {
+        let variant = Variant::Kernel(kernel);
+        if kernel.tiles.is_empty() {
+            if holds(variant, None) {
+                named.push(kernel.name.to_string());
+            }
+            continue;
+        }
+        let tiles: Vec<u32> = kernel
+            .tiles
+            .iter()
+            .copied()
+            .filter(|&t| holds(variant, Some(t)))
+            .collect();
+        match tiles.as_slice() {
+            [] => {}
+            all if all.len() == kernel.tiles.len() => named.push(kernel.name.to_string()),
+            [first, rest @ ..] => {
+                let mut text = format!("{}:{first}", kernel.name);
+                for t in rest {
+                    text += &format!(", :{t}");
+                }
+                named.push(text);
+            }
+        }
+    }
+    if named.is_empty() {
+        "none".to_string()
+    } else {
+        named.join("; ")
+    }
+}
+
 fn join(tiles: &[u32], separator: &str) -> String {
     tiles
         .iter()

@@ -366,12 +366,13 @@ fn check_groups(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<()> 
     };
     if !variant.runs_grouped(p.dtype, p.transposes, resolved) {
         bail!(
-            "{} has no grouped form in {}: a grouped GEMM runs in bf16 and f16 on the Hopper \
-             kernels without clusters along n whose walk finds each tile's group \
-             (wgmma-layouts:2 and :3 in every layout, wgmma-16bit and wgmma-tma-store:5 in \
-             N,N), on auto, and on cublas (a call per group) and cublas-grouped",
+            "{} has no grouped form in {} {}: a grouped GEMM runs on auto, on cublas (a call \
+             per group) and cublas-grouped, and on the kernels whose walk finds each tile's \
+             group: {}",
             registry::label(variant, tile).unwrap_or_else(|_| variant.name().to_string()),
-            p.dtype.name()
+            p.dtype.name(),
+            p.transposes.letters(),
+            registry::kernels_where(|v, t| v.runs_grouped(p.dtype, p.transposes, t))
         );
     }
     if !p.epilogue.is_none() && variant.is_cublas() {
@@ -390,13 +391,12 @@ fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
     }
     if !variant.runs_batched(p.dtype, p.transposes) {
         bail!(
-            "{} has no strided batched form in {} {}: a batch runs in one launch on cuBLAS, on the \
-             16-bit Hopper kernels (not split-k, not wgmma-stream-k), in f32 on wgmma-tf32 and \
-             wgmma-3xtf32, and in f32 and f64 on {}",
+            "{} has no strided batched form in {} {}: a batch runs in one launch there on auto, \
+             on cuBLAS, and on {}",
             variant.name(),
             p.dtype.name(),
-            p.transposes.name(),
-            kernels_gpu::registry::GRID_BATCHED.join(", ")
+            p.transposes.letters(),
+            registry::kernels_where(|v, _| v.runs_batched(p.dtype, p.transposes))
         );
     }
     if variant.is_cublas() && !p.epilogue.is_none() {

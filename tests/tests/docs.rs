@@ -329,3 +329,45 @@ fn the_check_refuses_what_does_not_exist() {
     );
     assert!(commands_in("the host CPU (2 threads)").is_empty());
 }
+
+/// The README is a front page: short, and its results tables are what `docs/results/` says
+/// (`cargo xtask readme` writes them; a rerun experiment that was not copied in fails here).
+#[test]
+fn the_readme_is_a_front_page_whose_tables_match_docs_results() {
+    use ptx_builder::front_page;
+    let root = root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 160,
+        "README.md has {lines} lines: it is the front page (at most 160); \
+         move the detail into the book (docs/book/) or docs/results-history.md"
+    );
+    let tables = front_page::results_tables(&root).unwrap();
+    let expected = front_page::with_tables(&readme, &tables).unwrap();
+    assert!(
+        expected == readme,
+        "README.md's results tables differ from docs/results/: run `cargo xtask readme`"
+    );
+    // The tables are not empty: one row per type in each.
+    for needle in ["| bf16 |", "| f16 |", "| f64 |", "| tf32 |", "e4m3"] {
+        assert!(tables.contains(needle), "no row `{needle}` in:\n{tables}");
+    }
+}
+
+/// A change to a results file shows: the drift check is not one that cannot fail.
+#[test]
+fn the_readme_check_sees_a_drifted_table() {
+    use ptx_builder::front_page;
+    let root = root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let tables = front_page::results_tables(&root).unwrap();
+    let drifted = tables.replacen("| bf16 |", "| bf16 (stale) |", 1);
+    assert_ne!(drifted, tables);
+    let stale_readme = front_page::with_tables(&readme, &drifted).unwrap();
+    assert_ne!(
+        front_page::with_tables(&stale_readme, &tables).unwrap(),
+        stale_readme,
+        "regenerating a stale README must change it"
+    );
+}

@@ -382,7 +382,16 @@ fn batches_the_kernels_cannot_run_are_refused() {
     assert!(refusal("split-k", &f32).contains("has no strided batched form in f32"));
     assert!(refusal("wgmma-tf32-basic", &f32).contains("has no strided batched form in f32"));
     assert!(refusal("cpu-naive", &f32).contains("has no strided batched form in f32"));
-    assert!(refusal("v5", &f32).contains("in f32 and f64 on gemm128, best, tc-f64"));
+    // The refusal names what does run the batch, from the registry: the grid-batched
+    // kernels of f32 and the Hopper TF32 ones.
+    let named = refusal("v5", &f32);
+    for kernel in kernels_gpu::registry::GRID_BATCHED
+        .iter()
+        .filter(|k| registry::find(k).unwrap().dtypes().contains(&Dtype::F32))
+        .chain(&["wgmma-tf32", "wgmma-3xtf32"])
+    {
+        assert!(named.contains(kernel), "{kernel} not in: {named}");
+    }
     assert!(refusal("wgmma-split-k", &p).contains("no strided batched form"));
     assert!(refusal("wgmma-stream-k", &p).contains("no strided batched form"));
     // A stride the TMA engine cannot step by.

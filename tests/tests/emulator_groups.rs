@@ -95,6 +95,11 @@ fn groups_the_kernels_cannot_run_are_refused() {
     };
     // The default tile of wgmma-layouts has clusters.
     assert!(refusal("wgmma-layouts", &p).contains("wgmma-layouts:1 has no grouped form"));
+    // It names the kernels that do, from the registry rather than a list in the message.
+    let named = refusal("wgmma-narrow", &p);
+    assert!(named.contains("bf16 T,N"), "{named}");
+    assert!(named.contains("wgmma-layouts:2, :3"), "{named}");
+    assert!(!named.contains("wgmma-narrow;"), "{named}");
     assert!(refusal("wgmma-narrow", &p).contains("no grouped form"));
     assert!(refusal("wgmma-stream-k", &p).contains("no grouped form"));
     assert!(refusal("tuned", &p).contains("tuned"));

@@ -2,14 +2,55 @@
 //! inputs, run on the CPU emulator through the same host pipeline as the GPU (NaN-poisoned C
 //! when beta = 0, f64 reference); every dtype a variant lacks must be refused. New variants are
 //! covered without touching this file: it iterates the registry.
+//!
+//! What runs is [`tests::Sample`]'s: by default every kernel at its default tile over every
+//! case, each other tile at the cases marked as crossing every tile edge, and a seeded quarter of
+//! the rest (the seed is printed); `GEMM_FULL_SUITE=1` runs every tile at every case. The kernels
+//! are shared out over several test functions, so that the test harness runs them on every core.
 use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::{execute, Backend, Clock, Timing};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
+use tests::Sample;
 
 /// (m, n, k, padding added to each leading dimension, alpha, beta)
 type Case = (u32, u32, u32, u32, f64, f64);
+
+/// The cases that cross every tile edge of the kernels they run on: [`CASES`]' 127 × 129 × 130
+/// (partial tiles in m, n and k for every tile up to 128 × 128), and the first of
+/// [`TMA_CASES`], [`HALF_TMA_CASES`] and [`TRANSPOSED_CASES`] (several tiles per emulated
+/// multiprocessor, edges in m, n and k).
+fn is_edge(case: &Case) -> bool {
+    [
+        CASES[4],
+        TMA_CASES[0],
+        HALF_TMA_CASES[0],
+        TRANSPOSED_CASES[0],
+    ]
+    .contains(case)
+}
+
+/// Whether a case runs whatever the sample ([`tests::Sample`]): at the default tile
+/// (`tile_index` 0) the edge cases and the small ones (at most 64³ multiply-adds, which cost
+/// nothing), in every type and layout; at another tile the edge cases of the kernel's first type
+/// and layout (`first`), so that every tile runs somewhere.
+fn always_runs(tile_index: usize, case: &Case, first: bool) -> bool {
+    let &(m, n, k, ..) = case;
+    let small = u64::from(m) * u64::from(n) * u64::from(k) <= 64 * 64 * 64;
+    if tile_index == 0 {
+        is_edge(case) || small
+    } else {
+        first && is_edge(case)
+    }
+}
+
+/// The first of f32, f64, bf16 and f16 that `kernel` computes: the type its other tiles run in.
+fn first_dtype(kernel: &kernels_gpu::registry::Variant) -> Option<Dtype> {
+    [Dtype::F32, Dtype::F64, Dtype::Bf16, Dtype::F16]
+        .into_iter()
+        .find(|d| kernel.dtypes.contains(d))
+}
 
 const CASES: &[Case] = &[
     (1, 1, 1, 0, 1.0, 0.0),
@@ -26,15 +67,25 @@ const CASES: &[Case] = &[
 /// More shapes for the TMA kernels (leading dimensions multiples of 4), which the cases above
 /// mostly fail: edges in m, n and k, and more tiles than the emulator's 3 multiprocessors, so
 /// that the persistent loop runs (each block takes several tiles, through the same ring).
-const TMA_CASES: &[Case] = &[(300, 520, 100, 0, 1.5, -0.5), (129, 260, 36, 4, 1.0, 0.0)];
+/// The first is the edge case a sample always runs (264² × 68: 3 × 3 tiles of 128 × 128 for
+/// 3 multiprocessors, k past two 32-wide slices), the second the same at more tiles.
+const TMA_CASES: &[Case] = &[
+    (264, 264, 68, 4, 1.5, -0.5),
+    (300, 520, 100, 0, 1.5, -0.5),
+    (129, 260, 36, 4, 1.0, 0.0),
+];
 
 /// The same for the TMA kernels in 2-byte types, whose leading dimensions must be multiples of
 /// 8 (16 bytes), m, n and k free. The 16-bit kernel's tiles are 256 m × 128 n × 64 k: 304×520
 /// is 2×5 tiles on the emulator's 3 multiprocessors (the persistent loop), with edges in m, n
 /// and k; 136×264×40 has one k-step, shorter than a tile's, and padded leading dimensions; 1×1×1
 /// one element; 33×17×65 edges everywhere and a tile that is mostly outside. Of [`CASES`], four
-/// have such leading dimensions (64³, 256×128×72, 132×70×44, 128×256×40) and run too.
+/// have such leading dimensions (64³, 256×128×72, 132×70×44, 128×256×40) and run too. The
+/// first, 264² × 72, is the edge case a sample always runs: 2 × 3 tiles of 256 × 128 (3 × 2 of
+/// 128 × 256) for 3 multiprocessors, each edge 8 past a tile, k 8 past a 64-wide slice; a third
+/// of 304×520×104's work, which the sample runs one time in four.
 const HALF_TMA_CASES: &[Case] = &[
+    (264, 264, 72, 8, 1.5, -0.5),
     (304, 520, 104, 0, 1.5, -0.5),
     (136, 264, 40, 8, 1.0, 0.0),
     (1, 1, 1, 7, 1.0, 0.0),
@@ -52,10 +103,15 @@ fn seed() -> u64 {
 /// 16-bit TMA cases (edges in m, n and k, several tiles per emulated multiprocessor, padded
 /// leading dimensions), stored as the layout says (A k × m for op(A) = Aᵀ, B n × k for
 /// op(B) = Bᵀ).
-const TRANSPOSED_CASES: &[Case] = &[(304, 520, 104, 8, 1.5, -0.5), (33, 17, 65, 7, -0.5, 1.25)];
+const TRANSPOSED_CASES: &[Case] = &[
+    (264, 264, 72, 8, 1.5, -0.5),
+    (304, 520, 104, 8, 1.5, -0.5),
+    (33, 17, 65, 7, -0.5, 1.25),
+];
 
 /// Every layout but N,N that `variant` computes, at [`TRANSPOSED_CASES`], in each of its dtypes.
-fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
+fn run_transposed(variant: Variant, tile: Option<u32>, tile_index: usize) -> usize {
+    let sample = Sample::from_env();
     let Variant::Kernel(kernel) = variant else {
         return 0;
     };
@@ -66,7 +122,16 @@ fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
         .filter(|&t| t != Transposes::NN)
     {
         for &dtype in kernel.dtypes.iter().filter(|d| !d.is_fp8()) {
-            for &(m, n, k, pad, alpha, beta) in TRANSPOSED_CASES {
+            for (case, &(m, n, k, pad, alpha, beta)) in TRANSPOSED_CASES.iter().enumerate() {
+                // A kernel of the model's layout alone runs its other tiles here.
+                let first = !variant.transposes().contains(&Transposes::NN)
+                    && transposes == variant.transposes()[0]
+                    && Some(dtype) == first_dtype(kernel);
+                let always = always_runs(tile_index, &TRANSPOSED_CASES[case], first);
+                let test = format!("transposed {} {}", transposes.name(), dtype.name());
+                if !sample.runs(&test, variant.name(), tile_index, case, always) {
+                    continue;
+                }
                 let mut p = Problem {
                     shape: Shape {
                         m,
@@ -117,9 +182,13 @@ fn run_transposed(variant: Variant, tile: Option<u32>) -> usize {
     runs
 }
 
-fn run_all(variant: Variant, tile: Option<u32>) -> usize {
+fn run_all(variant: Variant, tile: Option<u32>, tile_index: usize) -> usize {
+    let Variant::Kernel(kernel) = variant else {
+        unreachable!("only kernels are emulated")
+    };
+    let sample = Sample::from_env();
     let started = std::time::Instant::now();
-    let mut runs = run_transposed(variant, tile);
+    let mut runs = run_transposed(variant, tile, tile_index);
     // A kernel of the model's layout alone (`wgmma-swap`: T,N) ran its cases above; here it
     // must refuse N,N with the sentence that names what it computes.
     let computes_nn = variant.transposes().contains(&Transposes::NN);
@@ -142,7 +211,14 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
             .iter()
             .chain(if tma { TMA_CASES } else { &[] })
             .chain(half_tma);
-        for &(m, n, k, pad, alpha, beta) in cases {
+        // The first case the kernel supports, run if the sample left this dtype with none.
+        let mut first_supported = None;
+        for (case, &(m, n, k, pad, alpha, beta)) in cases.enumerate() {
+            let always = always_runs(
+                tile_index,
+                &(m, n, k, pad, alpha, beta),
+                Some(dtype) == first_dtype(kernel),
+            );
             let shape = Shape {
                 m,
                 n,
@@ -177,9 +253,6 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
                 cold: false,
                 clock: Clock::Events,
             };
-            let Variant::Kernel(kernel) = variant else {
-                unreachable!("only kernels are emulated")
-            };
             if !kernel.dtypes.contains(&dtype) {
                 let e = execute(&Backend::Emulator, variant, tile, &p, timing)
                     .err()
@@ -201,11 +274,11 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
             }
             match (kernel.supports)(&shape, dtype) {
                 Ok(()) => {
-                    let report = execute(&Backend::Emulator, variant, tile, &p, timing)
-                        .unwrap_or_else(|e| panic!("{what}: {e:#}"));
-                    let check = report.check.expect("checked run");
-                    assert!(check.passed(), "{what}: {}", check.summary());
-                    runs += 1;
+                    if !sample.runs(dtype.name(), variant.name(), tile_index, case, always) {
+                        first_supported.get_or_insert((p, what));
+                        continue;
+                    }
+                    runs += check_on_emulator(variant, tile, &p, &what);
                 }
                 Err(constraint) => {
                     // The host must refuse the shape with the registry's reason, not run it.
@@ -220,10 +293,15 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
                 }
             }
         }
-        let Variant::Kernel(kernel) = variant else {
-            unreachable!("only kernels are emulated")
-        };
-        if kernel.dtypes.contains(&dtype) && computes_nn {
+        // The default tile runs in every type it has, another tile in its first (the sample
+        // may take it in others).
+        let must_run = tile_index == 0 || Some(dtype) == first_dtype(kernel);
+        if runs == runs_before && must_run {
+            if let Some((p, what)) = first_supported {
+                runs += check_on_emulator(variant, tile, &p, &what);
+            }
+        }
+        if kernel.dtypes.contains(&dtype) && computes_nn && must_run {
             assert!(
                 runs > runs_before,
                 "{} tile {tile:?}: no case ran in {}",
@@ -240,28 +318,93 @@ fn run_all(variant: Variant, tile: Option<u32>) -> usize {
     runs
 }
 
-#[test]
-fn every_variant_matches_the_reference_on_the_emulator() {
+/// One emulated, checked run; 1, for the count.
+fn check_on_emulator(variant: Variant, tile: Option<u32>, p: &Problem, what: &str) -> usize {
+    let timing = Timing {
+        warmup: 0,
+        iters: 1,
+        budget_ms: f64::INFINITY,
+        check: true,
+        cold: false,
+        clock: Clock::Events,
+    };
+    let report = execute(&Backend::Emulator, variant, tile, p, timing)
+        .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+    let check = report.check.expect("checked run");
+    assert!(check.passed(), "{what}: {}", check.summary());
+    1
+}
+
+/// The registry's kernels in `share` of `SHARES` parts (by position, so that the long Hopper
+/// kernels, which sit together at the end of the registry, spread over the parts), every tile
+/// of each; the number of checked runs.
+fn run_share(share: usize) -> usize {
     let start = std::time::Instant::now();
     let mut runs = 0;
-    for variant in registry::all() {
+    let kernels = registry::all()
+        .into_iter()
+        .filter(|v| matches!(v, Variant::Kernel(_))) // cuBLAS: GPU only; the CPU variants: cpu::tests
+        .enumerate()
+        .filter(|(i, _)| i % SHARES == share);
+    for (_, variant) in kernels {
         let Variant::Kernel(kernel) = variant else {
-            continue; // cuBLAS: GPU only; the CPU variants: host's own tests (cpu::tests)
+            unreachable!()
         };
         if kernel.tiles.is_empty() {
-            runs += run_all(variant, None);
+            runs += run_all(variant, None, 0);
         } else {
-            for &tile in kernel.tiles {
-                runs += run_all(variant, Some(tile));
+            for (i, &tile) in kernel.tiles.iter().enumerate() {
+                runs += run_all(variant, Some(tile), i);
             }
         }
     }
     println!(
-        "{runs} emulated runs passed in {:.1} s",
-        start.elapsed().as_secs_f64()
+        "share {share}: {runs} emulated runs passed in {:.1} s ({})",
+        start.elapsed().as_secs_f64(),
+        Sample::from_env().describe()
     );
-    assert!(
-        runs >= kernels_gpu::registry::ALL.len() * 2,
-        "too few runs: {runs}"
-    );
+    runs
+}
+
+/// How many test functions the kernels are shared out over.
+const SHARES: usize = 8;
+
+#[test]
+fn every_variant_matches_the_reference_on_the_emulator_0() {
+    assert!(run_share(0) > 0);
+}
+
+#[test]
+fn every_variant_matches_the_reference_on_the_emulator_1() {
+    assert!(run_share(1) > 0);
+}
+
+#[test]
+fn every_variant_matches_the_reference_on_the_emulator_2() {
+    assert!(run_share(2) > 0);
+}
+
+#[test]
+fn every_variant_matches_the_reference_on_the_emulator_3() {
+    assert!(run_share(3) > 0);
+}
+
+#[test]
+fn every_variant_matches_the_reference_on_the_emulator_4() {
+    assert!(run_share(4) > 0);
+}
+
+#[test]
+fn every_variant_matches_the_reference_on_the_emulator_5() {
+    assert!(run_share(5) > 0);
+}
+
+#[test]
+fn every_variant_matches_the_reference_on_the_emulator_6() {
+    assert!(run_share(6) > 0);
+}
+
+#[test]
+fn every_variant_matches_the_reference_on_the_emulator_7() {
+    assert!(run_share(7) > 0);
 }

@@ -27,6 +27,13 @@ pub enum Cmd {
     /// Build the course as an HTML book into target/book/ (mdBook; installed from PyPI into
     /// .tools/mdbook the first time), generated from the sources and docs/results/
     Book,
+    /// Write README.md's results tables from docs/results/ (the numbered experiments'
+    /// results.json); with --check, only say whether they are current
+    Readme {
+        /// Change nothing; fail if the README's tables differ from docs/results/
+        #[arg(long)]
+        check: bool,
+    },
     /// Install ptxas and nvdisasm from PyPI into .tools/cuda (no CUDA installation needed)
     InstallCudaTools,
     /// Build the PTX and print ptxas's resource report (registers, shared memory, spills) per kernel

@@ -17,6 +17,8 @@
 pub mod book;
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
+pub mod front_page;
 pub mod sass;
 
 use anyhow::{bail, Context, Result};
@@ -376,26 +378,93 @@ pub struct Resources {
     pub shared_bytes: u32,
 }
 
-/// Runs `ptxas -v -arch=<arch>` on a PTX file and parses the per-kernel report.
+/// What one `ptxas -arch=<arch> -v -O3` run made of a PTX file: the cubin, and ptxas's report
+/// (per kernel its registers, stack frame and spills; the advisories such as a serialized
+/// `wgmma`, C7510).
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The cubin, in the cache folder: copy it, it may be replaced by a later run.
+    pub cubin: PathBuf,
+    /// ptxas's standard error and output, as it printed them.
+    pub report: String,
+}
+
+/// Compiles `ptx` for `arch` with `ptxas -v -O3`, or returns the result of an earlier run on the
+/// same bytes with the same `ptxas`.
+///
+/// The same three modules (sm_80, sm_90, sm_90a, 15-90 s of ptxas each) used to be compiled by
+/// the library's build script once per cargo profile and again by the PTX tests, which only
+/// read the report of the same run: about five minutes of a CI run on two cores. ptxas is
+/// deterministic, so the cubin and report are kept in `target/ptxas-cache/`, keyed by the PTX's
+/// FNV-1a, the architecture and the `ptxas` file (path, size, modification time); `-v` does not
+/// change the cubin, so one run serves the build and the tests. A new entry is written to a
+/// temporary name and renamed, so that test binaries running at once never read half a file.
+pub fn ptxas_compile(root: &Path, ptxas: &Path, ptx: &Path, arch: &str) -> Result<Compiled> {
+    let text = std::fs::read(ptx).with_context(|| format!("reading {}", ptx.display()))?;
+    let tool =
+        std::fs::metadata(ptxas).with_context(|| format!("cannot run {}", ptxas.display()))?;
+    let modified = tool
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut key = fnv1a64(FNV_OFFSET, &text);
+    key = fnv1a64(
+        key,
+        format!(
+            "{arch} -v -O3 {} {} {modified}",
+            ptxas.display(),
+            tool.len()
+        )
+        .as_bytes(),
+    );
+    let dir = root.join("target").join("ptxas-cache");
+    std::fs::create_dir_all(&dir)?;
+    let cubin = dir.join(format!("{arch}-{key:016x}.cubin"));
+    let log = dir.join(format!("{arch}-{key:016x}.log"));
+    if cubin.is_file() {
+        if let Ok(report) = std::fs::read_to_string(&log) {
+            return Ok(Compiled { cubin, report });
+        }
+    }
+    let unique = format!("{}-{:?}", std::process::id(), std::thread::current().id());
+    let partial = dir.join(format!(
+        "{arch}-{key:016x}.{}.part",
+        unique.replace(['(', ')'], "")
+    ));
+    let out = Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .args(["-v", "-O3", "-o"])
+        .arg(&partial)
+        .arg(ptx)
+        .output()
+        .with_context(|| format!("cannot run {}", ptxas.display()))?;
+    let report =
+        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&partial);
+        bail!("ptxas -arch={arch} failed on {}:\n{report}", ptx.display());
+    }
+    // The log first: a cubin without its log is a miss, never a hit with an empty report.
+    let partial_log = partial.with_extension("log.part");
+    std::fs::write(&partial_log, &report)?;
+    std::fs::rename(&partial_log, &log)?;
+    std::fs::rename(&partial, &cubin)?;
+    Ok(Compiled { cubin, report })
+}
+
+/// Runs `ptxas -v -arch=<arch>` on a PTX file (through [`ptxas_compile`]'s cache), copies the
+/// cubin to `cubin` and parses the per-kernel report.
 pub fn ptxas_resources(
     ptxas: &Path,
     ptx: &Path,
     arch: &str,
     cubin: &Path,
 ) -> Result<Vec<Resources>> {
-    let out = Command::new(ptxas)
-        .arg(format!("-arch={arch}"))
-        .args(["-v", "-O3", "-o"])
-        .arg(cubin)
-        .arg(ptx)
-        .output()
-        .with_context(|| format!("cannot run {}", ptxas.display()))?;
-    let text =
-        String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        bail!("ptxas failed for {arch}:\n{text}");
-    }
-    Ok(parse_ptxas_report(&text))
+    let compiled = ptxas_compile(&workspace_root(), ptxas, ptx, arch)?;
+    std::fs::copy(&compiled.cubin, cubin)
+        .with_context(|| format!("copying the cubin to {}", cubin.display()))?;
+    Ok(parse_ptxas_report(&compiled.report))
 }
 
 /// Parses `ptxas -v` output: "Compiling entry function 'NAME'", then "N bytes stack frame, N

@@ -71,6 +71,21 @@ fn main() -> Result<()> {
                 );
             }
         }
+        Cmd::Readme { check } => {
+            if check {
+                let readme = std::fs::read_to_string(root.join("README.md"))?;
+                let expected =
+                    front_page::with_tables(&readme, &front_page::results_tables(&root)?)?;
+                if expected != readme {
+                    bail!("README.md's results tables differ from docs/results/: run `cargo xtask readme`");
+                }
+                println!("README.md's results tables match docs/results/");
+            } else if front_page::update_readme(&root)? {
+                println!("rewrote README.md's results tables from docs/results/");
+            } else {
+                println!("README.md's results tables already match docs/results/");
+            }
+        }
         Cmd::Book => {
             let started = std::time::Instant::now();
             let (generated, index) = ptx_builder::book::build(&root)?;

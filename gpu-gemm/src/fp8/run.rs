@@ -279,8 +279,9 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
         Variant::Kernel(k) => {
             let Some(scaling) = kernel_scaling(k.name) else {
                 bail!(
-                    "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8, wgmma-fp8-narrow, wgmma-fp8-swap, wgmma-fp8-block, wgmma-fp8-block-narrow and wgmma-fp8-block-swap)",
-                    k.name
+                    "variant `{}` has no e4m3 version (the FP8 kernels: {})",
+                    k.name,
+                    fp8_kernels()
                 );
             };
             if !k.dtypes.contains(&p.dtype()) {
@@ -295,7 +296,17 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
             let tile = registry::resolve_tile(variant, tile)?;
             let operands = k.tma.map(|operands| operands(tile, kernels_gpu::registry::Layout::TN));
             if p.groups.grouped() && !operands.is_some_and(|o| o.grouped) {
-                bail!("`{}` does not run grouped GEMMs or batches (those that do: wgmma-fp8-block, but for :4, whose two tiles along n may be of different groups, :7 and :10; per tensor wgmma-fp8:2 and :6)", registry::label(variant, Some(tile))?);
+                bail!(
+                    "`{}` does not run grouped GEMMs or batches (those that do: {})",
+                    registry::label(variant, Some(tile))?,
+                    registry::kernels_where(|v, t| match (v, t) {
+                        (Variant::Kernel(k), Some(t)) => {
+                            kernel_scaling(k.name).is_some()
+                                && k.tma.is_some_and(|o| o(t, kernels_gpu::registry::Layout::TN).grouped)
+                        }
+                        _ => false,
+                    })
+                );
             }
             if let Err(constraint) = (k.supports)(&p.shape, p.dtype()) {
                 bail!(
@@ -317,10 +328,18 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
             Ok((launch, format!("auto→{label}")))
         }
         _ => bail!(
-            "variant `{}` has no e4m3 version (the FP8 kernels are wgmma-fp8 and wgmma-fp8-block, the yardstick `cublas` is cuBLASLt)",
-            variant.name()
+            "variant `{}` has no e4m3 version (the FP8 kernels: {}; the yardstick `cublas` is cuBLASLt)",
+            variant.name(),
+            fp8_kernels()
         ),
     }
+}
+
+/// The kernels that read e4m3, as a refusal names them (from the registry).
+fn fp8_kernels() -> String {
+    registry::kernels_where(
+        |v, _| matches!(v, Variant::Kernel(k) if kernel_scaling(k.name).is_some()),
+    )
 }
 
 /// The launch of FP8 kernel `k` at `tile` on `members` problems of `shape` (TN; the masked

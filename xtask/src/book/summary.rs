@@ -22,6 +22,11 @@ pub const APPENDICES: &[(&str, &str, &str)] = &[
         "Performance notes: what was tried",
     ),
     (
+        "docs/results-history.md",
+        "results-history",
+        "Results, run by run",
+    ),
+    (
         "docs/toolchain.md",
         "toolchain",
         "The toolchain: rustc's NVPTX backend",
