@@ -7,7 +7,9 @@
 
 use crate::device::half::{GlobalHalf, GlobalHalfMut, Half};
 use crate::device::{Global, GlobalMut, GlobalWords, Real, Shared};
+pub use crate::dtype::Dtype;
 use crate::fused::Fused;
+pub use crate::tile_order::{rasterise, rasterise_in_groups};
 
 /// The arguments of every GEMM kernel, in cuBLAS order.
 #[derive(Clone, Copy)]
@@ -664,29 +666,6 @@ pub struct Geometry {
     pub shared_bytes: u32,
 }
 
-/// Tile-rows a group of consecutive blocks walks down before moving to the next column.
-const RASTER_GROUP: u32 = 8;
-
-/// The (tile-row, tile-column) of C that block `block` of a 1D grid computes: down a group of
-/// `RASTER_GROUP` tile-rows, then right, so that the blocks resident together cover a compact
-/// patch of C and share the panels of A and B they read in L2.
-#[inline(always)]
-pub fn rasterise(block: u32, tiles_m: u32, tiles_n: u32) -> (u32, u32) {
-    rasterise_in_groups(block, tiles_m, tiles_n, RASTER_GROUP)
-}
-
-/// [`rasterise`] with groups of `group` tile-rows: the patch a wave of blocks covers is about
-/// `group` tiles tall, so the choice balances the rows of A and the columns of B it reads.
-#[inline(always)]
-pub fn rasterise_in_groups(block: u32, tiles_m: u32, tiles_n: u32, group: u32) -> (u32, u32) {
-    // `max(1)`: n = 0 or m = 0 launch no block, and the divisions need no zero check.
-    let per_group = (group * tiles_n).max(1);
-    let first_m = block / per_group * group;
-    let rows = tiles_m.saturating_sub(first_m).clamp(1, group);
-    let within = block % per_group;
-    (first_m + within % rows, within / rows)
-}
-
 /// The stage after `stage` in a ring of `stages` pipeline stages (shared-memory buffers that
 /// the copies fill in turn).
 #[inline(always)]
@@ -727,64 +706,5 @@ impl Arithmetic {
             Arithmetic::Tf32 => "TF32",
             Arithmetic::Tf32x3 => "3xTF32",
         }
-    }
-}
-
-/// The element type of a launch: of A, B and C. The 16-bit types accumulate in f32 and take
-/// alpha and beta as f32 (what `cublasGemmEx` with `CUBLAS_COMPUTE_32F` and torch do).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Dtype {
-    F32,
-    F64,
-    /// bfloat16: 8 bits of exponent, 7 explicit bits of mantissa.
-    Bf16,
-    /// IEEE binary16: 5 bits of exponent, 10 explicit bits of mantissa.
-    F16,
-    /// OCP FP8 E4M3 for A and B (4 bits of exponent, 3 of mantissa, [`crate::device::fp8`]),
-    /// with f32 scales; C is bf16 ([`Fp8GemmArgs`]).
-    E4m3,
-    /// E4M3 for A and E5M2 for B (5 bits of exponent, 2 of mantissa): FP8 training's backward
-    /// pass, whose gradients need e5m2's range; otherwise as [`Dtype::E4m3`].
-    E4m3E5m2,
-}
-
-impl Dtype {
-    pub const fn name(self) -> &'static str {
-        match self {
-            Dtype::F32 => "f32",
-            Dtype::F64 => "f64",
-            Dtype::Bf16 => "bf16",
-            Dtype::F16 => "f16",
-            Dtype::E4m3 => "e4m3",
-            Dtype::E4m3E5m2 => "e4m3_e5m2",
-        }
-    }
-
-    pub const fn bytes(self) -> u32 {
-        match self {
-            Dtype::F32 => 4,
-            Dtype::F64 => 8,
-            Dtype::Bf16 | Dtype::F16 => 2,
-            Dtype::E4m3 | Dtype::E4m3E5m2 => 1,
-        }
-    }
-
-    /// The type of C: bf16 for FP8 (as cuBLASLt's FP8 GEMMs in training), the type itself
-    /// otherwise.
-    pub const fn output(self) -> Dtype {
-        match self {
-            Dtype::E4m3 | Dtype::E4m3E5m2 => Dtype::Bf16,
-            d => d,
-        }
-    }
-
-    /// Whether it is a 16-bit type (accumulated in f32).
-    pub const fn is_16bit(self) -> bool {
-        matches!(self, Dtype::Bf16 | Dtype::F16)
-    }
-
-    /// Whether A and B are 8-bit (with scales, C bf16).
-    pub const fn is_fp8(self) -> bool {
-        matches!(self, Dtype::E4m3 | Dtype::E4m3E5m2)
     }
 }

@@ -32,6 +32,7 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 pub mod device;
+pub mod dtype;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;
 pub mod entry;
@@ -42,6 +43,7 @@ pub mod gemm;
 pub mod pipeline;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod registry;
+pub mod tile_order;
 pub mod variants;
 
 #[cfg(target_arch = "nvptx64")]

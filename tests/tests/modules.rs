@@ -4,6 +4,7 @@
 //! - `host/src`, file by file (the command line and the experiments): once, the pipeline took
 //!   `cli`'s types, `cli` imported the experiments and the experiments the pipeline.
 //! - `gpu-gemm/src`, by top-level module: the layers its `lib.rs` names.
+//! - `kernels-gpu/src`, file by file, outside the emulator.
 //!
 //! An edge is a `crate::…` or `super::…` path (in `use` or in code) resolved to the file of the
 //! longest module prefix, or a path through a child module the file declares (`mod x;` then
@@ -245,6 +246,25 @@ fn gpu_gemm_modules_form_layers() {
             "an import circle between gpu-gemm's modules: {}",
             c.join(" → ")
         );
+    }
+}
+
+/// The kernels, file by file, outside the emulator (`emu/`, whose scheduler and memory model
+/// are one machine): once, `device::half` took `gemm`'s element type while `gemm` built on the
+/// 16-bit types, and the Hopper scheduler took `gemm`'s tile order while `gemm` named its tiles.
+#[test]
+fn kernels_gpu_has_no_import_circle_outside_the_emulator() {
+    let kernels: Vec<Source> = sources(&root().join("kernels-gpu/src"))
+        .into_iter()
+        .filter(|s| s.module.first().is_none_or(|m| m != "emu"))
+        .collect();
+    let edges = graph(&kernels, true);
+    assert!(
+        edges["gemm"].contains("fused") && edges["device::half"].contains("dtype"),
+        "{edges:?}"
+    );
+    if let Some(c) = circle(&edges) {
+        panic!("an import circle under kernels-gpu/src: {}", c.join(" → "));
     }
 }
 

@@ -11,7 +11,7 @@
 //! On the CPU the emulator converts with the `half` crate, whose `from_f32` rounds to nearest
 //! even as `cvt.rn` does; the GPU tests compare the two on the H100.
 use super::backend;
-use crate::gemm::Dtype;
+use crate::dtype::Dtype;
 
 /// A bfloat16 element: its bits.
 #[repr(transparent)]

@@ -31,7 +31,7 @@
 //! (masked layout: a tile that starts past its member's count is skipped). The walk does not
 //! change; [`crate::pipeline::Problem::locate`] says, per tile, where it lies or that it has
 //! nothing to compute, and every role of the block asks it of the same tiles.
-use crate::gemm::rasterise_in_groups;
+use crate::tile_order::rasterise_in_groups;
 
 /// A tile of C, in tiles down m and along n, and whose operands it multiplies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
