@@ -92,7 +92,7 @@ impl Sample {
             Sample::Seeded(_) if always => true,
             Sample::Seeded(seed) => {
                 let key = format!("{test}/{kernel}/{tile_index}/{case}");
-                fnv1a(seed, key.as_bytes()) % SAMPLE_ONE_IN == 0
+                fnv1a(seed, key.as_bytes()).is_multiple_of(SAMPLE_ONE_IN)
             }
         }
     }
@@ -100,7 +100,7 @@ impl Sample {
     /// The tiles of `kernel` that run the test `test` when each tile runs a single problem
     /// (no edge case to fall back on): the default tile, and the others one in
     /// [`SAMPLE_ONE_IN`] by the seed, so that every tile is reached over a few runs.
-    pub fn tiles<'a>(self, test: &str, kernel: &str, tiles: &'a [u32]) -> Vec<u32> {
+    pub fn tiles(self, test: &str, kernel: &str, tiles: &[u32]) -> Vec<u32> {
         tiles
             .iter()
             .enumerate()
