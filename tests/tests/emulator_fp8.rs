@@ -210,3 +210,24 @@ fn the_emulated_fp8_wgmma_keeps_13_bits_truncated_as_the_h100() {
         }
     }
 }
+
+/// A leading dimension no FP8 kernel can read is refused by `auto` in the words of the call
+/// (the type and its rule), not with the name of the kernel it would have chosen.
+#[test]
+fn auto_refuses_an_unaligned_fp8_leading_dimension_by_the_types_rule() {
+    for scaling in [Scaling::PerTensor, Scaling::Block] {
+        let mut p = problem(scaling, false);
+        p.shape.lda = 204; // not a multiple of 16 one-byte elements
+        let auto = registry::find("auto").unwrap();
+        let error = execute_many(&Backend::Emulator, &[(auto, None)], &p, ONCE, |_| {})
+            .pop()
+            .unwrap()
+            .unwrap_err();
+        let message = format!("{error:#}");
+        assert!(
+            message.starts_with("auto: this e4m3 GEMM") && message.contains("lda = 204"),
+            "{message}"
+        );
+        assert!(!message.contains("wgmma-"), "{message}");
+    }
+}

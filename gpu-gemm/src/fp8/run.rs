@@ -324,6 +324,29 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
         )),
         Variant::Auto(_) if tile.is_none() => {
             let (choice, tile) = auto_choice(p);
+            // A shape that no FP8 kernel of the problem's scaling runs is refused as the call
+            // asked for it, by the type's rule, not by the name of the kernel `auto` took.
+            if let Variant::Kernel(k) = choice {
+                if let Err(constraint) = (k.supports)(&p.shape, p.dtype()) {
+                    let any_runs = kernels_gpu::registry::ALL.iter().any(|other| {
+                        kernel_scaling(other.name) == Some(p.scaling)
+                            && other.dtypes.contains(&p.dtype())
+                            && (other.supports)(&p.shape, p.dtype()).is_ok()
+                    });
+                    if !any_runs {
+                        let scaling = match p.scaling {
+                            Scaling::PerTensor => "one scale per tensor",
+                            Scaling::Block => "block scales",
+                        };
+                        bail!(
+                            "auto: this {} GEMM ({scaling}) cannot run: {constraint}; FP8 reads A \
+                             and B along k through the TMA engine, whose rows must start 16 bytes \
+                             apart (cuBLASLt's FP8 matmul has the same rule)",
+                            p.dtype().name()
+                        );
+                    }
+                }
+            }
             let (launch, label) = plan(choice, tile, p)?;
             Ok((launch, format!("auto→{label}")))
         }
