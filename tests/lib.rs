@@ -57,7 +57,10 @@ impl Sample {
                 };
                 Sample::Seeded(seed)
             };
-            eprintln!("{}", sample.describe());
+            // Straight to the process's stderr: the harness captures `eprintln!` of a passing
+            // test, and the seed must be in the log of every run, to replay the one that failed.
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "{}", sample.describe());
             sample
         })
     }

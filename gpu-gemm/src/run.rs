@@ -634,14 +634,7 @@ mod tests {
             registry::find("v4").unwrap(),
             None,
             &f32_nt,
-            Timing {
-                warmup: 0,
-                iters: 1,
-                budget_ms: f64::INFINITY,
-                check: true,
-                cold: false,
-                clock: Clock::Events,
-            },
+            Timing::CHECK_ONCE,
         )
         .unwrap_err();
         assert!(
@@ -673,21 +666,7 @@ mod tests {
             groups: kernels_gpu::gemm::GroupLayout::None,
         };
         let v = registry::find("v4").unwrap();
-        let r = execute(
-            &Backend::Emulator,
-            v,
-            None,
-            &p,
-            Timing {
-                warmup: 0,
-                iters: 1,
-                budget_ms: f64::INFINITY,
-                check: true,
-                cold: false,
-                clock: Clock::Events,
-            },
-        )
-        .unwrap();
+        let r = execute(&Backend::Emulator, v, None, &p, Timing::CHECK_ONCE).unwrap();
         assert!(r.passed(), "{}", r.check.unwrap().summary());
         assert_eq!(r.entry, "gemm_v4_f32");
     }

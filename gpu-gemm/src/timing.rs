@@ -30,6 +30,19 @@ pub struct Timing {
     pub clock: Clock,
 }
 
+impl Timing {
+    /// One run, checked against the f64 reference, nothing timed on purpose: what the tests
+    /// ask of a kernel.
+    pub const CHECK_ONCE: Timing = Timing {
+        warmup: 0,
+        iters: 1,
+        budget_ms: f64::INFINITY,
+        check: true,
+        cold: false,
+        clock: Clock::Events,
+    };
+}
+
 /// What a GPU run's time is read from ([`Timing::clock`]). The CPU and the emulator have
 /// one clock, the wall's. The kernels' clock is read by
 /// [`KernelClock`](crate::kernel_clock::KernelClock).

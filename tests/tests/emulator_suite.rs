@@ -9,7 +9,7 @@
 //! are shared out over several test functions, so that the test harness runs them on every core.
 use gpu_gemm::problem::{Init, Problem, Transposes};
 use gpu_gemm::registry::{self, Variant};
-use gpu_gemm::run::{execute, Backend, Clock, Timing};
+use gpu_gemm::run::{execute, Backend, Timing};
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 use tests::Sample;
@@ -163,14 +163,7 @@ fn run_transposed(variant: Variant, tile: Option<u32>, tile_index: usize) -> usi
                 if (kernel.supports)(&p.shape, dtype).is_err() {
                     continue;
                 }
-                let timing = Timing {
-                    warmup: 0,
-                    iters: 1,
-                    budget_ms: f64::INFINITY,
-                    check: true,
-                    cold: false,
-                    clock: Clock::Events,
-                };
+                let timing = Timing::CHECK_ONCE;
                 let report = execute(&Backend::Emulator, variant, tile, &p, timing)
                     .unwrap_or_else(|e| panic!("{what}: {e:#}"));
                 let check = report.check.expect("checked run");
@@ -245,14 +238,7 @@ fn run_all(variant: Variant, tile: Option<u32>, tile_index: usize) -> usize {
                 dtype.name(),
                 p.seed
             );
-            let timing = Timing {
-                warmup: 0,
-                iters: 1,
-                budget_ms: f64::INFINITY,
-                check: true,
-                cold: false,
-                clock: Clock::Events,
-            };
+            let timing = Timing::CHECK_ONCE;
             if !kernel.dtypes.contains(&dtype) {
                 let e = execute(&Backend::Emulator, variant, tile, &p, timing)
                     .err()
@@ -320,15 +306,7 @@ fn run_all(variant: Variant, tile: Option<u32>, tile_index: usize) -> usize {
 
 /// One emulated, checked run; 1, for the count.
 fn check_on_emulator(variant: Variant, tile: Option<u32>, p: &Problem, what: &str) -> usize {
-    let timing = Timing {
-        warmup: 0,
-        iters: 1,
-        budget_ms: f64::INFINITY,
-        check: true,
-        cold: false,
-        clock: Clock::Events,
-    };
-    let report = execute(&Backend::Emulator, variant, tile, p, timing)
+    let report = execute(&Backend::Emulator, variant, tile, p, Timing::CHECK_ONCE)
         .unwrap_or_else(|e| panic!("{what}: {e:#}"));
     let check = report.check.expect("checked run");
     assert!(check.passed(), "{what}: {}", check.summary());
@@ -369,42 +347,23 @@ fn run_share(share: usize) -> usize {
 /// How many test functions the kernels are shared out over.
 const SHARES: usize = 8;
 
-#[test]
-fn every_variant_matches_the_reference_on_the_emulator_0() {
-    assert!(run_share(0) > 0);
+/// One test function per share, so that the harness runs them on every core.
+macro_rules! shares {
+    ($($name:ident = $share:literal),* $(,)?) => {$(
+        #[test]
+        fn $name() {
+            assert!(run_share($share) > 0);
+        }
+    )*};
 }
 
-#[test]
-fn every_variant_matches_the_reference_on_the_emulator_1() {
-    assert!(run_share(1) > 0);
-}
-
-#[test]
-fn every_variant_matches_the_reference_on_the_emulator_2() {
-    assert!(run_share(2) > 0);
-}
-
-#[test]
-fn every_variant_matches_the_reference_on_the_emulator_3() {
-    assert!(run_share(3) > 0);
-}
-
-#[test]
-fn every_variant_matches_the_reference_on_the_emulator_4() {
-    assert!(run_share(4) > 0);
-}
-
-#[test]
-fn every_variant_matches_the_reference_on_the_emulator_5() {
-    assert!(run_share(5) > 0);
-}
-
-#[test]
-fn every_variant_matches_the_reference_on_the_emulator_6() {
-    assert!(run_share(6) > 0);
-}
-
-#[test]
-fn every_variant_matches_the_reference_on_the_emulator_7() {
-    assert!(run_share(7) > 0);
-}
+shares!(
+    every_variant_matches_the_reference_on_the_emulator_0 = 0,
+    every_variant_matches_the_reference_on_the_emulator_1 = 1,
+    every_variant_matches_the_reference_on_the_emulator_2 = 2,
+    every_variant_matches_the_reference_on_the_emulator_3 = 3,
+    every_variant_matches_the_reference_on_the_emulator_4 = 4,
+    every_variant_matches_the_reference_on_the_emulator_5 = 5,
+    every_variant_matches_the_reference_on_the_emulator_6 = 6,
+    every_variant_matches_the_reference_on_the_emulator_7 = 7,
+);

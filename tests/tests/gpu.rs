@@ -89,6 +89,18 @@ const SHAPES: &[Shape] = &[
     },
 ];
 
+/// The GPU tests take the GPU one at a time. Side by side in one process (the harness's
+/// default), tests that capture a CUDA graph or read CUPTI's activity records failed with the
+/// driver's "unknown error", and once plain allocations beside them did too (H100, 2026-12-07: 2
+/// of 17 tests in one run, 6 in another); each passed alone, and all 17 with `--test-threads=1`.
+/// A capture and CUPTI's activity buffers are state of the whole process, which the harness's
+/// threads share, so a test is the unit that owns the GPU. Without a GPU the tests skip at once.
+fn one_gpu_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static GPU: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A test that failed holding the lock leaves it poisoned; the others still run.
+    GPU.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// The GPU backend, or `None` after saying that the test is skipped and what covers it
 /// without a GPU (`elsewhere`).
 fn gpu_or_skip(elsewhere: &str) -> Option<Backend> {
@@ -111,6 +123,7 @@ fn the_gpu_or_skip(elsewhere: &str) -> Option<Box<gpu_gemm::gpu::Gpu>> {
 
 #[test]
 fn every_variant_matches_the_reference_on_the_gpu() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     let Some(backend) = gpu_or_skip("the emulator suite covers the same variants") else {
         return;
     };
@@ -235,6 +248,7 @@ fn auto_choice_refuses(p: &Problem) -> bool {
 /// (`tc-tf32-basic`), and the two must differ where rounding and truncation do.
 #[test]
 fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     let Some(gpu) = the_gpu_or_skip("the emulator's TF32 semantics are tested in emulator_mma.rs")
     else {
         return;
@@ -312,6 +326,7 @@ fn tensor_cores_read_tf32_operands_as_the_emulator_does() {
 /// (alpha 1.5 and beta -0.5: C is read, and the tiles' edges in m and n are written).
 #[test]
 fn the_16_bit_kernels_round_as_the_emulator_does() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     let Some(gpu) = the_gpu_or_skip("the emulator suite runs the 16-bit kernels") else {
         return;
     };
@@ -450,6 +465,7 @@ fn library_problem(
 
 #[test]
 fn the_library_runs_on_device_buffers_the_caller_owns() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     use cust::memory::{CopyDestination, DeviceBuffer};
     use gpu_gemm::{Algorithm, Gemm, GemmError, Math};
     let gemm = match Gemm::new() {
@@ -507,6 +523,7 @@ fn the_library_runs_on_device_buffers_the_caller_owns() {
 /// of the cached call is the same product.
 #[test]
 fn the_tuner_times_on_the_callers_buffers_and_keeps_c() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     use cust::memory::{CopyDestination, DeviceBuffer};
     use gpu_gemm::{Algorithm, Gemm, Math, Tuning};
     let cache = std::env::temp_dir()
@@ -566,6 +583,7 @@ fn the_tuner_times_on_the_callers_buffers_and_keeps_c() {
 /// multiprocessors.
 #[test]
 fn the_fp8_kernels_match_the_reference_on_the_gpu() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     use gpu_gemm::fp8::quantize::{Fp8Problem, Scaling};
     let Some(backend) = gpu_or_skip("tests/emulator_fp8.rs runs the FP8 kernels") else {
         return;
@@ -668,6 +686,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
 /// the emulator must agree with the GPU bit for bit.
 #[test]
 fn fp8_wgmma_accumulates_as_the_emulator_does() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     use gpu_gemm::fp8::probe::{self, Model};
     use gpu_gemm::fp8::quantize::Format;
     use gpu_gemm::launch::Fp8Groups;
@@ -759,6 +778,7 @@ fn fp8_wgmma_accumulates_as_the_emulator_does() {
 /// a control, capturing `Gemm::run` (which allocates and waits) must fail.
 #[test]
 fn plans_enqueue_into_a_cuda_graph_without_allocating_or_waiting() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     use gpu_gemm::{Algorithm, Gemm, GemmConfig, Math, Transpose};
     let gemm = match Gemm::new() {
         Ok(g) => g,
@@ -903,18 +923,10 @@ fn capture_stream(gemm: &gpu_gemm::Gemm) -> cudarc::driver::sys::CUstream {
     gemm.stream().expect("a GPU handle has a stream").as_inner() as _
 }
 
-/// Begins a capture in the thread-local mode: a call that would allocate or wait on this
-/// thread still breaks the capture (what the tests check), but the test harness's other threads,
-/// which run other GPU tests in the same process, may allocate and synchronise meanwhile. In the
-/// global mode their calls failed, and the capture with them ("unknown error" in both, seen on
-/// an H100 once the tests ran in parallel; each passed alone).
 fn begin_capture(stream: cudarc::driver::sys::CUstream) {
     use cudarc::driver::sys::{cuStreamBeginCapture_v2, CUresult, CUstreamCaptureMode};
     let status = unsafe {
-        cuStreamBeginCapture_v2(
-            stream,
-            CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-        )
+        cuStreamBeginCapture_v2(stream, CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL)
     };
     assert_eq!(status, CUresult::CUDA_SUCCESS, "cuStreamBeginCapture");
 }
@@ -1026,6 +1038,7 @@ fn captured_and_replayed<T: gpu_gemm::Element>(
 /// problem's bound, member 1 twice it, bit for bit.
 #[test]
 fn the_library_runs_fp8_with_its_scales_on_device_buffers() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     use cust::memory::{CopyDestination, DeviceBuffer};
     use gpu_gemm::fp8::quantize::{quantize, Operand as Which, Scaling};
     use gpu_gemm::problem::Matrix;
@@ -1154,6 +1167,7 @@ fn the_library_runs_fp8_with_its_scales_on_device_buffers() {
 /// run and which has no ranges pass, for comparison).
 #[test]
 fn fp32_accurate_keeps_its_contract_across_the_normal_range_on_the_gpu() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     use gpu_gemm::verify::{wide_range_operands, worst_error_relative_to_magnitudes, WIDE_RANGES};
     use gpu_gemm::{Algorithm, Gemm, GemmConfig, Math};
     let gemm = match Gemm::new() {
@@ -1267,6 +1281,7 @@ mod epilogue_cases;
 /// 16-bit kernel writes C, against the f64 reference with the same epilogue.
 #[test]
 fn fused_epilogues_match_the_f64_reference() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     let Some(backend) = gpu_or_skip("tests/emulator_epilogue.rs runs the same cases") else {
         return;
     };
@@ -1289,6 +1304,7 @@ fn fused_epilogues_match_the_f64_reference() {
 /// f32 at `Plan::amax_device_address` are those `Plan::amax` reads.
 #[test]
 fn the_amax_epilogue_replays_in_a_cuda_graph() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     use cudarc::driver::sys::{
         cuGraphDestroy, cuGraphExecDestroy, cuGraphInstantiateWithFlags, cuGraphLaunch,
         cuMemcpyDtoH_v2, CUresult,
@@ -1381,6 +1397,7 @@ mod batch_cases;
 /// checked against its f64 reference.
 #[test]
 fn strided_batches_match_the_f64_reference() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     let Some(backend) = gpu_or_skip("tests/emulator_batch.rs runs the same cases") else {
         return;
     };
@@ -1440,6 +1457,7 @@ mod group_cases;
 /// checked against its f64 reference and every column no group owns left as it was.
 #[test]
 fn grouped_gemms_match_the_f64_reference() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     use gpu_gemm::half::bf16;
     use gpu_gemm::problem::Transpose;
     let Some(backend) = gpu_or_skip("tests/emulator_groups.rs runs the same cases") else {
@@ -1467,6 +1485,7 @@ fn grouped_gemms_match_the_f64_reference() {
 /// uneven tables and planted bugs, is `tests/emulator_fp8_groups.rs`).
 #[test]
 fn grouped_fp8_gemms_match_the_f64_reference() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     use gpu_gemm::fp8::quantize::{Fp8Problem, Scaling};
     use gpu_gemm::fp8::run::execute_many;
     use gpu_gemm::launch::Fp8Groups;
@@ -1570,6 +1589,7 @@ fn decode_step(k: u32, beta: f64) -> Problem {
 /// as the warm ones are; cuBLAS's yardstick goes through the same protocol.
 #[test]
 fn cold_timing_writes_before_each_run_and_leaves_the_result_alone() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     let Some(backend) = gpu_or_skip("the CLI's parse of --cold is tested in host/src/cli.rs")
     else {
         return;
@@ -1606,6 +1626,7 @@ fn cold_timing_writes_before_each_run_and_leaves_the_result_alone() {
 /// where CUPTI cannot be loaded (a driver without the toolkit's extras/CUPTI).
 #[test]
 fn the_kernels_clock_reads_less_than_the_events_around_them() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
     let Some(backend) = gpu_or_skip("the spans' arithmetic is tested in kernel_clock.rs") else {
         return;
     };

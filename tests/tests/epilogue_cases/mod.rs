@@ -1,17 +1,10 @@
 //! The fused epilogues' test cases, shared by the emulator's test and the GPU's.
 use gpu_gemm::problem::{parse_epilogue, Init, Problem, Transpose, Transposes};
-use gpu_gemm::run::{Clock, Timing};
+use gpu_gemm::run::Timing;
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
 
-pub const ONCE: Timing = Timing {
-    warmup: 0,
-    iters: 1,
-    budget_ms: f64::INFINITY,
-    check: true,
-    cold: false,
-    clock: Clock::Events,
-};
+pub const ONCE: Timing = Timing::CHECK_ONCE;
 
 /// An m × n × k problem, TN or NN, beta as given, every matrix padded (its rows a multiple of
 /// 16 bytes, as the TMA engine needs): m and n cross the 128-row and 64-column tile
