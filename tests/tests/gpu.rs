@@ -145,14 +145,7 @@ fn every_variant_matches_the_reference_on_the_gpu() {
             _ => variants.push((v, None)),
         }
     }
-    let timing = Timing {
-        warmup: 0,
-        iters: 1,
-        budget_ms: f64::INFINITY,
-        check: true,
-        cold: false,
-        clock: Clock::Events,
-    };
+    let timing = Timing::CHECK_ONCE;
     let mut failures = Vec::new();
     let mut runs = 0;
     for dtype in [Dtype::F32, Dtype::F64, Dtype::Bf16, Dtype::F16] {
@@ -592,14 +585,7 @@ fn the_fp8_kernels_match_the_reference_on_the_gpu() {
         eprintln!("SKIPPED: the FP8 kernels need sm_90a (H100, H200)");
         return;
     }
-    let timing = Timing {
-        warmup: 0,
-        iters: 1,
-        budget_ms: f64::INFINITY,
-        check: true,
-        cold: false,
-        clock: Clock::Events,
-    };
+    let timing = Timing::CHECK_ONCE;
     let shapes = [
         (1000, 1020, 1000, 1008, 1024, 1000),
         (264, 136, 200, 208, 224, 272),
@@ -1497,14 +1483,7 @@ fn grouped_fp8_gemms_match_the_f64_reference() {
         eprintln!("SKIPPED: the FP8 kernels need sm_90a (H100, H200)");
         return;
     }
-    let timing = Timing {
-        warmup: 0,
-        iters: 1,
-        budget_ms: f64::INFINITY,
-        check: true,
-        cold: false,
-        clock: Clock::Events,
-    };
+    let timing = Timing::CHECK_ONCE;
     // `auto` takes `:9` (contiguous) and `:11` (masked, `:8`'s kernel walking packed tiles).
     let mut variants: Vec<_> = [6, 1, 2, 3, 5, 8]
         .into_iter()

@@ -156,7 +156,6 @@ mod tests {
     use crate::problem::{Init, Transposes};
     use crate::registry::Variant;
     use crate::run::{execute, plan, Backend, Engine};
-    use crate::timing::Clock;
     use crate::verify;
     use kernels_gpu::gemm::{Arithmetic, Dtype};
     use kernels_gpu::registry::Shape;
@@ -199,14 +198,7 @@ mod tests {
         }
     }
 
-    const ONE_CHECKED_RUN: Timing = Timing {
-        warmup: 0,
-        iters: 1,
-        budget_ms: f64::INFINITY,
-        check: true,
-        cold: false,
-        clock: Clock::Events,
-    };
+    const ONE_CHECKED_RUN: Timing = Timing::CHECK_ONCE;
 
     #[test]
     fn every_cpu_variant_matches_the_reference() {

@@ -13,7 +13,7 @@ use super::table::{Cell, Table};
 use crate::args::ExperimentDtypeArg;
 use anyhow::Result;
 use gpu_gemm::problem::Init;
-use gpu_gemm::run::{Clock, Report, Timing};
+use gpu_gemm::run::{Report, Timing};
 use gpu_gemm::verify::FULL_REFERENCE_FLOPS;
 use kernels_gpu::gemm::Dtype;
 
@@ -82,14 +82,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         }
     }
     // Only the error matters here: one timed run (the pipeline always times), then the check.
-    let timing = Timing {
-        warmup: 0,
-        iters: 1,
-        budget_ms: f64::INFINITY,
-        check: true,
-        cold: false,
-        clock: Clock::Events,
-    };
+    let timing = Timing::CHECK_ONCE;
     let progress = Progress::new("002 precision", variants.len() * sizes.len());
     // errors[variant][size]: the report of that run.
     let mut by_variant: Vec<Vec<Result<Report>>> = variants.iter().map(|_| Vec::new()).collect();

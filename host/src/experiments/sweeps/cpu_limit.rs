@@ -8,7 +8,7 @@ use crate::experiments::chart::compact;
 use crate::experiments::context::{time_cell, valid_time};
 use crate::experiments::table::Cell;
 use anyhow::Result;
-use gpu_gemm::run::{Clock, Report, Timing};
+use gpu_gemm::run::{Report, Timing};
 use std::collections::HashMap;
 
 /// Whether a CPU run goes ahead.
@@ -105,14 +105,7 @@ impl Outcome {
 
 /// One run of a CPU variant: as measured (the CPU's own time, not the emulator's).
 pub(super) fn cpu_timing() -> Timing {
-    Timing {
-        warmup: 0,
-        iters: 1,
-        budget_ms: f64::INFINITY,
-        check: true,
-        cold: false,
-        clock: Clock::Events,
-    }
+    Timing::CHECK_ONCE
 }
 
 /// The checks of a row that holds several runs: `pass`, or which failed.
