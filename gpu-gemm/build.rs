@@ -1,18 +1,19 @@
 //! Three jobs, so that `cargo run -p host` works on a fresh clone with no manual step:
 //! 1. Build the kernels' PTX (the same builder as `cargo xtask build-ptx`) for each
-//!    architecture in `EMBEDDED_ARCHS` and embed it in the binary; rebuilt whenever the kernel
-//!    sources change.
-//! 2. Compile that PTX ahead of time with `ptxas` (the one `cargo xtask install-cuda-tools`
-//!    puts in `.tools/`), one cubin per architecture, and embed the cubins beside the PTX: a
-//!    GPU the build targeted loads its SASS in milliseconds instead of waiting 15-30 s for the
-//!    driver's JIT; the PTX stays as the fallback for every other GPU, as in nvcc's fatbins.
-//!    Without `ptxas` (or with `GPU_GEMM_SASS=0`) the build embeds the PTX only and says so.
+//!    architecture in `EMBEDDED_ARCHS`, the three at once; rebuilt whenever the kernel sources
+//!    change.
+//! 2. Compile each PTX ahead of time with `ptxas` (the one `cargo xtask install-cuda-tools`
+//!    puts in `.tools/`) as soon as it is built, one cubin per architecture: a GPU the build
+//!    targeted loads its SASS in milliseconds instead of waiting 15-30 s for the driver's JIT.
+//!    Embed the cubins, and the PTX of `PTX_EMBEDDED_ARCHS` as the fallback for every other GPU
+//!    (as nvcc's fatbins do), deflated. Without `ptxas` (or with `GPU_GEMM_SASS=0`) the build
+//!    embeds the PTX only and says so.
 //! 3. Make the CUDA driver a run-time dependency of the GPU backend only (`src/cuda_driver.rs`,
 //!    `cuda-stub/README.md`): on x86-64 Linux, generate the trampolines that define every driver
 //!    function `cust` can call, and an empty `libcuda.a` for the `-lcuda` that `cust`'s build
 //!    script asks for, so that the binary does not need `libcuda.so.1` to start. Elsewhere,
 //!    where no CUDA installation exists, compile a link stub as before.
-use ptx_builder::EMBEDDED_ARCHS;
+use ptx_builder::{EMBEDDED_ARCHS, PTX_EMBEDDED_ARCHS};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -31,8 +32,7 @@ fn main() {
         root.join("xtask/src/lib.rs").display()
     );
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    let ptx = embed_ptx(&root, &out);
-    embed_sass(&root, &out, &ptx);
+    embed_kernels(&root, &out);
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let symbols_file = manifest.join("cuda-stub/symbols.txt");
     println!("cargo:rerun-if-changed={}", symbols_file.display());
@@ -116,90 +116,107 @@ fn cuda_trampolines(out: &Path, symbols: &[&str]) {
     println!("cargo:rustc-link-search=native={}", dir.display());
 }
 
-fn embed_ptx(root: &Path, out: &Path) -> Vec<(&'static str, PathBuf)> {
-    let mut embedded = Vec::new();
-    let mut table = String::from("/// (architecture, PTX) pairs built by gpu-gemm/build.rs.\n");
-    table.push_str("pub const EMBEDDED_PTX: &[(&str, &str)] = &[\n");
-    // One fingerprint of every embedded module, computed here rather than hashing megabytes of
-    // PTX at run time: the tuning cache trusts an entry only from the same kernels.
+/// Builds every architecture's kernels at once, each on its own thread: `cargo rustc` to PTX
+/// (its own target folder, so the three do not wait for one another's lock), then `ptxas` on
+/// it, so that sm_80's cubin is compiled while sm_90a's PTX is still being built. Writes
+/// `embedded.rs`: the (deflated) cubins of `EMBEDDED_ARCHS` and PTX of `PTX_EMBEDDED_ARCHS`, as
+/// `src/embedded.rs` describes them. Without `ptxas` (or with `GPU_GEMM_SASS=0`) the build
+/// embeds the PTX of every architecture and says so; a failing `ptxas` fails the build, since
+/// the driver's JIT would then fail on the same PTX.
+fn embed_kernels(root: &Path, out: &Path) {
+    println!("cargo:rerun-if-env-changed=GPU_GEMM_SASS");
+    println!("cargo:rerun-if-env-changed=PTXAS");
+    let wanted = std::env::var("GPU_GEMM_SASS").map_or(true, |v| v != "0");
+    let ptxas = ptx_builder::find_ptxas(root).filter(|_| wanted);
+    if let Some(ptxas) = &ptxas {
+        println!("cargo:rerun-if-changed={}", ptxas.display());
+    } else if wanted {
+        println!(
+            "cargo:warning=no ptxas found ($PTXAS, .tools/ or PATH): the kernels are embedded as PTX only, \
+             and the first GPU call waits 15-30 s for the driver's JIT; run `cargo xtask install-cuda-tools`, \
+             then `cargo clean -p gpu-gemm`"
+        );
+    }
+    let built: Vec<(&str, PathBuf, Option<PathBuf>)> = std::thread::scope(|scope| {
+        let running: Vec<_> = EMBEDDED_ARCHS
+            .iter()
+            .map(|&arch| {
+                let ptxas = ptxas.as_deref();
+                scope.spawn(move || build_one(root, arch, ptxas))
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|job| job.join().expect("a kernel build thread panicked"))
+            .collect()
+    });
+
+    let mut table = String::from(
+        "/// The kernels gpu-gemm/build.rs built, one module per architecture.\n\
+         pub const MODULES: &[Module] = &[\n",
+    );
+    // One fingerprint of every built module, computed here rather than hashing megabytes of PTX
+    // at run time: the tuning cache trusts an entry only from the same kernels.
     let mut fingerprint = ptx_builder::FNV_OFFSET;
-    for arch in EMBEDDED_ARCHS {
-        let built = ptx_builder::build_ptx(root, arch, true).unwrap_or_else(|e| {
-            panic!("building the kernels' PTX for {arch} failed: {e:#}\n(try `cargo xtask build-ptx --arch {arch}` for the full output)")
-        });
-        let dest = out.join(format!("kernels_gpu_{arch}.ptx"));
-        std::fs::copy(&built.ptx, &dest).unwrap();
-        fingerprint = ptx_builder::fnv1a64(fingerprint, &std::fs::read(&dest).unwrap());
-        embedded.push((*arch, dest.clone()));
+    for (arch, ptx, cubin) in &built {
+        let text = std::fs::read(ptx).unwrap();
+        fingerprint = ptx_builder::fnv1a64(fingerprint, &text);
+        let ship_ptx = cubin.is_none() || PTX_EMBEDDED_ARCHS.contains(arch);
+        let ptx_field = if ship_ptx {
+            format!(
+                "Some(include_bytes!({:?}))",
+                deflated(out, arch, "ptx", &text)
+            )
+        } else {
+            "None".into()
+        };
+        let sass_field = match cubin {
+            Some(cubin) => format!(
+                "Some(include_bytes!({:?}))",
+                deflated(out, arch, "cubin", &std::fs::read(cubin).unwrap())
+            ),
+            None => "None".into(),
+        };
         table.push_str(&format!(
-            "    (\"{arch}\", include_str!({:?})),\n",
-            dest.display().to_string()
+            "    Module {{ arch: {arch:?}, ptx: {ptx_field}, sass: {sass_field} }},\n"
         ));
     }
     table.push_str("];\n");
     table.push_str(&format!(
-        "/// FNV-1a of the embedded PTX modules, in the order above (`ptx_builder::fnv1a64`).\n\
-         pub const EMBEDDED_PTX_FINGERPRINT: u64 = {fingerprint:#018x};\n"
+        "/// FNV-1a of the built PTX modules, in the order above (`ptx_builder::fnv1a64`), shipped\n\
+         /// or not.\n\
+         pub const FINGERPRINT: u64 = {fingerprint:#018x};\n"
     ));
-    std::fs::write(out.join("embedded_ptx.rs"), table).unwrap();
-    embedded
+    std::fs::write(out.join("embedded.rs"), table).unwrap();
 }
 
-/// `embedded_sass.rs`: `EMBEDDED_SASS`, the (architecture, cubin) pairs `ptxas -O3` made from
-/// the embedded PTX, the three modules compiled at once (15-20 s each). Empty, with a warning,
-/// where there is no `ptxas` or `GPU_GEMM_SASS=0` asks for none; a failing `ptxas` fails the
-/// build, since the driver's JIT would then fail on the same PTX.
-fn embed_sass(root: &Path, out: &Path, ptx: &[(&'static str, PathBuf)]) {
-    println!("cargo:rerun-if-env-changed=GPU_GEMM_SASS");
-    println!("cargo:rerun-if-env-changed=PTXAS");
-    let mut table = String::from(
-        "/// (architecture, cubin) pairs: the embedded PTX compiled by `ptxas` in gpu-gemm/build.rs.\n\
-         pub const EMBEDDED_SASS: &[(&str, &[u8])] = &[\n",
-    );
-    let wanted = std::env::var("GPU_GEMM_SASS").map_or(true, |v| v != "0");
-    let ptxas = ptx_builder::find_ptxas(root);
-    match (&ptxas, wanted) {
-        (Some(ptxas), true) => {
-            println!("cargo:rerun-if-changed={}", ptxas.display());
-            // The three modules at once, each through the cache that the PTX tests read too
-            // (`ptx_builder::ptxas_compile`): a second profile's build, or the tests, find them
-            // compiled.
-            let compiled: Vec<_> = std::thread::scope(|scope| {
-                let running: Vec<_> = ptx
-                    .iter()
-                    .map(|(arch, file)| {
-                        let job = scope.spawn(move || {
-                            ptx_builder::ptxas_compile(root, ptxas, file, arch)
-                        });
-                        (arch, job)
-                    })
-                    .collect();
-                running
-                    .into_iter()
-                    .map(|(arch, job)| (arch, job.join().expect("a ptxas thread panicked")))
-                    .collect()
-            });
-            for (arch, result) in compiled {
-                let compiled = result.unwrap_or_else(|e| {
-                    panic!("ptxas failed on the kernels' PTX (the driver's JIT would too): {e:#}")
-                });
-                let cubin = out.join(format!("kernels_gpu_{arch}.cubin"));
-                std::fs::copy(&compiled.cubin, &cubin).unwrap();
-                table.push_str(&format!(
-                    "    (\"{arch}\", include_bytes!({:?})),\n",
-                    cubin.display().to_string()
-                ));
-            }
-        }
-        (None, true) => println!(
-            "cargo:warning=no ptxas found ($PTXAS, .tools/ or PATH): the kernels are embedded as PTX only, \
-             and the first GPU call waits 15-30 s for the driver's JIT; run `cargo xtask install-cuda-tools`, \
-             then `cargo clean -p gpu-gemm`"
-        ),
-        (_, false) => {}
-    }
-    table.push_str("];\n");
-    std::fs::write(out.join("embedded_sass.rs"), table).unwrap();
+/// One architecture: its PTX, and `ptxas`'s cubin of it (through the cache that the PTX tests
+/// read too, `ptx_builder::ptxas_compile`, so a second profile's build finds it compiled).
+fn build_one<'a>(
+    root: &Path,
+    arch: &'a str,
+    ptxas: Option<&Path>,
+) -> (&'a str, PathBuf, Option<PathBuf>) {
+    let built = ptx_builder::build_ptx(root, arch, true).unwrap_or_else(|e| {
+        panic!("building the kernels' PTX for {arch} failed: {e:#}\n(try `cargo xtask build-ptx --arch {arch}` for the full output)")
+    });
+    let cubin = ptxas.map(|ptxas| {
+        ptx_builder::ptxas_compile(root, ptxas, &built.ptx, arch)
+            .unwrap_or_else(|e| {
+                panic!("ptxas failed on the kernels' PTX (the driver's JIT would too): {e:#}")
+            })
+            .cubin
+    });
+    (arch, built.ptx, cubin)
+}
+
+/// Writes `bytes` deflated into `OUT_DIR` and returns the file's path. PTX is text that shrinks
+/// to a sixth, a cubin to a quarter: 103 MB of kernels become 19 MB, inflated at load in
+/// tens of milliseconds.
+fn deflated(out: &Path, arch: &str, kind: &str, bytes: &[u8]) -> String {
+    let file = out.join(format!("kernels_gpu_{arch}.{kind}.deflate"));
+    std::fs::write(&file, miniz_oxide::deflate::compress_to_vec(bytes, 6)).unwrap();
+    file.display().to_string()
 }
 
 /// Is there a real `libcuda.so` where `cust`'s build script looks (other than our stub folder)?

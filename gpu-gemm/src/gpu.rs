@@ -12,12 +12,15 @@ use cust::event::{Event, EventFlags};
 use cust::function::Function;
 use cust::launch;
 use cust::memory::{CopyDestination, DeviceBuffer};
-use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use kernels_gpu::device::tma::{Swizzle, TensorMap};
 use kernels_gpu::gemm::{Batch, Dtype, GroupLayout};
 use kernels_gpu::registry::{Shape, Target, TmaOperands};
 use kernels_gpu::variants::bias_activation;
+pub use modules::sass_runs;
+use modules::{arch_number, LazyModule, Modules};
+
+mod modules;
 
 /// The GPU backend: one device's context (made by [`Gpu::open`] or the caller's), its PTX
 /// modules, one stream for every launch, and cuBLAS handles made on first use.
@@ -52,100 +55,6 @@ pub struct Gpu {
     report_slow_loads: bool,
     /// The context this backend made (`open`); `None` on the caller's ([`Gpu::on_current_context`]).
     _context: Option<Context>,
-}
-
-/// A module of kernels, loaded the first time one of its kernels is needed: from the SASS the
-/// build compiled ahead of time for this GPU when there is one (milliseconds), else from the PTX,
-/// which the driver compiles (tens of seconds for a module of the course's size on a machine
-/// that has not seen it; it caches the result). Either way a run loads only the modules it
-/// launches from.
-struct LazyModule {
-    ptx: String,
-    /// `ptxas`'s cubin of that PTX for an architecture this GPU runs, if the build made one.
-    sass: Option<&'static [u8]>,
-    /// "embedded sm_90", or the file's path and target.
-    origin: String,
-    module: std::cell::OnceCell<Module>,
-}
-
-impl LazyModule {
-    fn new(ptx: String, origin: String) -> Self {
-        LazyModule {
-            ptx,
-            sass: None,
-            origin,
-            module: std::cell::OnceCell::new(),
-        }
-    }
-
-    /// The embedded module of `arch`, with its SASS when the build compiled it and this GPU
-    /// (compute capability `device_arch`) runs it.
-    fn embedded(arch: &str, ptx: &str, device_arch: u32) -> Self {
-        let sass = embedded_sass(arch, device_arch);
-        let form = if sass.is_some() { "SASS" } else { "PTX" };
-        LazyModule {
-            sass,
-            ..Self::new(ptx.to_string(), format!("embedded {arch} {form}"))
-        }
-    }
-
-    fn get(&self, report_slow: bool) -> Result<&Module> {
-        if let Some(m) = self.module.get() {
-            return Ok(m);
-        }
-        let start = std::time::Instant::now();
-        // A driver older than the `ptxas` that made the cubin refuses it: the PTX still loads.
-        let from_sass = self
-            .sass
-            .and_then(|cubin| match Module::from_cubin(cubin, &[]) {
-                Ok(module) => Some(module),
-                Err(e) => {
-                    if report_slow {
-                        eprintln!(
-                            "(the driver refused the {} cubin ({e}); compiling its PTX instead)",
-                            self.origin
-                        );
-                    }
-                    None
-                }
-            });
-        let module = match from_sass {
-            Some(module) => module,
-            None => Module::from_ptx(&self.ptx, &[]).map_err(|e| {
-                anyhow!(
-                    "the driver could not load the PTX ({}): {e}; a driver too old for its PTX ISA (7.8 for sm_80/sm_90, 8.0 for sm_90a: CUDA 11.8, 12.0) fails so",
-                    self.origin
-                )
-            })?,
-        };
-        let seconds = start.elapsed().as_secs_f64();
-        if seconds > 3.0 && report_slow {
-            eprintln!(
-                "(the driver compiled the {} in {seconds:.0} s; it caches the result for the next runs)",
-                self.origin
-            );
-        }
-        Ok(self.module.get_or_init(|| module))
-    }
-}
-
-/// The embedded cubin of `arch` if this GPU runs it: SASS runs on the architecture it was
-/// compiled for and on later minor versions of the same major one (sm_80's on sm_86 and sm_89),
-/// and an `a` build (sm_90a) on exactly its own.
-pub fn embedded_sass(arch: &str, device_arch: u32) -> Option<&'static [u8]> {
-    let built = arch_number(arch)?;
-    let runs = if arch.ends_with('a') {
-        built == device_arch
-    } else {
-        built / 10 == device_arch / 10 && built <= device_arch
-    };
-    runs.then(|| {
-        crate::embedded::EMBEDDED_SASS
-            .iter()
-            .find(|(a, _)| *a == arch)
-            .map(|(_, cubin)| *cubin)
-    })
-    .flatten()
 }
 
 /// A cuBLAS handle bound to the backend's stream.
@@ -403,37 +312,6 @@ unsafe fn cublas_gemm_strided_batched(
     }
 }
 
-/// `sm_90` → 90.
-fn arch_number(arch: &str) -> Option<u32> {
-    arch.strip_prefix("sm_")?
-        .trim_end_matches(|c: char| c.is_alphabetic())
-        .parse()
-        .ok()
-}
-
-/// The newest embedded portable PTX the device can run (not the architecture-specific
-/// `sm_90a`, which is loaded beside it: [`embedded_sm90a`]).
-pub fn pick_embedded_ptx(device_arch: u32) -> Option<(&'static str, &'static str)> {
-    crate::embedded::EMBEDDED_PTX
-        .iter()
-        .filter(|(arch, _)| !arch.ends_with('a'))
-        .filter(|(arch, _)| arch_number(arch).is_some_and(|a| a <= device_arch))
-        .max_by_key(|(arch, _)| arch_number(arch))
-        .copied()
-}
-
-/// The embedded sm_90a PTX: `.target sm_90a` loads on compute capability 9.0 exactly.
-pub fn embedded_sm90a(device_arch: u32) -> Option<&'static str> {
-    (device_arch == 90)
-        .then(|| {
-            crate::embedded::EMBEDDED_PTX
-                .iter()
-                .find(|(arch, _)| *arch == "sm_90a")
-        })
-        .flatten()
-        .map(|(_, ptx)| *ptx)
-}
-
 impl Gpu {
     /// Loads and initialises the CUDA driver. The error says what is missing, a driver or a
     /// device.
@@ -503,74 +381,16 @@ impl Gpu {
         let driver_version = cust::CudaApiVersion::get()
             .map(|v| v.major() * 1000 + v.minor() * 10)
             .context("cuDriverGetVersion failed")?;
-        let mut ptx_fingerprint = crate::embedded::EMBEDDED_PTX_FINGERPRINT;
-
-        // A given PTX file replaces the embedded module of its target.
-        let given = match ptx_file {
-            Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read the PTX file {}", path.display()))?;
-                let target = ptx_builder::ptx_target(&text)
-                    .unwrap_or("unknown")
-                    .to_string();
-                if arch_number(&target).is_some_and(|t| t > device_arch)
-                    || (target == "sm_90a" && device_arch != 90)
-                {
-                    bail!(
-                        "{} was built for {target}, which this {device_name} ({arch}) cannot run; \
-                         rebuild it with `cargo xtask build-ptx --arch {arch}`",
-                        path.display()
-                    );
-                }
-                let origin = format!("{} ({target})", path.display());
-                ptx_fingerprint = ptx_builder::fnv1a64(ptx_fingerprint, text.as_bytes());
-                Some((target, LazyModule::new(text, origin)))
-            }
-            None => None,
-        };
-        let (hopper, portable) = match given {
-            Some((target, module)) if target == "sm_90a" => (Some(module), None),
-            Some((_, module)) => (None, Some(module)),
-            None => (None, None),
-        };
-        let portable = match portable {
-            Some(module) => module,
-            None => {
-                let (ptx_arch, text) = pick_embedded_ptx(device_arch).ok_or_else(|| {
-                    anyhow!(
-                        "this {device_name} is {arch}, older than every embedded PTX ({}); \
-                         the kernels need sm_80 or newer",
-                        crate::embedded::EMBEDDED_PTX
-                            .iter()
-                            .map(|(a, _)| *a)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })?;
-                LazyModule::embedded(ptx_arch, text, device_arch)
-            }
-        };
-        let hopper = hopper.or_else(|| {
-            embedded_sm90a(device_arch)
-                .map(|text| LazyModule::embedded("sm_90a", text, device_arch))
-        });
-        let ptx_origin = match &hopper {
-            Some(h) => format!(
-                "{} + {}",
-                portable.origin,
-                h.origin.trim_start_matches("embedded ")
-            ),
-            None => portable.origin.clone(),
-        };
+        let modules = Modules::for_device(device_arch, &device_name, ptx_file)?;
         let multiprocessors = device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
         Ok(Self {
             device_name,
             arch,
-            ptx_origin,
-            ptx_fingerprint,
+            ptx_origin: modules.origin,
+            ptx_fingerprint: modules.fingerprint,
             driver_version,
-            portable,
-            hopper,
+            portable: modules.portable,
+            hopper: modules.hopper,
             multiprocessors,
             reserved: std::cell::Cell::new(0),
             stream,
@@ -2003,21 +1823,4 @@ fn allow_dynamic_shared(function: &Function<'_>, bytes: u32) -> Result<()> {
         bail!("the device refuses {bytes} bytes of dynamic shared memory per block ({status:?})");
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn picks_the_newest_embedded_ptx_the_device_runs() {
-        assert_eq!(pick_embedded_ptx(90).unwrap().0, "sm_90");
-        assert_eq!(pick_embedded_ptx(89).unwrap().0, "sm_80");
-        assert_eq!(pick_embedded_ptx(120).unwrap().0, "sm_90");
-        assert!(pick_embedded_ptx(75).is_none());
-        assert_eq!(arch_number("sm_90a"), Some(90));
-        // sm_90a beside it, on 9.0 only: an sm_100 or sm_89 device cannot load it.
-        assert!(embedded_sm90a(90).unwrap().contains(".target sm_90a"));
-        assert!(embedded_sm90a(100).is_none() && embedded_sm90a(89).is_none());
-    }
 }

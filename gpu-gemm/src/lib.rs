@@ -43,9 +43,4 @@ pub use registry::Math;
 /// The 16-bit element types, `half::bf16` and `half::f16`, for callers that name them.
 pub use half;
 
-/// The PTX modules built by `build.rs` for each embedded architecture, and the SASS `ptxas`
-/// compiled from them ahead of time (empty where the build had no `ptxas`).
-pub mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded_ptx.rs"));
-    include!(concat!(env!("OUT_DIR"), "/embedded_sass.rs"));
-}
+pub mod embedded;

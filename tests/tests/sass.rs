@@ -1,6 +1,6 @@
 //! The SASS of the hot loops (what `cargo xtask sass` reports), read from the cubins the library
-//! ships (`gpu_gemm::embedded::EMBEDDED_SASS`: ptxas's build of the sm_90 PTX, and of the sm_90a
-//! PTX of the Hopper kernels): nvdisasm disassembles them, and the inner loops of
+//! ships (`gpu_gemm::embedded`: ptxas's build of the sm_90 PTX, and of the sm_90a PTX of the
+//! Hopper kernels): nvdisasm disassembles them, and the inner loops of
 //! the document's progression must have the instruction counts their register tiles imply: `v4`
 //! 1/3 of FMA + shared loads, `v5` 2/3, `gemm64` 8/9, `gemm128` 16/17, no local memory anywhere;
 //! the `wgmma` kernels' loops issue `HGMMA` with their fragments in 8-byte loads and no barrier.
@@ -42,11 +42,9 @@ fn build(arch: &str) -> Vec<Function> {
 }
 
 /// The cubin of `arch` that the library embeds.
-fn shipped_cubin(arch: &str) -> &'static [u8] {
-    gpu_gemm::embedded::EMBEDDED_SASS
-        .iter()
-        .find(|(a, _)| *a == arch)
-        .map(|(_, cubin)| *cubin)
+fn shipped_cubin(arch: &str) -> Vec<u8> {
+    gpu_gemm::embedded::module(arch)
+        .and_then(|m| m.sass())
         .unwrap_or_else(|| {
             panic!(
                 "the library embeds no {arch} SASS: its build found no ptxas (run `cargo xtask install-cuda-tools`, then `cargo clean -p gpu-gemm`) or had GPU_GEMM_SASS=0"
@@ -54,25 +52,46 @@ fn shipped_cubin(arch: &str) -> &'static [u8] {
         })
 }
 
-/// The library ships SASS for every architecture it embeds PTX for, each cubin compiled for
-/// that architecture from that PTX: every entry point of the PTX is a function of the cubin.
+/// The entry points of a PTX module.
+fn ptx_entries(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
+        .map(|l| l.split('(').next().unwrap().trim().to_string())
+        .collect()
+}
+
+/// The library ships SASS for every architecture it builds, each cubin compiled from that
+/// architecture's PTX: every entry point of the PTX is a function of the cubin. sm_90's PTX is
+/// not shipped (sm_80's serves every GPU without a cubin): its cubin holds sm_80's entry points.
 #[test]
-fn the_shipped_sass_is_the_embedded_ptx_compiled() {
-    for (arch, ptx) in gpu_gemm::embedded::EMBEDDED_PTX {
-        let cubin = shipped_cubin(arch);
+fn the_shipped_sass_is_the_built_ptx_compiled() {
+    use gpu_gemm::embedded::MODULES;
+    assert_eq!(
+        MODULES.iter().map(|m| m.arch).collect::<Vec<_>>(),
+        ptx_builder::EMBEDDED_ARCHS
+    );
+    for m in MODULES {
+        assert_eq!(
+            m.has_ptx(),
+            ptx_builder::PTX_EMBEDDED_ARCHS.contains(&m.arch),
+            "{}: PTX shipped where it should not be, or missing",
+            m.arch
+        );
+        let cubin = shipped_cubin(m.arch);
         assert_eq!(
             &cubin[..4],
             b"\x7fELF",
-            "the {arch} SASS is not a cubin (ELF)"
+            "the {} SASS is not a cubin (ELF)",
+            m.arch
         );
-        let entries: Vec<&str> = ptx
-            .lines()
-            .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
-            .map(|l| l.split('(').next().unwrap().trim())
-            .collect();
+        let source = if m.arch == "sm_90" { "sm_80" } else { m.arch };
+        let ptx = gpu_gemm::embedded::module(source)
+            .and_then(|m| m.ptx())
+            .unwrap();
+        let entries = ptx_entries(&ptx);
         assert!(
             entries.len() > 10,
-            "{arch}: found {} entry points in the PTX",
+            "{source}: found {} entry points in the PTX",
             entries.len()
         );
         // The ELF's string table holds each kernel's name, NUL-terminated.
@@ -80,13 +99,14 @@ fn the_shipped_sass_is_the_embedded_ptx_compiled() {
         for entry in entries {
             assert!(
                 strings.contains(entry.as_bytes()),
-                "{arch}: the PTX's entry point {entry} is not in the shipped cubin: it was built from other PTX"
+                "{}: the PTX's entry point {entry} is not in the shipped cubin: it was built from other PTX",
+                m.arch
             );
         }
     }
     // Which GPU may load which: SASS runs on later minor versions of its major architecture
     // only, an `a` build on its own alone; everything else compiles the PTX.
-    use gpu_gemm::gpu::embedded_sass;
+    use gpu_gemm::gpu::sass_runs;
     for (arch, device, runs) in [
         ("sm_90", 90, true),
         ("sm_90a", 90, true),
@@ -99,7 +119,7 @@ fn the_shipped_sass_is_the_embedded_ptx_compiled() {
         ("sm_90", 89, false),
     ] {
         assert_eq!(
-            embedded_sass(arch, device).is_some(),
+            sass_runs(arch, device),
             runs,
             "{arch} SASS on compute capability {device}"
         );

@@ -32,11 +32,16 @@ pub const ARCHS: &[&str] = &[
     "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_120",
 ];
 pub const DEFAULT_ARCH: &str = "sm_90";
-/// The PTX `host` embeds (its build script builds them): the lowest architecture the kernels
-/// support (runs on every Ampere-or-newer GPU through the driver's JIT), Hopper's own, and
-/// Hopper's architecture-specific build with the `wgmma` kernels (loaded beside the sm_90
-/// module on compute capability 9.0).
+/// The architectures the library builds (gpu-gemm's build script) and ships as SASS, one cubin
+/// each: the lowest the kernels support (Ampere: its cubin runs on sm_80, sm_86 and sm_89),
+/// Hopper's own, and Hopper's architecture-specific build with the `wgmma` kernels (loaded
+/// beside the sm_90 module on compute capability 9.0).
 pub const EMBEDDED_ARCHS: &[&str] = &["sm_80", "sm_90", "sm_90a"];
+/// The architectures whose PTX the library ships beside their SASS, for the GPUs no cubin runs
+/// on: sm_80's, which the driver compiles for any newer GPU (Blackwell included), and sm_90a's,
+/// the only form of the `wgmma` kernels, for a driver too old to load the cubin. sm_90's PTX
+/// would add nothing sm_80's does not already give such a GPU.
+pub const PTX_EMBEDDED_ARCHS: &[&str] = &["sm_80", "sm_90a"];
 /// The loop-unroll threshold of the link step's `opt` (LLVM's default is 300).
 const UNROLL_THRESHOLD: u32 = 4000;
 
@@ -412,7 +417,7 @@ pub fn ptxas_compile(root: &Path, ptxas: &Path, ptx: &Path, arch: &str) -> Resul
     key = fnv1a64(
         key,
         format!(
-            "{arch} -v -O3 {} {} {modified}",
+            "{arch} -v -O3 {PTXAS_THREADS} {} {} {modified}",
             ptxas.display(),
             tool.len()
         )
@@ -434,7 +439,7 @@ pub fn ptxas_compile(root: &Path, ptxas: &Path, ptx: &Path, arch: &str) -> Resul
     ));
     let out = Command::new(ptxas)
         .arg(format!("-arch={arch}"))
-        .args(["-v", "-O3", "-o"])
+        .args(["-v", "-O3", PTXAS_THREADS, "-o"])
         .arg(&partial)
         .arg(ptx)
         .output()
@@ -452,6 +457,12 @@ pub fn ptxas_compile(root: &Path, ptxas: &Path, ptx: &Path, arch: &str) -> Resul
     std::fs::rename(&partial, &cubin)?;
     Ok(Compiled { cubin, report })
 }
+
+/// ptxas optimises a module's kernels on every core (`--split-compile 0`): the sm_90a module in
+/// 32 s instead of 55 s on two cores. Each kernel's SASS is the same as one thread makes (the
+/// disassembly of all 213 sm_90a functions compared, 2026-12-07); only their order in the cubin
+/// differs.
+const PTXAS_THREADS: &str = "--split-compile=0";
 
 /// Runs `ptxas -v -arch=<arch>` on a PTX file (through [`ptxas_compile`]'s cache), copies the
 /// cubin to `cubin` and parses the per-kernel report.
