@@ -152,8 +152,9 @@ fn embed_kernels(root: &Path, out: &Path) {
     });
 
     let mut table = String::from(
-        "/// The kernels gpu-gemm/build.rs built, one module per architecture.\n\
-         pub const MODULES: &[Module] = &[\n",
+        "/// The kernels gpu-gemm/build.rs built, one module per architecture: a `static`, so that\n\
+         /// every crate that reads it shares one copy of the bytes (a `const` gave the binary two).\n\
+         pub static MODULES: &[Module] = &[\n",
     );
     // One fingerprint of every built module, computed here rather than hashing megabytes of PTX
     // at run time: the tuning cache trusts an entry only from the same kernels.
