@@ -142,7 +142,7 @@ fn keeps_f32_range(k: &kernels_gpu::registry::Variant) -> bool {
 
 /// Whether a kernel runs on a device of compute capability `arch` (`sm_XY` as XY); `None` is
 /// the emulator, which runs every build. The sm_90a build loads on 9.0 only, the portable one
-/// from 8.0 (the oldest embedded PTX).
+/// from 8.0 (the oldest embedded module).
 pub fn runs_on(v: &Variant, arch: Option<u32>) -> bool {
     match (v, arch) {
         (_, None) => true,

@@ -1,4 +1,5 @@
-//! The GPU backend: `cust` on device 0 (its primary context), the embedded PTX, CUDA events.
+//! The GPU backend: `cust` on device 0 (its primary context), the embedded kernels
+//! (`gpu/modules.rs`), CUDA events.
 use crate::kernel_clock::KernelClock;
 use crate::launch::{Fp8Groups, Fp8Operands, Fp8Pointers, Launch, Pointwise, Reduce};
 use crate::problem::{Inputs, Problem, Scalar, Transpose, Transposes};
@@ -32,7 +33,7 @@ pub struct Gpu {
     /// Where the kernels came from: "embedded sm_90 SASS + sm_90a SASS" (compiled ahead of
     /// time), "embedded sm_90 PTX + …" (compiled by the driver), or a PTX file's path.
     pub ptx_origin: String,
-    /// A fingerprint of the kernels this backend runs: the embedded PTX's (computed by
+    /// A fingerprint of the kernels this backend runs: the built PTX's (computed by
     /// `build.rs`), combined with a given PTX file's. The tuning cache keys its entries by it.
     pub ptx_fingerprint: u64,
     /// The CUDA version the driver supports, as `cuDriverGetVersion` gives it (13000 is 13.0).

@@ -3,11 +3,11 @@
 //! The GPU machine has the NVIDIA driver (and ncu, compute-sanitizer) but no Rust. It gets a copy
 //! of the repository with this folder beside it and runs `bash xtask/scripts/gpu-session.sh
 //! STEP…` (or the copy of the script in the folder), which finds:
-//! - `host`: the release binary, with the PTX of `EMBEDDED_ARCHS` embedded; it loads the driver
+//! - `host`: the release binary, with the kernels of `EMBEDDED_ARCHS` embedded; it loads the driver
 //!   at run time and needs no CUDA toolkit (cuBLAS, for `--compare cublas`, is loaded when used);
 //! - `tests-<name>`: the release test binaries of the GPU tests ([`GPU_TESTS`]);
 //! - `quickstart`, `plan`, `cudarc`, `batch`, `grouped`, `linear`: the library's examples ([`EXAMPLES`], `gpu-gemm/examples/`), in release;
-//! - `ptx/<arch>/kernels_gpu.ptx`: the embedded PTX as files, for `host --ptx` and ncu's source
+//! - `ptx/<arch>/kernels_gpu.ptx`: the PTX the embedded kernels were built from, as files, for `host --ptx` and ncu's source
 //!   view;
 //! - `gpu-session.sh`, and `BUNDLE.md`: what was built, from which commit, and how to run it;
 //! - with `--dev-host`, `host-dev`: the dev-profile host, which the step `dev-vs-release` times
