@@ -34,7 +34,7 @@
 //!    every layout has kernels, in f32 and f64 only N,N does); when neither the nearest row nor a
 //!    fallback does, the first kernel of the course (in course order) that does and fits runs,
 //!    and when none does, `auto` refuses: it runs the course's kernels only, never cuBLAS.
-use crate::problem::{Problem, Transposes};
+use crate::problem::{Problem, Transpose, Transposes};
 pub use crate::registry::Math;
 use crate::registry::{self, Variant};
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -483,6 +483,7 @@ pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)>
             cols,
             from: ld,
             to,
+            transposed: false,
         })
     };
     let copies = Copies {
@@ -492,14 +493,35 @@ pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)>
     if copies.a.is_none() && copies.b.is_none() {
         return None;
     }
-    let mut aligned = *p;
-    if let Some(a) = copies.a {
-        aligned.shape.lda = a.to;
+    Some((copies.problem_reading_them(p), copies))
+}
+
+/// The problem with every operand stored transposed copied the other way round (`op(X) = X`,
+/// its leading dimension padded to 16 bytes), and the copies that make them; `None` when neither
+/// is transposed. For the types whose kernels read only N,N (f32, f64 and TF32): one pass over
+/// the operand at copy speed, against the GEMM's k passes.
+pub fn normal_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)> {
+    use crate::launch::{Copies, Pitch};
+    let bytes = p.dtype.bytes();
+    let transposed = |(rows, cols): (u32, u32), ld: u32, stored_transposed: bool| {
+        let to = crate::problem::pitched_ld(cols, bytes, 16).ok()?;
+        stored_transposed.then_some(Pitch {
+            rows,
+            cols,
+            from: ld,
+            to,
+            transposed: true,
+        })
+    };
+    let t = p.transposes;
+    let copies = Copies {
+        a: transposed(p.stored_a(), p.shape.lda, t.transa == Transpose::Yes),
+        b: transposed(p.stored_b(), p.shape.ldb, t.transb == Transpose::Yes),
+    };
+    if copies.a.is_none() && copies.b.is_none() {
+        return None;
     }
-    if let Some(b) = copies.b {
-        aligned.shape.ldb = b.to;
-    }
-    Some((aligned, copies))
+    Some((copies.problem_reading_them(p), copies))
 }
 
 /// What `auto` runs for a problem.
@@ -515,9 +537,10 @@ pub struct Choice {
     pub row: Option<Row>,
     /// The branch of the 16-bit shapes rule ([`shape_rule`]) that decided it, in words.
     pub rule: Option<&'static str>,
-    /// Whether the kernel reads copies of A and B with aligned leading dimensions
-    /// ([`aligned_operands`]): no candidate reads them as they lie.
-    pub copy_operands: bool,
+    /// The copies of A and B the kernel reads, where no candidate reads them as they lie:
+    /// with aligned leading dimensions ([`aligned_operands`]) or the other way round
+    /// ([`normal_operands`]).
+    pub copies: Option<crate::launch::Copies>,
 }
 
 impl Choice {
@@ -535,17 +558,22 @@ impl Choice {
             Math::Strict => format!("{}'s own arithmetic", dtype.name()),
             m => format!("the {} contract", m.name()),
         };
-        if let Some(rule) = self.rule {
-            return format!("{rule} (the 16-bit shapes rule, in {contract})");
-        }
-        match &self.row {
-            Some(r) => format!(
-                "the fastest kernel in {contract} measured at {}×{}×{} (the table's nearest shape)",
-                r.m, r.n, r.k
-            ),
-            None => format!(
-                "no measured row fits this shape, transposes and device: the first fallback in {contract} (then the first kernel of the course) that supports them"
-            ),
+        let why = if let Some(rule) = self.rule {
+            format!("{rule} (the 16-bit shapes rule, in {contract})")
+        } else {
+            match &self.row {
+                Some(r) => format!(
+                    "the fastest kernel in {contract} measured at {}×{}×{} (the table's nearest shape)",
+                    r.m, r.n, r.k
+                ),
+                None => format!(
+                    "no measured row fits this shape, transposes and device: the first fallback in {contract} (then the first kernel of the course) that supports them"
+                ),
+            }
+        };
+        match self.copies {
+            Some(copies) => format!("{why}; {}", copies.describe()),
+            None => why,
         }
     }
 }
@@ -596,7 +624,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
                 math,
                 row: None,
                 rule: Some(rule),
-                copy_operands: false,
+                copies: None,
             });
         }
     }
@@ -624,7 +652,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
                 math,
                 row: Some(row.clone()),
                 rule: None,
-                copy_operands: false,
+                copies: None,
             });
         }
     }
@@ -632,7 +660,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
     // is not a multiple of 16 bytes: such an A or B is copied first into an aligned workspace
     // (one pass over it, against the GEMM's k), and the choice is the aligned problem's.
     if dtype.is_16bit() {
-        if let Some((aligned, _)) = aligned_operands(p) {
+        if let Some((aligned, copies)) = aligned_operands(p) {
             if p.batch.is_batched() {
                 bail!(
                     "auto: a batch's lda and ldb must be multiples of 8 elements (16 bytes): its \
@@ -642,7 +670,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             }
             let choice = choose_from(rows, &aligned, math, arch)?;
             return Ok(Choice {
-                copy_operands: true,
+                copies: Some(copies),
                 ..choice
             });
         }
@@ -659,7 +687,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             math,
             row: None,
             rule: None,
-            copy_operands: false,
+            copies: None,
         });
     }
     if p.transposes == Transposes::NN {
@@ -672,7 +700,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             math,
             row: None,
             rule: None,
-            copy_operands: false,
+            copies: None,
         });
     }
     match registry::all().into_iter().find(|v| fits(v)) {
@@ -682,8 +710,24 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             math,
             row: None,
             rule: None,
-            copy_operands: false,
+            copies: None,
         }),
+        // f32, f64 and TF32 kernels read N,N only: an operand stored transposed is copied
+        // the other way round first, and the choice is the N,N problem's.
+        None if !dtype.is_16bit() && !p.batch.is_batched() && normal_operands(p).is_some() => {
+            let (normal, copies) = normal_operands(p).expect("tested above");
+            let choice = choose_from(rows, &normal, math, arch)?;
+            Ok(Choice {
+                copies: Some(copies),
+                ..choice
+            })
+        }
+        None if !dtype.is_16bit() && p.batch.is_batched() => bail!(
+            "auto: a strided batch in {} with an operand stored transposed ({}) is not built: \
+             its kernels read N,N, and the transposing copy runs on one problem at a time",
+            dtype.name(),
+            p.transposes.letters()
+        ),
         None => bail!(
             "auto: no kernel of the course computes {} ({}) in {} under the {} contract for this shape and device (cuBLAS does)",
             p.transposes.formula(),

@@ -1,7 +1,7 @@
 //! The emulator backend: the same entry point, grid, block and shared size as the GPU, run by
 //! `kernels_gpu::emu` on the CPU over host buffers. Times are wall-clock CPU time: they say
 //! how long the emulation took, nothing about GPU performance.
-use crate::launch::{Fp8Operands, Launch};
+use crate::launch::{Fp8Operands, Launch, Pitch};
 use crate::problem::{EmulatedBody, Epilogue, Inputs, Problem, Scalar};
 use crate::progress::{dims, Step};
 use crate::timing::{Measured, Timing};
@@ -132,8 +132,8 @@ fn launch_gemm<T: Scalar>(
     (c, amax): (&mut [T], &mut [u32; 3]),
     step: Option<&Step>,
 ) -> Result<()> {
-    // Operands the kernel reads from aligned copies: made here as the GPU's 2D copy makes them,
-    // then the launch on the copies.
+    // Operands the kernel reads from copies: made here as the GPU makes them (its 2D copy, or
+    // the transposing kernel), then the launch on the copies.
     if let Launch::Kernel {
         copies: Some(copies),
         ..
@@ -143,15 +143,9 @@ fn launch_gemm<T: Scalar>(
         if let Launch::Kernel { copies, .. } = &mut on_copies {
             *copies = None;
         }
-        let mut aligned = *p;
-        let a_copy = copies.a.map(|pitch| {
-            aligned.shape.lda = pitch.to;
-            pitch.copy(a, a[0])
-        });
-        let b_copy = copies.b.map(|pitch| {
-            aligned.shape.ldb = pitch.to;
-            pitch.copy(b, b[0])
-        });
+        let aligned = copies.problem_reading_them(p);
+        let a_copy = copies.a.map(|pitch| emulate_copy(pitch, a)).transpose()?;
+        let b_copy = copies.b.map(|pitch| emulate_copy(pitch, b)).transpose()?;
         let operands = (
             a_copy.as_deref().unwrap_or(a),
             b_copy.as_deref().unwrap_or(b),
@@ -340,6 +334,32 @@ fn launch_gemm<T: Scalar>(
             )
         }
     }
+}
+
+/// An operand's copy ([`crate::launch::Copies`]) as the GPU makes it: the 2D copy, or for a
+/// transposed one the kernel [`kernels_gpu::variants::transpose`], run here as any kernel is.
+fn emulate_copy<T: Scalar>(pitch: Pitch, source: &[T]) -> Result<Vec<T>> {
+    if !pitch.transposed {
+        return Ok(pitch.copy(source, source[0]));
+    }
+    let mut copy = vec![source[0]; pitch.copy_len()];
+    let entry = format!("{}_{}", kernels_gpu::registry::TRANSPOSE, T::DTYPE.name());
+    let geometry =
+        kernels_gpu::variants::transpose::geometry(pitch.rows, pitch.cols, T::DTYPE.bytes());
+    let zero = T::factor(0.0);
+    let args = (
+        pitch.rows, pitch.cols, 0, zero, source, pitch.from, source, pitch.from, zero,
+    );
+    emulate(
+        (&entry, None),
+        (geometry, 1),
+        args,
+        ("copy", &mut copy, pitch.to, (Members::ONE, NOT_GROUPED)),
+        (None, &[]),
+        (Epilogue::NONE, &[], core::ptr::null_mut()),
+        None,
+    )?;
+    Ok(copy)
 }
 
 /// The unfused epilogue on the emulator: `C = act(C + bias)` as a kernel of its own, its grid

@@ -519,8 +519,8 @@ impl Gpu {
         p: &Problem,
         buffer_sets: usize,
     ) -> Result<Prepared<'g>> {
-        // Operands the kernel reads from aligned copies: from here on the problem and the
-        // operands are the copies', and each enqueue makes them first.
+        // Operands the kernel reads from copies: from here on the problem and the operands are
+        // the copies', and each enqueue makes them first.
         let copies = match launch {
             Launch::Kernel {
                 copies: Some(copies),
@@ -529,30 +529,36 @@ impl Gpu {
                 .into_iter()
                 .filter_map(|(pitch, what)| pitch.map(|pitch| (pitch, what)))
                 .map(|(pitch, what)| {
-                    let bytes = pitch.to as usize * pitch.cols as usize * p.dtype.bytes() as usize;
+                    let bytes = pitch.copy_len() * p.dtype.bytes() as usize;
                     // SAFETY: written by the copy before any kernel reads it.
                     let to = unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }.map_err(|e| {
-                        anyhow!("cannot allocate the aligned copy of {what} ({bytes} bytes): {e}")
+                        anyhow!("cannot allocate the copy of {what} ({bytes} bytes): {e}")
                     })?;
+                    let transpose = if pitch.transposed {
+                        let entry =
+                            format!("{}_{}", kernels_gpu::registry::TRANSPOSE, p.dtype.name());
+                        Some(self.function(&entry, Target::Portable)?)
+                    } else {
+                        None
+                    };
                     Ok(OperandCopy {
                         pitch,
                         from: 0,
                         to,
                         what,
+                        transpose,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?,
             _ => Vec::new(),
         };
-        let mut p = *p;
-        for copy in &copies {
-            if copy.what == "A" {
-                p.shape.lda = copy.pitch.to;
-            } else {
-                p.shape.ldb = copy.pitch.to;
-            }
-        }
-        let p = &p;
+        let p = &match launch {
+            Launch::Kernel {
+                copies: Some(copies),
+                ..
+            } => copies.problem_reading_them(p),
+            _ => *p,
+        };
         let function = match launch {
             Launch::Kernel {
                 entry,
@@ -1155,8 +1161,8 @@ pub struct Prepared<'g> {
     ranges: Option<RangesPass<'g>>,
     /// The amax epilogue's words and its last step after the GEMM.
     amax: Option<AmaxPass<'g>>,
-    /// The aligned copies the kernel reads A and B from, made on each enqueue.
-    copies: Vec<OperandCopy>,
+    /// The copies the kernel reads A and B from, made on each enqueue.
+    copies: Vec<OperandCopy<'g>>,
 }
 
 /// The amax epilogue's three words and its last step ([`kernels_gpu::fused::finish_amax`]):
@@ -1364,19 +1370,42 @@ impl Gpu {
     }
 }
 
-/// An operand copied into an aligned workspace before the kernel ([`crate::launch::Copies`]).
-struct OperandCopy {
+/// An operand copied into a workspace before the kernel ([`crate::launch::Copies`]).
+struct OperandCopy<'g> {
     pitch: crate::launch::Pitch,
     /// The caller's operand.
     from: u64,
     to: DeviceBuffer<u8>,
     what: &'static str,
+    /// The transposing kernel, for a copy the other way round.
+    transpose: Option<Function<'g>>,
 }
 
-impl OperandCopy {
-    /// Enqueues the copy, column by column: `cuMemcpy2DAsync` from the caller's pitch to the
-    /// workspace's.
+impl OperandCopy<'_> {
+    /// Enqueues the copy: the transposing kernel ([`kernels_gpu::variants::transpose`]), or
+    /// column by column `cuMemcpy2DAsync` from the caller's pitch to the workspace's.
     fn enqueue(&self, element_bytes: u32, stream: &Stream) -> Result<()> {
+        let pitch = &self.pitch;
+        let to = self.to.as_device_ptr().as_raw();
+        if let Some(function) = &self.transpose {
+            let g =
+                kernels_gpu::variants::transpose::geometry(pitch.rows, pitch.cols, element_bytes);
+            // The GEMM signature, as the kernel reads it: A the source, C the copy.
+            let (rows, cols, from, ld_from, ld_to) =
+                (pitch.rows, pitch.cols, self.from, pitch.from, pitch.to);
+            return unsafe {
+                if element_bytes == 8 {
+                    launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                        rows, cols, 0u32, 0f64, from, ld_from, from, ld_from, 0f64, to, ld_to
+                    ))
+                } else {
+                    launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                        rows, cols, 0u32, 0f32, from, ld_from, from, ld_from, 0f32, to, ld_to
+                    ))
+                }
+            }
+            .with_context(|| format!("launching the transposing copy of {} failed", self.what));
+        }
         use cudarc::driver::sys::{cuMemcpy2DAsync_v2, CUmemorytype, CUresult, CUDA_MEMCPY2D};
         let bytes = element_bytes as usize;
         // Every field written: the memory types are enums whose zero is no value.
@@ -1392,7 +1421,7 @@ impl OperandCopy {
             dstY: 0,
             dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
             dstHost: std::ptr::null_mut(),
-            dstDevice: self.to.as_device_ptr().as_raw(),
+            dstDevice: to,
             dstArray: std::ptr::null_mut(),
             dstPitch: self.pitch.to as usize * bytes,
             WidthInBytes: self.pitch.rows as usize * bytes,

@@ -2,6 +2,7 @@
 //! (an entry point with its grid, cuBLAS, or a CPU variant). Below the pipeline, so that the GPU
 //! backend and the emulator depend on it and not on the pipeline that drives them.
 use crate::cpu::CpuVariant;
+use crate::problem::{Problem, Transpose};
 use crate::registry::{CublasMath, Variant};
 use kernels_gpu::gemm::{Batch, Dtype, Geometry, GroupLayout, Members};
 use kernels_gpu::registry::{Target, TmaOperands};
@@ -44,16 +45,57 @@ pub enum Launch {
     },
 }
 
-/// Operands whose columns the kernel cannot read as they lie (a row stride that is not a
-/// multiple of 16 bytes, which the TMA engine cannot describe): each is copied first, column by
-/// column, into a workspace whose leading dimension is ([`crate::auto`] plans it, the backends
-/// do it: a 2D copy on the GPU, `cuMemcpy2DAsync`), and the kernel reads the copy.
+/// Operands the kernel cannot read as they lie, each copied first into a workspace that it can
+/// ([`crate::auto`] plans it, the backends do it), and the kernel reads the copy:
+/// - a row stride that is not a multiple of 16 bytes, which the TMA engine cannot describe:
+///   copied column by column into a workspace whose leading dimension is (on the GPU a 2D copy,
+///   `cuMemcpy2DAsync`);
+/// - an operand stored transposed (`op(X) = Xᵀ`) where no kernel reads that layout: copied
+///   transposed (the kernel [`kernels_gpu::variants::transpose`]), so that the kernel reads
+///   `op(X) = X`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Copies {
     /// A's copy, if A needs one.
     pub a: Option<Pitch>,
     /// B's copy, if B needs one.
     pub b: Option<Pitch>,
+}
+
+impl Copies {
+    /// The problem the kernel computes on the copies: their leading dimensions, and `op(X) = X`
+    /// for an operand copied transposed.
+    pub fn problem_reading_them(&self, p: &Problem) -> Problem {
+        let mut copied = *p;
+        if let Some(a) = self.a {
+            copied.shape.lda = a.to;
+            if a.transposed {
+                copied.transposes.transa = Transpose::No;
+            }
+        }
+        if let Some(b) = self.b {
+            copied.shape.ldb = b.to;
+            if b.transposed {
+                copied.transposes.transb = Transpose::No;
+            }
+        }
+        copied
+    }
+
+    /// What is copied, for a choice's reason: "reading A copied transposed and B with its
+    /// leading dimension aligned".
+    pub fn describe(&self) -> String {
+        let one = |pitch: Option<Pitch>, name: &str| {
+            pitch.map(|p| match p.transposed {
+                true => format!("{name} copied transposed (ld {})", p.to),
+                false => format!("{name} copied to ld {} (16-byte rows)", p.to),
+            })
+        };
+        let parts: Vec<String> = [one(self.a, "A"), one(self.b, "B")]
+            .into_iter()
+            .flatten()
+            .collect();
+        format!("reading {}", parts.join(" and "))
+    }
 }
 
 /// A stored matrix of `rows × cols`, its leading dimension `from` in the caller's buffer and
@@ -68,14 +110,32 @@ pub struct Pitch {
     pub from: u32,
     /// Its leading dimension in the copy: a multiple of 16 bytes.
     pub to: u32,
+    /// The copy is the matrix transposed: `cols × rows`, leading dimension `to`.
+    pub transposed: bool,
 }
 
 impl Pitch {
+    /// Columns of the copy.
+    pub fn copied_cols(&self) -> u32 {
+        if self.transposed {
+            self.rows
+        } else {
+            self.cols
+        }
+    }
+
+    /// Elements of the copy's workspace.
+    pub fn copy_len(&self) -> usize {
+        self.to as usize * self.copied_cols() as usize
+    }
+
     /// `source` (leading dimension `from`) into a new vector of leading dimension `to`, the
     /// padding `pad` (the GPU's copy leaves it unwritten; no kernel reads it): the emulator's
-    /// copy, as the GPU's 2D copy makes it.
+    /// copy, as the GPU's 2D copy makes it. (A transposed copy is the kernel's, which the
+    /// emulator runs.)
     pub fn copy<T: Copy>(&self, source: &[T], pad: T) -> Vec<T> {
-        let mut out = vec![pad; self.to as usize * self.cols as usize];
+        assert!(!self.transposed, "a transposed copy is a kernel's");
+        let mut out = vec![pad; self.copy_len()];
         for col in 0..self.cols as usize {
             let (from, to) = (col * self.from as usize, col * self.to as usize);
             out[to..to + self.rows as usize]

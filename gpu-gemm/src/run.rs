@@ -5,7 +5,7 @@
 use crate::auto::Math;
 use crate::cpu::{self, CpuVariant};
 use crate::gpu::Gpu;
-use crate::launch::Pointwise;
+use crate::launch::{Copies, Pointwise};
 pub use crate::launch::{Launch, Reduce};
 use crate::problem::{Activation, Bias, Epilogue, Inputs, Problem, Scalar};
 use crate::registry::{self, CublasMath, Variant};
@@ -236,10 +236,9 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
                 bail!("auto chooses its own configuration (got a tile)");
             }
             let choice = crate::auto::choose(p, math, arch)?;
-            if choice.copy_operands {
-                plan_reading_copies(choice.variant, choice.tile, p, arch)
-            } else {
-                plan(choice.variant, choice.tile, p, arch)
+            match choice.copies {
+                Some(copies) => plan_reading_copies(choice.variant, choice.tile, p, copies, arch),
+                None => plan(choice.variant, choice.tile, p, arch),
             }
         }
         Variant::Unfused(math) => {
@@ -266,17 +265,17 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
     }
 }
 
-/// The launch of `variant` on aligned copies of A and B ([`crate::auto::aligned_operands`]):
-/// what `auto` plans when no kernel reads the operands as they lie.
+/// The launch of `variant` on `copies` of A and B (aligned, [`crate::auto::aligned_operands`],
+/// or the other way round, [`crate::auto::normal_operands`]): what `auto` plans when no kernel
+/// reads the operands as they lie.
 pub fn plan_reading_copies(
     variant: Variant,
     tile: Option<u32>,
     p: &Problem,
+    copies: Copies,
     arch: Option<u32>,
 ) -> Result<Launch> {
-    let (aligned, copies) =
-        crate::auto::aligned_operands(p).expect("auto copies operands only when some need it");
-    match plan(variant, tile, &aligned, arch)? {
+    match plan(variant, tile, &copies.problem_reading_them(p), arch)? {
         Launch::Kernel {
             entry,
             geometry,
@@ -623,12 +622,22 @@ mod tests {
             let p = Problem { transposes: t, ..p };
             assert!(plan(registry::find("cublas").unwrap(), None, &p, Some(90)).is_ok());
         }
-        // auto runs the course's kernels only: none computes T,N yet.
-        let e = plan(Variant::Auto(Math::Strict), None, &f32_nt, Some(90)).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "auto: no kernel of the course computes op(A)=A, op(B)=Bᵀ (N,T) in f32 under the strict contract for this shape and device (cuBLAS does)"
-        );
+        // auto runs an N,N kernel of the course on B copied transposed.
+        match plan(Variant::Auto(Math::Strict), None, &f32_nt, Some(90)).unwrap() {
+            Launch::Kernel {
+                copies: Some(copies),
+                ..
+            } => {
+                assert!(copies.a.is_none());
+                let b = copies.b.unwrap();
+                assert!(b.transposed && (b.rows, b.cols) == (64, 64) && b.to == 64);
+                assert_eq!(
+                    copies.problem_reading_them(&f32_nt).transposes,
+                    Transposes::NN
+                );
+            }
+            launch => panic!("auto planned {launch:?}"),
+        }
         let e = execute(
             &Backend::Emulator,
             registry::find("v4").unwrap(),

@@ -198,8 +198,8 @@ fn unknown_and_unsupported_algorithms_are_refused_with_the_reason() {
         "has no tile parameter",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
-    // Transposes: a kernel that computes N,N only says so, and `auto`, which runs the course's
-    // kernels only, finds none for T,N.
+    // Transposes: a kernel that computes N,N only says so, and `auto` finds no 16-bit kernel
+    // for N,T at an m that is not a multiple of 8.
     let transposed = config.transposes(Transpose::Yes, Transpose::No);
     let e = refused(
         transposed,
@@ -208,11 +208,14 @@ fn unknown_and_unsupported_algorithms_are_refused_with_the_reason() {
         "`wgmma-3xtf32` cannot run this GEMM: wgmma-3xtf32 computes op(A)=A, op(B)=B only (N,N); asked for T,N (op(A)=Aᵀ, op(B)=B)",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
+    let (a16, b16, mut c16) = half_buffers(37, 8, 8);
     let e = refused(
-        transposed,
+        GemmConfig::new(37, 8, 8)
+            .transposes(Transpose::No, Transpose::Yes)
+            .leading_dimensions(37, 8, 37),
         Algorithm::Auto(Math::Strict),
-        (&a, &b, &mut c),
-        "no kernel of the course computes op(A)=Aᵀ, op(B)=B (T,N)",
+        (&a16, &b16, &mut c16),
+        "no kernel of the course computes op(A)=A, op(B)=Bᵀ (N,T) in bf16",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
     // cuBLAS computes it, on a GPU.
@@ -405,15 +408,93 @@ fn tuned_on_the_emulator_runs_autos_choice_and_leaves_the_cache_alone() {
     assert_eq!(auto.tuning, None);
 }
 
+/// bf16 A, B and C of a problem with `m` rows of C (packed), zeros.
+fn half_buffers(m: usize, n: usize, k: usize) -> (Vec<bf16>, Vec<bf16>, Vec<bf16>) {
+    (
+        vec![bf16::ZERO; m * k],
+        vec![bf16::ZERO; k * n],
+        vec![bf16::ZERO; m * n],
+    )
+}
+
+/// `C = op(A)·op(B)` in f64, A and B as stored under the config's transposes.
+fn reference_with_transposes<T: Element>(c: &GemmConfig, a: &[T], b: &[T]) -> Vec<f64> {
+    let (lda, ldb) = (c.lda as usize, c.ldb as usize);
+    let a_at = |i: usize, l: usize| match c.transa {
+        Transpose::No => a[i + l * lda],
+        Transpose::Yes => a[l + i * lda],
+    };
+    let b_at = |l: usize, j: usize| match c.transb {
+        Transpose::No => b[l + j * ldb],
+        Transpose::Yes => b[j + l * ldb],
+    };
+    let mut out = vec![0f64; c.ldc as usize * c.n as usize];
+    for j in 0..c.n as usize {
+        for i in 0..c.m as usize {
+            out[i + j * c.ldc as usize] = (0..c.k as usize)
+                .map(|l| a_at(i, l).to_f64() * b_at(l, j).to_f64())
+                .sum();
+        }
+    }
+    out
+}
+
+/// A row-major program's f32 and f64 GEMMs (`Y = X·Wᵀ` and the rest of the four layouts) run:
+/// `auto` copies each operand stored transposed the other way round with the transposing
+/// kernel, then runs an N,N kernel on the copy, in every contract. The shape crosses the copy's
+/// 32 × 32 tiles, and the leading dimensions are padded by odd amounts.
+#[test]
+fn every_layout_runs_in_f32_and_f64_through_a_transposing_copy() {
+    fn run<T: Element>(layout: (Transpose, Transpose), math: Math) {
+        let (m, n, k) = (70, 33, 45);
+        let stored = |op: Transpose, rows: u32, cols: u32| match op {
+            Transpose::No => (rows, cols),
+            Transpose::Yes => (cols, rows),
+        };
+        let (a_rows, a_cols) = stored(layout.0, m, k);
+        let (b_rows, b_cols) = stored(layout.1, k, n);
+        let config = GemmConfig::new(m, n, k)
+            .transposes(layout.0, layout.1)
+            .leading_dimensions(a_rows + 3, b_rows + 5, m + 1);
+        let a = matrix::<T>((a_rows + 3) as usize, a_cols as usize, 11);
+        let b = matrix::<T>((b_rows + 5) as usize, b_cols as usize, 12);
+        let mut c = vec![T::from_f64(0.0); (m + 1) as usize * n as usize];
+        let choice = Gemm::emulator()
+            .run(&config, &Algorithm::Auto(math), &a, &b, &mut c)
+            .unwrap_or_else(|e| panic!("{layout:?} {math:?}: {e}"));
+        assert!(
+            choice.reason.contains("copied transposed"),
+            "{layout:?}: {}",
+            choice.reason
+        );
+        let error = relative_error(&c, &reference_with_transposes(&config, &a, &b));
+        let tolerance = if math == Math::Tf32 { 1e-2 } else { 1e-5 };
+        assert!(
+            error < tolerance,
+            "{layout:?} {math:?} ({}): error {error}",
+            choice.variant
+        );
+    }
+    use Transpose::{No, Yes};
+    for layout in [(Yes, No), (No, Yes), (Yes, Yes)] {
+        for math in [Math::Strict, Math::Tf32, Math::Fp32Accurate] {
+            run::<f32>(layout, math);
+        }
+        run::<f64>(layout, Math::Strict);
+    }
+}
+
 #[test]
 fn tuned_is_refused_where_auto_is_with_the_same_reason() {
-    let config = GemmConfig::new(8, 8, 8).transposes(Transpose::Yes, Transpose::No);
-    let (a, b, mut c) = buffers(&config);
+    let config = GemmConfig::new(37, 8, 8)
+        .transposes(Transpose::No, Transpose::Yes)
+        .leading_dimensions(37, 8, 37);
+    let (a, b, mut c) = half_buffers(37, 8, 8);
     let e = refused(
         config,
         Algorithm::Tuned(Math::Strict),
         (&a, &b, &mut c),
-        "`tuned (strict)` cannot run this GEMM: auto: no kernel of the course computes op(A)=Aᵀ, op(B)=B (T,N)",
+        "`tuned (strict)` cannot run this GEMM: auto: no kernel of the course computes op(A)=A, op(B)=Bᵀ (N,T)",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
     // bf16 with a leading dimension that is not a 16-byte row: no kernel reads A as it lies,

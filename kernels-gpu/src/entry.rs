@@ -344,6 +344,8 @@ mod portable {
         gemm_split_k_f64: f64 = split_k::partial::<f64, 128, 128, 16, 3, 8, 8, 2>, launch_bounds(256, 1);
         gemm_split_k_reduce_f32: f32 = split_k::reduce::<f32>;
         gemm_split_k_reduce_f64: f64 = split_k::reduce::<f64>;
+        gemm_transpose_f32: f32 = transpose::transpose::<f32>;
+        gemm_transpose_f64: f64 = transpose::transpose::<f64>;
         // -- tensor cores, chapter 1: mma.sync (TF32 and 3xTF32 take f32, DMMA f64) --
         gemm_tc_tf32_basic_f32: f32 = tc_tf32_basic::gemm;
         gemm_tc_tf32_c1_f32: f32 = tc_tf32::gemm::<Truncated, 128, 128, 32, 3, 2, 8>, launch_bounds(128, 2);

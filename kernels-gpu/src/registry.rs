@@ -1068,6 +1068,11 @@ pub const HALF_DTYPES: &[Dtype] = &[Dtype::Bf16, Dtype::F16];
 /// kernel of its own after a 16-bit GEMM ([`crate::variants::bias_activation`]).
 pub const UNFUSED_EPILOGUE: &str = "gemm_bias_activation";
 
+/// The transposing copy's entry point, before the dtype's suffix (f32 and f64, every
+/// architecture): an operand stored the other way round, copied so that an N,N kernel reads it
+/// ([`crate::variants::transpose`]).
+pub const TRANSPOSE: &str = "gemm_transpose";
+
 /// The amax epilogue's last step, in the sm_90a build: a kernel of one thread after a 16-bit
 /// GEMM whose epilogue gathers D's amax ([`crate::fused::finish_amax`]).
 pub const AMAX_SCALE: &str = "gemm_amax_scale";

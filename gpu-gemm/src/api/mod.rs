@@ -52,7 +52,7 @@ pub use plan::{Plan, PLAN_BUFFER_SETS};
 use crate::auto;
 use crate::emulator;
 use crate::gpu::Gpu;
-use crate::launch::Launch;
+use crate::launch::{Copies, Launch};
 use crate::problem::{Init, Problem, Transposes};
 use crate::registry::{self, CublasMath, Math, Variant};
 use crate::run::{self, Backend};
@@ -1211,7 +1211,7 @@ impl Gemm {
         // Operands no kernel reads as they lie (`auto` copies them to aligned rows first) leave
         // no candidate to time: auto's choice runs, as on the emulator.
         let copied = auto::choose(&problem, math, self.backend.arch())
-            .is_ok_and(|choice| choice.copy_operands);
+            .is_ok_and(|choice| choice.copies.is_some());
         let device = self.tuning_device().filter(|_| !copied);
         let Some(device) = device else {
             let (choice, launch) = self.untuned(&problem, math)?;
@@ -1335,7 +1335,7 @@ impl Gemm {
             variant: choice.variant,
             tile: choice.tile,
         };
-        self.plan_choice_reading(algorithm, candidate, reason, problem, choice.copy_operands)
+        self.plan_choice_reading(algorithm, candidate, reason, problem, choice.copies)
     }
 
     /// The cache's winner for `key`, planned, if it has a usable one; and the warnings to
@@ -1586,28 +1586,27 @@ impl Gemm {
         reason: String,
         problem: &Problem,
     ) -> Result<(Choice, Launch)> {
-        self.plan_choice_reading(algorithm, candidate, reason, problem, false)
+        self.plan_choice_reading(algorithm, candidate, reason, problem, None)
     }
 
     /// [`Gemm::plan_choice`], the kernel reading aligned copies of A and B where
-    /// `copy_operands` (as `auto` plans it when no kernel reads them as they lie).
+    /// `copies` (as `auto` plans them when no kernel reads A and B as they lie).
     fn plan_choice_reading(
         &self,
         algorithm: &Algorithm,
         Candidate { variant, tile }: Candidate,
         reason: String,
         problem: &Problem,
-        copy_operands: bool,
+        copies: Option<Copies>,
     ) -> Result<(Choice, Launch)> {
         let unsupported = |reason: String| GemmError::Unsupported {
             algorithm: algorithm.label(),
             reason,
         };
         let arch = self.backend.arch();
-        let launch = if copy_operands {
-            run::plan_reading_copies(variant, tile, problem, arch)
-        } else {
-            run::plan(variant, tile, problem, arch)
+        let launch = match copies {
+            Some(copies) => run::plan_reading_copies(variant, tile, problem, copies, arch),
+            None => run::plan(variant, tile, problem, arch),
         }
         .map_err(|e| unsupported(format!("{e:#}")))?;
         let device = match &self.backend {

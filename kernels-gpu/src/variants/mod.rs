@@ -27,6 +27,7 @@ pub mod row_shared;
 pub mod best;
 pub mod big_tile;
 pub mod split_k;
+pub mod transpose;
 // -- tensor cores, chapter 1: mma.sync --
 pub mod tc_3xtf32;
 pub mod tc_f64;

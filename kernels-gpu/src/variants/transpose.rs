@@ -1,0 +1,72 @@
+//! The transposing copy: an operand stored the other way round, rewritten so that a kernel that
+//! reads only `op(X) = X` can read it.
+//!
+//! Source: none of the documents. The f32 and f64 kernels of the course read A and B as
+//! column-major `m × k` and `k × n` (N,N); a row-major program hands them `Aᵀ` or `Bᵀ` (a linear
+//! layer's `Y = X·Wᵀ`). Rather than a second version of every kernel's loads, `auto` copies
+//! such an operand once, transposed, into a workspace and runs the N,N kernel on the copy
+//! (`gpu-gemm`'s `launch::Copies`). The copy reads and writes each element once: `2·rows·cols`
+//! elements against the GEMM's `2·m·n·k` flops, 1–2% of an f32 GEMM at 4096³.
+//!
+//! The classic shared-memory transpose. A block moves one 32 × 32 tile: its 32 × 8 threads
+//! read the tile's columns (thread x along the source's contiguous rows: coalesced), then write
+//! the tile's rows as the destination's columns (thread x along the destination's contiguous
+//! rows: coalesced again). The tile is padded to 33 elements a row so that the second pass,
+//! which reads it down a column, touches 32 different banks.
+//!
+//! The kernel keeps the GEMM signature (as split-k's reduction does): A is the source, stored
+//! `m × n` with leading dimension `lda`; C is the destination, stored `n × m` with `ldc`;
+//! `k`, α, B and β are not read.
+use crate::device::Shared;
+use crate::device::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y, Real};
+use crate::gemm::{blocks_for, GemmArgs, Geometry};
+
+/// A block's tile: `TILE × TILE` elements.
+pub const TILE: u32 = 32;
+/// Rows of the tile a block's threads move in one pass (the block is `TILE × PASS` threads).
+const PASS: u32 = 8;
+/// A tile row in shared memory: one element of padding.
+const STRIDE: u32 = TILE + 1;
+
+/// One block per 32 × 32 tile of the source (`rows × cols`).
+pub fn geometry(rows: u32, cols: u32, element_bytes: u32) -> Geometry {
+    Geometry {
+        grid: (blocks_for(rows, TILE), blocks_for(cols, TILE)),
+        block: (TILE, PASS),
+        shared_bytes: TILE * STRIDE * element_bytes,
+    }
+}
+
+/// `C = Aᵀ`: A stored `m × n` (`lda`), C stored `n × m` (`ldc`).
+///
+/// # Safety
+/// A and C must be valid for those sizes and leading dimensions; launch with [`geometry`].
+// ANCHOR: core_loop
+#[inline(always)]
+pub unsafe fn transpose<T: Real>(args: GemmArgs<T>) {
+    let tile = Shared::<T>::at(0, TILE * STRIDE);
+    let (tx, ty) = (thread_idx_x(), thread_idx_y());
+    let (row0, col0) = (block_idx_x() * TILE, block_idx_y() * TILE);
+    // Source column col0 + j into tile row j, thread x at its row row0 + x.
+    let mut j = ty;
+    while j < TILE {
+        let (row, col) = (row0 + tx, col0 + j);
+        if row < args.m && col < args.n {
+            tile.store(j * STRIDE + tx, unsafe { args.a.load(args.a_at(row, col)) });
+        }
+        j += PASS;
+    }
+    sync_threads();
+    // Destination column row0 + j (the source's row) from tile column j, thread x at its row
+    // col0 + x (the source's column).
+    let c = args.member_c();
+    let mut j = ty;
+    while j < TILE {
+        let (row, col) = (col0 + tx, row0 + j);
+        if row < args.n && col < args.m {
+            unsafe { c.store(args.c_at(row, col), tile.load(tx * STRIDE + j)) }
+        }
+        j += PASS;
+    }
+}
+// ANCHOR_END: core_loop
