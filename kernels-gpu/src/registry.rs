@@ -86,7 +86,18 @@ pub struct Variant {
     pub target: Target,
     /// For kernels fed by the TMA engine: their tensor maps and grid ([`TmaOperands`]) for a
     /// tile configuration and layout.
-    pub tma: Option<fn(tile: u32, layout: Layout) -> TmaOperands>,
+    pub tma: Option<fn(tile: u32, layout: Layout) -> TmaOperands>,    /// The FP8 kernels' scales: one per tensor, or one per block (a block-scaled kernel also
+    /// runs a per-tensor problem, its scales broadcast); `None` for every other type.
+    pub scales: Option<Scales>,
+}
+
+/// How an FP8 kernel reads the operands' scales.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scales {
+    /// One f32 scale per operand.
+    PerTensor,
+    /// One per 1 × 128 of op(A) and per 128 × 128 of B (DeepSeek-V3's scheme).
+    Block,
 }
 
 /// Which PTX build a variant's entry points are in.
@@ -1122,6 +1133,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "v1",
@@ -1137,6 +1149,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "v3",
@@ -1152,6 +1165,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "v4",
@@ -1167,6 +1181,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "tiled",
@@ -1182,6 +1197,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     // -- the 001 progression (v2, v5, gemm64, gemm128, fynv, alc1..3) goes here --
     Variant {
@@ -1198,6 +1214,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "v5",
@@ -1213,6 +1230,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "gemm64",
@@ -1228,6 +1246,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "gemm128",
@@ -1244,6 +1263,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "alc1",
@@ -1259,6 +1279,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "alc2",
@@ -1274,6 +1295,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "alc3",
@@ -1289,6 +1311,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "fynv",
@@ -1304,6 +1327,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     // -- the 002/003/004 variants (naive, kahan, row-shared, blocked-kahan, basic, cg-*) go here --
     Variant {
@@ -1320,6 +1344,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "kahan",
@@ -1335,6 +1360,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "row-shared",
@@ -1350,6 +1376,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "blocked-kahan",
@@ -1365,6 +1392,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "basic",
@@ -1380,6 +1408,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "blocked",
@@ -1395,6 +1424,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "cg-shuffle",
@@ -1410,6 +1440,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "cg-regs",
@@ -1425,6 +1456,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "cg-tile2x2",
@@ -1441,6 +1473,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     // -- beyond the documents --
     Variant {
@@ -1457,6 +1490,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "big-tile",
@@ -1472,6 +1506,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "split-k",
@@ -1487,6 +1522,7 @@ pub const ALL: &[Variant] = &[
         reduce: Some("gemm_split_k_reduce"),
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     // -- tensor cores, chapter 1: mma.sync --
     Variant {
@@ -1503,6 +1539,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "tc-tf32",
@@ -1518,6 +1555,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "tc-3xtf32",
@@ -1533,6 +1571,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "tc-f64",
@@ -1548,6 +1587,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Portable,
         tma: None,
+        scales: None,
     },
     // -- tensor cores, chapter 2: Hopper's wgmma (sm_90a) --
     Variant {
@@ -1564,6 +1604,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: None,
+        scales: None,
     },
     Variant {
         name: "wgmma-tf32",
@@ -1579,6 +1620,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_tf32_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-3xtf32",
@@ -1594,6 +1636,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_3xtf32_operands),
+        scales: None,
     },
     // -- tensor cores, chapter 3: bf16 and f16 on the Hopper skeleton (sm_90a) --
     Variant {
@@ -1610,6 +1653,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_16bit_grouped_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-cluster",
@@ -1625,6 +1669,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_cluster_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-tma-store",
@@ -1640,6 +1685,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_tma_store_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-pingpong",
@@ -1655,6 +1701,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_pingpong_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-split-k",
@@ -1670,6 +1717,7 @@ pub const ALL: &[Variant] = &[
         reduce: Some("gemm_wgmma_split_k_reduce"),
         target: Target::Sm90a,
         tma: Some(wgmma_16bit_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-fp8",
@@ -1686,6 +1734,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_fp8_operands),
+        scales: Some(Scales::PerTensor),
     },
     Variant {
         name: "wgmma-fp8-block",
@@ -1702,6 +1751,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_fp8_block_operands),
+        scales: Some(Scales::Block),
     },
     // -- tensor cores, chapter 5: the shapes programs run (sm_90a) --
     Variant {
@@ -1718,6 +1768,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_layouts_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-stream-k",
@@ -1733,6 +1784,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_stream_k_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-queue",
@@ -1748,6 +1800,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_queue_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-narrow",
@@ -1763,6 +1816,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_narrow_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-swap",
@@ -1778,6 +1832,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_swap_operands),
+        scales: None,
     },
     Variant {
         name: "wgmma-fp8-swap",
@@ -1793,6 +1848,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_fp8_swap_operands),
+        scales: Some(Scales::PerTensor),
     },
     Variant {
         name: "wgmma-fp8-narrow",
@@ -1808,6 +1864,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_fp8_narrow_operands),
+        scales: Some(Scales::PerTensor),
     },
     Variant {
         name: "wgmma-fp8-block-narrow",
@@ -1823,6 +1880,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_fp8_narrow_operands),
+        scales: Some(Scales::Block),
     },
     Variant {
         name: "wgmma-fp8-block-swap",
@@ -1838,6 +1896,7 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_fp8_block_swap_operands),
+        scales: Some(Scales::Block),
     },
 ];
 

@@ -17,18 +17,18 @@ use anyhow::{bail, Result};
 use kernels_gpu::fused::Epilogue;
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::gemm::GroupLayout;
-use kernels_gpu::registry::Shape;
+use kernels_gpu::registry::{Scales, Shape};
 
-/// The scaling an FP8 kernel reads: `wgmma-fp8` one scale per tensor, `wgmma-fp8-block` one
-/// per block. A block-scaled kernel also runs a per-tensor problem (its scales broadcast).
+/// The scaling an FP8 kernel reads, as its registry entry declares it (`scales`): `wgmma-fp8`
+/// one scale per tensor, `wgmma-fp8-block` one per block. A block-scaled kernel also runs a
+/// per-tensor problem (its scales broadcast).
 pub fn kernel_scaling(name: &str) -> Option<Scaling> {
-    match name {
-        "wgmma-fp8" | "wgmma-fp8-narrow" | "wgmma-fp8-swap" => Some(Scaling::PerTensor),
-        "wgmma-fp8-block" | "wgmma-fp8-block-narrow" | "wgmma-fp8-block-swap" => {
-            Some(Scaling::Block)
-        }
-        _ => None,
-    }
+    kernels_gpu::registry::find(name)?
+        .scales
+        .map(|scales| match scales {
+            Scales::PerTensor => Scaling::PerTensor,
+            Scales::Block => Scaling::Block,
+        })
 }
 
 /// `auto` in e4m3. Per tensor, `wgmma-fp8:5` (three consumer warpgroups, 192 × 128 tiles) when
@@ -626,7 +626,7 @@ pub fn execute_with_yardsticks(
 mod tests {
     use super::*;
     use crate::problem::Init;
-    use kernels_gpu::registry::Shape;
+    use kernels_gpu::registry::{Scales, Shape};
 
     fn problem(m: u32, n: u32, k: u32, scaling: Scaling) -> Fp8Problem {
         Fp8Problem {

@@ -293,8 +293,8 @@ pub const CHAPTERS: &[Chapter] = &[
         title: "auto: the fastest kernel per shape, from a measured table",
         part: Part::BeyondTheDocuments,
         variants: &["auto"],
-        lessons: &["gpu-gemm/src/auto.rs"],
-        code: &[code("gpu-gemm/src/auto.rs")],
+        lessons: &["gpu-gemm/src/auto.rs", variant!("transpose.rs")],
+        code: &[code("gpu-gemm/src/auto.rs"), code(variant!("transpose.rs"))],
         measured: &[],
     },
     Chapter {
