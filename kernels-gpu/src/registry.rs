@@ -86,7 +86,8 @@ pub struct Variant {
     pub target: Target,
     /// For kernels fed by the TMA engine: their tensor maps and grid ([`TmaOperands`]) for a
     /// tile configuration and layout.
-    pub tma: Option<fn(tile: u32, layout: Layout) -> TmaOperands>,    /// The FP8 kernels' scales: one per tensor, or one per block (a block-scaled kernel also
+    pub tma: Option<fn(tile: u32, layout: Layout) -> TmaOperands>,
+    /// The FP8 kernels' scales: one per tensor, or one per block (a block-scaled kernel also
     /// runs a per-tensor problem, its scales broadcast); `None` for every other type.
     pub scales: Option<Scales>,
 }
