@@ -346,12 +346,18 @@ impl Cli {
             bail!("--epilogue in e4m3 runs on one problem: no --batch or --groups");
         }
         if p.dtype.is_fp8() && self.batch.is_some() && self.batch_strides.is_some() {
-            bail!("--batch in FP8 runs its members packed (no --batch-strides): the grouped walk of wgmma-fp8-block or wgmma-fp8:6, a batch being the masked layout whose every count is n (the library's Gemm::run_fp8 takes any strides)");
+            bail!(
+                "--batch in FP8 runs its members packed (no --batch-strides): the grouped walk of {}, a batch being the masked layout whose every count is n (the library's Gemm::run_fp8 takes any strides)",
+                gpu_gemm::fp8::run::grouped_fp8_kernels()
+            );
         }
         if p.dtype == Dtype::E4m3E5m2
             && (self.groups.is_some() || self.scaling != Scaling::PerTensor)
         {
-            bail!("--dtype e4m3-e5m2 runs one problem with one scale per tensor (wgmma-fp8): no --groups, no --scaling block");
+            bail!(
+                "--dtype e4m3-e5m2 runs one problem with one scale per tensor ({}): no --groups, no --scaling block",
+                gpu_gemm::fp8::run::e5m2_kernels()
+            );
         }
         if !p.dtype.is_16bit() && self.groups.is_some() {
             if p.dtype != Dtype::E4m3 {

@@ -286,12 +286,19 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
             };
             if !k.dtypes.contains(&p.dtype()) {
                 bail!(
-                    "`{}` reads e4m3 B only; B in e5m2 runs on wgmma-fp8 (one scale per tensor)",
-                    k.name
+                    "`{}` reads e4m3 B only; B in e5m2 runs on {} (one scale per tensor)",
+                    k.name,
+                    e5m2_kernels()
                 );
             }
             if scaling == Scaling::PerTensor && p.scaling == Scaling::Block {
-                bail!("`{}` takes one scale per tensor; this problem has block scales (`--scaling block`): use wgmma-fp8-block", k.name);
+                bail!(
+                    "`{}` takes one scale per tensor; this problem has block scales (`--scaling block`): use {}",
+                    k.name,
+                    crate::registry::kernels_where(|v, _| {
+                        matches!(v, Variant::Kernel(k) if k.scales == Some(Scales::Block))
+                    })
+                );
             }
             let tile = registry::resolve_tile(variant, tile)?;
             let operands = k.tma.map(|operands| operands(tile, kernels_gpu::registry::Layout::TN));
@@ -299,13 +306,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
                 bail!(
                     "`{}` does not run grouped GEMMs or batches (those that do: {})",
                     registry::label(variant, Some(tile))?,
-                    registry::kernels_where(|v, t| match (v, t) {
-                        (Variant::Kernel(k), Some(t)) => {
-                            kernel_scaling(k.name).is_some()
-                                && k.tma.is_some_and(|o| o(t, kernels_gpu::registry::Layout::TN).grouped)
-                        }
-                        _ => false,
-                    })
+                    grouped_fp8_kernels()
                 );
             }
             if let Err(constraint) = (k.supports)(&p.shape, p.dtype()) {
@@ -362,6 +363,25 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
 fn fp8_kernels() -> String {
     registry::kernels_where(
         |v, _| matches!(v, Variant::Kernel(k) if kernel_scaling(k.name).is_some()),
+    )
+}
+
+/// The FP8 kernels (and tiles) that run grouped GEMMs and packed batches, from the registry.
+pub fn grouped_fp8_kernels() -> String {
+    registry::kernels_where(|v, t| match (v, t) {
+        (Variant::Kernel(k), Some(t)) => {
+            kernel_scaling(k.name).is_some()
+                && k.tma
+                    .is_some_and(|o| o(t, kernels_gpu::registry::Layout::TN).grouped)
+        }
+        _ => false,
+    })
+}
+
+/// The FP8 kernels that read B in e5m2, from the registry.
+pub fn e5m2_kernels() -> String {
+    registry::kernels_where(
+        |v, _| matches!(v, Variant::Kernel(k) if k.dtypes.contains(&Dtype::E4m3E5m2)),
     )
 }
 
@@ -626,7 +646,7 @@ pub fn execute_with_yardsticks(
 mod tests {
     use super::*;
     use crate::problem::Init;
-    use kernels_gpu::registry::Shape;
+    use kernels_gpu::registry::{Scales, Shape};
 
     fn problem(m: u32, n: u32, k: u32, scaling: Scaling) -> Fp8Problem {
         Fp8Problem {
