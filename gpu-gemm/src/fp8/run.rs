@@ -646,7 +646,7 @@ pub fn execute_with_yardsticks(
 mod tests {
     use super::*;
     use crate::problem::Init;
-    use kernels_gpu::registry::{Scales, Shape};
+    use kernels_gpu::registry::Shape;
 
     fn problem(m: u32, n: u32, k: u32, scaling: Scaling) -> Fp8Problem {
         Fp8Problem {
