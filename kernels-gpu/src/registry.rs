@@ -471,6 +471,17 @@ impl Variant {
             )
             .chain(self.unfused_epilogues())
             .chain(self.amax_scale())
+            .chain(self.transposing_copies())
+    }
+
+    /// The transposing copy ([`TRANSPOSE`]) that may run before this variant's f32 and f64
+    /// kernels of every architecture, on an operand stored transposed (the Hopper TF32 kernels
+    /// read it too, from the portable module, where it is built).
+    fn transposing_copies(&self) -> impl Iterator<Item = String> + '_ {
+        self.dtypes
+            .iter()
+            .filter(|d| matches!(d, Dtype::F32 | Dtype::F64) && self.target == Target::Portable)
+            .map(|d| format!("{TRANSPOSE}_{}", d.name()))
     }
 
     /// The amax epilogue's last step ([`AMAX_SCALE`]), after this variant's 16-bit Hopper

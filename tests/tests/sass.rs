@@ -185,11 +185,13 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
             // A split-k reduction adds the parts on the CUDA cores, whatever its GEMM uses; the
             // ranges pass before 3xTF32 only compares magnitudes, the unfused epilogue after
             // a 16-bit GEMM is a pass over C, one pair per thread, with no loop, and the amax's
-            // last step is one thread over three words.
+            // last step is one thread over three words, and the transposing copy moves data
+            // through shared memory with no arithmetic.
             let is_reduction = variant.reduce.is_some_and(|r| entry.starts_with(r));
             let is_pass = variant.ranges_pass().is_some_and(|pass| {
                 entry == pass || kernels_gpu::registry::kernel_of_batch_twin(&entry) == Some(pass)
             }) || entry.starts_with(kernels_gpu::registry::UNFUSED_EPILOGUE)
+                || entry.starts_with(kernels_gpu::registry::TRANSPOSE)
                 || entry == kernels_gpu::registry::AMAX_SCALE;
             assert_eq!(
                 precision.useful_name() == "MMA",
@@ -525,5 +527,25 @@ fn a_one_block_tile_queue_publishes_without_a_gpu_fence() {
             membar > 0 && cctl > 0,
             "{clustered}: {membar} MEMBAR.ALL.GPU, {cctl} CCTL.IVALL: its release and acquire at cluster scope should show"
         );
+    }
+}
+
+/// The transposing copy (`variants/transpose.rs`): each thread moves four elements in, through
+/// the padded tile, and four out, with one barrier between; no arithmetic, no local memory.
+#[test]
+fn the_transposing_copy_moves_four_elements_a_thread_through_one_barrier() {
+    for (dtype, precision) in [("f32", Precision::F32), ("f64", Precision::F64)] {
+        let f = function(&format!("{}_{dtype}", kernels_gpu::registry::TRANSPOSE));
+        let all = Mix::of(&f.instructions, precision);
+        let counts = [
+            all.count(Class::GlobalLoad),
+            all.count(Class::SharedStore),
+            all.count(Class::Barrier),
+            all.count(Class::SharedLoad),
+            all.count(Class::GlobalStore),
+            all.count(Class::Fma),
+            all.count(Class::LocalMemory),
+        ];
+        assert_eq!(counts, [4, 4, 1, 4, 4, 0, 0], "{dtype}: {:?}", all.opcodes);
     }
 }

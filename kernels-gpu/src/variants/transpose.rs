@@ -14,6 +14,9 @@
 //! rows: coalesced again). The tile is padded to 33 elements a row so that the second pass,
 //! which reads it down a column, touches 32 different banks.
 //!
+//! SASS (sm_90, `tests/tests/sass.rs`): both loops unroll, four `LDG` and four `STS`, one
+//! `BAR.SYNC`, four `LDS` and four `STG` a thread, no arithmetic and no local memory.
+//!
 //! The kernel keeps the GEMM signature (as split-k's reduction does): A is the source, stored
 //! `m × n` with leading dimension `lda`; C is the destination, stored `n × m` with `ldc`;
 //! `k`, α, B and β are not read.
@@ -47,26 +50,26 @@ pub unsafe fn transpose<T: Real>(args: GemmArgs<T>) {
     let tile = Shared::<T>::at(0, TILE * STRIDE);
     let (tx, ty) = (thread_idx_x(), thread_idx_y());
     let (row0, col0) = (block_idx_x() * TILE, block_idx_y() * TILE);
-    // Source column col0 + j into tile row j, thread x at its row row0 + x.
-    let mut j = ty;
-    while j < TILE {
+    // Source column col0 + j into tile row j, thread x at its row row0 + x. A count of passes
+    // known at compile time, so that the loop unrolls and a thread's four loads are in flight
+    // at once.
+    for pass in 0..TILE / PASS {
+        let j = ty + pass * PASS;
         let (row, col) = (row0 + tx, col0 + j);
         if row < args.m && col < args.n {
             tile.store(j * STRIDE + tx, unsafe { args.a.load(args.a_at(row, col)) });
         }
-        j += PASS;
     }
     sync_threads();
     // Destination column row0 + j (the source's row) from tile column j, thread x at its row
     // col0 + x (the source's column).
     let c = args.member_c();
-    let mut j = ty;
-    while j < TILE {
+    for pass in 0..TILE / PASS {
+        let j = ty + pass * PASS;
         let (row, col) = (col0 + tx, row0 + j);
         if row < args.n && col < args.m {
             unsafe { c.store(args.c_at(row, col), tile.load(tx * STRIDE + j)) }
         }
-        j += PASS;
     }
 }
 // ANCHOR_END: core_loop
