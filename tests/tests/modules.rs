@@ -298,3 +298,24 @@ fn a_planted_circle_is_found() {
     ];
     assert!(circle(&graph(&clean, true)).is_none());
 }
+
+/// The emulator, file by file: its scheduler, the thread context and the operations that
+/// take the context (memory, barriers, TMA, `wgmma`, clusters) import each other one way only;
+/// what a thread carries between operations is defined apart (`emu/state.rs`), so that the
+/// context holds it without importing the operations back.
+#[test]
+fn the_emulator_has_no_import_circle_between_its_files() {
+    let emulator: Vec<Source> = sources(&root().join("kernels-gpu/src"))
+        .into_iter()
+        .filter(|s| s.module.first().is_some_and(|m| m == "emu"))
+        .collect();
+    let edges = graph(&emulator, true);
+    assert!(
+        edges["emu::schedule"].contains("emu::context")
+            && edges["emu::memory"].contains("emu::context"),
+        "{edges:?}"
+    );
+    if let Some(c) = circle(&edges) {
+        panic!("an import circle in the emulator: {}", c.join(" → "));
+    }
+}

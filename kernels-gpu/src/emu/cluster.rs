@@ -8,9 +8,9 @@
 //! TMA copy in `tma.rs`) is recorded, to be checked, when the cluster ends, against the peer's
 //! exit: nothing may reach it without being ordered before that exit.
 use super::context::{BlockContext, ThreadContext};
+use super::fault::FaultKind;
 use super::history::Epoch;
-use super::schedule::Suspend;
-use super::FaultKind;
+use super::state::Suspend;
 
 impl ThreadContext {
     /// This thread, as a report names it ("thread (x, y)", and its block in a cluster).

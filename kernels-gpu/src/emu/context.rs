@@ -14,14 +14,15 @@
 //! `tma.rs`, `wgmma.rs`, `cluster.rs`); this file holds what all of them need: the way up from a
 //! thread to its block, cluster and launch, how a thread suspends, and how it stops the kernel
 //! with a fault.
+use super::fault::{Fault, FaultKind};
 use super::history::{Epoch, History};
+use super::launch::Launch;
 use super::mbarrier::MBarrier;
-use super::memory::AsyncCopy;
-use super::schedule::Suspend;
-use super::sync::Deposit;
-use super::tma::Bulk;
-use super::wgmma::WgmmaLane;
-use super::{Fault, FaultKind, Launch};
+use super::state::AsyncCopy;
+use super::state::Bulk;
+use super::state::Deposit;
+use super::state::Suspend;
+use super::state::WgmmaLane;
 use core::cell::{Cell, RefCell};
 use corosensei::Yielder;
 

@@ -11,10 +11,9 @@
 //! them, as the waiting thread's writes, at the `cp.async.wait_group` that retires their group,
 //! the latest moment at which the GPU may complete them.
 use super::context::ThreadContext;
-use super::{FaultKind, SHARED_POOL_BASE};
-
-/// A pending `cp.async`: the shared-pool byte address and the bytes it will write there.
-pub(super) type AsyncCopy = (u32, Vec<u8>);
+use super::fault::FaultKind;
+use super::launch::SHARED_POOL_BASE;
+use super::state::AsyncCopy;
 
 impl ThreadContext {
     pub(crate) fn issue_async_copy(&self, shared_address: u32, data: Vec<u8>) {

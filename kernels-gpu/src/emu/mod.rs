@@ -44,8 +44,9 @@
 //!   declaration promises and no more: a kernel whose TMA boxes or swizzled tiles need 128- or
 //!   1024-byte alignment must align them itself, as it must on the GPU.
 //!
-//! The emulator's files, one job each:
-//! - this file: the launch, its public types, and the workers that run its clusters;
+//! The emulator's files, one job each, each importing only the files below it in this list
+//! (`tests/tests/modules.rs` checks that no two import each other, directly or around):
+//! - this file: the launch, and the workers that run its clusters;
 //! - `schedule.rs`: the scheduler, which resumes a cluster's threads and releases them from
 //!   barriers and warp-wide operations;
 //! - `context.rs`: what the emulator keeps for a thread, its block and its cluster, and how a
@@ -53,97 +54,31 @@
 //! - the operations of a thread, by hardware feature: `memory.rs` (global and shared accesses,
 //!   `cp.async`), `sync.rs` (block barriers and warp-wide exchanges), `tma.rs` (mbarriers and
 //!   TMA copies), `wgmma.rs` (the `wgmma` protocol), `cluster.rs` (thread block clusters);
-//! - `history.rs` (the happens-before model) and `mbarrier.rs` (the mbarrier object).
+//! - `state.rs`: what a thread carries between those operations (why it suspended, its open
+//!   copies, its deposits, its TMA stores, its view of the `wgmma` groups), defined apart from
+//!   them so that the context holds them without importing the operations that take it;
+//! - `history.rs` (the happens-before model) and `mbarrier.rs` (the mbarrier object);
+//! - `launch.rs` (a launch's shape and buffers) and `fault.rs` (what a fault reports).
 mod cluster;
 mod context;
+mod fault;
 mod history;
+mod launch;
 mod mbarrier;
 mod memory;
 mod schedule;
+mod state;
 mod sync;
 mod tma;
 mod wgmma;
 
 pub(crate) use context::current;
-use core::fmt;
+pub use fault::{Fault, FaultKind};
+use launch::Launch;
+pub use launch::{Buffer, LaunchShape, SHARED_POOL_BASE};
 use schedule::StackPool;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-
-/// The shared-window address of the dynamic pool in the emulator. The PTX declares the pool
-/// `.align 16`; the emulator gives exactly that, so that a kernel assuming more (a 1024-byte
-/// swizzle atom, a 128-byte TMA destination) without aligning its own offsets fails here.
-pub const SHARED_POOL_BASE: u32 = 16;
-
-/// Grid and block shape (x, y), the dynamic shared-memory size of a launch, and its cluster
-/// shape in blocks ((1, 1): no cluster; the grid must be a multiple of it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchShape {
-    pub grid: (u32, u32),
-    pub block: (u32, u32),
-    pub shared_bytes: u32,
-    pub cluster: (u32, u32),
-}
-
-/// A region of host memory the kernel may access as global memory.
-#[derive(Clone, Copy, Debug)]
-pub struct Buffer {
-    pub name: &'static str,
-    pub address: usize,
-    pub bytes: usize,
-}
-
-/// What went wrong, and where.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Fault {
-    pub kind: FaultKind,
-    pub kernel: String,
-    pub block: (u32, u32),
-    pub thread: (u32, u32),
-    pub detail: String,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FaultKind {
-    GlobalOutOfBounds,
-    MisalignedVectorAccess,
-    SharedOutOfBounds,
-    SharedRace,
-    Deadlock,
-    /// An mbarrier used against the PTX ISA's rules: before its init is visible, out of its
-    /// counts' ranges, or touched by ordinary loads and stores.
-    MbarrierMisuse,
-    /// A `wgmma` protocol error: no `wgmma.fence` before it, accumulators read before the
-    /// `wgmma.wait_group` that retires their group, a descriptor outside the pool.
-    WgmmaMisuse,
-    /// A TMA copy that the PTX ISA or the driver's tensor-map rules forbid.
-    TmaMisuse,
-    /// A Rust panic inside the kernel (an arithmetic overflow, say).
-    Panic,
-}
-
-impl fmt::Display for Fault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self.kind {
-            FaultKind::GlobalOutOfBounds => "out-of-bounds global memory access",
-            FaultKind::MisalignedVectorAccess => "misaligned vector access",
-            FaultKind::SharedOutOfBounds => "out-of-bounds shared memory access",
-            FaultKind::SharedRace => "shared memory race (missing barrier)",
-            FaultKind::Deadlock => "deadlock",
-            FaultKind::MbarrierMisuse => "mbarrier misuse",
-            FaultKind::WgmmaMisuse => "wgmma misuse",
-            FaultKind::TmaMisuse => "TMA misuse",
-            FaultKind::Panic => "panic in kernel",
-        };
-        write!(
-            f,
-            "emulator: {what} in kernel `{}`, block ({}, {}), thread ({}, {}): {}",
-            self.kernel, self.block.0, self.block.1, self.thread.0, self.thread.1, self.detail
-        )
-    }
-}
-
-impl std::error::Error for Fault {}
 
 /// Runs `kernel` once per GPU thread of the launch, on the CPU.
 ///
@@ -227,10 +162,4 @@ pub fn launch(
         Some((_, fault)) => Err(fault),
         None => Ok(()),
     }
-}
-
-struct Launch<'a> {
-    kernel_name: &'a str,
-    shape: LaunchShape,
-    buffers: &'a [Buffer],
 }

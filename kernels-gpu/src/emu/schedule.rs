@@ -4,28 +4,14 @@
 //! writes reported. The operations the threads suspend in are `ThreadContext`'s (`sync.rs`,
 //! `tma.rs`, `cluster.rs`).
 use super::context::{BlockContext, ClusterContext, ThreadContext, CURRENT};
+use super::fault::{Fault, FaultKind};
 use super::history::{Agents, History};
+use super::launch::Launch;
 use super::mbarrier::MBarrier;
-use super::sync::Deposit;
-use super::{Fault, FaultKind, Launch};
+use super::state::{Deposit, Suspend};
 use core::cell::{Cell, RefCell};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-
-/// Why a thread suspended.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Suspend {
-    Barrier,
-    /// A warp-wide operation; `true` where it orders the lanes' memory accesses
-    /// (`bar.warp.sync`), `false` where it only exchanges registers.
-    WarpCollective(bool),
-    /// Waiting for the phase of parity `.1` of the mbarrier at pool byte `.0` of its block.
-    Mbarrier(u32, u32),
-    /// `barrier.cluster.wait` for the cluster barrier's phase `.0` (the thread's arrivals).
-    ClusterBarrier(u32),
-    /// `bar.sync id, threads`: the barrier `.0` of `.1` threads.
-    NamedBarrier(u32, u32),
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum State {

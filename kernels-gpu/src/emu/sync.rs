@@ -10,31 +10,19 @@
 //! block before suspending, so that once released each lane reads the others' deposits, as the
 //! hardware routes registers between the lanes of a warp.
 use super::context::{BlockContext, ThreadContext};
-use super::schedule::Suspend;
-use super::FaultKind;
+use super::fault::FaultKind;
+use super::state::{Deposit, Suspend};
 
 /// The one warp-wide operation that orders the lanes' memory accesses (see `schedule.rs`).
 pub(crate) const SYNC_WARP: &str = "bar.warp.sync";
-
-/// Registers a lane brings to one warp-wide operation.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Deposit {
-    /// The operation, so that lanes at different ones are caught.
-    pub(crate) op: &'static str,
-    pub(crate) registers: [u64; MAX_REGISTERS],
-    pub(crate) len: usize,
-}
-
-/// The most registers a lane deposits for one warp-wide operation (an f64 `m16n8k16` brings 8
-/// of A and 4 of B).
-pub(crate) const MAX_REGISTERS: usize = 16;
 
 impl ThreadContext {
     pub(crate) fn barrier(&self) {
         self.suspend(Suspend::Barrier);
     }
 
-    /// A warp-wide operation: deposits this lane's `registers` (at most [`MAX_REGISTERS`]),
+    /// A warp-wide operation: deposits this lane's `registers` (at most
+    /// [`MAX_REGISTERS`](super::state::MAX_REGISTERS)),
     /// waits until every live lane of the warp has deposited for the same operation `op`, and
     /// returns what `read` makes of the warp's deposits, indexed by lane. With
     /// `full_warp`, all 32 lanes must exist (`mma.sync` needs them; a shuffle only needs its

@@ -10,21 +10,10 @@
 //! (or the block exits), and a global access to them before that is reported. The mbarrier
 //! object itself is in `mbarrier.rs`; arrivals on a peer block's mbarrier are in `cluster.rs`.
 use super::context::{BlockContext, ThreadContext};
+use super::fault::FaultKind;
 use super::history::{Epoch, History, MAX_MBARRIERS};
 use super::mbarrier::{MBarrier, COUNT_LIMIT};
-use super::schedule::Suspend;
-use super::FaultKind;
-
-/// A thread's TMA stores: groups committed, groups whose shared-memory reads a
-/// `wait_group.read` retired, and the global writes not yet performed, by group.
-#[derive(Default)]
-pub(super) struct Bulk {
-    committed: u32,
-    read_retired: u32,
-    /// (group, global address, bytes): performed at a `wait_group` that retires the group, or
-    /// when the block exits.
-    writes: Vec<(u32, usize, Vec<u8>)>,
-}
+use super::state::Suspend;
 
 impl ThreadContext {
     // -- mbarrier --

@@ -9,18 +9,7 @@
 //! read until a `wgmma.wait_group` retires their group. On the GPU a violation computes garbage
 //! only when the timing is unlucky; here it is a fault on every run.
 use super::context::ThreadContext;
-use super::FaultKind;
-
-/// What a lane knows of its warp's `wgmma` operations (every lane of a warp executes the same
-/// ones, so every lane holds the same numbers).
-#[derive(Clone, Copy, Default)]
-pub(super) struct WgmmaLane {
-    /// A `wgmma.fence` since the last `wgmma.wait_group` (or the start).
-    fenced: bool,
-    /// Groups committed, and groups retired by `wgmma.wait_group`.
-    committed: u32,
-    retired: u32,
-}
+use super::fault::FaultKind;
 
 impl ThreadContext {
     /// `fence.proxy.async.shared::cta`.
