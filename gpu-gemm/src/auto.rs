@@ -496,32 +496,46 @@ pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)>
     Some((copies.problem_reading_them(p), copies))
 }
 
-/// The problem with every operand stored transposed copied the other way round (`op(X) = X`,
-/// its leading dimension padded to 16 bytes), and the copies that make them; `None` when neither
-/// is transposed. For the types whose kernels read only N,N (f32, f64 and TF32): one pass over
-/// the operand at copy speed, against the GEMM's k passes.
-pub fn normal_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)> {
-    use crate::launch::{Copies, Pitch};
-    let bytes = p.dtype.bytes();
-    let transposed = |(rows, cols): (u32, u32), ld: u32, stored_transposed: bool| {
-        let to = crate::problem::pitched_ld(cols, bytes, 16).ok()?;
-        stored_transposed.then_some(Pitch {
-            rows,
-            cols,
-            from: ld,
-            to,
-            transposed: true,
-        })
-    };
+/// The problem with the operands stored transposed that `which` names (A, B) copied the
+/// other way round (`op(X) = X`, the leading dimension padded to 16 bytes), and the copies that
+/// make them; `None` when none of them is transposed. One pass over the operand at copy speed,
+/// against the GEMM's k passes: for the types whose kernels read only N,N (f32, f64 and TF32)
+/// both operands, for a 16-bit B whose layout's kernels cannot store C (see [`choose_from`]).
+pub fn normal_operands(
+    p: &Problem,
+    which: (bool, bool),
+) -> Option<(Problem, crate::launch::Copies)> {
+    use crate::launch::Copies;
     let t = p.transposes;
     let copies = Copies {
-        a: transposed(p.stored_a(), p.shape.lda, t.transa == Transpose::Yes),
-        b: transposed(p.stored_b(), p.shape.ldb, t.transb == Transpose::Yes),
+        a: (which.0 && t.transa == Transpose::Yes)
+            .then(|| transposed_copy(p.stored_a(), p.shape.lda, p.dtype))
+            .flatten(),
+        b: (which.1 && t.transb == Transpose::Yes)
+            .then(|| transposed_copy(p.stored_b(), p.shape.ldb, p.dtype))
+            .flatten(),
     };
     if copies.a.is_none() && copies.b.is_none() {
         return None;
     }
     Some((copies.problem_reading_them(p), copies))
+}
+
+/// The copy of a matrix stored `rows × cols` (leading dimension `ld`) the other way round, its
+/// columns starting 16 bytes apart.
+fn transposed_copy(
+    (rows, cols): (u32, u32),
+    ld: u32,
+    dtype: Dtype,
+) -> Option<crate::launch::Pitch> {
+    let to = crate::problem::pitched_ld(cols, dtype.bytes(), 16).ok()?;
+    Some(crate::launch::Pitch {
+        rows,
+        cols,
+        from: ld,
+        to,
+        transposed: true,
+    })
 }
 
 /// What `auto` runs for a problem.
@@ -656,6 +670,34 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             });
         }
     }
+    // In 16 bits N,T and T,T store C with the TMA engine, whose rows must start 16 bytes apart:
+    // at an m or ldc off that grid no kernel of those layouts runs, where N,N and T,N store C
+    // as they go. B is copied transposed first (and A aligned if it needs it), and the choice
+    // is the N,N or T,N problem's.
+    if dtype.is_16bit()
+        && p.transposes.transb == Transpose::Yes
+        && !p.batch.is_batched()
+        && p.groups == GroupLayout::None
+    {
+        let aligned = aligned_operands(p);
+        let base = aligned.map_or(*p, |(q, _)| q);
+        let runs = registry::all()
+            .into_iter()
+            .any(|v| self::fits(&v, &base, math, arch));
+        if !runs {
+            if let Some((_, transposed)) = normal_operands(p, (false, true)) {
+                let copies = crate::launch::Copies {
+                    a: aligned.and_then(|(_, c)| c.a),
+                    b: transposed.b,
+                };
+                let choice = choose_from(rows, &copies.problem_reading_them(p), math, arch)?;
+                return Ok(Choice {
+                    copies: Some(copies),
+                    ..choice
+                });
+            }
+        }
+    }
     // In 16 bits every kernel is fed by the TMA engine, which cannot describe a row stride that
     // is not a multiple of 16 bytes: such an A or B is copied first into an aligned workspace
     // (one pass over it, against the GEMM's k), and the choice is the aligned problem's.
@@ -714,8 +756,11 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
         }),
         // f32, f64 and TF32 kernels read N,N only: an operand stored transposed is copied
         // the other way round first, and the choice is the N,N problem's.
-        None if !dtype.is_16bit() && !p.batch.is_batched() && normal_operands(p).is_some() => {
-            let (normal, copies) = normal_operands(p).expect("tested above");
+        None if !dtype.is_16bit()
+            && !p.batch.is_batched()
+            && normal_operands(p, (true, true)).is_some() =>
+        {
+            let (normal, copies) = normal_operands(p, (true, true)).expect("tested above");
             let choice = choose_from(rows, &normal, math, arch)?;
             Ok(Choice {
                 copies: Some(copies),

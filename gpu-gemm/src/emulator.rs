@@ -350,12 +350,14 @@ fn emulate_copy<T: Scalar>(pitch: Pitch, source: &[T]) -> Result<Vec<T>> {
     let args = (
         pitch.rows, pitch.cols, 0, zero, source, pitch.from, source, pitch.from, zero,
     );
+    // The 16-bit copy has the 16-bit kernels' signature, maps and all, and reads none of them.
+    let no_maps: Option<&[TensorMap]> = T::DTYPE.is_16bit().then_some(&[]);
     emulate(
         (&entry, None),
         (geometry, 1),
         args,
         ("copy", &mut copy, pitch.to, (Members::ONE, NOT_GROUPED)),
-        (None, &[]),
+        (no_maps, &[]),
         (Epilogue::NONE, &[], core::ptr::null_mut()),
         None,
     )?;

@@ -198,8 +198,8 @@ fn unknown_and_unsupported_algorithms_are_refused_with_the_reason() {
         "has no tile parameter",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
-    // Transposes: a kernel that computes N,N only says so, and `auto` finds no 16-bit kernel
-    // for N,T at an m that is not a multiple of 8.
+    // Transposes: a kernel that computes N,N only says so, and `auto` runs no strided batch
+    // with an operand stored transposed in f32 (its copy runs on one problem at a time).
     let transposed = config.transposes(Transpose::Yes, Transpose::No);
     let e = refused(
         transposed,
@@ -208,14 +208,12 @@ fn unknown_and_unsupported_algorithms_are_refused_with_the_reason() {
         "`wgmma-3xtf32` cannot run this GEMM: wgmma-3xtf32 computes op(A)=A, op(B)=B only (N,N); asked for T,N (op(A)=Aᵀ, op(B)=B)",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
-    let (a16, b16, mut c16) = half_buffers(37, 8, 8);
+    let (batched, (ab, bb, mut cb)) = transposed_batch();
     let e = refused(
-        GemmConfig::new(37, 8, 8)
-            .transposes(Transpose::No, Transpose::Yes)
-            .leading_dimensions(37, 8, 37),
+        batched,
         Algorithm::Auto(Math::Strict),
-        (&a16, &b16, &mut c16),
-        "no kernel of the course computes op(A)=A, op(B)=Bᵀ (N,T) in bf16",
+        (&ab, &bb, &mut cb),
+        "a strided batch in f32 with an operand stored transposed (T,N) is not built",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
     // cuBLAS computes it, on a GPU.
@@ -408,13 +406,16 @@ fn tuned_on_the_emulator_runs_autos_choice_and_leaves_the_cache_alone() {
     assert_eq!(auto.tuning, None);
 }
 
-/// bf16 A, B and C of a problem with `m` rows of C (packed), zeros.
-fn half_buffers(m: usize, n: usize, k: usize) -> (Vec<bf16>, Vec<bf16>, Vec<bf16>) {
-    (
-        vec![bf16::ZERO; m * k],
-        vec![bf16::ZERO; k * n],
-        vec![bf16::ZERO; m * n],
-    )
+/// A, B and C on the host.
+type HostBuffers = (Vec<f32>, Vec<f32>, Vec<f32>);
+
+/// Two 8×8×8 members in f32 with A stored transposed, and their buffers: a batch `auto`
+/// refuses (the transposing copy runs on one problem at a time).
+fn transposed_batch() -> (GemmConfig, HostBuffers) {
+    let config = GemmConfig::new(8, 8, 8)
+        .transposes(Transpose::Yes, Transpose::No)
+        .batch(2, 64, 64, 64);
+    (config, (vec![0.0; 128], vec![0.0; 128], vec![0.0; 128]))
 }
 
 /// `C = op(A)·op(B)` in f64, A and B as stored under the config's transposes.
@@ -484,19 +485,69 @@ fn every_layout_runs_in_f32_and_f64_through_a_transposing_copy() {
     }
 }
 
+/// bf16 and f16 N,T and T,T at an m (and ldc) off the 16-byte grid, which their kernels cannot
+/// store C at: `auto` copies B transposed and runs the N,N or T,N kernel, which can.
 #[test]
-fn tuned_is_refused_where_auto_is_with_the_same_reason() {
-    let config = GemmConfig::new(37, 8, 8)
-        .transposes(Transpose::No, Transpose::Yes)
-        .leading_dimensions(37, 8, 37);
-    let (a, b, mut c) = half_buffers(37, 8, 8);
+fn sixteen_bit_n_t_and_t_t_run_at_any_m_through_a_transposed_b() {
+    fn run<T: Element>(transa: Transpose) {
+        let (m, n, k) = (37, 40, 48);
+        let a_rows = if transa == Transpose::Yes { k } else { m };
+        let a_cols = if transa == Transpose::Yes { m } else { k };
+        let config = GemmConfig::new(m, n, k)
+            .transposes(transa, Transpose::Yes)
+            .leading_dimensions(a_rows, n + 3, m);
+        let a = matrix::<T>(a_rows as usize, a_cols as usize, 21);
+        let b = matrix::<T>((n + 3) as usize, k as usize, 22);
+        let mut c = vec![T::from_f64(0.0); (m * n) as usize];
+        let choice = Gemm::emulator()
+            .run(&config, &Algorithm::Auto(Math::Strict), &a, &b, &mut c)
+            .unwrap_or_else(|e| panic!("{transa:?},T: {e}"));
+        assert!(
+            choice.reason.contains("B copied transposed"),
+            "{}",
+            choice.reason
+        );
+        let error = relative_error(&c, &reference_with_transposes(&config, &a, &b));
+        assert!(
+            error < 1e-2,
+            "{transa:?},T ({}): error {error}",
+            choice.variant
+        );
+    }
+    for transa in [Transpose::No, Transpose::Yes] {
+        run::<bf16>(transa);
+        run::<f16>(transa);
+    }
+}
+
+#[test]
+fn tuned_runs_auto_s_choice_where_the_operands_are_copied_first() {
+    // A batch is refused by `Tuned` itself (it times one problem), and by `Auto` with its reason.
+    let (config, (a, b, mut c)) = transposed_batch();
     let e = refused(
         config,
         Algorithm::Tuned(Math::Strict),
         (&a, &b, &mut c),
-        "`tuned (strict)` cannot run this GEMM: auto: no kernel of the course computes op(A)=A, op(B)=Bᵀ (N,T)",
+        "`tuned (strict)` cannot run this GEMM: tuning times one problem",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
+    // f32 T,N: no kernel reads A as it lies, `auto` copies it transposed first, and `Tuned`
+    // runs auto's choice, as `Auto` does.
+    let config = GemmConfig::new(8, 8, 8).transposes(Transpose::Yes, Transpose::No);
+    let (a, b, mut c) = buffers(&config);
+    let gemm = Gemm::emulator();
+    let tuned = gemm
+        .run(&config, &Algorithm::Tuned(Math::Strict), &a, &b, &mut c)
+        .unwrap();
+    let auto = gemm
+        .run(&config, &Algorithm::Auto(Math::Strict), &a, &b, &mut c)
+        .unwrap();
+    assert_eq!(tuned.variant, auto.variant);
+    assert!(
+        tuned.reason.contains("A copied transposed"),
+        "{}",
+        tuned.reason
+    );
     // bf16 with a leading dimension that is not a 16-byte row: no kernel reads A as it lies,
     // `auto` copies it to aligned rows first, and `Tuned` runs auto's choice, as `Auto` does.
     let config = GemmConfig::new(7, 8, 8);

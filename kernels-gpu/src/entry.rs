@@ -416,6 +416,8 @@ mod hopper {
     gemm_wgmma_pingpong_c2_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_pingpong::PingPong<wgmma_cluster::SharedA<5, 2>>>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_split_k_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_split_k::SplitK<wgmma_16bit::Plain<4>>>, launch_bounds(384, 1);
     gemm_wgmma_split_k_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_split_k::SplitK<wgmma_16bit::Plain<4>>>, launch_bounds(384, 1);
+    gemm_transpose_bf16: bf16 + maps = transpose::transpose_half::<Bf16>;
+    gemm_transpose_f16: f16 + maps = transpose::transpose_half::<F16>;
     gemm_wgmma_split_k_reduce_bf16: bf16 + reduce = wgmma_split_k::reduce::<Bf16>;
     gemm_wgmma_split_k_reduce_f16: f16 + reduce = wgmma_split_k::reduce::<F16>;
     // The unfused epilogue: a kernel of its own over C after the GEMM (the fused one's baseline).

@@ -474,13 +474,16 @@ impl Variant {
             .chain(self.transposing_copies())
     }
 
-    /// The transposing copy ([`TRANSPOSE`]) that may run before this variant's f32 and f64
-    /// kernels of every architecture, on an operand stored transposed (the Hopper TF32 kernels
-    /// read it too, from the portable module, where it is built).
+    /// The transposing copy ([`TRANSPOSE`]) that may run before this variant's kernels on an
+    /// operand stored transposed: in f32 and f64 from the portable module, whatever the
+    /// kernel's (the Hopper TF32 kernels read it too), in bf16 and f16 from the sm_90a one.
     fn transposing_copies(&self) -> impl Iterator<Item = String> + '_ {
         self.dtypes
             .iter()
-            .filter(|d| matches!(d, Dtype::F32 | Dtype::F64) && self.target == Target::Portable)
+            .filter(|d| match self.target {
+                Target::Portable => matches!(d, Dtype::F32 | Dtype::F64),
+                Target::Sm90a => d.is_16bit(),
+            })
             .map(|d| format!("{TRANSPOSE}_{}", d.name()))
     }
 
@@ -1091,9 +1094,9 @@ pub const HALF_DTYPES: &[Dtype] = &[Dtype::Bf16, Dtype::F16];
 /// kernel of its own after a 16-bit GEMM ([`crate::variants::bias_activation`]).
 pub const UNFUSED_EPILOGUE: &str = "gemm_bias_activation";
 
-/// The transposing copy's entry point, before the dtype's suffix (f32 and f64, every
-/// architecture): an operand stored the other way round, copied so that an N,N kernel reads it
-/// ([`crate::variants::transpose`]).
+/// The transposing copy's entry point, before the dtype's suffix (f32 and f64 in every build,
+/// bf16 and f16 in sm_90a's): an operand stored the other way round, copied so that a kernel
+/// that reads it the other way reads it ([`crate::variants::transpose`]).
 pub const TRANSPOSE: &str = "gemm_transpose";
 
 /// The amax epilogue's last step, in the sm_90a build: a kernel of one thread after a 16-bit

@@ -64,10 +64,6 @@ impl Type {
         Type::F16,
     ];
 
-    fn is_16bit(self) -> bool {
-        matches!(self, Type::Bf16 | Type::F16)
-    }
-
     /// The largest error allowed, relative to `|α|·Σ|a·b| + |β·c|`: k + 2 roundings of the
     /// accumulation type, and for the types that round their inputs or C, those roundings.
     fn bound(self, k: u32) -> f64 {
@@ -85,14 +81,13 @@ impl Type {
     }
 }
 
-/// What cuBLAS computes and `auto` does not yet (issue 65): 16-bit N,T and T,T with m or ldc
-/// not a multiple of 8 (their kernels store C with the TMA engine, 16-byte rows).
-fn known_gap(t: Type, config: &GemmConfig) -> bool {
-    t.is_16bit()
-        && config.transb == Transpose::Yes
-        && (!config.m.is_multiple_of(8) || !config.ldc.is_multiple_of(8))
+/// What cuBLAS computes and `auto` does not yet, among the problems drawn here: nothing since
+/// 2026-12-07, when 16-bit N,T and T,T at an m or ldc off the 16-byte grid (their kernels store
+/// C with the TMA engine) started to run through a transposed copy of B. A gap found later goes
+/// here, with the issue that closes it.
+fn known_gap(_t: Type, _config: &GemmConfig) -> bool {
+    false
 }
-
 /// One problem drawn: its type, its configuration, and its seed for the inputs.
 fn draw_problem(draw: &mut Draw) -> (Type, GemmConfig) {
     let t = draw.pick(&Type::ALL);

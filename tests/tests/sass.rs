@@ -530,11 +530,18 @@ fn a_one_block_tile_queue_publishes_without_a_gpu_fence() {
     }
 }
 
-/// The transposing copy (`variants/transpose.rs`): each thread moves four elements in, through
-/// the padded tile, and four out, with one barrier between; no arithmetic, no local memory.
+/// The transposing copy (`variants/transpose.rs`), in every type it is built for: each thread
+/// moves four elements in, through the padded tile, and four out, with one barrier between; no
+/// arithmetic, no local memory.
 #[test]
 fn the_transposing_copy_moves_four_elements_a_thread_through_one_barrier() {
-    for (dtype, precision) in [("f32", Precision::F32), ("f64", Precision::F64)] {
+    let types = [
+        ("f32", Precision::F32),
+        ("f64", Precision::F64),
+        ("bf16", Precision::F32),
+        ("f16", Precision::F32),
+    ];
+    for (dtype, precision) in types {
         let f = function(&format!("{}_{dtype}", kernels_gpu::registry::TRANSPOSE));
         let all = Mix::of(&f.instructions, precision);
         let counts = [

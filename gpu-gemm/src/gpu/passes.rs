@@ -153,6 +153,12 @@ impl OperandCopy<'_> {
                     launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
                         rows, cols, 0u32, 0f64, from, ld_from, from, ld_from, 0f64, to, ld_to
                     ))
+                } else if element_bytes == 2 {
+                    // The 16-bit kernels' signature: no maps, epilogue, batch or groups read.
+                    launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                        rows, cols, 0u32, 0f32, from, ld_from, from, ld_from, 0f32, to, ld_to,
+                        0u64, 0u64, 0u32, 0u64, 1u32, 0u64, 0u32, 0u32, 0u64
+                    ))
                 } else {
                     launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
                         rows, cols, 0u32, 0f32, from, ld_from, from, ld_from, 0f32, to, ld_to

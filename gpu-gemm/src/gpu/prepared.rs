@@ -726,7 +726,13 @@ impl Gpu {
                     let transpose = if pitch.transposed {
                         let entry =
                             format!("{}_{}", kernels_gpu::registry::TRANSPOSE, p.dtype.name());
-                        Some(self.function(&entry, Target::Portable)?)
+                        // With the 16-bit kernels in their build; f32's and f64's in every one.
+                        let build = if p.dtype.is_16bit() {
+                            Target::Sm90a
+                        } else {
+                            Target::Portable
+                        };
+                        Some(self.function(&entry, build)?)
                     } else {
                         None
                     };

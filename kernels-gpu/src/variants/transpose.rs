@@ -23,6 +23,8 @@
 use crate::device::Shared;
 use crate::device::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y, Real};
 use crate::gemm::{blocks_for, GemmArgs, Geometry};
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+use crate::{device::half::Half, device::tma::TensorMap, gemm::HalfGemmArgs};
 
 /// A block's tile: `TILE × TILE` elements.
 pub const TILE: u32 = 32;
@@ -31,12 +33,13 @@ const PASS: u32 = 8;
 /// A tile row in shared memory: one element of padding.
 const STRIDE: u32 = TILE + 1;
 
-/// One block per 32 × 32 tile of the source (`rows × cols`).
+/// One block per 32 × 32 tile of the source (`rows × cols`). A 16-bit element crosses the tile
+/// in a 32-bit word ([`transpose_half`]).
 pub fn geometry(rows: u32, cols: u32, element_bytes: u32) -> Geometry {
     Geometry {
         grid: (blocks_for(rows, TILE), blocks_for(cols, TILE)),
         block: (TILE, PASS),
-        shared_bytes: TILE * STRIDE * element_bytes,
+        shared_bytes: TILE * STRIDE * element_bytes.max(4),
     }
 }
 
@@ -73,3 +76,36 @@ pub unsafe fn transpose<T: Real>(args: GemmArgs<T>) {
     }
 }
 // ANCHOR_END: core_loop
+
+/// The same copy in bf16 and f16, built with their kernels (sm_90a): the elements move as
+/// their 16 bits, each in a 32-bit word of the tile (the shared-memory views hold f32 and f64),
+/// so no value is rounded or read as a number on the way. The 16-bit kernels' signature, whose
+/// maps, epilogue and batch the copy does not read.
+///
+/// # Safety
+/// As [`transpose`].
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+#[inline(always)]
+pub unsafe fn transpose_half<H: Half>(args: HalfGemmArgs<H>, _maps: *const TensorMap) {
+    let tile = Shared::<f32>::at(0, TILE * STRIDE);
+    let (tx, ty) = (thread_idx_x(), thread_idx_y());
+    let (row0, col0) = (block_idx_x() * TILE, block_idx_y() * TILE);
+    for pass in 0..TILE / PASS {
+        let j = ty + pass * PASS;
+        let (row, col) = (row0 + tx, col0 + j);
+        if row < args.m && col < args.n {
+            let at = row as usize + col as usize * args.lda as usize;
+            let bits = unsafe { args.a.load_bits(at) };
+            tile.store(j * STRIDE + tx, f32::from_bits(u32::from(bits)));
+        }
+    }
+    sync_threads();
+    for pass in 0..TILE / PASS {
+        let j = ty + pass * PASS;
+        let (row, col) = (col0 + tx, row0 + j);
+        if row < args.n && col < args.m {
+            let bits = tile.load(tx * STRIDE + j).to_bits() as u16;
+            unsafe { args.c.store_bits(args.c_at(row, col), bits) }
+        }
+    }
+}
