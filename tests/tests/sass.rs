@@ -554,5 +554,13 @@ fn the_transposing_copy_moves_four_elements_a_thread_through_one_barrier() {
             all.count(Class::LocalMemory),
         ];
         assert_eq!(counts, [4, 4, 1, 4, 4, 0, 0], "{dtype}: {:?}", all.opcodes);
+        // The 16-bit copy rounds its f32 back with F2FP (exact for a value of the type). An
+        // F2I here is ptxas converting a float it was given as bits: the first version's bug,
+        // which wrote zeros on the H100 and passed the emulator.
+        assert!(
+            !all.opcodes.keys().any(|o| o.starts_with("F2I")),
+            "{dtype}: a float-to-integer conversion in the copy: {:?}",
+            all.opcodes
+        );
     }
 }

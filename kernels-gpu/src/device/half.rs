@@ -96,15 +96,6 @@ impl<H: Half> GlobalHalf<H> {
         self.ptr
     }
 
-    /// Element `i`'s 16 bits, as stored (the transposing copy moves bits).
-    ///
-    /// # Safety
-    /// `i` must be inside the allocation.
-    #[inline(always)]
-    pub unsafe fn load_bits(self, i: usize) -> u16 {
-        unsafe { backend::ld_global_b16(self.ptr.wrapping_add(i).cast()) }
-    }
-
     /// Element `i`'s f32 value (a fused epilogue's bias).
     ///
     /// # Safety

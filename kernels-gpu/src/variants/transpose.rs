@@ -34,7 +34,7 @@ const PASS: u32 = 8;
 const STRIDE: u32 = TILE + 1;
 
 /// One block per 32 × 32 tile of the source (`rows × cols`). A 16-bit element crosses the tile
-/// in a 32-bit word ([`transpose_half`]).
+/// as an f32 ([`transpose_half`]).
 pub fn geometry(rows: u32, cols: u32, element_bytes: u32) -> Geometry {
     Geometry {
         grid: (blocks_for(rows, TILE), blocks_for(cols, TILE)),
@@ -77,10 +77,16 @@ pub unsafe fn transpose<T: Real>(args: GemmArgs<T>) {
 }
 // ANCHOR_END: core_loop
 
-/// The same copy in bf16 and f16, built with their kernels (sm_90a): the elements move as
-/// their 16 bits, each in a 32-bit word of the tile (the shared-memory views hold f32 and f64),
-/// so no value is rounded or read as a number on the way. The 16-bit kernels' signature, whose
-/// maps, epilogue and batch the copy does not read.
+/// The same copy in bf16 and f16, built with their kernels (sm_90a). Each element crosses the
+/// tile as its f32 value, widened exactly and rounded back exactly (every bf16 and f16 value,
+/// subnormals included, is an f32, and the conversions do not flush them); a NaN stays a NaN.
+/// The 16-bit kernels' signature, whose maps, epilogue and batch the copy does not read.
+///
+/// The first version moved the 16 bits themselves, as the low half of an f32 word
+/// (`f32::from_bits`), and passed the emulator. On the H100 it wrote zeros: the PTX stored the
+/// word loaded by `ld.shared.f32` with `st.global.b16`, and ptxas read that as a conversion of
+/// the float (`F2I.U16.TRUNC` in the SASS), which truncates a tiny subnormal to 0. The emulator
+/// runs the Rust, in which the word is bits; only the GPU showed what ptxas made of the PTX.
 ///
 /// # Safety
 /// As [`transpose`].
@@ -95,8 +101,7 @@ pub unsafe fn transpose_half<H: Half>(args: HalfGemmArgs<H>, _maps: *const Tenso
         let (row, col) = (row0 + tx, col0 + j);
         if row < args.m && col < args.n {
             let at = row as usize + col as usize * args.lda as usize;
-            let bits = unsafe { args.a.load_bits(at) };
-            tile.store(j * STRIDE + tx, f32::from_bits(u32::from(bits)));
+            tile.store(j * STRIDE + tx, unsafe { args.a.load(at) });
         }
     }
     sync_threads();
@@ -104,8 +109,10 @@ pub unsafe fn transpose_half<H: Half>(args: HalfGemmArgs<H>, _maps: *const Tenso
         let j = ty + pass * PASS;
         let (row, col) = (col0 + tx, row0 + j);
         if row < args.n && col < args.m {
-            let bits = tile.load(tx * STRIDE + j).to_bits() as u16;
-            unsafe { args.c.store_bits(args.c_at(row, col), bits) }
+            unsafe {
+                args.c
+                    .store(args.c_at(row, col), tile.load(tx * STRIDE + j))
+            }
         }
     }
 }
