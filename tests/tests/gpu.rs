@@ -7,9 +7,9 @@
 //! 1×1×1 with lda = ldb = 8; in every dtype each variant has (f32, f64, bf16, f16),
 //! against the f64 reference; a dtype a variant lacks must be refused. Skips, saying so, where
 //! there is no CUDA driver or device.
-use gpu_gemm::problem::{Init, Problem, Transposes};
+use gpu_gemm::problem::{Init, Problem, Transpose, Transposes};
 use gpu_gemm::registry::{self, Variant};
-use gpu_gemm::run::{execute_many, Backend, Clock, Timing};
+use gpu_gemm::run::{execute, execute_many, Backend, Clock, Timing};
 use kernels_gpu::fused::Epilogue;
 use kernels_gpu::gemm::Dtype;
 use kernels_gpu::registry::Shape;
@@ -223,6 +223,68 @@ fn every_variant_matches_the_reference_on_the_gpu() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// `auto` in every layout and type on the GPU, at shapes where no kernel reads a transposed
+/// operand as it lies (f32, f64, TF32) or stores C (16-bit N,T and T,T at m = 37): the
+/// transposing copies run before the kernel, and the result must pass the pipeline's check.
+/// (The 16-bit copy's first version passed the emulator and wrote zeros on the H100.)
+#[test]
+fn auto_computes_every_layout_through_its_copies_on_the_gpu() {
+    let _one_at_a_time = one_gpu_test_at_a_time();
+    let Some(backend) = gpu_or_skip("tests/tests/conformance.rs runs the same on the emulator")
+    else {
+        return;
+    };
+    let mut failures = Vec::new();
+    for (dtype, math) in [
+        (Dtype::F32, gpu_gemm::Math::Strict),
+        (Dtype::F32, gpu_gemm::Math::Tf32),
+        (Dtype::F64, gpu_gemm::Math::Strict),
+        (Dtype::Bf16, gpu_gemm::Math::Strict),
+        (Dtype::F16, gpu_gemm::Math::Strict),
+    ] {
+        for transposes in Transposes::ALL {
+            let (m, n, k) = (37, 200, 72);
+            let (lda, ldb) = match (transposes.transa, transposes.transb) {
+                (Transpose::No, Transpose::No) => (m, k),
+                (Transpose::Yes, Transpose::No) => (k, k),
+                (Transpose::No, Transpose::Yes) => (m, n),
+                (Transpose::Yes, Transpose::Yes) => (k, n),
+            };
+            let p = Problem {
+                shape: Shape {
+                    m,
+                    n,
+                    k,
+                    lda,
+                    ldb,
+                    ldc: m,
+                },
+                transposes,
+                dtype,
+                alpha: 1.5,
+                beta: -0.5,
+                init: Init::Random,
+                seed: 7,
+                epilogue: kernels_gpu::fused::Epilogue::NONE,
+                batch: kernels_gpu::gemm::Batch::ONE,
+                groups: kernels_gpu::gemm::GroupLayout::None,
+            };
+            let what = format!(
+                "auto {} {} {}",
+                math.name(),
+                dtype.name(),
+                transposes.letters()
+            );
+            match execute(&backend, Variant::Auto(math), None, &p, Timing::CHECK_ONCE) {
+                Ok(r) if r.passed() => {}
+                Ok(r) => failures.push(format!("{what}: {}", r.check.unwrap().summary())),
+                Err(e) => failures.push(format!("{what}: {e:#}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// Whether the kernel `auto` chooses for a problem rejects its shape.
