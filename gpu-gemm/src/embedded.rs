@@ -44,11 +44,6 @@ impl Module {
     pub fn has_sass(&self) -> bool {
         self.sass.is_some()
     }
-
-    /// Bytes the module takes in the binary (deflated PTX and SASS).
-    pub fn shipped_bytes(&self) -> usize {
-        self.ptx.map_or(0, <[u8]>::len) + self.sass.map_or(0, <[u8]>::len)
-    }
 }
 
 /// The module built for `arch`.
