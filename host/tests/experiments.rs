@@ -572,3 +572,33 @@ fn shapes_in_e4m3_run_the_fp8_pipeline_in_tn_and_refuse_nn() {
     let e = experiments::run_with_command_line(&experiment, line.into()).unwrap_err();
     assert!(e.to_string().contains("drop --layout nn"), "{e}");
 }
+
+#[test]
+fn random_shapes_run_every_layout_with_padded_leading_dimensions_and_pass() {
+    let dir = TempDir::new("shapes-random");
+    assert!(run("shapes --random 8 --dtype f16 --seed 5", &dir.0));
+    let (header, rows) = read_csv(&dir.0.join("random-f16.csv"));
+    assert_eq!(rows.len(), 8, "one row per drawn shape");
+    for r in &rows {
+        assert!(r[column(&header, "check")].starts_with("pass"), "{r:?}");
+        assert!(
+            !r[column(&header, "auto chose")].starts_with("error"),
+            "{r:?}"
+        );
+    }
+    // The same seed draws the same shapes; the summary has a row per layout.
+    let dir_again = TempDir::new("shapes-random-again");
+    assert!(run("shapes --random 8 --dtype f16 --seed 5", &dir_again.0));
+    let shapes = |dir: &Path| {
+        let (header, rows) = read_csv(&dir.join("random-f16.csv"));
+        let at = column(&header, "m×n×k");
+        rows.iter().map(|r| r[at].clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(shapes(&dir.0), shapes(&dir_again.0));
+    let (_, summary) = read_csv(&dir.0.join("random-f16-summary.csv"));
+    let names: Vec<&str> = summary.iter().map(|r| r[0].as_str()).collect();
+    for layout in ["all", "NN", "TN", "NT", "TT"] {
+        assert!(names.contains(&layout), "{names:?}");
+    }
+    assert!(read_page(&dir.0).contains("8 of 8 random shapes ran through auto"));
+}

@@ -450,6 +450,39 @@ for step in "$@"; do
         $host experiment shapes --dtype $dtype --no-check --out "$OUT/results/shapes-$dtype" ${SHAPES_ARGS:-} > "$OUT/shapes-$dtype.log" 2>&1
         echo "shapes $dtype: exit $?"; grep -A14 '^### Summary' "$OUT/shapes-$dtype.log" | grep '^|' | head -14
       done ;;
+    random)
+      # `host experiment shapes --random` for each of RANDOM_DTYPES (RANDOM_COUNT shapes of
+      # RANDOM_SEED, checked): pages into $OUT/results/random-<dtype>, the summary and the worst.
+      for dtype in ${RANDOM_DTYPES:-bf16 f16}; do
+        $host experiment shapes --dtype $dtype --random ${RANDOM_COUNT:-200} --seed ${RANDOM_SEED:-1} --out "$OUT/results/random-$dtype" ${RANDOM_ARGS:-} > "$OUT/random-$dtype.log" 2>&1
+        echo "random $dtype: exit $?"; grep -E '^\*\*auto in' "$OUT/results/random-$dtype/README.md" | head -1
+        grep -A9 '^## Per layout' "$OUT/results/random-$dtype/README.md" | grep '^|'
+        grep -A13 '^## The 10 slowest' "$OUT/results/random-$dtype/README.md" | grep '^|'
+      done ;;
+    offgrid)
+      # The table of sizes off the 128-grid that the suite never measured (bf16, checked).
+      for spec in "n 3000 3000 3000" "n 5000 7000 3000" "t 5000 7000 3000" "n 6000 3000 5000" "t 6000 3000 5000" "n 5120 7168 3000" "t 5120 7168 3000" "n 1024 1024 8192" "t 1024 1024 8192" "n 11008 2000 4096" "t 2112 4096 7168"; do
+        set -- $spec
+        $host --variant auto --dtype ${OFFGRID_DTYPE:-bf16} --transa $1 --m $2 --n $3 --k $4 --compare cublas 2>&1 | tee -a "$OUT/offgrid.log" | grep -E '^\| [a-z]|rror|FAIL' | grep -v '^| variant' | sed "s/^/$1n $2x$3x$4 /"
+      done ;;
+    copies-probe)
+      # What auto's operand copies cost (bf16): each shape with tight (unaligned) leading
+      # dimensions, where auto copies A and B first, beside the same shape with A's and B's
+      # rounded up to 8 elements (no copy), and the kernel alone on the aligned operands.
+      for spec in ${COPIES_SHAPES:-"t n 3630 286 8260" "n t 298 301 2831" "n n 477 5827 341" "n n 454 433 8559" "n t 2148 3607 298" "t n 12184 1282 7098" "n n 6633 7888 2445"}; do
+        set -- $spec
+        ra=$3; [ $1 = t ] && ra=$5; rb=$5; [ $2 = t ] && rb=$4
+        up() { echo $(( ($1 + 7) / 8 * 8 )); }
+        base="--dtype bf16 --transa $1 --transb $2 --m $3 --n $4 --k $5 --no-check --iters 20"
+        for lds in "" "--lda $(up $ra) --ldb $(up $rb)"; do
+          $host --variant auto $base $lds --compare cublas 2>&1 | tee -a "$OUT/copies-probe.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant' | sed "s/^/$1$2 $3x$4x$5 ${lds:-tight} /"
+        done
+      done ;;
+    layouts16)
+      # The 16-bit N,T and T,T at an m that no kernel stores (B copied transposed), checked.
+      for dtype in bf16 f16; do for t in "--transb t" "--transa t --transb t"; do
+        $host --variant auto --dtype $dtype $t --m 4093 --n 4096 --k 4096 --compare cublas 2>&1 | tee -a "$OUT/layouts16.log" | grep -E '^\| [a-z]|rror|FAIL' | grep -v '^| variant' | sed "s/^/$dtype $t /"
+      done; done ;;
     squares-probe)
       # The squares of suite 3 (N,N): chapter 3's best beside chapter 5's, and cuBLAS.
       for mnk in "1024 1024 1024" "2048 2048 2048" "4096 4096 4096" "8192 8192 8192" "8192 8192 1024" "1024 1024 8192" "8192 256 8192"; do

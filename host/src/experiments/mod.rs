@@ -30,6 +30,7 @@ pub mod parallel;
 pub mod precision;
 pub mod progress;
 pub mod progression;
+pub mod random_shapes;
 pub mod shapes;
 pub mod sweeps;
 pub mod table;
@@ -68,7 +69,8 @@ pub enum Experiment {
     #[command(name = "auto")]
     Auto(auto::Args),
     /// The shapes real models run (DeepGEMM's dense set, Llama-3 8B and 70B, the squares): auto
-    /// beside cuBLAS (cuBLASLt in e4m3), and the memory bandwidth decode shapes reach
+    /// beside cuBLAS (cuBLASLt in e4m3), and the memory bandwidth decode shapes reach; or, with
+    /// --random N, N shapes drawn from a seed in every layout
     #[command(name = "shapes")]
     Shapes(shapes::Args),
     /// The tensor-parallel page from the runs `host --parallel … --json` saved (no GPU needed)
@@ -113,6 +115,7 @@ impl Experiment {
             Experiment::Cg(_) => cg::ID,
             Experiment::Hopper(_) => hopper::ID,
             Experiment::Auto(_) => auto::ID,
+            Experiment::Shapes(a) if a.random.is_some() => a.dtype.random_id(),
             Experiment::Shapes(a) => a.dtype.id(),
             Experiment::Parallel(_) => parallel::ID,
             Experiment::All(_) => "all",

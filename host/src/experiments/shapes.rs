@@ -72,6 +72,16 @@ impl ShapesDtype {
         }
     }
 
+    /// The results folder of `--random`: `results/random-bf16` by default.
+    pub fn random_id(self) -> &'static str {
+        match self {
+            ShapesDtype::Bf16 => "random-bf16",
+            ShapesDtype::F16 => "random-f16",
+            ShapesDtype::E4m3 => "random-e4m3",
+            ShapesDtype::Tf32 => "random-tf32",
+        }
+    }
+
     /// The results folder: `results/shapes-bf16` by default.
     pub fn id(self) -> &'static str {
         match self {
@@ -110,7 +120,7 @@ impl ShapesDtype {
     }
 
     /// The yardstick in a chart's legend.
-    fn yardstick_short(self) -> &'static str {
+    pub fn yardstick_short(self) -> &'static str {
         match self {
             ShapesDtype::E4m3 => "cuBLASLt",
             ShapesDtype::Tf32 => "cuBLAS TF32",
@@ -161,6 +171,12 @@ pub struct Args {
     /// Skip the check against the f64 reference (times only)
     #[arg(long)]
     pub no_check: bool,
+    /// Instead of the suites, N shapes drawn with --seed: m, n, k log-uniform in [256, 16384]
+    /// (in [4, 256] on the emulator), the four layouts (e4m3: T,N), leading dimensions packed
+    /// or padded by 1–8 elements
+    #[arg(long, value_name = "N", value_parser = crate::args::positive_count,
+          conflicts_with_all = ["suite", "layout", "variant"])]
+    pub random: Option<usize>,
 }
 
 /// One shape of the suite, as its source writes it.
@@ -479,6 +495,9 @@ fn variants(names: &[String], dtype: ShapesDtype) -> Result<Vec<(Variant, Option
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     let dtype = args.dtype;
+    if let Some(count) = args.random {
+        return super::random_shapes::run(ctx, dtype, count, !args.no_check);
+    }
     if dtype == ShapesDtype::E4m3 && args.layout == LayoutArg::Nn {
         bail!("e4m3 is computed T,N only (FP8 wgmma reads both operands along k, as cuBLASLt does): drop --layout nn");
     }
