@@ -1,12 +1,13 @@
 //! Every command the documents name exists (once a script pointed at a `cargo xtask
 //! gpu-bundle` that did not exist).
 //!
-//! Scans README.md, docs/*.md, xtask/scripts/* and `host --help`'s examples for `cargo xtask
-//! CMD …`, `cargo run … -p host -- ARGS`, and `host ARGS` (also `target/release/host`,
-//! `.gpu/host`, the scripts' `$host`) where ARGS start with an option or `experiment`. Against the
-//! clap definitions of both programs, each one's subcommand must exist, each `--option` must be
-//! one that subcommand takes, each variant named by `--variant` must be registered, and a command
-//! with no placeholder in it (`NAME`, `[--size N]`, `…`, `$size`) must parse as written.
+//! Scans README.md, docs/*.md, docs/perf-notes/*.md, xtask/scripts/* and `host --help`'s
+//! examples for `cargo xtask CMD …`, `cargo run … -p host -- ARGS`, and `host ARGS` (also
+//! `target/release/host`, `.gpu/host`, the scripts' `$host`) where ARGS start with an option or
+//! `experiment`. Against the clap definitions of both programs, each one's subcommand must exist,
+//! each `--option` must be one that subcommand takes, each variant named by `--variant` must be
+//! registered, and a command with no placeholder in it (`NAME`, `[--size N]`, `…`, `$size`) must
+//! parse as written.
 use clap::CommandFactory;
 use std::path::PathBuf;
 
@@ -27,12 +28,19 @@ fn root() -> PathBuf {
     ptx_builder::workspace_root()
 }
 
-/// The documents: README.md, docs/*.md, the book's hand-written pages (docs/book/, its
-/// chapters' notes and exercises in docs/book/chapters/) and xtask/scripts/*.
+/// The documents: README.md, docs/*.md, the performance notes by chapter (docs/perf-notes/), the
+/// book's hand-written pages (docs/book/, its chapters' notes and exercises in
+/// docs/book/chapters/) and xtask/scripts/*.
 fn documents() -> Vec<PathBuf> {
     let root = root();
     let mut files = vec![root.join("README.md")];
-    for dir in ["docs", "docs/book", "docs/book/chapters", "xtask/scripts"] {
+    for dir in [
+        "docs",
+        "docs/perf-notes",
+        "docs/book",
+        "docs/book/chapters",
+        "xtask/scripts",
+    ] {
         let mut in_dir: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
             .unwrap()
             .flatten()

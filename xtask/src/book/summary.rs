@@ -22,6 +22,41 @@ pub const APPENDICES: &[(&str, &str, &str)] = &[
         "Performance notes: what was tried",
     ),
     (
+        "docs/perf-notes/cuda-cores.md",
+        "perf-notes-cuda-cores",
+        "Performance notes: the CUDA cores",
+    ),
+    (
+        "docs/perf-notes/tensor-cores-mma.md",
+        "perf-notes-tensor-cores-mma",
+        "Performance notes: tensor cores, chapter 1 (`mma.sync`)",
+    ),
+    (
+        "docs/perf-notes/hopper-tf32.md",
+        "perf-notes-hopper-tf32",
+        "Performance notes: tensor cores, chapter 2 (Hopper's TMA and `wgmma`, TF32)",
+    ),
+    (
+        "docs/perf-notes/hopper-16bit.md",
+        "perf-notes-hopper-16bit",
+        "Performance notes: tensor cores, chapter 3 (BF16 and FP16 on the Hopper skeleton)",
+    ),
+    (
+        "docs/perf-notes/fp8.md",
+        "perf-notes-fp8",
+        "Performance notes: tensor cores, chapter 4 (FP8)",
+    ),
+    (
+        "docs/perf-notes/shapes-and-decode.md",
+        "perf-notes-shapes-and-decode",
+        "Performance notes: tensor cores, chapter 5 (the shapes models run, and decode)",
+    ),
+    (
+        "docs/perf-notes/library-and-house.md",
+        "perf-notes-library-and-house",
+        "Performance notes: the library, across GPUs, CI and a program's size",
+    ),
+    (
         "docs/results-history.md",
         "results-history",
         "Results, run by run",
