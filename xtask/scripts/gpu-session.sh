@@ -451,7 +451,7 @@ for step in "$@"; do
         echo "shapes $dtype: exit $?"; grep -A14 '^### Summary' "$OUT/shapes-$dtype.log" | grep '^|' | head -14
       done ;;
     random)
-      # `host experiment shapes --random` for each of RANDOM_DTYPES (RANDOM_COUNT shapes of
+      # `host experiment shapes --random N` for each of RANDOM_DTYPES (RANDOM_COUNT shapes of
       # RANDOM_SEED, checked): pages into $OUT/results/random-<dtype>, the summary and the worst.
       for dtype in ${RANDOM_DTYPES:-bf16 f16}; do
         $host experiment shapes --dtype $dtype --random ${RANDOM_COUNT:-200} --seed ${RANDOM_SEED:-1} --out "$OUT/results/random-$dtype" ${RANDOM_ARGS:-} > "$OUT/random-$dtype.log" 2>&1
@@ -459,6 +459,12 @@ for step in "$@"; do
         grep -A9 '^## Per layout' "$OUT/results/random-$dtype/README.md" | grep '^|'
         grep -A13 '^## The 10 slowest' "$OUT/results/random-$dtype/README.md" | grep '^|'
       done ;;
+    tma-layer-stride)
+      # What the driver and the TMA engine make of a layer stride of 0 (a broadcast member) or
+      # one smaller than a matrix: the emulator's rule comes from this table.
+      src=$(dirname "$0")/probes/tma_layer_stride.cu; [ -f "$src" ] || src=xtask/scripts/probes/tma_layer_stride.cu
+      nvcc -arch=sm_90a -std=c++17 -o "$OUT/tma_layer_stride" "$src" -lcuda 2>&1 | tail -5
+      "$OUT/tma_layer_stride" 2>&1 | tee "$OUT/tma-layer-stride.log" ;;
     offgrid)
       # The table of sizes off the 128-grid that the suite never measured (bf16, checked).
       for spec in "n 3000 3000 3000" "n 5000 7000 3000" "t 5000 7000 3000" "n 6000 3000 5000" "t 6000 3000 5000" "n 5120 7168 3000" "t 5120 7168 3000" "n 1024 1024 8192" "t 1024 1024 8192" "n 11008 2000 4096" "t 2112 4096 7168"; do

@@ -226,7 +226,8 @@ pub struct TensorMapSpec {
     /// Bytes from one element of dimension 1 to the next (the leading dimension × element size).
     pub row_stride_bytes: u64,
     /// Layers (members of a batch; 1 for a single matrix) and the bytes from one to the next
-    /// (the batch stride × element size), at least a whole matrix: members do not overlap.
+    /// (the batch stride × element size): 0 for one matrix every layer reads, less than a
+    /// matrix for layers that overlap (A and B only).
     pub layers: u64,
     pub layer_stride_bytes: u64,
     /// The box: elements per dimension, innermost first.
@@ -268,13 +269,13 @@ impl TensorMapSpec {
         if s.layers == 0 || s.layers > 1 << 32 {
             return Err(format!("{} layers: there must be 1 to 2^32", s.layers));
         }
-        let matrix_bytes = s.row_stride_bytes * s.dims[1];
-        if !s.layer_stride_bytes.is_multiple_of(16)
-            || s.layer_stride_bytes >= 1 << 40
-            || s.layer_stride_bytes < matrix_bytes
-        {
+        // Layers may overlap, 0 apart included: the driver encodes such a map and the engine
+        // loads `base + layer · stride` (measured on the H100:
+        // `xtask/scripts/probes/tma_layer_stride.cu`). A batch's C may not overlap, which
+        // `Problem::validate` refuses before any map is made.
+        if !s.layer_stride_bytes.is_multiple_of(16) || s.layer_stride_bytes >= 1 << 40 {
             return Err(format!(
-                "a layer stride of {} bytes: the driver wants a multiple of 16 below 2^40, and the course at least one matrix ({matrix_bytes} bytes) so that members do not overlap",
+                "a layer stride of {} bytes: the driver wants a multiple of 16 below 2^40",
                 s.layer_stride_bytes
             ));
         }
