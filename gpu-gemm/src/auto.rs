@@ -168,10 +168,9 @@ pub fn fits(v: &Variant, p: &Problem, math: Math, arch: Option<u32>) -> bool {
                 && v.transposes().contains(&p.transposes)
                 && is_candidate(v, p.dtype, math)
                 && runs_on(v, arch)
-                && (!p.batch.is_batched() || v.runs_batched(p.dtype, p.transposes))
-                // A TMA kernel steps between members by whole 16 bytes: in f32 the grid-batched
-                // kernels take any stride.
-                && (k.tma.is_none() || p.batch_stride_off_tma().is_none())
+                // A batch as `plan` checks it: a form of the kernel that walks members, strides
+                // a TMA kernel can step by (whole 16 bytes, members apart).
+                && crate::run::check_batch(*v, p).is_ok()
                 && (p.groups == GroupLayout::None || v.runs_grouped(p.dtype, p.transposes, None))
         }
         _ => false,
@@ -471,24 +470,26 @@ fn static_batch_rule(p: &Problem) -> (&'static str, u32, &'static str) {
 
 /// The problem with A's and B's leading dimensions padded so that each column starts 16 bytes
 /// after the last (the TMA engine's rule), and the copies that make them; `None` when both are
-/// aligned already. C is left as it is: the kernels that cannot store it (the TMA store's
-/// `ldc`) have others beside them that can.
+/// aligned already. In a strided batch each member is copied, and so is an operand whose
+/// members do not start 16 bytes apart: the kernels read the members as the layers of a
+/// tensor map. A matrix that every member shares (a stride of 0) is copied once, and read
+/// shared (a map's layers may overlap). C is left as
+/// it is: the kernels that cannot store it (the TMA store's `ldc`) have others beside them that
+/// can.
 pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)> {
     use crate::launch::{Copies, Pitch};
     let bytes = p.dtype.bytes();
-    let pitch = |(rows, cols): (u32, u32), ld: u32| {
+    let batch = p.batch;
+    let pitch = |(rows, cols): (u32, u32), ld: u32, stride: u64| {
         let to = crate::problem::pitched_ld(rows, bytes, 16).ok()?;
-        (!(ld * bytes).is_multiple_of(16)).then_some(Pitch {
-            rows,
-            cols,
-            from: ld,
-            to,
-            transposed: false,
-        })
+        let unaligned = !(ld * bytes).is_multiple_of(16);
+        let off_16_bytes = batch.is_batched() && !(stride * bytes as u64).is_multiple_of(16);
+        (unaligned || off_16_bytes)
+            .then(|| Pitch::single(rows, cols, ld, to, false).for_members(batch.count, stride))
     };
     let copies = Copies {
-        a: pitch(p.stored_a(), p.shape.lda),
-        b: pitch(p.stored_b(), p.shape.ldb),
+        a: pitch(p.stored_a(), p.shape.lda, batch.stride_a),
+        b: pitch(p.stored_b(), p.shape.ldb, batch.stride_b),
     };
     if copies.a.is_none() && copies.b.is_none() {
         return None;
@@ -501,18 +502,23 @@ pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)>
 /// make them; `None` when none of them is transposed. One pass over the operand at copy speed,
 /// against the GEMM's k passes: for the types whose kernels read only N,N (f32, f64 and TF32)
 /// both operands, for a 16-bit B whose layout's kernels cannot store C (see [`choose_from`]).
+/// In a strided batch each member is copied; a matrix every member shares (stride 0) once.
 pub fn normal_operands(
     p: &Problem,
     which: (bool, bool),
 ) -> Option<(Problem, crate::launch::Copies)> {
     use crate::launch::Copies;
     let t = p.transposes;
+    let count = p.batch.count;
+    let copy = |stored, ld, stride| {
+        transposed_copy(stored, ld, p.dtype).map(|c| c.for_members(count, stride))
+    };
     let copies = Copies {
         a: (which.0 && t.transa == Transpose::Yes)
-            .then(|| transposed_copy(p.stored_a(), p.shape.lda, p.dtype))
+            .then(|| copy(p.stored_a(), p.shape.lda, p.batch.stride_a))
             .flatten(),
         b: (which.1 && t.transb == Transpose::Yes)
-            .then(|| transposed_copy(p.stored_b(), p.shape.ldb, p.dtype))
+            .then(|| copy(p.stored_b(), p.shape.ldb, p.batch.stride_b))
             .flatten(),
     };
     if copies.a.is_none() && copies.b.is_none() {
@@ -529,13 +535,7 @@ fn transposed_copy(
     dtype: Dtype,
 ) -> Option<crate::launch::Pitch> {
     let to = crate::problem::pitched_ld(cols, dtype.bytes(), 16).ok()?;
-    Some(crate::launch::Pitch {
-        rows,
-        cols,
-        from: ld,
-        to,
-        transposed: true,
-    })
+    Some(crate::launch::Pitch::single(rows, cols, ld, to, true))
 }
 
 /// What `auto` runs for a problem.
@@ -673,11 +673,13 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
     // In 16 bits N,T and T,T store C with the TMA engine, whose rows must start 16 bytes apart:
     // at an m or ldc off that grid no kernel of those layouts runs, where N,N and T,N store C
     // as they go. B is copied transposed first (and A aligned if it needs it), and the choice
-    // is the N,N or T,N problem's.
+    // is the N,N or T,N problem's. A batch's kernel that stores C as it goes reads N,N only:
+    // there A is turned too.
+    let batched = p.batch.is_batched();
     if dtype.is_16bit()
-        && p.transposes.transb == Transpose::Yes
-        && !p.batch.is_batched()
         && p.groups == GroupLayout::None
+        && (p.transposes.transb == Transpose::Yes
+            || (batched && p.transposes.transa == Transpose::Yes))
     {
         let aligned = aligned_operands(p);
         let base = aligned.map_or(*p, |(q, _)| q);
@@ -685,10 +687,11 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
             .into_iter()
             .any(|v| self::fits(&v, &base, math, arch));
         if !runs {
-            if let Some((_, transposed)) = normal_operands(p, (false, true)) {
+            if let Some((_, transposed)) = normal_operands(p, (batched, true)) {
+                let aligned = aligned.map(|(_, c)| c);
                 let copies = crate::launch::Copies {
-                    a: aligned.and_then(|(_, c)| c.a),
-                    b: transposed.b,
+                    a: transposed.a.or(aligned.and_then(|c| c.a)),
+                    b: transposed.b.or(aligned.and_then(|c| c.b)),
                 };
                 let choice = choose_from(rows, &copies.problem_reading_them(p), math, arch)?;
                 return Ok(Choice {
@@ -699,17 +702,11 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
         }
     }
     // In 16 bits every kernel is fed by the TMA engine, which cannot describe a row stride that
-    // is not a multiple of 16 bytes: such an A or B is copied first into an aligned workspace
-    // (one pass over it, against the GEMM's k), and the choice is the aligned problem's.
+    // is not a multiple of 16 bytes, nor members that far apart: such an A or B is copied first
+    // into an aligned workspace (one pass over it, against the GEMM's k), and the choice is the
+    // aligned problem's.
     if dtype.is_16bit() {
         if let Some((aligned, copies)) = aligned_operands(p) {
-            if p.batch.is_batched() {
-                bail!(
-                    "auto: a batch's lda and ldb must be multiples of 8 elements (16 bytes): its \
-                     kernels read every member through the TMA engine, and copying a whole batch \
-                     into an aligned workspace is not built"
-                );
-            }
             let choice = choose_from(rows, &aligned, math, arch)?;
             return Ok(Choice {
                 copies: Some(copies),
@@ -756,9 +753,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
         }),
         // f32, f64 and TF32 kernels read N,N only: an operand stored transposed is copied
         // the other way round first, and the choice is the N,N problem's.
-        None if !dtype.is_16bit()
-            && !p.batch.is_batched()
-            && normal_operands(p, (true, true)).is_some() =>
+        None if !dtype.is_16bit() && normal_operands(p, (true, true)).is_some() =>
         {
             let (normal, copies) = normal_operands(p, (true, true)).expect("tested above");
             let choice = choose_from(rows, &normal, math, arch)?;
@@ -767,12 +762,6 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
                 ..choice
             })
         }
-        None if !dtype.is_16bit() && p.batch.is_batched() => bail!(
-            "auto: a strided batch in {} with an operand stored transposed ({}) is not built: \
-             its kernels read N,N, and the transposing copy runs on one problem at a time",
-            dtype.name(),
-            p.transposes.letters()
-        ),
         None => bail!(
             "auto: no kernel of the course computes {} ({}) in {} under the {} contract for this shape and device (cuBLAS does)",
             p.transposes.formula(),

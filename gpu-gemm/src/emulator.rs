@@ -336,8 +336,9 @@ fn launch_gemm<T: Scalar>(
     }
 }
 
-/// An operand's copy ([`crate::launch::Copies`]) as the GPU makes it: the 2D copy, or for a
-/// transposed one the kernel [`kernels_gpu::variants::transpose`], run here as any kernel is.
+/// An operand's copy ([`crate::launch::Copies`]) as the GPU makes it: the 2D copies, or for a
+/// transposed one the kernel [`kernels_gpu::variants::transpose`], run here as any kernel is,
+/// once per copied member.
 fn emulate_copy<T: Scalar>(pitch: Pitch, source: &[T]) -> Result<Vec<T>> {
     if !pitch.transposed {
         return Ok(pitch.copy(source, source[0]));
@@ -347,20 +348,27 @@ fn emulate_copy<T: Scalar>(pitch: Pitch, source: &[T]) -> Result<Vec<T>> {
     let geometry =
         kernels_gpu::variants::transpose::geometry(pitch.rows, pitch.cols, T::DTYPE.bytes());
     let zero = T::factor(0.0);
-    let args = (
-        pitch.rows, pitch.cols, 0, zero, source, pitch.from, source, pitch.from, zero,
-    );
-    // The 16-bit copy has the 16-bit kernels' signature, maps and all, and reads none of them.
-    let no_maps: Option<&[TensorMap]> = T::DTYPE.is_16bit().then_some(&[]);
-    emulate(
-        (&entry, None),
-        (geometry, 1),
-        args,
-        ("copy", &mut copy, pitch.to, (Members::ONE, NOT_GROUPED)),
-        (no_maps, &[]),
-        (Epilogue::NONE, &[], core::ptr::null_mut()),
-        None,
-    )?;
+    for member in 0..pitch.copies_made() {
+        let (from, to) = pitch.offsets(member);
+        let (source, out) = (
+            &source[from as usize..],
+            &mut copy[to as usize..to as usize + pitch.matrix_len()],
+        );
+        let args = (
+            pitch.rows, pitch.cols, 0, zero, source, pitch.from, source, pitch.from, zero,
+        );
+        // The 16-bit copy has the 16-bit kernels' signature, maps and all, and reads none of them.
+        let no_maps: Option<&[TensorMap]> = T::DTYPE.is_16bit().then_some(&[]);
+        emulate(
+            (&entry, None),
+            (geometry, 1),
+            args,
+            ("copy", out, pitch.to, (Members::ONE, NOT_GROUPED)),
+            (no_maps, &[]),
+            (Epilogue::NONE, &[], core::ptr::null_mut()),
+            None,
+        )?;
+    }
     Ok(copy)
 }
 

@@ -68,12 +68,14 @@ impl Copies {
         let mut copied = *p;
         if let Some(a) = self.a {
             copied.shape.lda = a.to;
+            copied.batch.stride_a = a.to_stride;
             if a.transposed {
                 copied.transposes.transa = Transpose::No;
             }
         }
         if let Some(b) = self.b {
             copied.shape.ldb = b.to;
+            copied.batch.stride_b = b.to_stride;
             if b.transposed {
                 copied.transposes.transb = Transpose::No;
             }
@@ -85,9 +87,16 @@ impl Copies {
     /// leading dimension aligned".
     pub fn describe(&self) -> String {
         let one = |pitch: Option<Pitch>, name: &str| {
-            pitch.map(|p| match p.transposed {
-                true => format!("{name} copied transposed (ld {})", p.to),
-                false => format!("{name} copied to ld {} (16-byte rows)", p.to),
+            pitch.map(|p| {
+                let members = match (p.members, p.copies_made()) {
+                    (1, _) => String::new(),
+                    (n, 1) => format!(", once for its {n} members"),
+                    (n, _) => format!(", each of its {n} members"),
+                };
+                match p.transposed {
+                    true => format!("{name} copied transposed (ld {}{members})", p.to),
+                    false => format!("{name} copied to ld {} (16-byte rows{members})", p.to),
+                }
             })
         };
         let parts: Vec<String> = [one(self.a, "A"), one(self.b, "B")]
@@ -99,7 +108,7 @@ impl Copies {
 }
 
 /// A stored matrix of `rows × cols`, its leading dimension `from` in the caller's buffer and
-/// `to` in the copy.
+/// `to` in the copy; in a strided batch, each member's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pitch {
     /// Rows of the stored matrix (the contiguous dimension).
@@ -112,9 +121,47 @@ pub struct Pitch {
     pub to: u32,
     /// The copy is the matrix transposed: `cols × rows`, leading dimension `to`.
     pub transposed: bool,
+    /// The members of a strided batch (1 for one problem).
+    pub members: u32,
+    /// The elements from one member's matrix to the next in the caller's buffer (0: one matrix
+    /// for every member)…
+    pub from_stride: u64,
+    /// …and in the copy: 0 for one copy that every member reads (a shared matrix), else one
+    /// copy per member, packed ([`Pitch::matrix_len`] apart).
+    pub to_stride: u64,
 }
 
 impl Pitch {
+    /// One problem's matrix: no batch.
+    pub fn single(rows: u32, cols: u32, from: u32, to: u32, transposed: bool) -> Pitch {
+        Pitch {
+            rows,
+            cols,
+            from,
+            to,
+            transposed,
+            members: 1,
+            from_stride: 0,
+            to_stride: 0,
+        }
+    }
+
+    /// The same copy for each member of a batch of `members`, `from_stride` apart in the
+    /// caller's buffer: one copy per member, packed, or one copy that every member reads where
+    /// they share one matrix (`from_stride` 0).
+    pub fn for_members(self, members: u32, from_stride: u64) -> Pitch {
+        Pitch {
+            members,
+            from_stride,
+            to_stride: if members < 2 || from_stride == 0 {
+                0
+            } else {
+                self.matrix_len() as u64
+            },
+            ..self
+        }
+    }
+
     /// Columns of the copy.
     pub fn copied_cols(&self) -> u32 {
         if self.transposed {
@@ -124,22 +171,46 @@ impl Pitch {
         }
     }
 
-    /// Elements of the copy's workspace.
-    pub fn copy_len(&self) -> usize {
+    /// Elements of one member's copy.
+    pub fn matrix_len(&self) -> usize {
         self.to as usize * self.copied_cols() as usize
+    }
+
+    /// Copies made: one per member, or one that every member reads.
+    pub fn copies_made(&self) -> u32 {
+        if self.to_stride == 0 {
+            1
+        } else {
+            self.members
+        }
+    }
+
+    /// Elements of the copy's workspace (every member's).
+    pub fn copy_len(&self) -> usize {
+        self.matrix_len() * self.copies_made() as usize
+    }
+
+    /// Where copy `i` reads from and writes to, in elements from the start of the caller's
+    /// operand and of the workspace.
+    pub fn offsets(&self, i: u32) -> (u64, u64) {
+        (i as u64 * self.from_stride, i as u64 * self.to_stride)
     }
 
     /// `source` (leading dimension `from`) into a new vector of leading dimension `to`, the
     /// padding `pad` (the GPU's copy leaves it unwritten; no kernel reads it): the emulator's
-    /// copy, as the GPU's 2D copy makes it. (A transposed copy is the kernel's, which the
+    /// copy, as the GPU's 2D copies make it. (A transposed copy is the kernel's, which the
     /// emulator runs.)
     pub fn copy<T: Copy>(&self, source: &[T], pad: T) -> Vec<T> {
         assert!(!self.transposed, "a transposed copy is a kernel's");
         let mut out = vec![pad; self.copy_len()];
-        for col in 0..self.cols as usize {
-            let (from, to) = (col * self.from as usize, col * self.to as usize);
-            out[to..to + self.rows as usize]
-                .copy_from_slice(&source[from..from + self.rows as usize]);
+        for i in 0..self.copies_made() {
+            let (source_at, out_at) = self.offsets(i);
+            for col in 0..self.cols as usize {
+                let from = source_at as usize + col * self.from as usize;
+                let to = out_at as usize + col * self.to as usize;
+                out[to..to + self.rows as usize]
+                    .copy_from_slice(&source[from..from + self.rows as usize]);
+            }
         }
         out
     }

@@ -423,14 +423,15 @@ impl Problem {
                 bail!("a contiguous grouped GEMM's n ({}) must be a multiple of {GROUP_COLUMNS}: each group's columns are whole runs of {GROUP_COLUMNS}, as DeepGEMM aligns them", s.n);
             }
         }
-        if b.is_batched() {
-            let strides = [b.stride_a, b.stride_b, b.stride_c];
-            let shared = |name| self.groups == GroupLayout::Contiguous && name != 'A';
-            for ((name, _, cols, ld), stride) in self.stored().into_iter().zip(strides) {
-                let matrix = ld as u64 * cols as u64;
-                if stride < matrix && !shared(name) {
-                    bail!("the batch stride of {name} is {stride} elements, less than one of its matrices (ld × columns = {matrix}): the members would overlap");
-                }
+        // A and B may overlap from member to member, as cublasGemmStridedBatchedEx lets them:
+        // a member only reads them, and a stride of 0 is one matrix every member multiplies (a
+        // shared weight, a shared key). C may not: two members would write the same elements.
+        // (A contiguous grouped GEMM's one C is the groups' columns side by side: no stride.)
+        if b.is_batched() && self.groups != GroupLayout::Contiguous {
+            let (_, _, cols, ld) = self.stored()[2];
+            let matrix = ld as u64 * cols as u64;
+            if b.stride_c < matrix {
+                bail!("the batch stride of C is {} elements, less than one of its matrices (ldc × n = {matrix}): two members would write the same elements of C (A's and B's members may overlap, C's may not)", b.stride_c);
             }
         }
         Ok(())

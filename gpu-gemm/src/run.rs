@@ -383,7 +383,7 @@ fn check_groups(variant: Variant, tile: Option<u32>, p: &Problem) -> Result<()> 
 /// Refuses a strided batch where it would not run as one: what runs batched is
 /// [`Variant::runs_batched`]'s, with the TMA's rule that each member starts 16 bytes after the
 /// last (the batch strides are the layers' strides of the tensor maps).
-fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
+pub(crate) fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
     let b = &p.batch;
     if !b.is_batched() {
         return Ok(());

@@ -403,16 +403,37 @@ fn batches_the_kernels_cannot_run_are_refused() {
         ..p
     };
     assert!(refusal("wgmma-16bit", &odd).contains("not a multiple of 16 bytes"));
-    // Overlapping members.
-    let overlap = Problem {
+    // Members of C that overlap are refused whatever runs them; members of A that overlap are
+    // legal (cuBLAS runs them), and the TMA kernels read them as a map's overlapping layers.
+    let c_overlaps = Problem {
         batch: Batch {
-            stride_a: 8,
+            stride_c: 8,
             ..p.batch
         },
         ..p
     };
-    let e = overlap.validate().unwrap_err().to_string();
-    assert!(e.contains("the members would overlap"), "{e}");
+    let e = c_overlaps.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("two members would write the same elements of C"),
+        "{e}"
+    );
+    for stride_a in [0, 8] {
+        let a_overlaps = Problem {
+            batch: Batch {
+                stride_a,
+                ..p.batch
+            },
+            ..p
+        };
+        a_overlaps.validate().unwrap();
+        plan(
+            registry::find("wgmma-16bit").unwrap(),
+            None,
+            &a_overlaps,
+            None,
+        )
+        .unwrap();
+    }
 }
 
 type Plain16 = Wgmma16<Bf16, Plain<4>>;

@@ -1493,6 +1493,30 @@ fn strided_batches_match_the_f64_reference() {
             );
         }
     }
+    // One A or one B shared by every member (a stride of 0), read by the TMA kernels as the
+    // overlapping layers of a map; a transposed B in f32, copied once for every member.
+    for (dtype, t) in [
+        (Dtype::Bf16, Transposes::ALL[1]),
+        (Dtype::F16, Transposes::NN),
+        (Dtype::F32, Transposes::ALL[2]),
+    ] {
+        for shared in ['A', 'B'] {
+            let mut p = batch_cases::problem(dtype, (136, 72, 64), t, 0.5);
+            p.batch = p.packed_strides(5);
+            match shared {
+                'A' => p.batch.stride_a = 0,
+                _ => p.batch.stride_b = 0,
+            }
+            for name in ["auto", "cublas"] {
+                let what = format!(
+                    "{name} {} {} {shared} shared by 5 members",
+                    dtype.name(),
+                    t.name()
+                );
+                checked(registry::find(name).unwrap(), &p, what);
+            }
+        }
+    }
 }
 
 #[path = "group_cases/mod.rs"]

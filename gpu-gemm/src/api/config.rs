@@ -120,8 +120,11 @@ impl GemmConfig {
     /// kernels below; or
     /// `Algorithm::Cublas`. In e4m3 with block scales ([`Gemm::run_fp8`](crate::api::Gemm::run_fp8)) the batch runs on
     /// `wgmma-fp8-block`'s grouped walk, the masked layout whose every count is n. The buffers
-    /// hold every member. A fused epilogue (16-bit) applies to each member, with one bias for
-    /// all.
+    /// hold every member. A's and B's members may overlap, a stride of 0 being one matrix that
+    /// every member multiplies (as `cublasGemmStridedBatchedEx` allows); C's may not. The f32
+    /// and f64 kernels and cuBLAS read such an A or B; the kernels that read through the TMA
+    /// engine (16-bit, TF32, e4m3) refuse it and say so. A fused epilogue (16-bit) applies to
+    /// each member, with one bias for all.
     pub fn batch(self, count: u32, stride_a: u64, stride_b: u64, stride_c: u64) -> Self {
         GemmConfig {
             batch: Batch {

@@ -137,36 +137,58 @@ pub(super) struct OperandCopy<'g> {
 }
 
 impl OperandCopy<'_> {
-    /// Enqueues the copy: the transposing kernel ([`kernels_gpu::variants::transpose`]), or
-    /// column by column `cuMemcpy2DAsync` from the caller's pitch to the workspace's.
+    /// Enqueues the copy, one per copied member of a batch: the transposing kernel
+    /// ([`kernels_gpu::variants::transpose`]), or column by column `cuMemcpy2DAsync` from the
+    /// caller's pitch to the workspace's.
     pub(super) fn enqueue(&self, element_bytes: u32, stream: &Stream) -> Result<()> {
         let pitch = &self.pitch;
-        let to = self.to.as_device_ptr().as_raw();
-        if let Some(function) = &self.transpose {
-            let g =
-                kernels_gpu::variants::transpose::geometry(pitch.rows, pitch.cols, element_bytes);
-            // The GEMM signature, as the kernel reads it: A the source, C the copy.
-            let (rows, cols, from, ld_from, ld_to) =
-                (pitch.rows, pitch.cols, self.from, pitch.from, pitch.to);
-            return unsafe {
-                if element_bytes == 8 {
-                    launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                        rows, cols, 0u32, 0f64, from, ld_from, from, ld_from, 0f64, to, ld_to
-                    ))
-                } else if element_bytes == 2 {
-                    // The 16-bit kernels' signature: no maps, epilogue, batch or groups read.
-                    launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                        rows, cols, 0u32, 0f32, from, ld_from, from, ld_from, 0f32, to, ld_to,
-                        0u64, 0u64, 0u32, 0u64, 1u32, 0u64, 0u32, 0u32, 0u64
-                    ))
-                } else {
-                    launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                        rows, cols, 0u32, 0f32, from, ld_from, from, ld_from, 0f32, to, ld_to
-                    ))
-                }
+        let bytes = element_bytes as u64;
+        for member in 0..pitch.copies_made() {
+            let (from, to) = pitch.offsets(member);
+            let from = self.from + from * bytes;
+            let to = self.to.as_device_ptr().as_raw() + to * bytes;
+            match &self.transpose {
+                Some(function) => self.transpose(function, element_bytes, (from, to), stream)?,
+                None => self.copy_2d(element_bytes, (from, to), stream)?,
             }
-            .with_context(|| format!("launching the transposing copy of {} failed", self.what));
         }
+        Ok(())
+    }
+
+    /// One member's transposing copy.
+    fn transpose(
+        &self,
+        function: &Function<'_>,
+        element_bytes: u32,
+        (from, to): (u64, u64),
+        stream: &Stream,
+    ) -> Result<()> {
+        let pitch = &self.pitch;
+        let g = kernels_gpu::variants::transpose::geometry(pitch.rows, pitch.cols, element_bytes);
+        // The GEMM signature, as the kernel reads it: A the source, C the copy.
+        let (rows, cols, ld_from, ld_to) = (pitch.rows, pitch.cols, pitch.from, pitch.to);
+        unsafe {
+            if element_bytes == 8 {
+                launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                    rows, cols, 0u32, 0f64, from, ld_from, from, ld_from, 0f64, to, ld_to
+                ))
+            } else if element_bytes == 2 {
+                // The 16-bit kernels' signature: no maps, epilogue, batch or groups read.
+                launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                    rows, cols, 0u32, 0f32, from, ld_from, from, ld_from, 0f32, to, ld_to,
+                    0u64, 0u64, 0u32, 0u64, 1u32, 0u64, 0u32, 0u32, 0u64
+                ))
+            } else {
+                launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                    rows, cols, 0u32, 0f32, from, ld_from, from, ld_from, 0f32, to, ld_to
+                ))
+            }
+        }
+        .with_context(|| format!("launching the transposing copy of {} failed", self.what))
+    }
+
+    /// One member's copy to aligned columns.
+    fn copy_2d(&self, element_bytes: u32, (from, to): (u64, u64), stream: &Stream) -> Result<()> {
         use cudarc::driver::sys::{cuMemcpy2DAsync_v2, CUmemorytype, CUresult, CUDA_MEMCPY2D};
         let bytes = element_bytes as usize;
         // Every field written: the memory types are enums whose zero is no value.
@@ -175,7 +197,7 @@ impl OperandCopy<'_> {
             srcY: 0,
             srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
             srcHost: std::ptr::null(),
-            srcDevice: self.from,
+            srcDevice: from,
             srcArray: std::ptr::null_mut(),
             srcPitch: self.pitch.from as usize * bytes,
             dstXInBytes: 0,
