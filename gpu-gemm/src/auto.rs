@@ -471,9 +471,9 @@ fn static_batch_rule(p: &Problem) -> (&'static str, u32, &'static str) {
 /// The problem with A's and B's leading dimensions padded so that each column starts 16 bytes
 /// after the last (the TMA engine's rule), and the copies that make them; `None` when both are
 /// aligned already. In a strided batch each member is copied, and so is an operand whose
-/// members do not start 16 bytes apart: the kernels read the members as the layers of a
-/// tensor map. A matrix that every member shares (a stride of 0) is copied once, and read
-/// shared (a map's layers may overlap). C is left as
+/// members overlap (a stride of 0: one matrix for every member) or do not start 16 bytes
+/// apart, one copy per member: the kernels read the members as the layers of a tensor map, and
+/// layers that overlap are not yet checked on the GPU ([`crate::run::check_batch`]). C is left as
 /// it is: the kernels that cannot store it (the TMA store's `ldc`) have others beside them that
 /// can.
 pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)> {
@@ -483,9 +483,11 @@ pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)>
     let pitch = |(rows, cols): (u32, u32), ld: u32, stride: u64| {
         let to = crate::problem::pitched_ld(rows, bytes, 16).ok()?;
         let unaligned = !(ld * bytes).is_multiple_of(16);
-        let off_16_bytes = batch.is_batched() && !(stride * bytes as u64).is_multiple_of(16);
-        (unaligned || off_16_bytes)
-            .then(|| Pitch::single(rows, cols, ld, to, false).for_members(batch.count, stride))
+        let members_apart = batch.is_batched()
+            && (stride < ld as u64 * cols as u64 || !(stride * bytes as u64).is_multiple_of(16));
+        (unaligned || members_apart).then(|| {
+            Pitch::single(rows, cols, ld, to, false).for_members(batch.count, stride, false)
+        })
     };
     let copies = Copies {
         a: pitch(p.stored_a(), p.shape.lda, batch.stride_a),
@@ -502,16 +504,18 @@ pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)>
 /// make them; `None` when none of them is transposed. One pass over the operand at copy speed,
 /// against the GEMM's k passes: for the types whose kernels read only N,N (f32, f64 and TF32)
 /// both operands, for a 16-bit B whose layout's kernels cannot store C (see [`choose_from`]).
-/// In a strided batch each member is copied; a matrix every member shares (stride 0) once.
+/// In a strided batch each member is copied; a matrix every member shares (stride 0) once
+/// where the kernels read it shared (f32, f64), else once per member.
 pub fn normal_operands(
     p: &Problem,
     which: (bool, bool),
 ) -> Option<(Problem, crate::launch::Copies)> {
     use crate::launch::Copies;
     let t = p.transposes;
-    let count = p.batch.count;
+    // The f32 and f64 kernels read a shared matrix shared; the 16-bit ones get one per member.
+    let (count, stays_shared) = (p.batch.count, !p.dtype.is_16bit());
     let copy = |stored, ld, stride| {
-        transposed_copy(stored, ld, p.dtype).map(|c| c.for_members(count, stride))
+        transposed_copy(stored, ld, p.dtype).map(|c| c.for_members(count, stride, stays_shared))
     };
     let copies = Copies {
         a: (which.0 && t.transa == Transpose::Yes)
@@ -702,7 +706,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
         }
     }
     // In 16 bits every kernel is fed by the TMA engine, which cannot describe a row stride that
-    // is not a multiple of 16 bytes, nor members that far apart: such an A or B is copied first
+    // is not a multiple of 16 bytes, nor members that overlap: such an A or B is copied first
     // into an aligned workspace (one pass over it, against the GEMM's k), and the choice is the
     // aligned problem's.
     if dtype.is_16bit() {

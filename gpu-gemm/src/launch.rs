@@ -126,8 +126,8 @@ pub struct Pitch {
     /// The elements from one member's matrix to the next in the caller's buffer (0: one matrix
     /// for every member)…
     pub from_stride: u64,
-    /// …and in the copy: 0 for one copy that every member reads (a shared matrix), else one
-    /// copy per member, packed ([`Pitch::matrix_len`] apart).
+    /// …and in the copy: 0 for one copy that every member reads (a shared matrix the kernel
+    /// reads shared), else one copy per member, packed ([`Pitch::matrix_len`] apart).
     pub to_stride: u64,
 }
 
@@ -147,13 +147,15 @@ impl Pitch {
     }
 
     /// The same copy for each member of a batch of `members`, `from_stride` apart in the
-    /// caller's buffer: one copy per member, packed, or one copy that every member reads where
-    /// they share one matrix (`from_stride` 0).
-    pub fn for_members(self, members: u32, from_stride: u64) -> Pitch {
+    /// caller's buffer: one shared copy where the members share one matrix (`from_stride` 0)
+    /// and `shared_stays_shared`, else one packed copy per member (the kernels that cannot read
+    /// a shared operand get one each).
+    pub fn for_members(self, members: u32, from_stride: u64, shared_stays_shared: bool) -> Pitch {
+        let shared = from_stride == 0 && shared_stays_shared;
         Pitch {
             members,
             from_stride,
-            to_stride: if members < 2 || from_stride == 0 {
+            to_stride: if members < 2 || shared {
                 0
             } else {
                 self.matrix_len() as u64

@@ -319,6 +319,21 @@ impl Problem {
         .find(|&(_, stride, bytes)| !(stride * bytes as u64).is_multiple_of(16))
     }
 
+    /// The first of A and B whose members overlap (a batch stride smaller than one matrix as
+    /// stored, 0 for one matrix shared by every member): (its name, its stride, one matrix's
+    /// elements). Legal ([`Problem::validate`]), but not every kernel reads it.
+    pub fn overlapping_input(&self) -> Option<(char, u64, u64)> {
+        let b = &self.batch;
+        if !b.is_batched() {
+            return None;
+        }
+        let stored = self.stored();
+        [(stored[0], b.stride_a), (stored[1], b.stride_b)]
+            .into_iter()
+            .map(|((name, _, cols, ld), stride)| (name, stride, ld as u64 * cols as u64))
+            .find(|&(_, stride, matrix)| stride < matrix)
+    }
+
     /// The strides of a batch whose members lie one right after the other (`ld × columns`
     /// elements of each operand as stored).
     pub fn packed_strides(&self, count: u32) -> Batch {

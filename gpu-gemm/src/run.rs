@@ -414,6 +414,22 @@ pub(crate) fn check_batch(variant: Variant, p: &Problem) -> Result<()> {
                 16 / bytes
             );
         }
+        // A lone TMA load reads overlapping layers as a pointer walk would (H100), but no GEMM
+        // reading them has been checked on the GPU yet (`docs/perf-notes/hopper-16bit.md`,
+        // 2026-12-07). `auto` copies such members apart first.
+        if let Some((name, stride, matrix)) = p.overlapping_input() {
+            let what = if stride == 0 {
+                format!("0: one {name} that every member multiplies")
+            } else {
+                format!("{stride} elements, less than one of its matrices ({matrix})")
+            };
+            bail!(
+                "the batch stride of {name} is {what}: {} reads each member's {name} as a layer \
+                 of a TMA tensor map, and reading layers that overlap is not checked on the GPU \
+                 yet (auto copies the members apart first)",
+                variant.name()
+            );
+        }
     }
     Ok(())
 }

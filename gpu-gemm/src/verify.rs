@@ -539,10 +539,31 @@ pub fn batch_references<T: Scalar>(p: &Problem, inputs: &Inputs<T>) -> Vec<Refer
         .map(|d| {
             let member = p.member(d);
             // One bias for every member: the batch's.
-            let member_inputs = Inputs {
+            let mut member_inputs = Inputs {
                 bias: inputs.bias.clone(),
                 ..Inputs::<T>::generate(&member)
             };
+            // An A or B whose members overlap (0 apart: one matrix for all) holds what the
+            // batch's buffer holds at the member's place, not the member's own draw. (Members
+            // past DISTINCT_MEMBERS are checked against member `i mod DISTINCT_MEMBERS`'s
+            // reference, which holds for a shared matrix, not for partly overlapping ones.)
+            let stored = p.stored();
+            let strides = [p.batch.stride_a, p.batch.stride_b];
+            for (i, (operand, whole)) in [
+                (&mut member_inputs.a, &inputs.a),
+                (&mut member_inputs.b, &inputs.b),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let (_, _, cols, ld) = stored[i];
+                let len = ld as usize * cols as usize;
+                if strides[i] < len as u64 {
+                    let at = d as usize * strides[i] as usize;
+                    let end = (at + len).min(whole.data.len());
+                    operand.data[..end - at].copy_from_slice(&whole.data[at..end]);
+                }
+            }
             Reference::compute(&member, &member_inputs)
         })
         .collect()

@@ -198,8 +198,8 @@ fn unknown_and_unsupported_algorithms_are_refused_with_the_reason() {
         "has no tile parameter",
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
-    // Transposes: a kernel that computes N,N only says so, and `auto` runs no strided batch
-    // with an operand stored transposed in f32 (its copy runs on one problem at a time).
+    // Transposes: a kernel that computes N,N only says so; `auto` runs it, a strided batch
+    // included, on copies of A turned the other way round, one per member.
     let transposed = config.transposes(Transpose::Yes, Transpose::No);
     let e = refused(
         transposed,
@@ -209,13 +209,16 @@ fn unknown_and_unsupported_algorithms_are_refused_with_the_reason() {
     );
     assert!(matches!(e, GemmError::Unsupported { .. }));
     let (batched, (ab, bb, mut cb)) = transposed_batch();
-    let e = refused(
-        batched,
-        Algorithm::Auto(Math::Strict),
-        (&ab, &bb, &mut cb),
-        "a strided batch in f32 with an operand stored transposed (T,N) is not built",
+    let choice = Gemm::emulator()
+        .run(&batched, &Algorithm::Auto(Math::Strict), &ab, &bb, &mut cb)
+        .unwrap();
+    assert!(
+        choice
+            .reason
+            .contains("A copied transposed (ld 8, each of its 2 members)"),
+        "{}",
+        choice.reason
     );
-    assert!(matches!(e, GemmError::Unsupported { .. }));
     // cuBLAS computes it, on a GPU.
     let e = refused(
         transposed,
@@ -409,8 +412,8 @@ fn tuned_on_the_emulator_runs_autos_choice_and_leaves_the_cache_alone() {
 /// A, B and C on the host.
 type HostBuffers = (Vec<f32>, Vec<f32>, Vec<f32>);
 
-/// Two 8×8×8 members in f32 with A stored transposed, and their buffers: a batch `auto`
-/// refuses (the transposing copy runs on one problem at a time).
+/// Two 8×8×8 members in f32 with A stored transposed, and their buffers: a batch that `auto`
+/// runs on a transposed copy of each member's A, and that tuning refuses (it times one problem).
 fn transposed_batch() -> (GemmConfig, HostBuffers) {
     let config = GemmConfig::new(8, 8, 8)
         .transposes(Transpose::Yes, Transpose::No)

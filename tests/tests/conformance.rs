@@ -104,7 +104,8 @@ impl Type {
 fn known_gap(t: Type, config: &GemmConfig) -> Option<&'static str> {
     let b = &config.batch;
     let sixteen_bit = matches!(t, Type::Bf16 | Type::F16);
-    (sixteen_bit && b.count > 1 && b.stride_c % 8 != 0).then_some("not a multiple of 16 bytes")
+    (sixteen_bit && b.count > 1 && !b.stride_c.is_multiple_of(8))
+        .then_some("not a multiple of 16 bytes")
 }
 
 /// One problem drawn: its type, its configuration, and its seed for the inputs.

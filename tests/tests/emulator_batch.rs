@@ -127,6 +127,41 @@ fn the_f32_and_f64_kernels_compute_every_member() {
     }
 }
 
+/// One A or one B shared by every member (a stride of 0), through the pipeline's own inputs
+/// and check (the GPU test runs the same cases): `auto` copies the shared matrix apart for the
+/// 16-bit kernels, the f32 ones read it shared, and each member's reference holds the matrix
+/// the buffer holds, not the member's own draw (the check got that wrong once, and a right
+/// result FAILed on the H100).
+#[test]
+fn a_matrix_shared_by_every_member_is_computed_and_checked_as_shared() {
+    for (dtype, t) in [
+        (Dtype::Bf16, Transposes::ALL[1]),
+        (Dtype::F16, Transposes::NN),
+        (Dtype::F32, Transposes::ALL[2]),
+    ] {
+        for shared in ['A', 'B'] {
+            let mut p = problem(dtype, (72, 40, 48), t, 0.5);
+            p.batch = p.packed_strides(5);
+            match shared {
+                'A' => p.batch.stride_a = 0,
+                _ => p.batch.stride_b = 0,
+            }
+            let what = format!("auto {} {} {shared} shared", dtype.name(), t.name());
+            let report = execute(
+                &Backend::Emulator,
+                registry::find("auto").unwrap(),
+                None,
+                &p,
+                ONCE,
+            )
+            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            let check = report.check.expect("checked run");
+            assert!(check.passed(), "{what}: {}", check.summary());
+            println!("{what} ({}): {}", report.variant, check.summary());
+        }
+    }
+}
+
 /// The Hopper TF32 and 3xTF32 kernels at every tile (clusters of two down m included, whose
 /// second block may fall past a member's last row) compute every member: their walk goes over
 /// the members' tiles, the copies take the member as their maps' layer, the epilogue offsets C.
@@ -404,7 +439,7 @@ fn batches_the_kernels_cannot_run_are_refused() {
     };
     assert!(refusal("wgmma-16bit", &odd).contains("not a multiple of 16 bytes"));
     // Members of C that overlap are refused whatever runs them; members of A that overlap are
-    // legal (cuBLAS runs them), and the TMA kernels read them as a map's overlapping layers.
+    // legal (cuBLAS runs them, and `auto` on copies), but a TMA kernel refuses them.
     let c_overlaps = Problem {
         batch: Batch {
             stride_c: 8,
@@ -426,13 +461,9 @@ fn batches_the_kernels_cannot_run_are_refused() {
             ..p
         };
         a_overlaps.validate().unwrap();
-        plan(
-            registry::find("wgmma-16bit").unwrap(),
-            None,
-            &a_overlaps,
-            None,
-        )
-        .unwrap();
+        let e = refusal("wgmma-16bit", &a_overlaps);
+        assert!(e.contains("auto copies the members apart first"), "{e}");
+        plan(registry::find("auto").unwrap(), None, &a_overlaps, None).unwrap();
     }
 }
 

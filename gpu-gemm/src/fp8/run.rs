@@ -248,6 +248,9 @@ fn by_waves(tiles: impl Fn(u32) -> u32) -> (&'static str, u32) {
 }
 
 /// What runs a variant on an FP8 problem.
+// One per planned call, made once and matched in place: the size of a launch (with its copies)
+// costs nothing there, a box would cost an allocation per plan.
+#[allow(clippy::large_enum_variant)]
 enum Fp8Launch {
     Kernel(Launch),
     /// cuBLASLt's FP8 matmul; `fast_accum`: `CUBLASLT_MATMUL_DESC_FAST_ACCUM`, the tensor

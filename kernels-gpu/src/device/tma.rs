@@ -269,10 +269,11 @@ impl TensorMapSpec {
         if s.layers == 0 || s.layers > 1 << 32 {
             return Err(format!("{} layers: there must be 1 to 2^32", s.layers));
         }
-        // Layers may overlap, 0 apart included: the driver encodes such a map and the engine
-        // loads `base + layer · stride` (measured on the H100:
-        // `xtask/scripts/probes/tma_layer_stride.cu`). A batch's C may not overlap, which
-        // `Problem::validate` refuses before any map is made.
+        // Layers may overlap, 0 apart included: the driver encodes such a map, and a lone load
+        // reads `base + layer · stride` (measured on the H100:
+        // `xtask/scripts/probes/tma_layer_stride.cu`). The GEMMs do not rely on it yet: until a
+        // GEMM reading such layers is checked on the GPU, `gpu_gemm::run::check_batch` refuses
+        // overlapping members to every TMA kernel (`docs/perf-notes/hopper-16bit.md`, 2026-12-07).
         if !s.layer_stride_bytes.is_multiple_of(16) || s.layer_stride_bytes >= 1 << 40 {
             return Err(format!(
                 "a layer stride of {} bytes: the driver wants a multiple of 16 below 2^40",

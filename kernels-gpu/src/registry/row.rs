@@ -229,10 +229,10 @@ impl TmaOperands {
             box_dims,
             self.swizzle,
         );
-        // Members as the layers of the map, `stride` apart; 0 (one matrix that every member
-        // reads) and strides under a matrix included: the driver encodes them and the TMA engine
-        // loads base + layer · stride (H100, `xtask/scripts/probes/tma_layer_stride.cu`).
-        if count > 1 {
+        // Members as the layers of the map, `stride` apart; a stride of 0 (a contiguous grouped
+        // GEMM's one B and C) is one matrix. (A batch whose A or B overlaps never gets here: it
+        // is copied apart first, see `gpu_gemm::auto::aligned_operands`.)
+        if count > 1 && stride > 0 {
             crate::device::tma::TensorMapSpec {
                 layers: count as u64,
                 layer_stride_bytes: stride * element_bytes as u64,
