@@ -484,6 +484,7 @@ pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)>
         let to = crate::problem::pitched_ld(rows, bytes, 16).ok()?;
         let unaligned = !(ld * bytes).is_multiple_of(16);
         let members_apart = batch.is_batched()
+            && p.groups == GroupLayout::None
             && (stride < ld as u64 * cols as u64 || !(stride * bytes as u64).is_multiple_of(16));
         (unaligned || members_apart).then(|| {
             Pitch::single(rows, cols, ld, to, false).for_members(batch.count, stride, false)

@@ -324,7 +324,8 @@ impl Problem {
     /// elements). Legal ([`Problem::validate`]), but not every kernel reads it.
     pub fn overlapping_input(&self) -> Option<(char, u64, u64)> {
         let b = &self.batch;
-        if !b.is_batched() {
+        // A grouped GEMM's members are groups: a contiguous one's B is one matrix by design.
+        if !b.is_batched() || self.groups != GroupLayout::None {
             return None;
         }
         let stored = self.stored();
