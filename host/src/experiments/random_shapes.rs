@@ -20,7 +20,7 @@ use super::context::{all_passed, describe, error_cell, time_cell, valid_time};
 use super::context::{check_cell, Context};
 use super::page::{Page, Section};
 use super::progress::Progress;
-use super::shapes::{spread, ShapesDtype, Spread};
+use super::shapes::{measure_beside_yardstick, spread, ShapesDtype, Spread};
 use super::table::{Cell, Table};
 use anyhow::Result;
 use gpu_gemm::problem::{Problem, Transposes};
@@ -137,21 +137,24 @@ fn copies(ctx: &Context, dtype: ShapesDtype, p: &Problem) -> String {
         .join(", ")
 }
 
-/// Which leading dimensions are not a multiple of 16 bytes, the TMA's and the vector loads'
-/// alignment: `lda ldc`, or `-` where all three are.
-fn unaligned(p: &Problem) -> String {
+/// The leading dimensions whose columns do not start 16 bytes apart, the TMA's and the vector
+/// loads' alignment.
+fn unaligned(p: &Problem) -> Vec<&'static str> {
     let bytes = [p.dtype.bytes(), p.dtype.bytes(), p.dtype.output().bytes()];
     let lds = [p.shape.lda, p.shape.ldb, p.shape.ldc];
-    let names: Vec<&str> = ["lda", "ldb", "ldc"]
+    ["lda", "ldb", "ldc"]
         .into_iter()
         .zip(lds.iter().zip(bytes))
-        .filter(|&(_, (&ld, size))| (ld * size) % 16 != 0)
+        .filter(|&(_, (&ld, size))| !(ld * size).is_multiple_of(16))
         .map(|(name, _)| name)
-        .collect();
-    if names.is_empty() {
-        "-".into()
-    } else {
-        names.join(" ")
+        .collect()
+}
+
+/// [`unaligned`] as a cell: `lda ldc`, or `-`.
+fn unaligned_cell(p: &Problem) -> Cell {
+    match unaligned(p) {
+        names if names.is_empty() => Cell::text("-"),
+        names => Cell::text(names.join(" ")),
     }
 }
 
@@ -198,26 +201,17 @@ pub fn run(ctx: &Context, dtype: ShapesDtype, count: usize, check: bool) -> Resu
         check,
         ..ctx.timing_with(2, 20)
     };
-    let mut runs = vec![(dtype.auto(), None)];
-    if ctx.gpu {
-        runs.push((dtype.yardstick(), None));
-    }
+    let auto = [(dtype.auto(), None)];
     let progress = Progress::new(
         &format!("random shapes {}", dtype.name()),
-        drawn.len() * runs.len(),
+        drawn.len() * (1 + usize::from(ctx.gpu)),
     );
     let measured: Vec<Measured> = drawn
         .iter()
         .map(|d| {
             let p = d.problem(ctx, dtype);
-            let mut reports = if dtype == ShapesDtype::E4m3 {
-                ctx.measure_fp8(&progress, &runs, &p, timing)
-            } else {
-                ctx.measure(&progress, &runs, &p, timing)
-            };
-            let yardstick = ctx
-                .gpu
-                .then(|| reports.pop().expect("the yardstick's report"));
+            let (mut reports, yardstick) =
+                measure_beside_yardstick(ctx, &progress, &auto, &p, dtype, timing);
             Measured {
                 copies: copies(ctx, dtype, &p),
                 problem: p,
@@ -294,7 +288,7 @@ fn page(
             Cell::text(format!("{}×{}×{}", s.m, s.n, s.k)),
             Cell::text(m.problem.transposes.name()),
             Cell::text(format!("{}, {}, {}", s.lda, s.ldb, s.ldc)),
-            Cell::text(unaligned(&m.problem)),
+            unaligned_cell(&m.problem),
             m.choice(),
             Cell::text(&m.copies),
             m.time(),
@@ -323,21 +317,19 @@ fn page(
     .number_column(&format!("below {FLOOR:.2}×"))
     .text_column("the minimum's shape");
     let all: Vec<usize> = (0..measured.len()).collect();
+    let shapes_where = |holds: &dyn Fn(&Problem) -> bool| -> Vec<usize> {
+        all.iter()
+            .copied()
+            .filter(|&i| holds(&measured[i].problem))
+            .collect()
+    };
     summary.push(summary_row(ctx, "all", measured, &all));
     for layout in layouts(dtype) {
-        let of: Vec<usize> = all
-            .iter()
-            .copied()
-            .filter(|&i| measured[i].problem.transposes == layout)
-            .collect();
+        let of = shapes_where(&|p| p.transposes == layout);
         summary.push(summary_row(ctx, &layout.name(), measured, &of));
     }
     for (what, aligned) in [("all lds 16-byte aligned", true), ("some ld not", false)] {
-        let of: Vec<usize> = all
-            .iter()
-            .copied()
-            .filter(|&i| (unaligned(&measured[i].problem) == "-") == aligned)
-            .collect();
+        let of = shapes_where(&|p| unaligned(p).is_empty() == aligned);
         summary.push(summary_row(ctx, what, measured, &of));
     }
 
@@ -370,7 +362,7 @@ fn page(
             Cell::fixed(i as f64, 0),
             Cell::text(format!("{}×{}×{}", s.m, s.n, s.k)),
             Cell::text(m.problem.transposes.name()),
-            Cell::text(unaligned(&m.problem)),
+            unaligned_cell(&m.problem),
             m.choice(),
             Cell::text(&m.copies),
             m.ratio()

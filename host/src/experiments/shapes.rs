@@ -530,13 +530,9 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         ),
         Backend::Emulator => None,
     };
-    let mut runs = variants.clone();
-    if ctx.gpu {
-        runs.push((dtype.yardstick(), None));
-    }
     let progress = Progress::new(
         &format!("shapes {}", dtype.name()),
-        shapes.len() * runs.len(),
+        shapes.len() * (variants.len() + usize::from(ctx.gpu)),
     );
     // One shape at a time: its inputs, reference and device buffers are freed before the
     // next one's are made (the largest, the 8B LM head at 4096 tokens in f32, needs 4.3 GB
@@ -555,14 +551,8 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
                 shape.transposes(args.layout, dtype),
                 dtype.dtype(),
             );
-            let mut reports = if dtype == ShapesDtype::E4m3 {
-                ctx.measure_fp8(&progress, &runs, &p, timing)
-            } else {
-                ctx.measure(&progress, &runs, &p, timing)
-            };
-            let yardstick = ctx
-                .gpu
-                .then(|| reports.pop().expect("the yardstick's report"));
+            let (reports, yardstick) =
+                measure_beside_yardstick(ctx, &progress, &variants, &p, dtype, timing);
             Measured {
                 shape: *suite_shape,
                 problem: p,
@@ -573,6 +563,31 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         .collect();
     progress.finish();
     Ok(page(ctx, timing, args, &variants, &measured, copy))
+}
+
+/// Runs `variants` on `p`, and on a GPU the yardstick of `dtype` after them on the same inputs
+/// (the FP8 pipeline in e4m3): our reports, and the yardstick's (`None` on the emulator).
+pub fn measure_beside_yardstick(
+    ctx: &Context,
+    progress: &Progress,
+    variants: &[(Variant, Option<u32>)],
+    p: &Problem,
+    dtype: ShapesDtype,
+    timing: Timing,
+) -> (Vec<Result<Report>>, Option<Result<Report>>) {
+    let mut runs = variants.to_vec();
+    if ctx.gpu {
+        runs.push((dtype.yardstick(), None));
+    }
+    let mut reports = if dtype == ShapesDtype::E4m3 {
+        ctx.measure_fp8(progress, &runs, p, timing)
+    } else {
+        ctx.measure(progress, &runs, p, timing)
+    };
+    let yardstick = ctx
+        .gpu
+        .then(|| reports.pop().expect("the yardstick's report"));
+    (reports, yardstick)
 }
 
 /// The cells of one of our runs: TFLOP/s, or why there is none.
