@@ -170,7 +170,7 @@ pub fn fits(v: &Variant, p: &Problem, math: Math, arch: Option<u32>) -> bool {
                 && runs_on(v, arch)
                 // A batch as `plan` checks it: a form of the kernel that walks members, strides
                 // a TMA kernel can step by (whole 16 bytes, members apart).
-                && crate::run::check_batch(*v, p).is_ok()
+                && registry::check_batch(*v, p).is_ok()
                 && (p.groups == GroupLayout::None || v.runs_grouped(p.dtype, p.transposes, None))
         }
         _ => false,
@@ -473,7 +473,7 @@ fn static_batch_rule(p: &Problem) -> (&'static str, u32, &'static str) {
 /// aligned already. In a strided batch each member is copied, and so is an operand whose
 /// members overlap (a stride of 0: one matrix for every member) or do not start 16 bytes
 /// apart, one copy per member: the kernels read the members as the layers of a tensor map, and
-/// layers that overlap are not yet checked on the GPU ([`crate::run::check_batch`]). C is left as
+/// layers that overlap are not yet checked on the GPU ([`registry::check_batch`]). C is left as
 /// it is: the kernels that cannot store it (the TMA store's `ldc`) have others beside them that
 /// can.
 pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)> {

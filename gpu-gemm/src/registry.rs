@@ -413,6 +413,60 @@ fn join(tiles: &[u32], separator: &str) -> String {
         .join(separator)
 }
 
+/// Refuses a strided batch where it would not run as one: what runs batched is
+/// [`Variant::runs_batched`]'s, with the TMA's rule that each member starts 16 bytes after the
+/// last (the batch strides are the layers' strides of the tensor maps).
+pub fn check_batch(variant: Variant, p: &crate::problem::Problem) -> Result<()> {
+    let b = &p.batch;
+    if !b.is_batched() {
+        return Ok(());
+    }
+    if !variant.runs_batched(p.dtype, p.transposes) {
+        bail!(
+            "{} has no strided batched form in {} {}: a batch runs in one launch there on auto, \
+             on cuBLAS, and on {}",
+            variant.name(),
+            p.dtype.name(),
+            p.transposes.letters(),
+            kernels_where(|v, _| v.runs_batched(p.dtype, p.transposes))
+        );
+    }
+    if variant.is_cublas() && !p.epilogue.is_none() {
+        bail!("cuBLAS's yardstick for a fused epilogue (cuBLASLt) runs one problem, not a batch");
+    }
+    if matches!(variant, Variant::Kernel(k) if k.grid_batched()) && b.count > 65_535 {
+        bail!(
+            "{} members: the f32 and f64 kernels launch a layer of their grid per member, and a grid has at most 65 535",
+            b.count
+        );
+    }
+    if matches!(variant, Variant::Kernel(k) if k.tma.is_some()) {
+        if let Some((name, stride, bytes)) = p.batch_stride_off_tma() {
+            bail!(
+                "the batch stride of {name}, {stride} elements, is not a multiple of 16 bytes: the TMA engine steps from member to member by it (a multiple of {} elements)",
+                16 / bytes
+            );
+        }
+        // A lone TMA load reads overlapping layers as a pointer walk would (H100), but no GEMM
+        // reading them has been checked on the GPU yet (`docs/perf-notes/hopper-16bit.md`,
+        // 2026-12-07). `auto` copies such members apart first.
+        if let Some((name, stride, matrix)) = p.overlapping_input() {
+            let what = if stride == 0 {
+                format!("0: one {name} that every member multiplies")
+            } else {
+                format!("{stride} elements, less than one of its matrices ({matrix})")
+            };
+            bail!(
+                "the batch stride of {name} is {what}: {} reads each member's {name} as a layer \
+                 of a TMA tensor map, and reading layers that overlap is not checked on the GPU \
+                 yet (auto copies the members apart first)",
+                variant.name()
+            );
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

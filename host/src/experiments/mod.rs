@@ -200,7 +200,10 @@ fn run_one(ctx: &Context, experiment: &Experiment, out: &Path) -> Result<bool> {
         Experiment::Cg(a) => cg::run(ctx, a)?,
         Experiment::Hopper(a) => hopper::run(ctx, a)?,
         Experiment::Auto(a) => auto::run(ctx, a)?,
-        Experiment::Shapes(a) => shapes::run(ctx, a)?,
+        Experiment::Shapes(a) => match a.random {
+            Some(count) => random_shapes::run(ctx, a.dtype, count, !a.no_check)?,
+            None => shapes::run(ctx, a)?,
+        },
         Experiment::Parallel(_) | Experiment::All(_) => {
             unreachable!("`parallel` and `all` are run before a backend opens")
         }

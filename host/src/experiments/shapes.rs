@@ -495,9 +495,6 @@ fn variants(names: &[String], dtype: ShapesDtype) -> Result<Vec<(Variant, Option
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     let dtype = args.dtype;
-    if let Some(count) = args.random {
-        return super::random_shapes::run(ctx, dtype, count, !args.no_check);
-    }
     if dtype == ShapesDtype::E4m3 && args.layout == LayoutArg::Nn {
         bail!("e4m3 is computed T,N only (FP8 wgmma reads both operands along k, as cuBLASLt does): drop --layout nn");
     }

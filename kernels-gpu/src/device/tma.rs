@@ -272,7 +272,7 @@ impl TensorMapSpec {
         // Layers may overlap, 0 apart included: the driver encodes such a map, and a lone load
         // reads `base + layer · stride` (measured on the H100:
         // `xtask/scripts/probes/tma_layer_stride.cu`). The GEMMs do not rely on it yet: until a
-        // GEMM reading such layers is checked on the GPU, `gpu_gemm::run::check_batch` refuses
+        // GEMM reading such layers is checked on the GPU, `gpu_gemm::registry::check_batch` refuses
         // overlapping members to every TMA kernel (`docs/perf-notes/hopper-16bit.md`, 2026-12-07).
         if !s.layer_stride_bytes.is_multiple_of(16) || s.layer_stride_bytes >= 1 << 40 {
             return Err(format!(
