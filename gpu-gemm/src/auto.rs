@@ -468,9 +468,9 @@ fn static_batch_rule(p: &Problem) -> (&'static str, u32, &'static str) {
     )
 }
 
-/// The problem with A's and B's leading dimensions padded so that each column starts 16 bytes
-/// after the last (the TMA engine's rule), and the copies that make them; `None` when both are
-/// aligned already. In a strided batch each member is copied, and so is an operand whose
+/// The problem with A's and B's leading dimensions padded where a column does not start a
+/// multiple of 16 bytes after the last (the TMA engine's rule), and the copies that make them
+/// (their columns [`COPY_PITCH_BYTES`] apart); `None` when both are aligned already. In a strided batch each member is copied, and so is an operand whose
 /// members overlap (a stride of 0: one matrix for every member) or do not start 16 bytes
 /// apart, one copy per member: the kernels read the members as the layers of a tensor map, and
 /// layers that overlap are not yet checked on the GPU ([`registry::check_batch`]). C is left as
@@ -481,7 +481,7 @@ pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)>
     let bytes = p.dtype.bytes();
     let batch = p.batch;
     let pitch = |(rows, cols): (u32, u32), ld: u32, stride: u64| {
-        let to = crate::problem::pitched_ld(rows, bytes, 16).ok()?;
+        let to = crate::problem::pitched_ld(rows, bytes, COPY_PITCH_BYTES).ok()?;
         let unaligned = !(ld * bytes).is_multiple_of(16);
         let members_apart = batch.is_batched()
             && p.groups == GroupLayout::None
@@ -533,14 +533,116 @@ pub fn normal_operands(
 }
 
 /// The copy of a matrix stored `rows × cols` (leading dimension `ld`) the other way round, its
-/// columns starting 16 bytes apart.
+/// columns starting [`COPY_PITCH_BYTES`] apart.
 fn transposed_copy(
     (rows, cols): (u32, u32),
     ld: u32,
     dtype: Dtype,
 ) -> Option<crate::launch::Pitch> {
-    let to = crate::problem::pitched_ld(cols, dtype.bytes(), 16).ok()?;
+    let to = crate::problem::pitched_ld(cols, dtype.bytes(), COPY_PITCH_BYTES).ok()?;
     Some(crate::launch::Pitch::single(rows, cols, ld, to, true))
+}
+
+/// Bytes between the starts of the columns of an operand's copy: one 128-byte L2 line, a row
+/// of a TMA box under the 128-byte swizzle, so that the kernel reads each box row from one
+/// line ([`kernels_gpu::variants::pitched_copy`]).
+pub const COPY_PITCH_BYTES: u32 = 128;
+
+/// What the model of [`line_copies`] reads: how fast a 16-bit GEMM runs on aligned operands
+/// (flops a second at full waves of 256 × 128 tiles), how fast the pitched copy moves bytes
+/// (read plus written, a second) and what a launch of it costs, and the share of the GEMM's
+/// time that an operand whose columns start off a 128-byte line adds to it: A read
+/// MN-major (N,N, N,T: the boxes run down m), A read K-major, and B.
+///
+/// Measured on the H100 (bf16, `docs/results/h100-2026-12-07-pitch/`, `offgrid-pad.log`): with
+/// the leading dimensions off the line against padded to 64 elements, 5000 × 7000 × 3000 N,N
+/// 0.541 against 0.292 ms, 3000³ N,N 0.160 against 0.101, 6000 × 3000 × 5000 N,N 0.389 against
+/// 0.265; in T,N (A K-major) 5000 × 7000 × 3000 0.372 against 0.290 and 6000 × 3000 × 5000
+/// 0.339 against 0.264; B alone off the line (5120 × 7168 × 3000 N,N) 0.343 against 0.291.
+#[derive(Clone, Copy, Debug)]
+pub struct LineModel {
+    /// The GEMM on aligned operands, flops a second at full waves.
+    pub gemm_flops_per_second: f64,
+    /// The pitched copy, bytes read plus written a second.
+    pub copy_bytes_per_second: f64,
+    /// A launch of the copy, beside its bytes.
+    pub copy_launch_seconds: f64,
+    /// The GEMM's time that an A read MN-major off the line adds, as a share of it.
+    pub penalty_a_mn_major: f64,
+    /// The same for an A read K-major.
+    pub penalty_a_k_major: f64,
+    /// The same for B, either way.
+    pub penalty_b: f64,
+}
+
+/// The H100's figures (see [`LineModel`]).
+pub const H100_LINES: LineModel = LineModel {
+    gemm_flops_per_second: 700e12,
+    copy_bytes_per_second: 2.6e12,
+    copy_launch_seconds: 4e-6,
+    penalty_a_mn_major: 0.55,
+    penalty_b: 0.15,
+    penalty_a_k_major: 0.12,
+};
+
+impl LineModel {
+    /// The GEMM's time on aligned operands: its flops at full speed over the share of its
+    /// waves' slots that 256 × 128 tiles fill.
+    pub fn gemm_seconds(&self, s: &Shape) -> f64 {
+        let flops = 2.0 * s.m as f64 * s.n as f64 * s.k as f64;
+        let tiles = s.m.div_ceil(256) * s.n.div_ceil(128);
+        flops / self.gemm_flops_per_second / wave_efficiency(tiles)
+    }
+
+    /// The pitched copy's time for a `rows × cols` matrix of `element_bytes`.
+    pub fn copy_seconds(&self, (rows, cols): (u32, u32), element_bytes: u32) -> f64 {
+        let bytes = 2.0 * rows as f64 * cols as f64 * element_bytes as f64;
+        self.copy_launch_seconds + bytes / self.copy_bytes_per_second
+    }
+}
+
+/// `copies` with a pitched copy added for each 16-bit A or B that is read where it lies with
+/// columns off a 128-byte line, where the copy costs less than the time the lines cost the
+/// GEMM ([`LineModel`], [`H100_LINES`]). The kernel's choice does not change: the copy's
+/// leading dimension is as aligned as the operand's was and more. Strided batches and grouped
+/// GEMMs are left as they are (their members' copies would be one launch each).
+pub fn line_copies(
+    p: &Problem,
+    copies: Option<crate::launch::Copies>,
+) -> Option<crate::launch::Copies> {
+    use crate::launch::{Copies, Pitch};
+    if !p.dtype.is_16bit() || p.batch.is_batched() || p.groups != GroupLayout::None {
+        return copies;
+    }
+    let model = H100_LINES;
+    let bytes = p.dtype.bytes();
+    // Measured only where the tiles fill the multiprocessors: the lines then cost L2 and TMA
+    // throughput. Below a wave, nothing is known, and nothing is copied.
+    let tiles = p.shape.m.div_ceil(256) * p.shape.n.div_ceil(128);
+    if tiles < SMS {
+        return copies;
+    }
+    let gemm = model.gemm_seconds(&p.shape);
+    let pays = |stored: (u32, u32), ld: u32, penalty: f64| {
+        let off_line = !(ld * bytes).is_multiple_of(COPY_PITCH_BYTES);
+        let to = crate::problem::pitched_ld(stored.0, bytes, COPY_PITCH_BYTES).ok()?;
+        (off_line && model.copy_seconds(stored, bytes) < penalty * gemm)
+            .then(|| Pitch::single(stored.0, stored.1, ld, to, false))
+    };
+    let penalty_a = match p.transposes.transa {
+        Transpose::No => model.penalty_a_mn_major,
+        Transpose::Yes => model.penalty_a_k_major,
+    };
+    let given = copies.unwrap_or(Copies { a: None, b: None });
+    let added = Copies {
+        a: given
+            .a
+            .or_else(|| pays(p.stored_a(), p.shape.lda, penalty_a)),
+        b: given
+            .b
+            .or_else(|| pays(p.stored_b(), p.shape.ldb, model.penalty_b)),
+    };
+    (added.a.is_some() || added.b.is_some()).then_some(added)
 }
 
 /// What `auto` runs for a problem.
@@ -629,9 +731,17 @@ fn strict_first_for_batch(p: &Problem, math: Math) -> bool {
         && member_macs < FP32_ACCURATE_BATCH_MEMBER_MACS
 }
 
-/// [`choose`] by the rows of a given table.
-// ANCHOR: core_loop
+/// [`choose`] by the rows of a given table: the kernel, then the copies of operands whose
+/// columns it would read across two L2 lines, where the copy pays ([`line_copies`]).
 pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
+    let choice = choose_kernel(rows, p, math, arch)?;
+    let copies = line_copies(p, choice.copies);
+    Ok(Choice { copies, ..choice })
+}
+
+/// The kernel for `p` and the copies it cannot do without.
+// ANCHOR: core_loop
+fn choose_kernel(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
     let (shape, dtype) = (&p.shape, p.dtype);
     let fits = |v: &Variant| fits(v, p, math, arch);
     if let Some((name, tile, rule)) = shape_rule(p) {
@@ -698,7 +808,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
                     a: transposed.a.or(aligned.and_then(|c| c.a)),
                     b: transposed.b.or(aligned.and_then(|c| c.b)),
                 };
-                let choice = choose_from(rows, &copies.problem_reading_them(p), math, arch)?;
+                let choice = choose_kernel(rows, &copies.problem_reading_them(p), math, arch)?;
                 return Ok(Choice {
                     copies: Some(copies),
                     ..choice
@@ -712,7 +822,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
     // aligned problem's.
     if dtype.is_16bit() {
         if let Some((aligned, copies)) = aligned_operands(p) {
-            let choice = choose_from(rows, &aligned, math, arch)?;
+            let choice = choose_kernel(rows, &aligned, math, arch)?;
             return Ok(Choice {
                 copies: Some(copies),
                 ..choice
@@ -761,7 +871,7 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
         None if !dtype.is_16bit() && normal_operands(p, (true, true)).is_some() =>
         {
             let (normal, copies) = normal_operands(p, (true, true)).expect("tested above");
-            let choice = choose_from(rows, &normal, math, arch)?;
+            let choice = choose_kernel(rows, &normal, math, arch)?;
             Ok(Choice {
                 copies: Some(copies),
                 ..choice
@@ -807,6 +917,56 @@ mod tests {
             ldb: k,
             ldc: m,
         }
+    }
+
+    /// The lines rule copies an operand whose columns start off a 128-byte line where the GEMM
+    /// is long enough to repay the copy, and nothing that is on the line, short, or not 16-bit.
+    #[test]
+    fn operands_off_the_line_are_copied_where_the_gemm_repays_it() {
+        let copied = |s: Shape, dtype, t: Transposes| {
+            let p = Problem {
+                transposes: t,
+                ..problem(s, dtype)
+            };
+            let c = choose(&p, Math::Strict, Some(90)).unwrap();
+            c.copies
+                .map_or((None, None), |c| (c.a.map(|a| a.to), c.b.map(|b| b.to)))
+        };
+        // 5000 × 7000 × 3000 N,N: A (lda 5000, 10000 bytes: 16 past a line) and B (3000)
+        // both repay their copies; the copies' columns are 128 bytes apart.
+        assert_eq!(
+            copied(shape(5000, 7000, 3000), Dtype::Bf16, Transposes::NN),
+            (Some(5056), Some(3008))
+        );
+        // On the line already: nothing.
+        assert_eq!(
+            copied(shape(4096, 4096, 4096), Dtype::Bf16, Transposes::NN),
+            (None, None)
+        );
+        // Less than a wave of tiles, where the lines were not measured: nothing.
+        assert_eq!(
+            copied(shape(200, 136, 3000), Dtype::F16, Transposes::NN),
+            (None, None)
+        );
+        // Short: a copy's launch and bytes weigh more than what the lines cost (A: 3 µs of
+        // GEMM against 13 µs of copy).
+        assert_eq!(
+            copied(shape(4000, 4000, 72), Dtype::Bf16, Transposes::NN),
+            (None, None)
+        );
+        // f32's kernels are not fed by the TMA engine.
+        assert_eq!(
+            copied(shape(5000, 7000, 3000), Dtype::F32, Transposes::NN),
+            (None, None)
+        );
+        // An operand that must be copied anyway (lda 5001: not 16 bytes) is copied once, to the
+        // line; the other is judged on its own.
+        let mut odd = shape(5000, 7000, 3000);
+        odd.lda = 5001;
+        assert_eq!(
+            copied(odd, Dtype::Bf16, Transposes::NN),
+            (Some(5056), Some(3008))
+        );
     }
 
     #[test]
@@ -972,7 +1132,7 @@ mod tests {
                 );
             }
             // lda = 3 is not a 16-byte row for the TMA: A is copied first into a workspace
-            // whose columns are 8 elements apart, and the kernel reads the copy.
+            // whose columns are 64 elements (128 bytes) apart, and the kernel reads the copy.
             let s = Shape {
                 lda: 3,
                 ..shape(3, 8, 8)
@@ -983,7 +1143,7 @@ mod tests {
                 panic!("a kernel")
             };
             let a = copies.and_then(|c| c.a).expect("A is copied");
-            assert_eq!((a.rows, a.cols, a.from, a.to), (3, 8, 3, 8));
+            assert_eq!((a.rows, a.cols, a.from, a.to), (3, 8, 3, 64));
             assert!(
                 copies.unwrap().b.is_none(),
                 "B (ldb = 8) is read as it lies"

@@ -336,17 +336,24 @@ fn launch_gemm<T: Scalar>(
     }
 }
 
-/// An operand's copy ([`crate::launch::Copies`]) as the GPU makes it: the 2D copies, or for a
-/// transposed one the kernel [`kernels_gpu::variants::transpose`], run here as any kernel is,
-/// once per copied member.
+/// An operand's copy ([`crate::launch::Copies`]) as the GPU makes it, run here as any kernel
+/// is, once per copied member: for a transposed one the kernel
+/// [`kernels_gpu::variants::transpose`], for a 16-bit one
+/// [`kernels_gpu::variants::pitched_copy`]; else the driver's 2D copy, done on the host.
 fn emulate_copy<T: Scalar>(pitch: Pitch, source: &[T]) -> Result<Vec<T>> {
-    if !pitch.transposed {
-        return Ok(pitch.copy(source, source[0]));
-    }
+    let (name, geometry) = match (pitch.transposed, T::DTYPE.is_16bit()) {
+        (true, _) => (
+            kernels_gpu::registry::TRANSPOSE,
+            kernels_gpu::variants::transpose::geometry(pitch.rows, pitch.cols, T::DTYPE.bytes()),
+        ),
+        (false, true) => (
+            kernels_gpu::registry::PITCHED_COPY,
+            kernels_gpu::variants::pitched_copy::geometry(pitch.rows, pitch.cols),
+        ),
+        (false, false) => return Ok(pitch.copy(source, source[0])),
+    };
     let mut copy = vec![source[0]; pitch.copy_len()];
-    let entry = format!("{}_{}", kernels_gpu::registry::TRANSPOSE, T::DTYPE.name());
-    let geometry =
-        kernels_gpu::variants::transpose::geometry(pitch.rows, pitch.cols, T::DTYPE.bytes());
+    let entry = format!("{name}_{}", T::DTYPE.name());
     let zero = T::factor(0.0);
     for member in 0..pitch.copies_made() {
         let (from, to) = pitch.offsets(member);

@@ -47,9 +47,10 @@ pub enum Launch {
 
 /// Operands the kernel cannot read as they lie, each copied first into a workspace that it can
 /// ([`crate::auto`] plans it, the backends do it), and the kernel reads the copy:
-/// - a row stride that is not a multiple of 16 bytes, which the TMA engine cannot describe:
-///   copied column by column into a workspace whose leading dimension is (on the GPU a 2D copy,
-///   `cuMemcpy2DAsync`);
+/// - a row stride that is not a multiple of 16 bytes, which the TMA engine cannot describe, or
+///   not of 128 bytes where the copy pays ([`crate::auto::line_copies`]): copied column by
+///   column into a workspace whose columns start 128 bytes apart (in 16 bits the kernel
+///   [`kernels_gpu::variants::pitched_copy`], else a 2D copy, `cuMemcpy2DAsync`);
 /// - an operand stored transposed (`op(X) = Xᵀ`) where no kernel reads that layout: copied
 ///   transposed (the kernel [`kernels_gpu::variants::transpose`]), so that the kernel reads
 ///   `op(X) = X`.
@@ -95,7 +96,7 @@ impl Copies {
                 };
                 match p.transposed {
                     true => format!("{name} copied transposed (ld {}{members})", p.to),
-                    false => format!("{name} copied to ld {} (16-byte rows{members})", p.to),
+                    false => format!("{name} copied to ld {} (128-byte rows{members})", p.to),
                 }
             })
         };
@@ -117,7 +118,7 @@ pub struct Pitch {
     pub cols: u32,
     /// Its leading dimension in the caller's buffer.
     pub from: u32,
-    /// Its leading dimension in the copy: a multiple of 16 bytes.
+    /// Its leading dimension in the copy: a multiple of 128 bytes.
     pub to: u32,
     /// The copy is the matrix transposed: `cols × rows`, leading dimension `to`.
     pub transposed: bool,

@@ -215,7 +215,7 @@ fn unknown_and_unsupported_algorithms_are_refused_with_the_reason() {
     assert!(
         choice
             .reason
-            .contains("A copied transposed (ld 8, each of its 2 members)"),
+            .contains("A copied transposed (ld 32, each of its 2 members)"),
         "{}",
         choice.reason
     );

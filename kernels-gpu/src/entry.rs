@@ -418,6 +418,8 @@ mod hopper {
     gemm_wgmma_split_k_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_split_k::SplitK<wgmma_16bit::Plain<4>>>, launch_bounds(384, 1);
     gemm_transpose_bf16: bf16 + maps = transpose::transpose_half::<Bf16>;
     gemm_transpose_f16: f16 + maps = transpose::transpose_half::<F16>;
+    gemm_pitched_copy_bf16: bf16 + maps = pitched_copy::pitched_copy::<Bf16>;
+    gemm_pitched_copy_f16: f16 + maps = pitched_copy::pitched_copy::<F16>;
     gemm_wgmma_split_k_reduce_bf16: bf16 + reduce = wgmma_split_k::reduce::<Bf16>;
     gemm_wgmma_split_k_reduce_f16: f16 + reduce = wgmma_split_k::reduce::<F16>;
     // The unfused epilogue: a kernel of its own over C after the GEMM (the fused one's baseline).

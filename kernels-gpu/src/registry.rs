@@ -174,20 +174,26 @@ impl Variant {
             )
             .chain(self.unfused_epilogues())
             .chain(self.amax_scale())
-            .chain(self.transposing_copies())
+            .chain(self.operand_copies())
     }
 
-    /// The transposing copy ([`TRANSPOSE`]) that may run before this variant's kernels on an
-    /// operand stored transposed: in f32 and f64 from the portable module, whatever the
-    /// kernel's (the Hopper TF32 kernels read it too), in bf16 and f16 from the sm_90a one.
-    fn transposing_copies(&self) -> impl Iterator<Item = String> + '_ {
+    /// The copies that may run before this variant's kernels: the transposing copy
+    /// ([`TRANSPOSE`]) of an operand stored transposed, in f32 and f64 from the portable
+    /// module, whatever the kernel's (the Hopper TF32 kernels read it too), in bf16 and f16
+    /// from the sm_90a one; and there the pitched copy ([`PITCHED_COPY`]) of an operand whose
+    /// columns the TMA engine cannot read, or reads slowly, where they lie.
+    fn operand_copies(&self) -> impl Iterator<Item = String> + '_ {
         self.dtypes
             .iter()
             .filter(|d| match self.target {
                 Target::Portable => matches!(d, Dtype::F32 | Dtype::F64),
                 Target::Sm90a => d.is_16bit(),
             })
-            .map(|d| format!("{TRANSPOSE}_{}", d.name()))
+            .flat_map(|d| {
+                let pitched = d.is_16bit().then(|| format!("{PITCHED_COPY}_{}", d.name()));
+                [Some(format!("{TRANSPOSE}_{}", d.name())), pitched]
+            })
+            .flatten()
     }
 
     /// The amax epilogue's last step ([`AMAX_SCALE`]), after this variant's 16-bit Hopper
@@ -227,6 +233,10 @@ pub const UNFUSED_EPILOGUE: &str = "gemm_bias_activation";
 /// bf16 and f16 in sm_90a's): an operand stored the other way round, copied so that a kernel
 /// that reads it the other way reads it ([`crate::variants::transpose`]).
 pub const TRANSPOSE: &str = "gemm_transpose";
+
+/// The pitched copy's entry point, before the dtype's suffix (bf16 and f16, sm_90a's build): a
+/// 16-bit operand copied to columns 128 bytes apart ([`crate::variants::pitched_copy`]).
+pub const PITCHED_COPY: &str = "gemm_pitched_copy";
 
 /// The amax epilogue's last step, in the sm_90a build: a kernel of one thread after a 16-bit
 /// GEMM whose epilogue gathers D's amax ([`crate::fused::finish_amax`]).

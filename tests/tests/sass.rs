@@ -185,13 +185,14 @@ fn every_entry_point_is_disassembled_with_an_fma_loop_and_no_local_memory() {
             // A split-k reduction adds the parts on the CUDA cores, whatever its GEMM uses; the
             // ranges pass before 3xTF32 only compares magnitudes, the unfused epilogue after
             // a 16-bit GEMM is a pass over C, one pair per thread, with no loop, and the amax's
-            // last step is one thread over three words, and the transposing copy moves data
-            // through shared memory with no arithmetic.
+            // last step is one thread over three words, and the copies move data with no
+            // arithmetic.
             let is_reduction = variant.reduce.is_some_and(|r| entry.starts_with(r));
             let is_pass = variant.ranges_pass().is_some_and(|pass| {
                 entry == pass || kernels_gpu::registry::kernel_of_batch_twin(&entry) == Some(pass)
             }) || entry.starts_with(kernels_gpu::registry::UNFUSED_EPILOGUE)
                 || entry.starts_with(kernels_gpu::registry::TRANSPOSE)
+                || entry.starts_with(kernels_gpu::registry::PITCHED_COPY)
                 || entry == kernels_gpu::registry::AMAX_SCALE;
             assert_eq!(
                 precision.useful_name() == "MMA",
@@ -526,6 +527,38 @@ fn a_one_block_tile_queue_publishes_without_a_gpu_fence() {
         assert!(
             membar > 0 && cctl > 0,
             "{clustered}: {membar} MEMBAR.ALL.GPU, {cctl} CCTL.IVALL: its release and acquire at cluster scope should show"
+        );
+    }
+}
+
+/// The pitched copy (`variants/pitched_copy.rs`): eight 2-byte loads and one 16-byte store a
+/// thread, the 16 bits moved as bits (no conversion), no shared memory, no local memory.
+#[test]
+fn the_pitched_copy_loads_eight_halves_and_stores_sixteen_bytes_a_thread() {
+    for dtype in ["bf16", "f16"] {
+        let f = function(&format!("{}_{dtype}", kernels_gpu::registry::PITCHED_COPY));
+        let all = Mix::of(&f.instructions, Precision::F32);
+        let counts = [
+            all.count(Class::GlobalLoad),
+            all.count(Class::GlobalStore),
+            all.count(Class::SharedStore),
+            all.count(Class::SharedLoad),
+            all.count(Class::LocalMemory),
+        ];
+        assert_eq!(counts, [8, 1, 0, 0, 0], "{dtype}: {:?}", all.opcodes);
+        assert!(
+            all.opcodes
+                .keys()
+                .any(|o| o.starts_with("STG") && o.contains("128")),
+            "{dtype}: the store is not one 16-byte STG: {:?}",
+            all.opcodes
+        );
+        assert!(
+            !all.opcodes
+                .keys()
+                .any(|o| o.starts_with("F2") || o.starts_with("I2F")),
+            "{dtype}: a conversion in a copy of bits: {:?}",
+            all.opcodes
         );
     }
 }

@@ -471,6 +471,28 @@ for step in "$@"; do
         set -- $spec
         $host --variant auto --dtype ${OFFGRID_DTYPE:-bf16} --transa $1 --m $2 --n $3 --k $4 --compare cublas 2>&1 | tee -a "$OUT/offgrid.log" | grep -E '^\| [a-z]|rror|FAIL' | grep -v '^| variant' | sed "s/^/$1n $2x$3x$4 /"
       done ;;
+    offgrid-pad)
+      # What an aligned but off-the-grid leading dimension costs (bf16, no check): each shape of
+      # the off-grid table with its leading dimensions as they are, then padded up to 64 elements
+      # (128 bytes, one TMA box row per L2 line), each beside cuBLAS, auto's candidates beside it.
+      for spec in ${PAD_SHAPES:-"n 3000 3000 3000" "n 5000 7000 3000" "t 5000 7000 3000" "n 6000 3000 5000" "t 6000 3000 5000" "n 5120 7168 3000" "t 5120 7168 3000" "n 1024 1024 8192" "t 1024 1024 8192" "n 11008 2000 4096" "t 2112 4096 7168"}; do
+        set -- $spec
+        ra=$2; [ $1 = t ] && ra=$4
+        up() { echo $(( ($1 + 63) / 64 * 64 )); }
+        if [ $1 = n ]; then cand=${PAD_N:-auto,wgmma-tma-store:5,wgmma-tma-store:4,wgmma-layouts:1,wgmma-layouts:2,wgmma-stream-k,wgmma-pingpong,wgmma-queue:3,wgmma-split-k:2,wgmma-split-k:4}
+        else cand=${PAD_T:-auto,wgmma-layouts:1,wgmma-layouts:2,wgmma-layouts:3,wgmma-stream-k,wgmma-queue:3,wgmma-narrow:128}; fi
+        for lds in "" "--lda $(up $ra) --ldb $(up $4) --ldc $(up $2)"; do
+          $host --variant $cand --dtype bf16 --transa $1 --m $2 --n $3 --k $4 $lds --compare cublas --no-check --iters 20 2>&1 | tee -a "$OUT/offgrid-pad.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant' | sed "s/^/$1n $2x$3x$4 ${lds:+pad} /"
+        done
+      done ;;
+    fewtiles)
+      # Fewer 256 x 128 tiles than half a wave (bf16, no check): the wide tiles beside the
+      # stream-k kernels and the split of k, N,N and T,N, on a grid of m = n and k.
+      for t in n t; do for mn in 512 1024 1536; do for k in 1024 4096 8192; do
+        if [ $t = n ]; then cand=auto,wgmma-tma-store:5,wgmma-narrow:128,wgmma-narrow:64,wgmma-stream-k,wgmma-split-k:4,wgmma-pingpong
+        else cand=auto,wgmma-layouts:1,wgmma-narrow:128,wgmma-narrow:64,wgmma-stream-k; fi
+        $host --variant $cand --dtype bf16 --transa $t --m $mn --n $mn --k $k --compare cublas --no-check --iters 20 2>&1 | tee -a "$OUT/fewtiles.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant' | sed "s/^/${t}n ${mn}x${mn}x$k /"
+      done; done; done ;;
     copies-probe)
       # What auto's operand copies cost (bf16): each shape with tight (unaligned) leading
       # dimensions, where auto copies A and B first, beside the same shape with A's and B's

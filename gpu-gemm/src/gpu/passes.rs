@@ -132,14 +132,16 @@ pub(super) struct OperandCopy<'g> {
     pub(super) from: u64,
     pub(super) to: DeviceBuffer<u8>,
     pub(super) what: &'static str,
-    /// The transposing kernel, for a copy the other way round.
-    pub(super) transpose: Option<Function<'g>>,
+    /// The copy's kernel: the transposing copy for a copy the other way round
+    /// ([`kernels_gpu::variants::transpose`]), else the 16-bit pitched copy
+    /// ([`kernels_gpu::variants::pitched_copy`]); `None` for the driver's 2D copy.
+    pub(super) kernel: Option<Function<'g>>,
 }
 
 impl OperandCopy<'_> {
-    /// Enqueues the copy, one per copied member of a batch: the transposing kernel
-    /// ([`kernels_gpu::variants::transpose`]), or column by column `cuMemcpy2DAsync` from the
-    /// caller's pitch to the workspace's.
+    /// Enqueues the copy, one per copied member of a batch: the transposing kernel, the
+    /// pitched copy's, or column by column `cuMemcpy2DAsync` from the caller's pitch to the
+    /// workspace's.
     pub(super) fn enqueue(&self, element_bytes: u32, stream: &Stream) -> Result<()> {
         let pitch = &self.pitch;
         let bytes = element_bytes as u64;
@@ -147,12 +149,35 @@ impl OperandCopy<'_> {
             let (from, to) = pitch.offsets(member);
             let from = self.from + from * bytes;
             let to = self.to.as_device_ptr().as_raw() + to * bytes;
-            match &self.transpose {
-                Some(function) => self.transpose(function, element_bytes, (from, to), stream)?,
+            match &self.kernel {
+                Some(function) if pitch.transposed => {
+                    self.transpose(function, element_bytes, (from, to), stream)?
+                }
+                Some(function) => self.pitched_copy(function, (from, to), stream)?,
                 None => self.copy_2d(element_bytes, (from, to), stream)?,
             }
         }
         Ok(())
+    }
+
+    /// One member's 16-bit pitched copy.
+    fn pitched_copy(
+        &self,
+        function: &Function<'_>,
+        (from, to): (u64, u64),
+        stream: &Stream,
+    ) -> Result<()> {
+        let pitch = &self.pitch;
+        let g = kernels_gpu::variants::pitched_copy::geometry(pitch.rows, pitch.cols);
+        let (rows, cols, ld_from, ld_to) = (pitch.rows, pitch.cols, pitch.from, pitch.to);
+        // The 16-bit kernels' signature: no maps, epilogue, batch or groups read.
+        unsafe {
+            launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                rows, cols, 0u32, 0f32, from, ld_from, from, ld_from, 0f32, to, ld_to,
+                0u64, 0u64, 0u32, 0u64, 1u32, 0u64, 0u32, 0u32, 0u64
+            ))
+        }
+        .with_context(|| format!("launching the pitched copy of {} failed", self.what))
     }
 
     /// One member's transposing copy.

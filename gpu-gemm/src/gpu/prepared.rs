@@ -723,25 +723,26 @@ impl Gpu {
                     let to = unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }.map_err(|e| {
                         anyhow!("cannot allocate the copy of {what} ({bytes} bytes): {e}")
                     })?;
-                    let transpose = if pitch.transposed {
-                        let entry =
-                            format!("{}_{}", kernels_gpu::registry::TRANSPOSE, p.dtype.name());
-                        // With the 16-bit kernels in their build; f32's and f64's in every one.
-                        let build = if p.dtype.is_16bit() {
-                            Target::Sm90a
-                        } else {
-                            Target::Portable
-                        };
-                        Some(self.function(&entry, build)?)
+                    // With the 16-bit kernels in their build; f32's and f64's in every one.
+                    let build = if p.dtype.is_16bit() {
+                        Target::Sm90a
                     } else {
-                        None
+                        Target::Portable
                     };
+                    let kernel = match (pitch.transposed, p.dtype.is_16bit()) {
+                        (true, _) => Some(kernels_gpu::registry::TRANSPOSE),
+                        (false, true) => Some(kernels_gpu::registry::PITCHED_COPY),
+                        (false, false) => None,
+                    };
+                    let kernel = kernel
+                        .map(|name| self.function(&format!("{name}_{}", p.dtype.name()), build))
+                        .transpose()?;
                     Ok(OperandCopy {
                         pitch,
                         from: 0,
                         to,
                         what,
-                        transpose,
+                        kernel,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?,

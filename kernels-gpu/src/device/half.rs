@@ -105,6 +105,15 @@ impl<H: Half> GlobalHalf<H> {
         let bits = unsafe { backend::ld_global_b16(self.ptr.wrapping_add(i).cast()) };
         H::unpack(bits as u32)[0]
     }
+
+    /// Element `i`'s 16 bits, as stored (a copy moves them without reading them as numbers).
+    ///
+    /// # Safety
+    /// `i` must be inside the allocation.
+    #[inline(always)]
+    pub unsafe fn load_bits(self, i: usize) -> u16 {
+        unsafe { backend::ld_global_b16(self.ptr.wrapping_add(i).cast()) }
+    }
 }
 
 impl<H: Half> GlobalHalfMut<H> {
@@ -188,5 +197,15 @@ impl<H: Half> GlobalHalfMut<H> {
     #[inline(always)]
     pub unsafe fn store_bits2(self, i: usize, bits: u32) {
         unsafe { backend::st_global_b32(self.ptr.wrapping_add(i).cast(), bits) }
+    }
+
+    /// Elements `i .. i + 8` as four packed pairs (`pairs[0]` holds `i` and `i + 1`, `i` in
+    /// its low half), one 16-byte store.
+    ///
+    /// # Safety
+    /// `i..i+8` inside the allocation, element `i` 16-byte aligned.
+    #[inline(always)]
+    pub unsafe fn store_bits8(self, i: usize, pairs: [u32; 4]) {
+        unsafe { backend::st_global_v4_b32(self.ptr.wrapping_add(i).cast(), pairs) }
     }
 }

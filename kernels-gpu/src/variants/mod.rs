@@ -26,6 +26,7 @@ pub mod row_shared;
 // -- beyond the documents --
 pub mod best;
 pub mod big_tile;
+pub mod pitched_copy;
 pub mod split_k;
 pub mod transpose;
 // -- tensor cores, chapter 1: mma.sync --

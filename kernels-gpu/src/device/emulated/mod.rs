@@ -417,6 +417,14 @@ pub unsafe fn st_global_b32(p: *mut u32, v: u32) {
     unsafe { p.write(v) }
 }
 
+/// # Safety
+/// `p` inside a buffer of the launch (checked), 16-byte aligned (checked: the GPU faults on a
+/// misaligned vector store).
+pub unsafe fn st_global_v4_b32(p: *mut u32, v: [u32; 4]) {
+    current().check_global(p as usize, 16, 16);
+    unsafe { p.cast::<[u32; 4]>().write_unaligned(v) }
+}
+
 /// `bar.sync id, threads`: suspends until `threads` threads of the block wait at `id`.
 pub fn named_barrier(id: u32, threads: u32) {
     current().named_barrier(id, threads);

@@ -528,6 +528,20 @@ pub unsafe fn st_global_b32(p: *mut u32, v: u32) {
     unsafe { p.write(v) }
 }
 
+/// Sixteen bytes that the compiler may move as one vector (`st.global.v4.b32`).
+#[repr(C, align(16))]
+struct Aligned16([u32; 4]);
+
+/// A 16-byte global store of four words: one `st.global.v4.u32` (the pointer is a kernel
+/// parameter's and the type 16-byte aligned, so LLVM emits the vector store, no inline PTX).
+///
+/// # Safety
+/// `p` inside an allocation, 16-byte aligned.
+#[inline(always)]
+pub unsafe fn st_global_v4_b32(p: *mut u32, v: [u32; 4]) {
+    unsafe { p.cast::<Aligned16>().write(Aligned16(v)) }
+}
+
 /// `bar.sync id, threads`.
 #[inline(always)]
 pub fn named_barrier(id: u32, threads: u32) {
