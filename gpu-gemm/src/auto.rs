@@ -606,6 +606,7 @@ impl LineModel {
 /// GEMM ([`LineModel`], [`H100_LINES`]). The kernel's choice does not change: the copy's
 /// leading dimension is as aligned as the operand's was and more. Strided batches and grouped
 /// GEMMs are left as they are (their members' copies would be one launch each).
+// ANCHOR: line_copies
 pub fn line_copies(
     p: &Problem,
     copies: Option<crate::launch::Copies>,
@@ -644,6 +645,7 @@ pub fn line_copies(
     };
     (added.a.is_some() || added.b.is_some()).then_some(added)
 }
+// ANCHOR_END: line_copies
 
 /// What `auto` runs for a problem.
 #[derive(Clone)]

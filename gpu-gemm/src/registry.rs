@@ -275,9 +275,39 @@ impl Variant {
     }
 }
 
+thread_local! {
+    /// Rows a caller added to the GPU kernels' table on this thread ([`with_kernel_added`]).
+    static ADDED: std::cell::RefCell<Vec<&'static KernelVariant>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `kernel` as one more row of the GPU kernels' table
+/// (`kernels_gpu::registry::ALL`), on this thread: every query of the table — [`all`],
+/// [`find`], [`listing`], [`kernels_where`], `auto`'s candidates, what `plan` runs — sees it.
+/// How a test shows that a kernel is one registry entry and no other edit.
+pub fn with_kernel_added<R>(kernel: &'static KernelVariant, f: impl FnOnce() -> R) -> R {
+    ADDED.with(|added| added.borrow_mut().push(kernel));
+    // Taken out again on the way out, a panic's included, so that one test leaks into no other.
+    struct Remove;
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            ADDED.with(|added| added.borrow_mut().pop());
+        }
+    }
+    let _remove = Remove;
+    f()
+}
+
+/// The GPU kernels' table: `kernels_gpu::registry::ALL`, in course order, and the rows added
+/// on this thread ([`with_kernel_added`]).
+pub fn kernels() -> Vec<&'static KernelVariant> {
+    let added = ADDED.with(|added| added.borrow().clone());
+    kernels_gpu::registry::ALL.iter().chain(added).collect()
+}
+
 /// Every variant, in course order.
 pub fn all() -> Vec<Variant> {
-    let kernels = kernels_gpu::registry::ALL.iter().map(Variant::Kernel);
+    let kernels = kernels().into_iter().map(Variant::Kernel);
     kernels
         .chain([
             Variant::Auto(Math::Strict),
@@ -372,7 +402,7 @@ pub fn label(v: Variant, tile: Option<u32>) -> Result<String> {
 /// them by its registry entry alone, not through a list kept by hand in a message.
 pub fn kernels_where(holds: impl Fn(Variant, Option<u32>) -> bool) -> String {
     let mut named = Vec::new();
-    for kernel in kernels_gpu::registry::ALL {
+    for kernel in kernels() {
         let variant = Variant::Kernel(kernel);
         if kernel.tiles.is_empty() {
             if holds(variant, None) {

@@ -319,22 +319,12 @@ fn check_on_emulator(variant: Variant, tile: Option<u32>, p: &Problem, what: &st
 fn run_share(share: usize) -> usize {
     let start = std::time::Instant::now();
     let mut runs = 0;
-    let kernels = registry::all()
+    let kernels = suite_kernels()
         .into_iter()
-        .filter(|v| matches!(v, Variant::Kernel(_))) // cuBLAS: GPU only; the CPU variants: cpu::tests
         .enumerate()
         .filter(|(i, _)| i % SHARES == share);
     for (_, variant) in kernels {
-        let Variant::Kernel(kernel) = variant else {
-            unreachable!()
-        };
-        if kernel.tiles.is_empty() {
-            runs += run_all(variant, None, 0);
-        } else {
-            for (i, &tile) in kernel.tiles.iter().enumerate() {
-                runs += run_all(variant, Some(tile), i);
-            }
-        }
+        runs += run_every_tile(variant);
     }
     println!(
         "share {share}: {runs} emulated runs passed in {:.1} s ({})",
@@ -342,6 +332,85 @@ fn run_share(share: usize) -> usize {
         Sample::from_env().describe()
     );
     runs
+}
+
+/// The kernels this suite runs: every GPU kernel of the registry's table (cuBLAS runs on a GPU
+/// only, the CPU variants in `cpu::tests`).
+fn suite_kernels() -> Vec<Variant> {
+    registry::all()
+        .into_iter()
+        .filter(|v| matches!(v, Variant::Kernel(_)))
+        .collect()
+}
+
+/// A kernel at each of its tiles ([`run_all`]); the checked runs.
+fn run_every_tile(variant: Variant) -> usize {
+    let Variant::Kernel(kernel) = variant else {
+        unreachable!("the suite's kernels")
+    };
+    if kernel.tiles.is_empty() {
+        return run_all(variant, None, 0);
+    }
+    let tiles = kernel.tiles.iter().enumerate();
+    tiles
+        .map(|(i, &tile)| run_all(variant, Some(tile), i))
+        .sum()
+}
+
+/// A kernel is one row of the registry's table: a row added to it (here a copy of `gemm64`'s
+/// under another name, running gemm64's entry points) is in `--list`, among `auto`'s
+/// candidates, in this suite, and runs checked, with no other edit anywhere.
+#[test]
+fn a_kernel_added_as_one_table_row_is_listed_chosen_from_and_run_by_the_suite() {
+    let gemm64 = kernels_gpu::registry::find("gemm64").expect("gemm64 is registered");
+    let fake: &'static kernels_gpu::registry::Variant =
+        Box::leak(Box::new(kernels_gpu::registry::Variant {
+            name: "fake-gemm64",
+            summary: "a test's row: gemm64's kernel under another name",
+            ..*gemm64
+        }));
+    registry::with_kernel_added(fake, || {
+        assert!(
+            registry::listing()
+                .lines()
+                .any(|l| l.starts_with("fake-gemm64 ")),
+            "not in --list"
+        );
+        let p = Problem {
+            shape: Shape {
+                m: 64,
+                n: 64,
+                k: 64,
+                lda: 64,
+                ldb: 64,
+                ldc: 64,
+            },
+            transposes: Transposes::NN,
+            dtype: Dtype::F32,
+            alpha: 1.0,
+            beta: 0.0,
+            init: Init::Random,
+            seed: 1,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
+        };
+        let candidates = gpu_gemm::auto::candidates(&p, gpu_gemm::auto::Math::Strict, None);
+        assert!(
+            candidates.iter().any(|v| v.name() == "fake-gemm64"),
+            "not among auto's candidates"
+        );
+        let variant = registry::find("fake-gemm64").expect("found by name");
+        assert!(
+            suite_kernels().iter().any(|v| v.name() == variant.name()),
+            "not in the suite"
+        );
+        assert!(run_every_tile(variant) > 0, "the suite ran nothing");
+    });
+    assert!(
+        registry::find("fake-gemm64").is_err(),
+        "the row outlived the test"
+    );
 }
 
 /// How many test functions the kernels are shared out over.

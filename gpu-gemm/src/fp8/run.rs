@@ -332,7 +332,7 @@ fn plan(variant: Variant, tile: Option<u32>, p: &Fp8Problem) -> Result<(Fp8Launc
             // asked for it, by the type's rule, not by the name of the kernel `auto` took.
             if let Variant::Kernel(k) = choice {
                 if let Err(constraint) = (k.supports)(&p.shape, p.dtype()) {
-                    let any_runs = kernels_gpu::registry::ALL.iter().any(|other| {
+                    let any_runs = crate::registry::kernels().iter().any(|other| {
                         kernel_scaling(other.name) == Some(p.scaling)
                             && other.dtypes.contains(&p.dtype())
                             && (other.supports)(&p.shape, p.dtype()).is_ok()

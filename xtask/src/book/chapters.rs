@@ -574,6 +574,24 @@ pub const CHAPTERS: &[Chapter] = &[
         measured: &[Measured::Page("006-shapes-bf16")],
     },
     Chapter {
+        slug: "alignment",
+        title: "Shapes nobody tuned for: alignment, L2 lines and waves",
+        part: Part::TensorCores5,
+        variants: &[],
+        lessons: &[
+            variant!("pitched_copy.rs"),
+            "host/src/experiments/random_shapes.rs",
+        ],
+        code: &[
+            Code {
+                file: "gpu-gemm/src/auto.rs",
+                anchor: "line_copies",
+            },
+            code(variant!("pitched_copy.rs")),
+        ],
+        measured: &[],
+    },
+    Chapter {
         slug: "tensor-parallel",
         title: "Tensor parallelism: all-gather and reduce-scatter around the GEMM, overlapped",
         part: Part::AcrossGpus,
