@@ -305,6 +305,11 @@ pub fn features(s: &Shape) -> ShapeFeatures {
 ///   N (`swap_tile`).
 /// - **n ≤ 128 otherwise** (N,N): `wgmma-narrow` with the tile as narrow as n (8, 16, 32, 64
 ///   or 128 columns) and a stream-k grid that gives every multiprocessor the same share of A.
+/// - **n > 128 with at most a wave of 128 × 64 tiles** (m · n up to about 1024², N,N and T,N):
+///   `wgmma-narrow:64` on its stream-k grid. H100, bf16, m = n from 512 to 1536, k from 1024
+///   to 8192 (`fewtiles.log` in `docs/results/h100-2026-12-07-pitch/`): at 512² and 1024²
+///   (32 and 128 such tiles) 1.00–1.45× cuBLAS where the wide tiles ran 0.29–1.06×; at 1536²
+///   (288 tiles) the wide tiles win (0.75–1.17× against 0.53–0.75×).
 /// - **n > 128**, any layout but N,N: `wgmma-layouts:1` (256 × 128 tiles, clusters of two
 ///   sharing A). N,N beyond 128 columns goes to the measured table.
 /// - C's rows not a multiple of 8 or `ldc` not a multiple of 8 (the TMA store's constraint):
@@ -335,6 +340,7 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
         narrow_tile
     };
     let swappable = p.transposes == Transposes::ALL[1];
+    let narrow_layout = p.transposes == Transposes::NN || swappable;
     if s.n <= 16 && swappable {
         return Some((
             "wgmma-swap",
@@ -361,6 +367,15 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
             "wgmma-narrow",
             narrow,
             "n ≤ 128: a tile as narrow as n, every multiprocessor streaming an equal share of A",
+        ));
+    }
+    // Fewer tiles of 128 × 64 than multiprocessors: 256 × 128 tiles would leave most of them
+    // idle, and the narrow kernel's stream-k grid gives each an equal share of the k-slices.
+    if s.m.div_ceil(128) * s.n.div_ceil(64) <= SMS && narrow_layout {
+        return Some((
+            "wgmma-narrow",
+            64,
+            "n > 128 but at most a wave of 128 × 64 tiles: those tiles on a stream-k grid, every multiprocessor an equal share of k",
         ));
     }
     if !tma_store {
@@ -986,8 +1001,13 @@ mod tests {
                 unreachable!()
             };
             assert!(k.dtypes.contains(&r.dtype), "{r:?}");
-            // Each row chooses for its own shape.
-            let c = choose(&problem(shape(r.m, r.n, r.k), r.dtype), r.math, Some(90)).unwrap();
+            // Each row chooses for its own shape, where the 16-bit shapes rule, which decides
+            // first, leaves it to the table (it takes 1024³ and 1024 × 1024 × 8192 now).
+            let p = problem(shape(r.m, r.n, r.k), r.dtype);
+            if shape_rule(&p).is_some() {
+                continue;
+            }
+            let c = choose(&p, r.math, Some(90)).unwrap();
             assert_eq!((c.variant.name(), c.tile), (r.variant.as_str(), r.tile));
             assert_eq!(c.row.as_ref(), Some(r));
         }

@@ -115,8 +115,8 @@ impl Drawn {
     }
 }
 
-/// The operands `auto` copies before its kernel runs (transposed, or to 16-byte columns), as
-/// `A T, B 16`; `-` for none.
+/// The operands `auto` copies before its kernel runs (transposed, or to columns on 128-byte
+/// lines), as `A T, B 128`; `-` for none.
 fn copies(ctx: &Context, dtype: ShapesDtype, p: &Problem) -> String {
     let gpu_gemm::registry::Variant::Auto(math) = dtype.auto() else {
         unreachable!("the experiment runs auto")
@@ -128,7 +128,7 @@ fn copies(ctx: &Context, dtype: ShapesDtype, p: &Problem) -> String {
         return "-".into();
     };
     let one = |pitch: Option<gpu_gemm::launch::Pitch>, name: &str| {
-        pitch.map(|p| format!("{name} {}", if p.transposed { "T" } else { "16" }))
+        pitch.map(|p| format!("{name} {}", if p.transposed { "T" } else { "128" }))
     };
     [one(copies.a, "A"), one(copies.b, "B")]
         .into_iter()
@@ -415,7 +415,8 @@ fn page(
          two) those plus 1 to {MAX_PADDING} elements{}. `not 16-byte aligned` names the \
          leading dimensions whose columns do not start on 16 bytes, which the TMA and the \
          vector loads need; `copies` the operands `auto` copies before its kernel runs, \
-         transposed (T) or to 16-byte columns (16).",
+         transposed (T) or to columns on 128-byte lines (128: unaligned, or off the line where \
+         the GEMM repays the copy).",
         range.0,
         range.1,
         layouts(dtype)
