@@ -913,15 +913,7 @@ mod tests {
     fn problem(shape: Shape, dtype: Dtype) -> Problem {
         Problem {
             shape,
-            transposes: Transposes::NN,
-            dtype,
-            alpha: 1.0,
-            beta: 0.0,
-            init: crate::problem::Init::Random,
-            seed: 1,
-            epilogue: kernels_gpu::fused::Epilogue::NONE,
-            batch: kernels_gpu::gemm::Batch::ONE,
-            groups: kernels_gpu::gemm::GroupLayout::None,
+            ..Problem::packed(shape.m, shape.n, shape.k, dtype)
         }
     }
 

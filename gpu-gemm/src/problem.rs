@@ -233,6 +233,31 @@ pub struct GroupColumns {
 }
 
 impl Problem {
+    /// `C = A·B` (N,N) of `m × n × k` in `dtype`, every matrix packed (each leading dimension
+    /// its rows), α = 1, β = 0, random inputs of seed 1: no epilogue, batch or groups. The
+    /// plain problem that tests and examples start from and change a field of.
+    pub fn packed(m: u32, n: u32, k: u32, dtype: Dtype) -> Problem {
+        Problem {
+            shape: Shape {
+                m,
+                n,
+                k,
+                lda: m,
+                ldb: k,
+                ldc: m,
+            },
+            transposes: Transposes::NN,
+            dtype,
+            alpha: 1.0,
+            beta: 0.0,
+            init: Init::Random,
+            seed: 1,
+            epilogue: kernels_gpu::fused::Epilogue::NONE,
+            batch: kernels_gpu::gemm::Batch::ONE,
+            groups: kernels_gpu::gemm::GroupLayout::None,
+        }
+    }
+
     /// The table a grouped problem's kernel reads ([`group_table`]), its groups the batch's
     /// members. Empty for a problem that is not grouped. In e4m3 a masked group's count is a
     /// multiple of 16: cuBLASLt's FP8 matmul, the yardstick called once per group, finds no
@@ -1113,25 +1138,7 @@ mod tests {
     }
 
     fn problem(m: u32, n: u32, k: u32) -> Problem {
-        Problem {
-            shape: Shape {
-                m,
-                n,
-                k,
-                lda: m,
-                ldb: k,
-                ldc: m,
-            },
-            transposes: Transposes::NN,
-            dtype: Dtype::F32,
-            alpha: 1.0,
-            beta: 0.0,
-            init: Init::Random,
-            seed: 1,
-            epilogue: Epilogue::NONE,
-            batch: kernels_gpu::gemm::Batch::ONE,
-            groups: kernels_gpu::gemm::GroupLayout::None,
-        }
+        Problem::packed(m, n, k, Dtype::F32)
     }
 
     #[test]

@@ -549,23 +549,8 @@ mod tests {
     fn a_variant_asked_for_transposes_it_does_not_compute_is_refused_before_launch() {
         use crate::problem::Transpose::{No, Yes};
         let p = Problem {
-            shape: Shape {
-                m: 64,
-                n: 64,
-                k: 64,
-                lda: 64,
-                ldb: 64,
-                ldc: 64,
-            },
             transposes: Transposes::new(Yes, No),
-            dtype: Dtype::Bf16,
-            alpha: 1.0,
-            beta: 0.0,
-            init: crate::problem::Init::Random,
-            seed: 1,
-            epilogue: kernels_gpu::fused::Epilogue::NONE,
-            batch: kernels_gpu::gemm::Batch::ONE,
-            groups: kernels_gpu::gemm::GroupLayout::None,
+            ..Problem::packed(64, 64, 64, Dtype::Bf16)
         };
         let e = plan(registry::find("wgmma-16bit").unwrap(), None, &p, Some(90)).unwrap_err();
         assert_eq!(

@@ -376,25 +376,7 @@ fn a_kernel_added_as_one_table_row_is_listed_chosen_from_and_run_by_the_suite() 
                 .any(|l| l.starts_with("fake-gemm64 ")),
             "not in --list"
         );
-        let p = Problem {
-            shape: Shape {
-                m: 64,
-                n: 64,
-                k: 64,
-                lda: 64,
-                ldb: 64,
-                ldc: 64,
-            },
-            transposes: Transposes::NN,
-            dtype: Dtype::F32,
-            alpha: 1.0,
-            beta: 0.0,
-            init: Init::Random,
-            seed: 1,
-            epilogue: kernels_gpu::fused::Epilogue::NONE,
-            batch: kernels_gpu::gemm::Batch::ONE,
-            groups: kernels_gpu::gemm::GroupLayout::None,
-        };
+        let p = Problem::packed(64, 64, 64, Dtype::F32);
         let candidates = gpu_gemm::auto::candidates(&p, gpu_gemm::auto::Math::Strict, None);
         assert!(
             candidates.iter().any(|v| v.name() == "fake-gemm64"),
