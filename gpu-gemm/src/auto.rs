@@ -275,6 +275,14 @@ pub(crate) fn swap_tile(s: &Shape) -> u32 {
     }
 }
 
+/// Whether `s` is wider than a decode step (n > 128) but makes at most one wave of
+/// `wgmma-narrow`'s 128 × 64 tiles: 256 × 128 tiles would leave most multiprocessors idle, and
+/// the narrow kernel's stream-k grid gives each an equal share of the k-slices
+/// ([`shape_rule`]).
+pub(crate) fn few_tiles(s: &Shape) -> bool {
+    s.n > 128 && s.m.div_ceil(128) * s.n.div_ceil(64) <= SMS
+}
+
 /// The features of `s`.
 pub fn features(s: &Shape) -> ShapeFeatures {
     ShapeFeatures {
@@ -369,9 +377,7 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
             "n ≤ 128: a tile as narrow as n, every multiprocessor streaming an equal share of A",
         ));
     }
-    // Fewer tiles of 128 × 64 than multiprocessors: 256 × 128 tiles would leave most of them
-    // idle, and the narrow kernel's stream-k grid gives each an equal share of the k-slices.
-    if s.m.div_ceil(128) * s.n.div_ceil(64) <= SMS && narrow_layout {
+    if few_tiles(s) && narrow_layout {
         return Some((
             "wgmma-narrow",
             64,
@@ -545,6 +551,18 @@ pub fn normal_operands(
         return None;
     }
     Some((copies.problem_reading_them(p), copies))
+}
+
+/// The copies that turn a 16-bit B stored transposed the other way round (and A too where
+/// `a_too`, if it is transposed), with A copied to aligned columns where it needs it; `None`
+/// when B is not transposed.
+fn b_turned(p: &Problem, a_too: bool) -> Option<crate::launch::Copies> {
+    let (_, transposed) = normal_operands(p, (a_too, true))?;
+    let aligned = aligned_operands(p).map(|(_, c)| c);
+    Some(crate::launch::Copies {
+        a: transposed.a.or(aligned.and_then(|c| c.a)),
+        b: transposed.b.or(aligned.and_then(|c| c.b)),
+    })
 }
 
 /// The copy of a matrix stored `rows × cols` (leading dimension `ld`) the other way round, its
@@ -761,6 +779,22 @@ pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> 
 fn choose_kernel(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
     let (shape, dtype) = (&p.shape, p.dtype);
     let fits = |v: &Variant| fits(v, p, math, arch);
+    // In 16 bits N,T and T,T with few tiles: B copied transposed (its n·k elements, against the
+    // GEMM's m·n·k) lets the narrow kernel's stream-k grid run them as N,N and T,N.
+    if dtype.is_16bit()
+        && p.groups == GroupLayout::None
+        && !p.batch.is_batched()
+        && p.transposes.transb == Transpose::Yes
+        && few_tiles(shape)
+    {
+        if let Some(copies) = b_turned(p, false) {
+            let choice = choose_kernel(rows, &copies.problem_reading_them(p), math, arch)?;
+            return Ok(Choice {
+                copies: Some(copies),
+                ..choice
+            });
+        }
+    }
     if let Some((name, tile, rule)) = shape_rule(p) {
         let variant = registry::find(name)?;
         if fits(&variant) {
@@ -813,18 +847,12 @@ fn choose_kernel(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Re
         && (p.transposes.transb == Transpose::Yes
             || (batched && p.transposes.transa == Transpose::Yes))
     {
-        let aligned = aligned_operands(p);
-        let base = aligned.map_or(*p, |(q, _)| q);
+        let base = aligned_operands(p).map_or(*p, |(q, _)| q);
         let runs = registry::all()
             .into_iter()
             .any(|v| self::fits(&v, &base, math, arch));
         if !runs {
-            if let Some((_, transposed)) = normal_operands(p, (batched, true)) {
-                let aligned = aligned.map(|(_, c)| c);
-                let copies = crate::launch::Copies {
-                    a: transposed.a.or(aligned.and_then(|c| c.a)),
-                    b: transposed.b.or(aligned.and_then(|c| c.b)),
-                };
+            if let Some(copies) = b_turned(p, batched) {
                 let choice = choose_kernel(rows, &copies.problem_reading_them(p), math, arch)?;
                 return Ok(Choice {
                     copies: Some(copies),
@@ -976,6 +1004,33 @@ mod tests {
             copied(odd, Dtype::Bf16, Transposes::NN),
             (Some(5056), Some(3008))
         );
+    }
+
+    /// At most a wave of 128 × 64 tiles takes the narrow kernel's stream-k grid: N,N and T,N as
+    /// they lie, N,T and T,T on B copied transposed; a wide GEMM keeps its wide tiles and
+    /// reads B as it lies.
+    #[test]
+    fn few_tiles_take_the_narrow_kernel_in_every_layout() {
+        use crate::problem::Transpose::{No, Yes};
+        for (transa, transb) in [(No, No), (Yes, No), (No, Yes), (Yes, Yes)] {
+            let few = Problem {
+                transposes: Transposes::new(transa, transb),
+                ..problem(shape(1024, 1024, 4096), Dtype::Bf16)
+            };
+            let mut few = few;
+            few.shape.lda = few.stored_a().0;
+            few.shape.ldb = few.stored_b().0;
+            let c = choose(&few, Math::Strict, Some(90)).unwrap();
+            assert_eq!(c.label(), "wgmma-narrow:64", "{transa:?} {transb:?}");
+            let b_turned = c.copies.and_then(|c| c.b).is_some_and(|b| b.transposed);
+            assert_eq!(b_turned, transb == Yes, "{transa:?} {transb:?}");
+            let wide = Problem {
+                shape: shape(4096, 4096, 4096),
+                ..few
+            };
+            let c = choose(&wide, Math::Strict, Some(90)).unwrap();
+            assert!(c.copies.is_none() && c.label() != "wgmma-narrow:64");
+        }
     }
 
     #[test]

@@ -488,10 +488,14 @@ for step in "$@"; do
     fewtiles)
       # Fewer 256 x 128 tiles than half a wave (bf16, no check): the wide tiles beside the
       # stream-k kernels and the split of k, N,N and T,N, on a grid of m = n and k.
-      for t in n t; do for mn in 512 1024 1536; do for k in 1024 4096 8192; do
-        if [ $t = n ]; then cand=auto,wgmma-tma-store:5,wgmma-narrow:128,wgmma-narrow:64,wgmma-stream-k,wgmma-split-k:4,wgmma-pingpong
-        else cand=auto,wgmma-layouts:1,wgmma-narrow:128,wgmma-narrow:64,wgmma-stream-k; fi
-        $host --variant $cand --dtype bf16 --transa $t --m $mn --n $mn --k $k --compare cublas --no-check --iters 20 2>&1 | tee -a "$OUT/fewtiles.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant' | sed "s/^/${t}n ${mn}x${mn}x$k /"
+      # N,T and T,T (FEWTILES_LAYOUTS="nt tt"): auto (B copied transposed) beside the wide tiles.
+      for t in ${FEWTILES_LAYOUTS:-nn tn}; do for mn in ${FEWTILES_SIZES:-512 1024 1536}; do for k in 1024 4096 8192; do
+        case $t in
+          nn) cand=auto,wgmma-tma-store:5,wgmma-narrow:128,wgmma-narrow:64,wgmma-stream-k,wgmma-split-k:4,wgmma-pingpong ;;
+          tn) cand=auto,wgmma-layouts:1,wgmma-narrow:128,wgmma-narrow:64,wgmma-stream-k ;;
+          *) cand=auto,wgmma-layouts:1,wgmma-stream-k ;;
+        esac
+        $host --variant $cand --dtype bf16 --transa ${t:0:1} --transb ${t:1:1} --m $mn --n $mn --k $k --compare cublas --no-check --iters 20 2>&1 | tee -a "$OUT/fewtiles.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant' | sed "s/^/$t ${mn}x${mn}x$k /"
       done; done; done ;;
     copies-probe)
       # What auto's operand copies cost (bf16): each shape with tight (unaligned) leading
