@@ -14,12 +14,16 @@
 //!    output, copied here from the results folder (the README's "Regenerate `auto`'s table").
 //! 3. In bf16 and f16 the shape decides first ([`shape_rule`], chapter 5): the tokens of a
 //!    decode step (n ≤ 128) go to `wgmma-narrow` with a tile as narrow as n, unless m alone
-//!    makes 0.7 of a wave of 256-row tiles (`wgmma-layouts:2`); wider problems in any layout but
-//!    N,N go to `wgmma-layouts:1`; C whose rows or `ldc` the TMA store cannot write goes to
-//!    `wgmma-narrow`. N,N beyond 128 columns is left to the table, where chapter 3's kernels were
-//!    measured. A or B whose row stride is not a multiple of 16 bytes (every 16-bit kernel is fed
-//!    by the TMA engine) is copied first into an aligned workspace, and the choice is the aligned
-//!    problem's ([`aligned_operands`]).
+//!    makes 0.7 of a wave of 256-row tiles (`wgmma-layouts:2`); wider problems that make at most
+//!    a wave of 128 × 64 tiles go to `wgmma-narrow:64` ([`few_tiles`]; in N,T and T,T on B
+//!    copied transposed); other wider problems in any layout but N,N go to `wgmma-layouts:1`; C
+//!    whose rows or `ldc` the TMA store cannot write goes to `wgmma-narrow`. N,N beyond 128
+//!    columns is left to the table, where chapter 3's kernels were measured. A or B whose row
+//!    stride is not a multiple of 16 bytes (every 16-bit kernel is fed by the TMA engine) is
+//!    copied first into an aligned workspace, and the choice is the aligned problem's
+//!    ([`aligned_operands`]). Then, the kernel chosen, an A or B whose columns start off a
+//!    128-byte line is copied onto it where the GEMM repays the copy ([`line_copies`]); every
+//!    copy's columns start 128 bytes apart.
 //! 4. Otherwise a problem takes the choice of the table row of its dtype and contract whose
 //!    shape is nearest in log₂ m + log₂ n + log₂ k distance (ties: the first row), provided the
 //!    kernel supports the shape and runs on the device; otherwise, or with no row, the first of
@@ -279,7 +283,7 @@ pub(crate) fn swap_tile(s: &Shape) -> u32 {
 /// `wgmma-narrow`'s 128 × 64 tiles: 256 × 128 tiles would leave most multiprocessors idle, and
 /// the narrow kernel's stream-k grid gives each an equal share of the k-slices
 /// ([`shape_rule`]).
-pub(crate) fn few_tiles(s: &Shape) -> bool {
+pub fn few_tiles(s: &Shape) -> bool {
     s.n > 128 && s.m.div_ceil(128) * s.n.div_ceil(64) <= SMS
 }
 
