@@ -15,9 +15,7 @@
 //! which reads it down a column, touches 32 different banks.
 //!
 //! SASS (sm_90, `tests/tests/sass.rs`): both loops unroll, four `LDG` and four `STS`, one
-//! `BAR.SYNC`, four `LDS` and four `STG` a thread, no arithmetic and no local memory. The 16-bit
-//! copy ([`transpose_half`]) writes for its aligned destination: sixteen `LDG.U16` and `STS`,
-//! one `BAR.SYNC`, sixteen `LDS` and two `STG.E.128` a thread.
+//! `BAR.SYNC`, four `LDS` and four `STG` a thread, no arithmetic and no local memory.
 //!
 //! The kernel keeps the GEMM signature (as split-k's reduction does): A is the source, stored
 //! `m × n` with leading dimension `lda`; C is the destination, stored `n × m` with `ldc`;
@@ -35,29 +33,15 @@ const PASS: u32 = 8;
 /// A tile row in shared memory: one element of padding.
 const STRIDE: u32 = TILE + 1;
 
-/// One block per 32 × 32 tile of the source (`rows × cols`); in 16 bits one per
-/// [`HALF_TILE`]² tile ([`transpose_half`]).
+/// One block per 32 × 32 tile of the source (`rows × cols`). A 16-bit element crosses the tile
+/// as an f32 ([`transpose_half`]).
 pub fn geometry(rows: u32, cols: u32, element_bytes: u32) -> Geometry {
-    if element_bytes == 2 {
-        return Geometry {
-            grid: (blocks_for(rows, HALF_TILE), blocks_for(cols, HALF_TILE)),
-            block: (HALF_TILE, HALF_PASS),
-            shared_bytes: HALF_TILE * HALF_TILE * 4,
-        };
-    }
     Geometry {
         grid: (blocks_for(rows, TILE), blocks_for(cols, TILE)),
         block: (TILE, PASS),
-        shared_bytes: TILE * STRIDE * element_bytes,
+        shared_bytes: TILE * STRIDE * element_bytes.max(4),
     }
 }
-
-/// The 16-bit copy's tile: `HALF_TILE × HALF_TILE` elements.
-pub const HALF_TILE: u32 = 64;
-/// Source columns its threads read in one pass (the block is `HALF_TILE × HALF_PASS` threads).
-const HALF_PASS: u32 = 4;
-/// Rows of the copy a thread writes: two 16-byte stores, one 32-byte sector.
-const HALF_RUN: u32 = 16;
 
 /// `C = Aᵀ`: A stored `m × n` (`lda`), C stored `n × m` (`ldc`).
 ///
@@ -93,66 +77,42 @@ pub unsafe fn transpose<T: Real>(args: GemmArgs<T>) {
 }
 // ANCHOR_END: core_loop
 
-/// The same copy in bf16 and f16, built with their kernels (sm_90a), written for the copy's
-/// side: whatever the source's leading dimension, the copy's columns start 128 bytes apart
-/// (`gpu-gemm`'s `auto`), so a thread can write 16 bytes at once. A block moves a 64 × 64 tile:
-/// its 64 × 4 threads read it down the source's columns, sixteen 2-byte loads a thread
-/// (neighbouring threads on neighbouring elements: a warp reads 64 contiguous bytes a load),
-/// then each thread writes 16 consecutive rows of one column of the copy as two 16-byte stores,
-/// one whole 32-byte sector. Rows of the copy past the source's columns are written as zeros
-/// into its padding, which no kernel reads.
+/// The same copy in bf16 and f16, built with their kernels (sm_90a). Each element crosses the
+/// tile as its f32 value, widened exactly and rounded back exactly (every bf16 and f16 value,
+/// subnormals included, is an f32, and the conversions do not flush them); a NaN stays a NaN.
+/// The 16-bit kernels' signature, whose maps, epilogue and batch the copy does not read.
 ///
-/// Each element crosses the tile as its f32 value, widened exactly and rounded back exactly
-/// (every bf16 and f16 value, subnormals included, is an f32, and the conversions do not flush
-/// them); a NaN stays a NaN. The tile needs no padding: a warp writes 32 consecutive words of a
-/// tile row and reads 32 consecutive words of another, one bank each.
-///
-/// The first 16-bit version was the f32 kernel's shape (32 × 32 tiles, 2-byte stores) and
-/// moved about 1.7 TB/s on the H100, where the pitched copy's 16-byte stores reach 2.8. The one
-/// before it moved the 16 bits themselves, as the low half of an f32 word (`f32::from_bits`),
-/// and passed the emulator; on the H100 it wrote zeros: the PTX stored the word loaded by
-/// `ld.shared.f32` with `st.global.b16`, and ptxas read that as a conversion of the float
-/// (`F2I.U16.TRUNC` in the SASS), which truncates a tiny subnormal to 0. The emulator runs the
-/// Rust, in which the word is bits; only the GPU showed what ptxas made of the PTX.
+/// The first version moved the 16 bits themselves, as the low half of an f32 word
+/// (`f32::from_bits`), and passed the emulator. On the H100 it wrote zeros: the PTX stored the
+/// word loaded by `ld.shared.f32` with `st.global.b16`, and ptxas read that as a conversion of
+/// the float (`F2I.U16.TRUNC` in the SASS), which truncates a tiny subnormal to 0. The emulator
+/// runs the Rust, in which the word is bits; only the GPU showed what ptxas made of the PTX.
 ///
 /// # Safety
-/// As [`transpose`], and C 16-byte aligned with `ldc` a multiple of 8.
+/// As [`transpose`].
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 #[inline(always)]
 pub unsafe fn transpose_half<H: Half>(args: HalfGemmArgs<H>, _maps: *const TensorMap) {
-    let tile = Shared::<f32>::at(0, HALF_TILE * HALF_TILE);
+    let tile = Shared::<f32>::at(0, TILE * STRIDE);
     let (tx, ty) = (thread_idx_x(), thread_idx_y());
-    let (row0, col0) = (block_idx_x() * HALF_TILE, block_idx_y() * HALF_TILE);
-    // Source column col0 + j into tile row j, thread x at its row row0 + x; zeros past the
-    // source's edges, which the copy's padding receives.
-    for pass in 0..HALF_TILE / HALF_PASS {
-        let j = ty + pass * HALF_PASS;
+    let (row0, col0) = (block_idx_x() * TILE, block_idx_y() * TILE);
+    for pass in 0..TILE / PASS {
+        let j = ty + pass * PASS;
         let (row, col) = (row0 + tx, col0 + j);
-        let value = if row < args.m && col < args.n {
-            unsafe { args.a.load(row as usize + col as usize * args.lda as usize) }
-        } else {
-            0.0
-        };
-        tile.store(j * HALF_TILE + tx, value);
+        if row < args.m && col < args.n {
+            let at = row as usize + col as usize * args.lda as usize;
+            tile.store(j * STRIDE + tx, unsafe { args.a.load(at) });
+        }
     }
     sync_threads();
-    // Column row0 + x of the copy (the source's row), its rows col0 + run .. + HALF_RUN (the
-    // source's columns) from tile column x.
-    let (x, run) = (tx, ty * HALF_RUN);
-    let (column, first) = (row0 + x, col0 + run);
-    if column >= args.m || first >= args.n {
-        return;
-    }
-    let at = column as usize * args.ldc as usize + first as usize;
-    for half in 0..HALF_RUN / 8 {
-        let mut pairs = [0u32; 4];
-        for (p, pair) in pairs.iter_mut().enumerate() {
-            let j = run + half * 8 + 2 * p as u32;
-            *pair = H::pack(
-                tile.load(j * HALF_TILE + x),
-                tile.load((j + 1) * HALF_TILE + x),
-            );
+    for pass in 0..TILE / PASS {
+        let j = ty + pass * PASS;
+        let (row, col) = (col0 + tx, row0 + j);
+        if row < args.n && col < args.m {
+            unsafe {
+                args.c
+                    .store(args.c_at(row, col), tile.load(tx * STRIDE + j))
+            }
         }
-        unsafe { args.c.store_bits8(at + 8 * half as usize, pairs) }
     }
 }
