@@ -497,6 +497,13 @@ for step in "$@"; do
         esac
         $host --variant $cand --dtype bf16 --transa ${t:0:1} --transb ${t:1:1} --m $mn --n $mn --k $k --compare cublas --no-check --iters 20 2>&1 | tee -a "$OUT/fewtiles.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant' | sed "s/^/$t ${mn}x${mn}x$k /"
       done; done; done ;;
+    nt-worst)
+      # The random shapes' lowest, all N,T with B copied transposed (dtype m n k lda ldb ldc),
+      # and N,T with few tiles: auto beside cuBLAS, checked.
+      for spec in ${NT_SHAPES:-"bf16 330 15120 569 330 15120 330" "f16 326 9729 1483 326 9730 326" "f16 1300 512 12283 1302 512 1300" "bf16 1022 2425 265 1022 2429 1022" "bf16 4317 415 314 4322 415 4317" "f16 443 3834 270 445 3834 443" "bf16 1024 1024 8192 1024 1024 1024" "bf16 512 512 8192 512 512 512"}; do
+        set -- $spec
+        $host --variant auto --dtype $1 --transb t --m $2 --n $3 --k $4 --lda $5 --ldb $6 --ldc $7 --compare cublas 2>&1 | tee -a "$OUT/nt-worst.log" | grep -E '^\| [a-z]|rror|FAIL' | grep -v '^| variant' | sed "s/^/nt $1 $2x$3x$4 /"
+      done ;;
     copies-probe)
       # What auto's operand copies cost (bf16): each shape with tight (unaligned) leading
       # dimensions, where auto copies A and B first, beside the same shape with A's and B's
