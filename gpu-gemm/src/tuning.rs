@@ -676,30 +676,13 @@ pub fn summary(timed: &[Timed], protocol: &Protocol) -> String {
 mod tests {
     use super::*;
     use crate::api::{Algorithm, Gemm, GemmConfig, Tuning};
-    use crate::problem::Init;
-    use kernels_gpu::registry::Shape;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
     fn problem(m: u32, n: u32, k: u32, dtype: Dtype) -> Problem {
         Problem {
-            shape: Shape {
-                m,
-                n,
-                k,
-                lda: m,
-                ldb: k,
-                ldc: m,
-            },
-            transposes: Transposes::NN,
-            dtype,
-            alpha: 1.0,
-            beta: 0.0,
-            init: Init::Random,
             seed: 0,
-            epilogue: kernels_gpu::fused::Epilogue::NONE,
-            batch: kernels_gpu::gemm::Batch::ONE,
-            groups: kernels_gpu::gemm::GroupLayout::None,
+            ..Problem::packed(m, n, k, dtype)
         }
     }
 

@@ -982,28 +982,16 @@ pub fn worst_error_relative_to_magnitudes(
 mod tests {
     use super::*;
     use crate::problem::{Init, Transposes};
-    use kernels_gpu::registry::Shape;
 
     fn problem(m: u32, n: u32, k: u32, beta: f64) -> Problem {
-        Problem {
-            shape: Shape {
-                m,
-                n,
-                k,
-                lda: m + 1,
-                ldb: k,
-                ldc: m + 2,
-            },
-            transposes: Transposes::NN,
-            dtype: Dtype::F64,
+        let mut p = Problem {
             alpha: 2.0,
             beta,
-            init: Init::Random,
             seed: 7,
-            epilogue: kernels_gpu::fused::Epilogue::NONE,
-            batch: kernels_gpu::gemm::Batch::ONE,
-            groups: kernels_gpu::gemm::GroupLayout::None,
-        }
+            ..Problem::packed(m, n, k, Dtype::F64)
+        };
+        (p.shape.lda, p.shape.ldc) = (m + 1, m + 2);
+        p
     }
 
     /// The product by the definition, element by element.

@@ -153,12 +153,10 @@ pub fn run<T: CpuScalar>(
 mod tests {
     use super::*;
     use crate::launch::Launch;
-    use crate::problem::{Init, Transposes};
     use crate::registry::Variant;
     use crate::run::{execute, plan, Backend, Engine};
     use crate::verify;
     use kernels_gpu::gemm::{Arithmetic, Dtype};
-    use kernels_gpu::registry::Shape;
 
     /// (m, n, k, padding of lda, ldb, ldc, alpha, beta)
     type Case = (u32, u32, u32, [u32; 3], f64, f64);
@@ -177,25 +175,14 @@ mod tests {
 
     fn problem(case: Case, dtype: Dtype, seed: u64) -> Problem {
         let (m, n, k, [pad_a, pad_b, pad_c], alpha, beta) = case;
-        Problem {
-            shape: Shape {
-                m,
-                n,
-                k,
-                lda: m + pad_a,
-                ldb: k + pad_b,
-                ldc: m + pad_c,
-            },
-            transposes: Transposes::NN,
-            dtype,
+        let mut p = Problem {
             alpha,
             beta,
-            init: Init::Random,
             seed,
-            epilogue: kernels_gpu::fused::Epilogue::NONE,
-            batch: kernels_gpu::gemm::Batch::ONE,
-            groups: kernels_gpu::gemm::GroupLayout::None,
-        }
+            ..Problem::packed(m, n, k, dtype)
+        };
+        (p.shape.lda, p.shape.ldb, p.shape.ldc) = (m + pad_a, k + pad_b, m + pad_c);
+        p
     }
 
     const ONE_CHECKED_RUN: Timing = Timing::CHECK_ONCE;

@@ -5,12 +5,11 @@
 use super::progress::Progress;
 use super::table::Cell;
 use anyhow::Result;
-use gpu_gemm::problem::{Init, Problem, Transposes};
+use gpu_gemm::problem::{Init, Problem};
 use gpu_gemm::registry::{self, Variant};
 use gpu_gemm::run::BackendChoice;
 use gpu_gemm::run::{self, Backend, Clock, Engine, Report, Timing};
 use kernels_gpu::gemm::Dtype;
-use kernels_gpu::registry::Shape;
 use std::path::{Path, PathBuf};
 
 /// Options every experiment takes.
@@ -102,38 +101,16 @@ impl Context {
     /// An n×n×n problem, C = A·B (alpha 1, beta 0), tight leading dimensions.
     pub fn square(&self, n: u32, dtype: Dtype, init: Init) -> Problem {
         Problem {
-            shape: Shape {
-                m: n,
-                n,
-                k: n,
-                lda: n,
-                ldb: n,
-                ldc: n,
-            },
-            transposes: Transposes::NN,
-            dtype,
-            alpha: 1.0,
-            beta: 0.0,
             init,
-            seed: self.seed,
-            epilogue: kernels_gpu::fused::Epilogue::NONE,
-            batch: kernels_gpu::gemm::Batch::ONE,
-            groups: kernels_gpu::gemm::GroupLayout::None,
+            ..self.problem(dtype, (n, n, n))
         }
     }
 
     /// An m×n×k problem, C = A·B (alpha 1, beta 0), random inputs, tight leading dimensions.
     pub fn problem(&self, dtype: Dtype, (m, n, k): (u32, u32, u32)) -> Problem {
         Problem {
-            shape: Shape {
-                m,
-                n,
-                k,
-                lda: m,
-                ldb: k,
-                ldc: m,
-            },
-            ..self.square(m, dtype, Init::Random)
+            seed: self.seed,
+            ..Problem::packed(m, n, k, dtype)
         }
     }
 
