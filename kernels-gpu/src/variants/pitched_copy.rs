@@ -21,7 +21,9 @@
 //! from the caller's column (whose start may be any even address; neighbouring threads read
 //! neighbouring 16 bytes, so a warp's eight loads fall in the same 512 bytes and L1 serves
 //! seven of them), then one 16-byte store into the aligned column. A chunk past the column's
-//! last row writes zeros into the copy's padding, which no kernel reads.
+//! last row writes zeros into the copy's padding, which no kernel reads. Measured on the H100
+//! (`copies-probe.log`): A and B of 12184 × 1282 × 7098 T,N, 191 MB, copied in 0.135 ms, 2.8 TB/s
+//! read plus written; that GEMM went from 0.591 to 0.491 ms (0.356 on aligned operands).
 //!
 //! SASS (sm_90a, `tests/tests/sass.rs`): eight `LDG.E.U16`, one `STG.E.128`, no shared
 //! memory, no loop.
