@@ -279,6 +279,11 @@ pub(crate) fn swap_tile(s: &Shape) -> u32 {
     }
 }
 
+/// The 256 × 128 tiles of `s`: the wide kernels' count, against which waves are judged.
+pub(crate) fn wide_tiles(s: &Shape) -> u32 {
+    s.m.div_ceil(256) * s.n.div_ceil(128)
+}
+
 /// Whether `s` is wider than a decode step (n > 128) but makes at most one wave of
 /// `wgmma-narrow`'s 128 × 64 tiles: 256 × 128 tiles would leave most multiprocessors idle, and
 /// the narrow kernel's stream-k grid gives each an equal share of the k-slices
@@ -291,7 +296,7 @@ pub fn few_tiles(s: &Shape) -> bool {
 pub fn features(s: &Shape) -> ShapeFeatures {
     ShapeFeatures {
         tma_store: s.m.is_multiple_of(8) && s.ldc.is_multiple_of(8),
-        wide_waves: 10 * s.m.div_ceil(256) * s.n.div_ceil(128) >= 7 * SMS,
+        wide_waves: 10 * wide_tiles(s) >= 7 * SMS,
         narrow_tile: match s.n {
             0..=8 => 8,
             9..=16 => 16,
@@ -495,12 +500,12 @@ fn static_batch_rule(p: &Problem) -> (&'static str, u32, &'static str) {
 
 /// The problem with A's and B's leading dimensions padded where a column does not start a
 /// multiple of 16 bytes after the last (the TMA engine's rule), and the copies that make them
-/// (their columns [`COPY_PITCH_BYTES`] apart); `None` when both are aligned already. In a strided batch each member is copied, and so is an operand whose
-/// members overlap (a stride of 0: one matrix for every member) or do not start 16 bytes
-/// apart, one copy per member: the kernels read the members as the layers of a tensor map, and
-/// layers that overlap are not yet checked on the GPU ([`registry::check_batch`]). C is left as
-/// it is: the kernels that cannot store it (the TMA store's `ldc`) have others beside them that
-/// can.
+/// (their columns [`COPY_PITCH_BYTES`] apart); `None` when both are aligned already. In a
+/// strided batch each member is copied, and so is an operand whose members overlap (a stride
+/// of 0: one matrix for every member) or do not start 16 bytes apart, one copy per member: the
+/// kernels read the members as the layers of a tensor map, and layers that overlap are not yet
+/// checked on the GPU ([`registry::check_batch`]). C is left as it is: the kernels that cannot
+/// store it (the TMA store's `ldc`) have others beside them that can.
 pub fn aligned_operands(p: &Problem) -> Option<(Problem, crate::launch::Copies)> {
     use crate::launch::{Copies, Pitch};
     let bytes = p.dtype.bytes();
@@ -627,8 +632,7 @@ impl LineModel {
     /// waves' slots that 256 × 128 tiles fill.
     pub fn gemm_seconds(&self, s: &Shape) -> f64 {
         let flops = 2.0 * s.m as f64 * s.n as f64 * s.k as f64;
-        let tiles = s.m.div_ceil(256) * s.n.div_ceil(128);
-        flops / self.gemm_flops_per_second / wave_efficiency(tiles)
+        flops / self.gemm_flops_per_second / wave_efficiency(wide_tiles(s))
     }
 
     /// The pitched copy's time for a `rows × cols` matrix of `element_bytes`.
@@ -656,8 +660,7 @@ pub fn line_copies(
     let bytes = p.dtype.bytes();
     // Measured only where the tiles fill the multiprocessors: the lines then cost L2 and TMA
     // throughput. Below a wave, nothing is known, and nothing is copied.
-    let tiles = p.shape.m.div_ceil(256) * p.shape.n.div_ceil(128);
-    if tiles < SMS {
+    if wide_tiles(&p.shape) < SMS {
         return copies;
     }
     let gemm = model.gemm_seconds(&p.shape);
@@ -1017,11 +1020,10 @@ mod tests {
     fn few_tiles_take_the_narrow_kernel_in_every_layout() {
         use crate::problem::Transpose::{No, Yes};
         for (transa, transb) in [(No, No), (Yes, No), (No, Yes), (Yes, Yes)] {
-            let few = Problem {
+            let mut few = Problem {
                 transposes: Transposes::new(transa, transb),
                 ..problem(shape(1024, 1024, 4096), Dtype::Bf16)
             };
-            let mut few = few;
             few.shape.lda = few.stored_a().0;
             few.shape.ldb = few.stored_b().0;
             let c = choose(&few, Math::Strict, Some(90)).unwrap();

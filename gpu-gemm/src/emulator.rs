@@ -132,8 +132,8 @@ fn launch_gemm<T: Scalar>(
     (c, amax): (&mut [T], &mut [u32; 3]),
     step: Option<&Step>,
 ) -> Result<()> {
-    // Operands the kernel reads from copies: made here as the GPU makes them (its 2D copy, or
-    // the transposing kernel), then the launch on the copies.
+    // Operands the kernel reads from copies: made here as the GPU makes them (their kernels),
+    // then the launch on the copies.
     if let Launch::Kernel {
         copies: Some(copies),
         ..
@@ -336,24 +336,11 @@ fn launch_gemm<T: Scalar>(
     }
 }
 
-/// An operand's copy ([`crate::launch::Copies`]) as the GPU makes it, run here as any kernel
-/// is, once per copied member: for a transposed one the kernel
-/// [`kernels_gpu::variants::transpose`], for a 16-bit one
-/// [`kernels_gpu::variants::pitched_copy`]; else the driver's 2D copy, done on the host.
+/// An operand's copy ([`crate::launch::Copies`]) as the GPU makes it: its kernel
+/// ([`Pitch::kernel`]) run here as any kernel is, once per copied member.
 fn emulate_copy<T: Scalar>(pitch: Pitch, source: &[T]) -> Result<Vec<T>> {
-    let (name, geometry) = match (pitch.transposed, T::DTYPE.is_16bit()) {
-        (true, _) => (
-            kernels_gpu::registry::TRANSPOSE,
-            kernels_gpu::variants::transpose::geometry(pitch.rows, pitch.cols, T::DTYPE.bytes()),
-        ),
-        (false, true) => (
-            kernels_gpu::registry::PITCHED_COPY,
-            kernels_gpu::variants::pitched_copy::geometry(pitch.rows, pitch.cols),
-        ),
-        (false, false) => return Ok(pitch.copy(source, source[0])),
-    };
+    let (entry, geometry) = pitch.kernel(T::DTYPE)?;
     let mut copy = vec![source[0]; pitch.copy_len()];
-    let entry = format!("{name}_{}", T::DTYPE.name());
     let zero = T::factor(0.0);
     for member in 0..pitch.copies_made() {
         let (from, to) = pitch.offsets(member);

@@ -47,10 +47,10 @@ pub enum Launch {
 
 /// Operands the kernel cannot read as they lie, each copied first into a workspace that it can
 /// ([`crate::auto`] plans it, the backends do it), and the kernel reads the copy:
-/// - a row stride that is not a multiple of 16 bytes, which the TMA engine cannot describe, or
-///   not of 128 bytes where the copy pays ([`crate::auto::line_copies`]): copied column by
-///   column into a workspace whose columns start 128 bytes apart (in 16 bits the kernel
-///   [`kernels_gpu::variants::pitched_copy`], else a 2D copy, `cuMemcpy2DAsync`);
+/// - a 16-bit row stride that is not a multiple of 16 bytes, which the TMA engine cannot
+///   describe, or not of 128 bytes where the copy pays ([`crate::auto::line_copies`]): copied
+///   column by column (the kernel [`kernels_gpu::variants::pitched_copy`]) into a workspace
+///   whose columns start 128 bytes apart;
 /// - an operand stored transposed (`op(X) = Xᵀ`) where no kernel reads that layout: copied
 ///   transposed (the kernel [`kernels_gpu::variants::transpose`]), so that the kernel reads
 ///   `op(X) = X`.
@@ -199,23 +199,25 @@ impl Pitch {
         (i as u64 * self.from_stride, i as u64 * self.to_stride)
     }
 
-    /// `source` (leading dimension `from`) into a new vector of leading dimension `to`, the
-    /// padding `pad` (the GPU's copy leaves it unwritten; no kernel reads it): the emulator's
-    /// copy, as the GPU's 2D copies make it. (A transposed copy is the kernel's, which the
-    /// emulator runs.)
-    pub fn copy<T: Copy>(&self, source: &[T], pad: T) -> Vec<T> {
-        assert!(!self.transposed, "a transposed copy is a kernel's");
-        let mut out = vec![pad; self.copy_len()];
-        for i in 0..self.copies_made() {
-            let (source_at, out_at) = self.offsets(i);
-            for col in 0..self.cols as usize {
-                let from = source_at as usize + col * self.from as usize;
-                let to = out_at as usize + col * self.to as usize;
-                out[to..to + self.rows as usize]
-                    .copy_from_slice(&source[from..from + self.rows as usize]);
-            }
-        }
-        out
+    /// The kernel that makes this copy in `dtype`, its entry point and launch, on the GPU as
+    /// on the emulator: the transposing copy ([`kernels_gpu::variants::transpose`]) for a copy
+    /// the other way round, else the 16-bit pitched copy
+    /// ([`kernels_gpu::variants::pitched_copy`]). A straight copy of another type is refused:
+    /// `auto` plans one only for the 16-bit operands that the TMA engine reads.
+    pub fn kernel(&self, dtype: Dtype) -> anyhow::Result<(String, Geometry)> {
+        let (name, geometry) = if self.transposed {
+            let g = kernels_gpu::variants::transpose::geometry(self.rows, self.cols, dtype.bytes());
+            (kernels_gpu::registry::TRANSPOSE, g)
+        } else if dtype.is_16bit() {
+            let g = kernels_gpu::variants::pitched_copy::geometry(self.rows, self.cols);
+            (kernels_gpu::registry::PITCHED_COPY, g)
+        } else {
+            anyhow::bail!(
+                "no kernel copies a {} operand to aligned columns (only bf16 and f16 operands are copied that way)",
+                dtype.name()
+            )
+        };
+        Ok((format!("{name}_{}", dtype.name()), geometry))
     }
 }
 

@@ -8,7 +8,7 @@ use cust::function::Function;
 use cust::launch;
 use cust::memory::DeviceBuffer;
 use cust::stream::Stream;
-use kernels_gpu::gemm::Batch;
+use kernels_gpu::gemm::{Batch, Geometry};
 use kernels_gpu::registry::{Shape, TmaOperands};
 
 /// The amax epilogue's three words and its last step ([`kernels_gpu::fused::finish_amax`]):
@@ -132,65 +132,29 @@ pub(super) struct OperandCopy<'g> {
     pub(super) from: u64,
     pub(super) to: DeviceBuffer<u8>,
     pub(super) what: &'static str,
-    /// The copy's kernel: the transposing copy for a copy the other way round
-    /// ([`kernels_gpu::variants::transpose`]), else the 16-bit pitched copy
-    /// ([`kernels_gpu::variants::pitched_copy`]); `None` for the driver's 2D copy.
-    pub(super) kernel: Option<Function<'g>>,
+    /// The copy's kernel ([`crate::launch::Pitch::kernel`]) and its launch.
+    pub(super) kernel: Function<'g>,
+    pub(super) geometry: Geometry,
 }
 
 impl OperandCopy<'_> {
-    /// Enqueues the copy, one per copied member of a batch: the transposing kernel, the
-    /// pitched copy's, or column by column `cuMemcpy2DAsync` from the caller's pitch to the
-    /// workspace's.
+    /// Enqueues the copy, one launch of its kernel per copied member of a batch.
     pub(super) fn enqueue(&self, element_bytes: u32, stream: &Stream) -> Result<()> {
-        let pitch = &self.pitch;
         let bytes = element_bytes as u64;
-        for member in 0..pitch.copies_made() {
-            let (from, to) = pitch.offsets(member);
+        for member in 0..self.pitch.copies_made() {
+            let (from, to) = self.pitch.offsets(member);
             let from = self.from + from * bytes;
             let to = self.to.as_device_ptr().as_raw() + to * bytes;
-            match &self.kernel {
-                Some(function) if pitch.transposed => {
-                    self.transpose(function, element_bytes, (from, to), stream)?
-                }
-                Some(function) => self.pitched_copy(function, (from, to), stream)?,
-                None => self.copy_2d(element_bytes, (from, to), stream)?,
-            }
+            self.launch(element_bytes, (from, to), stream)?;
         }
         Ok(())
     }
 
-    /// One member's 16-bit pitched copy.
-    fn pitched_copy(
-        &self,
-        function: &Function<'_>,
-        (from, to): (u64, u64),
-        stream: &Stream,
-    ) -> Result<()> {
+    /// One member's copy. The copies keep the GEMM signature of their type: A the source, C
+    /// the copy.
+    fn launch(&self, element_bytes: u32, (from, to): (u64, u64), stream: &Stream) -> Result<()> {
+        let (function, g) = (&self.kernel, &self.geometry);
         let pitch = &self.pitch;
-        let g = kernels_gpu::variants::pitched_copy::geometry(pitch.rows, pitch.cols);
-        let (rows, cols, ld_from, ld_to) = (pitch.rows, pitch.cols, pitch.from, pitch.to);
-        // The 16-bit kernels' signature: no maps, epilogue, batch or groups read.
-        unsafe {
-            launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                rows, cols, 0u32, 0f32, from, ld_from, from, ld_from, 0f32, to, ld_to,
-                0u64, 0u64, 0u32, 0u64, 1u32, 0u64, 0u32, 0u32, 0u64
-            ))
-        }
-        .with_context(|| format!("launching the pitched copy of {} failed", self.what))
-    }
-
-    /// One member's transposing copy.
-    fn transpose(
-        &self,
-        function: &Function<'_>,
-        element_bytes: u32,
-        (from, to): (u64, u64),
-        stream: &Stream,
-    ) -> Result<()> {
-        let pitch = &self.pitch;
-        let g = kernels_gpu::variants::transpose::geometry(pitch.rows, pitch.cols, element_bytes);
-        // The GEMM signature, as the kernel reads it: A the source, C the copy.
         let (rows, cols, ld_from, ld_to) = (pitch.rows, pitch.cols, pitch.from, pitch.to);
         unsafe {
             if element_bytes == 8 {
@@ -209,41 +173,6 @@ impl OperandCopy<'_> {
                 ))
             }
         }
-        .with_context(|| format!("launching the transposing copy of {} failed", self.what))
-    }
-
-    /// One member's copy to aligned columns.
-    fn copy_2d(&self, element_bytes: u32, (from, to): (u64, u64), stream: &Stream) -> Result<()> {
-        use cudarc::driver::sys::{cuMemcpy2DAsync_v2, CUmemorytype, CUresult, CUDA_MEMCPY2D};
-        let bytes = element_bytes as usize;
-        // Every field written: the memory types are enums whose zero is no value.
-        let copy = CUDA_MEMCPY2D {
-            srcXInBytes: 0,
-            srcY: 0,
-            srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            srcHost: std::ptr::null(),
-            srcDevice: from,
-            srcArray: std::ptr::null_mut(),
-            srcPitch: self.pitch.from as usize * bytes,
-            dstXInBytes: 0,
-            dstY: 0,
-            dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
-            dstHost: std::ptr::null_mut(),
-            dstDevice: to,
-            dstArray: std::ptr::null_mut(),
-            dstPitch: self.pitch.to as usize * bytes,
-            WidthInBytes: self.pitch.rows as usize * bytes,
-            Height: self.pitch.cols as usize,
-        };
-        // SAFETY: both pitched regions lie inside their allocations (the problem was validated
-        // against the caller's buffers, the workspace was sized from the pitch).
-        let status = unsafe { cuMemcpy2DAsync_v2(&copy, stream.as_inner() as _) };
-        if status != CUresult::CUDA_SUCCESS {
-            bail!(
-                "copying {} into its aligned workspace failed: {status:?}",
-                self.what
-            );
-        }
-        Ok(())
+        .with_context(|| format!("launching the copy of {} failed", self.what))
     }
 }

@@ -729,20 +729,15 @@ impl Gpu {
                     } else {
                         Target::Portable
                     };
-                    let kernel = match (pitch.transposed, p.dtype.is_16bit()) {
-                        (true, _) => Some(kernels_gpu::registry::TRANSPOSE),
-                        (false, true) => Some(kernels_gpu::registry::PITCHED_COPY),
-                        (false, false) => None,
-                    };
-                    let kernel = kernel
-                        .map(|name| self.function(&format!("{name}_{}", p.dtype.name()), build))
-                        .transpose()?;
+                    let (entry, geometry) = pitch.kernel(p.dtype)?;
+                    let kernel = self.function(&entry, build)?;
                     Ok(OperandCopy {
                         pitch,
                         from: 0,
                         to,
                         what,
                         kernel,
+                        geometry,
                     })
                 })
                 .collect::<Result<Vec<_>>>()?,
