@@ -175,6 +175,9 @@ fn launch_gemm<T: Scalar>(
         g.grid = t.grid(g, EMULATED_MULTIPROCESSORS);
     }
     let cluster = tma.map_or(1, |t| t.cluster);
+    // A kernel the GPU may start early runs here as such a launch, every time: the emulator then
+    // checks that no thread touches an operand before it waits for the kernel ahead.
+    let early = tma.is_some_and(|t| t.early_start);
     let mut scratch = Vec::new();
     let mut stream_k = (Vec::new(), Vec::new());
     // A tile queue's counter, zeroed, its address after the maps as the GPU backend places it.
@@ -233,7 +236,7 @@ fn launch_gemm<T: Scalar>(
                 let c = ("C", c, s.ldc, (Members::ONE, NOT_GROUPED));
                 emulate(
                     (entry, planted),
-                    (g, cluster),
+                    (g, cluster, early),
                     args,
                     c,
                     (None, &[]),
@@ -247,7 +250,7 @@ fn launch_gemm<T: Scalar>(
             let args = (s.m, s.n, s.k, alpha, a, s.lda, b, s.ldb, beta);
             let launched = emulate(
                 (entry, planted),
-                (g, cluster),
+                (g, cluster, early),
                 args,
                 (
                     "C",
@@ -291,7 +294,7 @@ fn launch_gemm<T: Scalar>(
             };
             let (one, zero) = (T::factor(1.0), T::factor(0.0));
             let args = (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero);
-            let partial = (g, cluster);
+            let partial = (g, cluster, early);
             emulate(
                 (entry, planted),
                 partial,
@@ -325,7 +328,7 @@ fn launch_gemm<T: Scalar>(
             );
             emulate(
                 (&r.entry, None),
-                (r.geometry, 1),
+                (r.geometry, 1, false),
                 args,
                 ("C", c, s.ldc, (Members::ONE, NOT_GROUPED)),
                 (None, &[]),
@@ -355,7 +358,7 @@ fn emulate_copy<T: Scalar>(pitch: Pitch, source: &[T]) -> Result<Vec<T>> {
         let no_maps: Option<&[TensorMap]> = T::DTYPE.is_16bit().then_some(&[]);
         emulate(
             (&entry, None),
-            (geometry, 1),
+            (geometry, 1, false),
             args,
             ("copy", out, pitch.to, (Members::ONE, NOT_GROUPED)),
             (no_maps, &[]),
@@ -484,7 +487,7 @@ fn ranges_pass<T: Scalar>(
         let (a, b) = (&a[at(batch.stride_a)..], &b[at(batch.stride_b)..]);
         emulate(
             (ranges::ENTRY, None),
-            (ranges::geometry(s.m, s.n, s.k), 1),
+            (ranges::geometry(s.m, s.n, s.k), 1, false),
             (s.m, s.n, s.k, one, a, s.lda, b, s.ldb, zero),
             ("ranges", words, s.m, (Members::ONE, NOT_GROUPED)),
             (None, &[]),
@@ -567,7 +570,7 @@ type Args<'a, T> = (
 /// for the emulator's reports.
 fn emulate<T: Scalar>(
     (entry, planted): (&str, Option<EmulatedBody<T::Args>>),
-    (g, cluster): (Geometry, u32),
+    (g, cluster, early): (Geometry, u32, bool),
     (m, n, k, alpha, a, lda, b, ldb, beta): Args<'_, T>,
     (c_name, c, ldc, (batch, (layout, groups, table))): (&'static str, &mut [T], u32, Batched),
     (maps, scratch): (Option<&[TensorMap]>, &[Buffer]),
@@ -653,7 +656,17 @@ fn emulate<T: Scalar>(
         shared_bytes: g.shared_bytes,
         cluster: (cluster, 1),
     };
-    emu::launch(entry, shape, &buffers, &kernel)?;
+    if early {
+        // Everything but the tensor maps, which the host writes, the kernel ahead may write.
+        let written: Vec<&str> = buffers
+            .iter()
+            .map(|b| b.name)
+            .filter(|name| *name != "tensor maps")
+            .collect();
+        emu::launch_dependent(entry, shape, &buffers, &written, &kernel)?;
+    } else {
+        emu::launch(entry, shape, &buffers, &kernel)?;
+    }
     Ok(())
 }
 

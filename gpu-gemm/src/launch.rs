@@ -9,6 +9,9 @@ use kernels_gpu::registry::{Target, TmaOperands};
 
 /// What a backend launches: a kernel entry point with its grid, block and shared memory, or
 /// cuBLAS on the same buffers; or a CPU variant, which runs on the host whatever the backend.
+// A launch is made once per plan and run, never held by the thousand: the kernel's form
+// stays inline rather than boxed behind every match on it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Launch {
     /// A `kernels_gpu` kernel, on the GPU or the emulator.

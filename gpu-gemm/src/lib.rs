@@ -35,7 +35,7 @@ pub mod verify;
 
 pub use api::{
     Activation, Algorithm, Amax, Batch, Bias, Buffer, Choice, Element, Epilogue, Fp8, Gemm,
-    GemmConfig, GemmError, GroupLayout, Operand, OperandMut, Plan, Table, Transpose, Tuning,
+    GemmConfig, GemmError, Graph, GroupLayout, Operand, OperandMut, Plan, Table, Transpose, Tuning,
     GROUP_COLUMNS,
 };
 pub use registry::Math;

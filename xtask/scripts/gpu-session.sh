@@ -504,6 +504,13 @@ for step in "$@"; do
         set -- $spec
         $host --variant auto --dtype $1 --transb t --m $2 --n $3 --k $4 --lda $5 --ldb $6 --ldc $7 --compare cublas 2>&1 | tee -a "$OUT/nt-worst.log" | grep -E '^\| [a-z]|rror|FAIL' | grep -v '^| variant' | sed "s/^/nt $1 $2x$3x$4 /"
       done ;;
+    decode)
+      # A decode step as a graph (issue 64): 32 layers of Llama-3 8B's GEMMs at 1, 16, 64, 128
+      # tokens, auto with and without the early start beside cuBLAS, each chain checked.
+      $host experiment decode --dtype ${DECODE_DTYPE:-bf16} --out "$OUT/decode-${DECODE_DTYPE:-bf16}" 2>&1 | tee -a "$OUT/decode.log" | grep -E '^\| [0-9]|tokens:|rror|FAIL' ;;
+    decode-sanitize)
+      # compute-sanitizer over the early-started chain at 16 tokens, 2 layers.
+      compute-sanitizer --tool memcheck $host experiment decode --tokens 16 --layers 2 --launches 1 --out "$OUT/decode-sanitize" 2>&1 | tail -5 | tee -a "$OUT/decode.log" ;;
     copies-probe)
       # What auto's operand copies cost (bf16): each shape with tight (unaligned) leading
       # dimensions, where auto copies A and B first, beside the same shape with A's and B's

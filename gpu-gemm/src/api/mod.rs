@@ -35,6 +35,8 @@
 //!   [`Plan::enqueue`] on the caller's stream with nothing allocated and nothing waited for,
 //!   so that it can be captured into a CUDA graph; [`Gemm::run`] is the one-line form.
 //! - [`Gemm::run_fp8`] (`fp8.rs`): e4m3 operands with their scales, per tensor or per block.
+//! - [`Gemm::capture`] and [`Graph`] (`graph.rs`): a chain of enqueues recorded once as a CUDA
+//!   graph and launched as one (a decode step).
 //! - [`Plan::enqueue_cudarc`] and [`Gemm::on_cudarc`] (`cudarc_buffers.rs`): a cudarc program's
 //!   `CudaSlice`s and stream.
 //!
@@ -48,11 +50,13 @@ mod config;
 mod cudarc_buffers;
 mod error;
 mod fp8;
+mod graph;
 mod plan;
 pub use buffers::{Buffer, Memory, MemoryMut, Operand, OperandMut, Table};
 pub use config::{Algorithm, Amax, Choice, GemmConfig, Tuning};
 pub use error::GemmError;
 pub use fp8::Fp8;
+pub use graph::Graph;
 pub use plan::{Plan, PLAN_BUFFER_SETS};
 
 use crate::auto;

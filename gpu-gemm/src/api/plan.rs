@@ -188,6 +188,25 @@ impl<T: Element> Plan<'_, T> {
         }
     }
 
+    /// From the next enqueue on, launches the GEMM kernel early (a programmatic dependent
+    /// launch, `kernels_gpu::device::grid`): it may start while the kernel ahead of it on the
+    /// stream finishes its last tiles, bring the first slices of its A (the weights) into L2,
+    /// and wait for that kernel before any of its threads reads B or writes C. What a chain
+    /// of decode GEMMs gains: the gap between two kernels. A (which it only prefetches, a hint
+    /// that changes no result) may be written by the kernel ahead too. Returns whether the
+    /// chosen kernel starts early: the decode kernels (`wgmma-swap`, `wgmma-narrow` and their
+    /// e4m3 forms) do, other kernels and cuBLAS launch as before. On the emulator those
+    /// kernels always run as early launches, whose waits it checks.
+    pub fn start_early(&mut self) -> bool {
+        match &mut self.ready {
+            Ready::Gpu(prepared) => prepared.start_early(true),
+            Ready::Emulator(launch, _) => matches!(
+                **launch,
+                Launch::Kernel { tma: Some(t), .. } if t.early_start
+            ),
+        }
+    }
+
     /// Puts the GEMM on A, B and C on the handle's stream and returns: C is written when the
     /// stream reaches it (wait with [`Gemm::synchronize`], or an event of your own on the
     /// stream). The buffers are checked as [`Gemm::run`] checks them; nothing is allocated,

@@ -128,6 +128,9 @@ pub struct Prepared<'g> {
     maps: Option<MapSlots>,
     /// Blocks of a persistent grid.
     resident: u32,
+    /// The GEMM kernel launched early (a programmatic dependent launch): set by
+    /// [`Prepared::start_early`] for a kernel whose row allows it.
+    early_start: bool,
     /// Stream-k's workspace and counters, which the tensor-map buffer points to.
     _stream_k: Option<StreamKScratch>,
     /// A tile queue's counter ([`tile_queue`]), which the tensor-map buffer points to.
@@ -255,6 +258,16 @@ impl Prepared<'_> {
         }
         self.operands = Some((a, b, c));
         self.make_grouped_call()
+    }
+
+    /// Launches the GEMM kernel early from now on, where its row allows it
+    /// ([`TmaOperands::early_start`]): it may start while the kernel ahead of it on the stream
+    /// finishes, prefetches its weights into L2, and waits for that kernel before it touches
+    /// B or C. Returns whether it will (false for any other kernel, and for cuBLAS).
+    pub fn start_early(&mut self, early: bool) -> bool {
+        let allowed = self.tma.is_some_and(|t| t.early_start) && self.function.is_some();
+        self.early_start = early && allowed;
+        self.early_start
     }
 
     /// Points the fused epilogue at its bias vector on the device (checked by the caller: as
@@ -410,45 +423,73 @@ impl Prepared<'_> {
                 // One GEMM launch into `out` (C, or split-k's workspace: ld m, alpha 1, beta 0);
                 // TMA kernels take their tensor maps and a persistent grid, the 16-bit ones
                 // their epilogue too.
-                let gemm = |out: u64, ld: u32, alpha: T::Factor, beta: T::Factor| match (
-                    &self.tma, &self.maps,
-                ) {
-                    (Some(t), Some(maps)) if p.dtype.is_16bit() => {
-                        let grid = t.grid(*g, self.resident);
-                        let maps = maps.current();
-                        let (bias, epilogue, amax) = if last_writes { fused } else { (0, 0, 0) };
-                        let members = p.members();
-                        unsafe {
-                            launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps, bias, epilogue, amax,
-                                members.count, members.stride_c, p.groups as u32, p.batch.count, self.group_table
-                            ))
+                let gemm = |out: u64, ld: u32, alpha: T::Factor, beta: T::Factor| -> Result<()> {
+                    Ok(match (&self.tma, &self.maps) {
+                        (Some(t), Some(maps)) if p.dtype.is_16bit() => {
+                            let grid = t.grid(*g, self.resident);
+                            let maps = maps.current();
+                            let (bias, epilogue, amax) =
+                                if last_writes { fused } else { (0, 0, 0) };
+                            let members = p.members();
+                            if self.early_start {
+                                let (groups, count) = (p.groups as u32, p.batch.count);
+                                let params = [
+                                    param(&s.m),
+                                    param(&s.n),
+                                    param(&s.k),
+                                    param(&alpha),
+                                    param(&a_ptr),
+                                    param(&s.lda),
+                                    param(&b_ptr),
+                                    param(&s.ldb),
+                                    param(&beta),
+                                    param(&out),
+                                    param(&ld),
+                                    param(&maps),
+                                    param(&bias),
+                                    param(&epilogue),
+                                    param(&amax),
+                                    param(&members.count),
+                                    param(&members.stride_c),
+                                    param(&groups),
+                                    param(&count),
+                                    param(&self.group_table),
+                                ];
+                                let dims = ((grid.0, grid.1), g.block, g.shared_bytes);
+                                return unsafe { launch_early(function, dims, stream, &params) };
+                            }
+                            unsafe {
+                                launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                                    s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps, bias, epilogue, amax,
+                                    members.count, members.stride_c, p.groups as u32, p.batch.count, self.group_table
+                                ))
+                            }
                         }
-                    }
-                    (Some(t), Some(maps)) => {
-                        let grid = t.grid(*g, self.resident);
-                        let maps = maps.current();
-                        let members = p.members();
-                        unsafe {
-                            launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps,
-                                members.count, members.stride_c
-                            ))
+                        (Some(t), Some(maps)) => {
+                            let grid = t.grid(*g, self.resident);
+                            let maps = maps.current();
+                            let members = p.members();
+                            unsafe {
+                                launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                                    s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps,
+                                    members.count, members.stride_c
+                                ))
+                            }
                         }
-                    }
-                    // A strided batch: the `…_batch` entry point, a layer of the grid per member.
-                    _ if p.batch.is_batched() => unsafe {
-                        let b = &p.batch;
-                        launch!(function<<<(g.grid.0, g.grid.1, b.count), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                            s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld,
-                            b.stride_a, b.stride_b, b.stride_c
-                        ))
-                    },
-                    _ => unsafe {
-                        launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                            s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld
-                        ))
-                    },
+                        // A strided batch: the `…_batch` entry point, a layer of the grid per member.
+                        _ if p.batch.is_batched() => unsafe {
+                            let b = &p.batch;
+                            launch!(function<<<(g.grid.0, g.grid.1, b.count), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld,
+                                b.stride_a, b.stride_b, b.stride_c
+                            ))
+                        },
+                        _ => unsafe {
+                            launch!(function<<<(g.grid.0, g.grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
+                                s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld
+                            ))
+                        },
+                    }?)
                 };
                 match (&self.reduce, &self.workspace) {
                     (Some((reduce_fn, r)), Some(w)) => {
@@ -883,6 +924,7 @@ impl Gpu {
             tma,
             maps,
             resident,
+            early_start: false,
             _stream_k: stream_k,
             _queue: queue,
             ranges,
@@ -980,5 +1022,65 @@ impl Gpu {
                 None => Ok(()),
             }
         })
+    }
+}
+
+/// A kernel parameter as `cuLaunchKernel` takes it: the address of its value.
+fn param<T>(value: &T) -> *mut core::ffi::c_void {
+    value as *const T as *mut core::ffi::c_void
+}
+
+/// `function` launched with programmatic stream serialisation (`cuLaunchKernelEx` with
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): it may start once every block of
+/// the kernel ahead of it on `stream` has executed `griddepcontrol.launch_dependents` (or
+/// ended), and it waits for that kernel's end itself (`kernels_gpu::device::grid`). Captured
+/// into a CUDA graph, the dependency becomes a programmatic edge.
+///
+/// # Safety
+/// `params` are the kernel's parameters, in order, each the address of a value of its type;
+/// the kernel waits for the grids ahead of it before it touches what they write.
+unsafe fn launch_early(
+    function: &Function<'_>,
+    ((grid_x, grid_y), (block_x, block_y), shared_bytes): ((u32, u32), (u32, u32), u32),
+    stream: &Stream,
+    params: &[*mut core::ffi::c_void],
+) -> Result<()> {
+    use cudarc::driver::sys::{
+        cuLaunchKernelEx, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchAttributeValue,
+        CUlaunchConfig, CUresult,
+    };
+    // SAFETY: the union is plain data; the attribute reads its int member.
+    let mut value: CUlaunchAttributeValue = unsafe { core::mem::zeroed() };
+    value.programmaticStreamSerializationAllowed = 1;
+    let mut attribute = CUlaunchAttribute {
+        id: CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value,
+    };
+    let config = CUlaunchConfig {
+        gridDimX: grid_x,
+        gridDimY: grid_y,
+        gridDimZ: 1,
+        blockDimX: block_x,
+        blockDimY: block_y,
+        blockDimZ: 1,
+        sharedMemBytes: shared_bytes,
+        hStream: stream.as_inner() as _,
+        attrs: &mut attribute,
+        numAttrs: 1,
+    };
+    let mut params = params.to_vec();
+    match unsafe {
+        cuLaunchKernelEx(
+            &config,
+            function.to_raw() as _,
+            params.as_mut_ptr(),
+            core::ptr::null_mut(),
+        )
+    } {
+        CUresult::CUDA_SUCCESS => Ok(()),
+        status => Err(anyhow!(
+            "cuLaunchKernelEx (an early start) failed: {status:?}"
+        )),
     }
 }

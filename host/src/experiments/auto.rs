@@ -194,7 +194,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
             maths[0].name()
         );
     }
-    let arch = ctx.backend.arch();
+    let arch = ctx.backend().arch();
     let runs: Vec<Vec<(Variant, Option<u32>)>> = cases
         .iter()
         .map(|(p, math)| {
@@ -277,7 +277,7 @@ fn page(
     measured: &[Vec<Result<Report>>],
 ) -> Page {
     let passed = measured.iter().all(all_passed);
-    let device = ctx.backend.describe();
+    let device = ctx.backend().describe();
     let mut sections = Vec::new();
     let mut summary = Table::new("choices", "What `auto` chooses")
         .text_column("dtype")

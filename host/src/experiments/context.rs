@@ -46,7 +46,9 @@ pub struct Common {
 
 /// What every experiment needs: the open backend, timing, seed, and how it was started.
 pub struct Context {
-    pub backend: Backend,
+    /// The open backend, as the library's handle: the pipeline reads its backend, the
+    /// experiments that call the library (`decode`) the handle itself.
+    gemm: gpu_gemm::Gemm,
     pub gpu: bool,
     /// `--warmup`, `--iters`, `--budget-ms` as given (they override each experiment's own).
     warmup: Option<usize>,
@@ -64,7 +66,7 @@ impl Context {
     pub fn new(backend: Backend, common: &Common, command_line: String) -> Self {
         Self {
             gpu: backend.is_gpu(),
-            backend,
+            gemm: gpu_gemm::Gemm::on(backend),
             warmup: common.warmup,
             iters: common.iters,
             budget_ms: common.budget_ms,
@@ -73,6 +75,16 @@ impl Context {
             seed: common.seed,
             command_line,
         }
+    }
+
+    /// The open backend.
+    pub fn backend(&self) -> &Backend {
+        self.gemm.backend()
+    }
+
+    /// The library's handle on the backend.
+    pub fn gemm(&self) -> &gpu_gemm::Gemm {
+        &self.gemm
     }
 
     /// The usual timing: on the GPU up to 10 runs after 2 warm-up, stopping once 1 s is timed.
@@ -124,7 +136,7 @@ impl Context {
         timing: Timing,
     ) -> Vec<Result<Report>> {
         self.measure_with(progress, variants, p, |each| {
-            run::execute_many(&self.backend, variants, p, timing, each)
+            run::execute_many(self.backend(), variants, p, timing, each)
         })
     }
 
@@ -140,7 +152,7 @@ impl Context {
     ) -> Vec<Result<Report>> {
         let fp8 = gpu_gemm::fp8::quantize::Fp8Problem::per_tensor(p);
         self.measure_with(progress, variants, p, |each| {
-            gpu_gemm::fp8::run::execute_many(&self.backend, variants, &fp8, timing, each)
+            gpu_gemm::fp8::run::execute_many(self.backend(), variants, &fp8, timing, each)
         })
     }
 
@@ -235,7 +247,7 @@ impl Context {
             )
         };
         let mut rows = vec![
-            ("device".to_string(), self.backend.describe()),
+            ("device".to_string(), self.backend().describe()),
             ("times".to_string(), times),
             ("date".to_string(), utc_now()),
             ("command".to_string(), self.command_line.clone()),

@@ -16,6 +16,7 @@
 //! | `hopper` (`005`) | tensor cores 2, 3 | every step of the Hopper kernels against cuBLAS of the same type |
 //! | `auto` | | every candidate of `auto` at each shape beside cuBLAS; writes `auto-table.csv` |
 //! | `parallel` (`007`) | | the tensor-parallel page, from the runs `host --parallel … --json` saved on the GPUs |
+//! | `decode` (`008`) | | a decode step as a graph: 32 layers of Llama-3 8B's GEMMs at 1–128 tokens, captured into one CUDA graph, beside cuBLAS's chain captured the same way |
 //! | `shapes` | | the shapes real models run (DeepGEMM's dense set, Llama-3 8B and 70B, the squares): `auto` beside cuBLAS or cuBLASLt, and the memory bandwidth decode shapes reach |
 //!
 //! On the emulator (`--backend emu`) every experiment runs at small sizes; its times are the
@@ -24,6 +25,7 @@ pub mod auto;
 pub mod cg;
 pub mod chart;
 pub mod context;
+pub mod decode;
 pub mod hopper;
 pub mod page;
 pub mod parallel;
@@ -73,6 +75,10 @@ pub enum Experiment {
     /// --random N, N shapes drawn from a seed in every layout
     #[command(name = "shapes")]
     Shapes(shapes::Args),
+    /// A decode step as a graph: 32 layers of Llama-3 8B's GEMMs at 1, 16, 64 and 128 tokens,
+    /// each reading the last one's output, captured into one CUDA graph beside cuBLAS's chain
+    #[command(name = "decode", visible_alias = "008")]
+    Decode(decode::Args),
     /// The tensor-parallel page from the runs `host --parallel … --json` saved (no GPU needed)
     #[command(name = "parallel", visible_alias = "007")]
     Parallel(parallel::Args),
@@ -100,6 +106,7 @@ impl Experiment {
             Experiment::Hopper(a) => &a.common,
             Experiment::Auto(a) => &a.common,
             Experiment::Shapes(a) => &a.common,
+            Experiment::Decode(a) => &a.common,
             Experiment::Parallel(_) => unreachable!("the parallel page opens no backend"),
             Experiment::All(a) => &a.common,
         }
@@ -117,6 +124,7 @@ impl Experiment {
             Experiment::Auto(_) => auto::ID,
             Experiment::Shapes(a) if a.random.is_some() => a.dtype.random_id(),
             Experiment::Shapes(a) => a.dtype.id(),
+            Experiment::Decode(_) => decode::ID,
             Experiment::Parallel(_) => parallel::ID,
             Experiment::All(_) => "all",
         }
@@ -139,7 +147,7 @@ pub fn run_with_command_line(experiment: &Experiment, command_line: String) -> R
         println!("{note}");
     }
     let ctx = Context::new(backend, common, command_line);
-    println!("on {}", ctx.backend.describe());
+    println!("on {}", ctx.backend().describe());
     let Experiment::All(all) = experiment else {
         let out = common
             .out
@@ -204,6 +212,7 @@ fn run_one(ctx: &Context, experiment: &Experiment, out: &Path) -> Result<bool> {
             Some(count) => random_shapes::run(ctx, a.dtype, count, !a.no_check)?,
             None => shapes::run(ctx, a)?,
         },
+        Experiment::Decode(a) => decode::run(ctx, a)?,
         Experiment::Parallel(_) | Experiment::All(_) => {
             unreachable!("`parallel` and `all` are run before a backend opens")
         }

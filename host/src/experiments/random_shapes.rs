@@ -121,7 +121,7 @@ fn copies(ctx: &Context, dtype: ShapesDtype, p: &Problem) -> String {
     let gpu_gemm::registry::Variant::Auto(math) = dtype.auto() else {
         unreachable!("the experiment runs auto")
     };
-    let Ok(choice) = gpu_gemm::auto::choose(p, math, ctx.backend.arch()) else {
+    let Ok(choice) = gpu_gemm::auto::choose(p, math, ctx.backend().arch()) else {
         return "-".into();
     };
     let Some(copies) = choice.copies.filter(|_| dtype != ShapesDtype::E4m3) else {

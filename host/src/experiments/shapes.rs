@@ -514,7 +514,7 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
         check: !args.no_check,
         ..ctx.timing()
     };
-    let copy = match &ctx.backend {
+    let copy = match ctx.backend() {
         Backend::Gpu(gpu) => Some(
             gpu.time_device_copy(
                 COPY_BYTES,
@@ -672,7 +672,7 @@ fn page(
     let passed = measured
         .iter()
         .all(|m| all_passed(m.ours.iter().chain(&m.yardstick)));
-    let device = ctx.backend.describe();
+    let device = ctx.backend().describe();
     let (hbm, hbm_name) = datasheet_bandwidth(&device);
     let hbm = ctx.gpu.then_some(hbm);
     let copy_bandwidth = copy.as_ref().and_then(|c| c.as_ref().ok().copied());

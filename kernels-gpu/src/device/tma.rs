@@ -212,6 +212,18 @@ pub unsafe fn prefetch(map: *const TensorMap) {
     unsafe { backend::tma_prefetch(map.cast()) }
 }
 
+/// `cp.async.bulk.prefetch.tensor`: brings the box at `(x, y)` of layer `layer` into L2,
+/// as [`load_box`] would read it, but into nothing else: no shared memory, no barrier, no
+/// result. A hint, so it may be issued before the data is final (a programmatic dependent
+/// launch prefetches the weights, which no kernel writes, before `griddepcontrol.wait`).
+///
+/// # Safety
+/// As [`load_tile`].
+#[inline(always)]
+pub unsafe fn prefetch_box(map: *const TensorMap, x: i32, y: i32, layer: u32) {
+    unsafe { backend::tma_prefetch_box_3d(map.cast(), [x, y, layer as i32]) }
+}
+
 /// What `cuTensorMapEncodeTiled` takes for the course's tensors, a matrix per layer (rank 3, no
 /// interleave, no element strides, no out-of-bounds NaN): the host turns it into a
 /// `CUtensorMap` with the driver, or into the emulator's encoding.

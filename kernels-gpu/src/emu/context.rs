@@ -50,6 +50,8 @@ pub(crate) struct ThreadContext {
     pub(super) cluster_arrivals: Cell<u32>,
     /// This thread's TMA stores (bulk async-groups).
     pub(super) bulk: RefCell<Bulk>,
+    /// Whether this thread executed `griddepcontrol.wait`.
+    pub(super) waited_for_grids: Cell<bool>,
 }
 
 pub(crate) struct BlockContext {

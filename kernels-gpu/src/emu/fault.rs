@@ -27,6 +27,9 @@ pub enum FaultKind {
     WgmmaMisuse,
     /// A TMA copy that the PTX ISA or the driver's tensor-map rules forbid.
     TmaMisuse,
+    /// In a programmatic dependent launch, global memory that the kernel before may still
+    /// write, touched before the thread's `griddepcontrol.wait`.
+    GridDependency,
     /// A Rust panic inside the kernel (an arithmetic overflow, say).
     Panic,
 }
@@ -42,6 +45,7 @@ impl fmt::Display for Fault {
             FaultKind::MbarrierMisuse => "mbarrier misuse",
             FaultKind::WgmmaMisuse => "wgmma misuse",
             FaultKind::TmaMisuse => "TMA misuse",
+            FaultKind::GridDependency => "global access before griddepcontrol.wait",
             FaultKind::Panic => "panic in kernel",
         };
         write!(

@@ -27,4 +27,7 @@ pub(super) struct Launch<'a> {
     pub(super) kernel_name: &'a str,
     pub(super) shape: LaunchShape,
     pub(super) buffers: &'a [Buffer],
+    /// A programmatic dependent launch's buffers that the kernel before it may still be
+    /// writing ([`super::launch_dependent`]); empty for an ordinary launch.
+    pub(super) written_before: &'a [&'a str],
 }

@@ -35,10 +35,32 @@ impl ThreadContext {
         done
     }
 
+    /// `griddepcontrol.wait`: from here on the thread sees what the kernels before it in the
+    /// stream wrote (the emulator runs a launch after the one before it ended; what it checks is
+    /// that the kernel asked).
+    pub(crate) fn wait_for_prior_grids(&self) {
+        self.waited_for_grids.set(true);
+    }
+
     /// Checks that `[address, address + bytes)` lies inside a buffer of the launch and, for a
     /// vector access, that `address` is aligned to `align` bytes (the vector's size, at most 16:
-    /// an f64 `x4` is two 16-byte accesses).
+    /// an f64 `x4` is two 16-byte accesses); in a programmatic dependent launch, that a buffer
+    /// the kernel before may write is touched only after this thread's `griddepcontrol.wait`.
     pub(crate) fn check_global(&self, address: usize, bytes: usize, align: usize) {
+        let launch = self.launch();
+        if !launch.written_before.is_empty() && !self.waited_for_grids.get() {
+            let early = launch.buffers.iter().find(|b| {
+                launch.written_before.contains(&b.name)
+                    && address < b.address + b.bytes
+                    && b.address < address + bytes
+            });
+            if let Some(b) = early {
+                self.fault(
+                    FaultKind::GridDependency,
+                    format!("a {bytes}-byte access at byte offset {} of buffer `{}` before this thread's `griddepcontrol.wait`: the launch may start while the kernel before it still runs (programmatic dependent launch), and that kernel may still be writing `{}`", address as isize - b.address as isize, b.name, b.name),
+                );
+            }
+        }
         let conflict = self
             .cluster()
             .pending_stores

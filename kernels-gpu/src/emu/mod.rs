@@ -27,6 +27,8 @@
 //!   to a word another thread wrote or read in the same interval (a missing barrier before the
 //!   overwrite), are races: on the GPU their outcome depends on timing. Detection does not
 //!   depend on the order the emulator happens to run threads in.
+//! - in a programmatic dependent launch ([`launch_dependent`]), a global access to a buffer the
+//!   kernel before it may still write, made before the thread's `griddepcontrol.wait`;
 //! - a deadlock (threads of one block waiting at different barriers or warp-wide operations), or
 //!   lanes of a warp at different warp-wide operations.
 //!
@@ -90,6 +92,25 @@ pub fn launch(
     buffers: &[Buffer],
     kernel: &(dyn Fn() + Sync),
 ) -> Result<(), Fault> {
+    launch_dependent(kernel_name, shape, buffers, &[], kernel)
+}
+
+/// [`launch`] as a *programmatic dependent launch* (sm_90: the launch attribute
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): the kernel may start while the
+/// kernel before it in the stream still runs, and only `griddepcontrol.wait`
+/// ([`crate::device::grid`]) waits for that kernel's end and its writes. The buffers named in
+/// `written_before` are those that kernel may write; a thread that touches one (a load, a
+/// store, a TMA copy) before its own `griddepcontrol.wait` is reported, whatever the timing.
+/// (The hardware also orders a thread after another thread's wait by ordinary
+/// synchronisation; the emulator asks each thread to wait itself, a rule the course's kernels
+/// keep and which is simpler to check.)
+pub fn launch_dependent(
+    kernel_name: &str,
+    shape: LaunchShape,
+    buffers: &[Buffer],
+    written_before: &[&str],
+    kernel: &(dyn Fn() + Sync),
+) -> Result<(), Fault> {
     let (bx, by) = shape.block;
     let threads = bx * by;
     assert!(
@@ -100,6 +121,7 @@ pub fn launch(
         kernel_name,
         shape,
         buffers,
+        written_before,
     };
     let (cx, cy) = shape.cluster;
     if cx == 0

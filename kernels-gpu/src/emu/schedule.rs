@@ -106,6 +106,7 @@ pub(super) fn run_cluster(
                 wgmma_held: RefCell::default(),
                 cluster_arrivals: Cell::new(0),
                 bulk: RefCell::default(),
+                waited_for_grids: Cell::new(false),
             })
         })
         .collect();

@@ -31,6 +31,7 @@ pub mod schedule;
 pub mod stream;
 
 use crate::device::cluster;
+use crate::device::grid;
 use crate::device::mbarrier::{fence_mbarrier_init, MBarrier};
 use crate::device::tma::TensorMap;
 use crate::device::wgmma;
@@ -376,6 +377,10 @@ pub trait Kernel: Copy {
     /// number of equal parts, one block each ([`StreamK::equal_parts`]), rather than every
     /// block an equal share of all iterations, crossing tiles.
     const EQUAL_PARTS: bool = false;
+    /// Bytes of weights (A: no kernel of a chain writes them) in one slice of a tile, which
+    /// [`Kernel::prefetch`] brings into L2 before the kernel waits for the one ahead of it
+    /// ([`crate::device::grid`]); 0 (the default) for a kernel that prefetches nothing.
+    const PREFETCHED_SLICE_BYTES: u32 = 0;
 
     /// Threads in a block.
     const THREADS: u32 = WARPGROUP * (1 + Self::CONSUMERS);
@@ -417,6 +422,16 @@ pub trait Kernel: Copy {
     ) {
         unsafe { self.load(maps, stages, s, tile, slice) }
     }
+
+    /// The producer thread, before the kernel waits for the kernel ahead of it: ask the TMA
+    /// engine to bring A's box of slice `slice` of `tile` into L2 (a hint: no stage, no
+    /// barrier). Only A, which a programmatic dependent launch's contract leaves unwritten by
+    /// the kernel ahead (the weights); never B or C. Nothing by default.
+    ///
+    /// # Safety
+    /// As [`Kernel::load`].
+    #[inline(always)]
+    unsafe fn prefetch(self, _maps: *const TensorMap, _tile: Tile, _slice: u32) {}
 
     /// A consumer thread: the mainloop over the slices of `work`, and its epilogue.
     ///
@@ -766,6 +781,7 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                 stream,
             }
         };
+        unsafe { start_after_prior_grids(kernel, maps, works()) };
         unsafe { stream_k_roles(kernel, args, maps, stages, cluster_size, works) };
     } else {
         // Every role walks the same tiles, in the same order: the persistent walk, each tile
@@ -774,6 +790,10 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
         let whole = whole_tile::<K>(slices);
         let walk = Walk::new(cluster::id(), cluster::count(), tiles.units());
         let rank = cluster::rank();
+        // A grouped walk finds its tiles in a table another kernel may write, a dynamic one
+        // from a counter: those wait before they know their first tile, and prefetch nothing.
+        let first = (!K::GROUPS && !K::DYNAMIC).then(|| tile_works::<K>(walk, tiles, slices));
+        unsafe { start_after_prior_grids(kernel, maps, first.into_iter().flatten()) };
         // The roles (CUTLASS's warp-specialised persistent kernel), each walking `$walk`'s units
         // as its kind of reader. Written once and expanded for each walk, so that each is
         // concrete code: with the walk a type parameter, the compiler no longer inlined the
@@ -1060,6 +1080,45 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
             unsafe { kernel.consume(args, maps, &mut consumer, work) };
         }
         kernel.drain(&consumer);
+    }
+}
+
+/// Bytes of weights each block prefetches into L2 before it waits for the kernel ahead of it:
+/// 96 KiB a block is 12.4 MB over 132 blocks, a quarter of the H100's L2, brought in while the
+/// kernel ahead finishes its last tiles.
+pub const PREFETCH_BYTES: u32 = 96 * 1024;
+
+/// The start of every thread after the barriers' initialisation (programmatic dependent
+/// launch, [`crate::device::grid`]): the producer thread prefetches the weights of the first
+/// slices of `works` (up to [`PREFETCH_BYTES`]) into L2; then every thread waits for the
+/// kernel ahead of this one — no thread has touched global memory before — and one lets the
+/// kernel after this one start. Where the launch made no early start, the wait returns at
+/// once.
+///
+/// # Safety
+/// As [`run`].
+#[inline(always)]
+unsafe fn start_after_prior_grids<K: Kernel>(
+    kernel: K,
+    maps: *const TensorMap,
+    works: impl Iterator<Item = Work>,
+) {
+    let tid = thread_idx_x();
+    if K::PREFETCHED_SLICE_BYTES > 0 && tid == 0 {
+        let mut slices = PREFETCH_BYTES / K::PREFETCHED_SLICE_BYTES;
+        'works: for work in works {
+            for slice in work.first_slice..work.first_slice + work.slices {
+                if slices == 0 {
+                    break 'works;
+                }
+                unsafe { kernel.prefetch(maps, work.tile, slice) };
+                slices -= 1;
+            }
+        }
+    }
+    grid::wait_for_prior_grids();
+    if tid == 0 {
+        grid::launch_dependents();
     }
 }
 

@@ -158,6 +158,11 @@ pub struct TmaOperands {
     /// writes the address of a zeroed u32 counter after the tensor maps, which every launch
     /// leaves zeroed; one launch at a time may use it.
     pub queue: bool,
+    /// Whether the host may launch it early (a programmatic dependent launch,
+    /// [`crate::device::grid`]): the kernel runs on the skeleton ([`crate::pipeline::run`]),
+    /// whose threads wait for the kernel ahead before they touch global memory, and prefetches
+    /// its A's first slices into L2 before that wait ([`crate::pipeline::Kernel::prefetch`]).
+    pub early_start: bool,
 }
 
 impl TmaOperands {

@@ -133,6 +133,7 @@ const fn wgmma_operands(bn: u32) -> TmaOperands {
         grouped: false,
         ranges: false,
         queue: false,
+        early_start: false,
     }
 }
 
@@ -152,6 +153,7 @@ fn wgmma_16bit_operands(_tile: u32, _layout: Layout) -> TmaOperands {
         grouped: false,
         ranges: false,
         queue: false,
+        early_start: false,
     }
 }
 
@@ -352,6 +354,7 @@ fn wgmma_narrow_operands(tile: u32, layout: Layout) -> TmaOperands {
         b_box: [64, tile],
         stream_k: Some([wgmma_narrow::BM, tile]),
         ranges: false,
+        early_start: true,
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
 }
@@ -366,6 +369,7 @@ fn wgmma_fp8_narrow_operands(tile: u32, _layout: Layout) -> TmaOperands {
         batched: false,
         grouped: false,
         ranges: false,
+        early_start: true,
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
 }
@@ -421,6 +425,7 @@ fn swap_operands(tile: u32, k_box: u32) -> TmaOperands {
         batched: false,
         grouped: false,
         ranges: false,
+        early_start: true,
         ..wgmma_16bit_operands(tile, Layout::NN)
     }
 }

@@ -335,6 +335,7 @@ where
     // registers: at 40 it spilled 4 to 32 bytes. The consumers' 224 hold the narrow tile's
     // accumulators (at most 64) with room to spare.
     const PRODUCER_REGISTERS: u32 = 56;
+    const PREFETCHED_SLICE_BYTES: u32 = A_BYTES;
     const EXTRA_BYTES: u32 = FIXUP_BYTES;
 
     #[inline(always)]
@@ -355,6 +356,21 @@ where
                 }
             }
             tma::load_box(b_map, stage + A_BYTES, k0, n0 as i32, tile.member, full);
+        }
+    }
+
+    /// The weights' boxes of the slice, as [`Kernel::load`] reads them, into L2 only.
+    #[inline(always)]
+    unsafe fn prefetch(self, maps: *const TensorMap, tile: Tile, slice: u32) {
+        let (m0, k0) = (tile.row * BM, (slice * O::BK) as i32);
+        unsafe {
+            if A_K_MAJOR {
+                tma::prefetch_box(maps, k0, m0 as i32, tile.group);
+            } else {
+                for j in 0..BM / A_BOX_M {
+                    tma::prefetch_box(maps, (m0 + j * A_BOX_M) as i32, k0, tile.group);
+                }
+            }
         }
     }
 

@@ -221,11 +221,19 @@ where
     // The stream-k walk's 64-bit arithmetic beside the loads' two L2 policies: at the default
     // 40 registers ptxas spilled 16 bytes in the producer.
     const PRODUCER_REGISTERS: u32 = if STREAM_K { 56 } else { 40 };
+    const PREFETCHED_SLICE_BYTES: u32 = tile_m(R) * ROW_BYTES;
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
         let k0 = (slice * O::BK) as i32;
         unsafe { load_stage(maps, stages, s, tile, k0, (Self::BM, Self::BN), 1) }
+    }
+
+    /// The weights' box of the slice, as [`load_stage`] reads it, into L2 only.
+    #[inline(always)]
+    unsafe fn prefetch(self, maps: *const TensorMap, tile: Tile, slice: u32) {
+        let (k0, m0) = ((slice * O::BK) as i32, (tile.row * Self::BM) as i32);
+        unsafe { tma::prefetch_box(maps, k0, m0, tile.group) }
     }
 
     // ANCHOR: core_loop

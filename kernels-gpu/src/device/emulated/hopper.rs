@@ -414,6 +414,32 @@ fn stmatrix(row: u32, registers: [u32; 4], transposed: bool) {
 /// None needed here; the GPU version's contract applies.
 pub unsafe fn tma_prefetch(_map: *const u8) {}
 
+/// `cp.async.bulk.prefetch.tensor`: a hint to L2, with no effect the emulator can see but the
+/// map it reads (which must lie in a buffer of the launch, and was encoded for the emulator).
+///
+/// # Safety
+/// `map` must point to a tensor map in a buffer of the launch.
+pub unsafe fn tma_prefetch_box_3d(map: *const u8, _box: [i32; 3]) {
+    let ctx = current();
+    ctx.check_global(map as usize, 128, 64);
+    if decode_map(unsafe { &*(map as *const [u64; 16]) }).is_none() {
+        ctx.fault(
+            FaultKind::TmaMisuse,
+            "the tensor map of an L2 prefetch was not encoded for the emulator".to_string(),
+        )
+    }
+}
+
+/// `griddepcontrol.wait`: the emulator runs a launch after the one before it has ended, so the
+/// wait has nothing to wait for; it records that the thread waited
+/// ([`crate::emu::launch_dependent`] checks the accesses before it).
+pub fn griddepcontrol_wait() {
+    current().wait_for_prior_grids();
+}
+
+/// `griddepcontrol.launch_dependents`: a scheduling hint, no effect on results.
+pub fn griddepcontrol_launch_dependents() {}
+
 // -- proxy fence, wgmma, setmaxnreg --
 
 pub fn fence_proxy_async() {

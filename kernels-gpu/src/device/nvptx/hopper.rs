@@ -186,6 +186,35 @@ pub unsafe fn tma_prefetch(map: *const u8) {
     unsafe { asm!("prefetch.tensormap [{m}];", m = in(reg64) map, options(nostack)) }
 }
 
+/// `cp.async.bulk.prefetch.tensor.3d.L2.global.tile [map, {x, y, z}]`: the TMA engine reads
+/// the box at `(x, y, z)` into L2 and nowhere else; no barrier, no shared memory, no result.
+///
+/// # Safety
+/// `map` must point to a valid `CUtensorMap`.
+#[inline(always)]
+pub unsafe fn tma_prefetch_box_3d(map: *const u8, [x, y, z]: [i32; 3]) {
+    unsafe {
+        asm!(
+            "cp.async.bulk.prefetch.tensor.3d.L2.global.tile [{m}, {{{x}, {y}, {z}}}];",
+            m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, z = in(reg32) z, options(nostack)
+        )
+    }
+}
+
+/// `griddepcontrol.wait` (sm_90): waits until the grids this one depends on have ended and
+/// their memory operations are visible; returns at once where there are none.
+#[inline(always)]
+pub fn griddepcontrol_wait() {
+    unsafe { asm!("griddepcontrol.wait;", options(nostack)) }
+}
+
+/// `griddepcontrol.launch_dependents` (sm_90): the grid launched after this one with
+/// programmatic stream serialisation may start once every block has executed this or ended.
+#[inline(always)]
+pub fn griddepcontrol_launch_dependents() {
+    unsafe { asm!("griddepcontrol.launch_dependents;", options(nostack)) }
+}
+
 /// `fence.proxy.async.shared::cta`: this thread's earlier shared-memory writes become visible
 /// to the async proxy (the tensor cores' and the TMA engine's reads).
 #[inline(always)]
