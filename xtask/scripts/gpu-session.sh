@@ -510,7 +510,7 @@ for step in "$@"; do
       $host experiment decode --dtype ${DECODE_DTYPE:-bf16} --out "$OUT/decode-${DECODE_DTYPE:-bf16}" 2>&1 | tee -a "$OUT/decode.log" | grep -E '^\| [0-9]|tokens:|rror|FAIL' ;;
     decode-sanitize)
       # compute-sanitizer over the early-started chain at 16 tokens, 2 layers.
-      compute-sanitizer --tool memcheck $host experiment decode --tokens 16 --layers 2 --launches 1 --out "$OUT/decode-sanitize" 2>&1 | tail -5 | tee -a "$OUT/decode.log" ;;
+      compute-sanitizer --tool memcheck $host experiment decode --tokens 16 --layers 1 --launches 1 --out "$OUT/decode-sanitize" 2>&1 | tee -a "$OUT/decode-sanitize.log" | grep -E "ERROR SUMMARY|tokens:" ;;
     copies-probe)
       # What auto's operand copies cost (bf16): each shape with tight (unaligned) leading
       # dimensions, where auto copies A and B first, beside the same shape with A's and B's

@@ -32,7 +32,7 @@ pub enum MemoryMut<'a, T> {
 
 impl<T> MemoryMut<'_, T> {
     /// The same place, read-only.
-    pub(super) fn as_memory(&self) -> Memory<'_, T> {
+    pub fn as_memory(&self) -> Memory<'_, T> {
         match self {
             MemoryMut::Device { address, len } => Memory::Device {
                 address: *address,
@@ -176,6 +176,77 @@ impl<T: Element> OperandMut<T> for Buffer<T> {
                 len: d.len(),
             },
             Buffer::Host(h) => MemoryMut::Host(h),
+        }
+    }
+}
+
+impl<T: Element> Buffer<T> {
+    /// Elements `range` of the buffer as an operand (on the device, or the host's slice): a
+    /// matrix that lies inside a larger buffer, as one expert's weights inside all of them.
+    /// Panics where the range is not inside the buffer, as slicing does.
+    pub fn range(&self, range: std::ops::Range<usize>) -> Memory<'_, T> {
+        match self {
+            Buffer::Device(d) => {
+                assert!(
+                    range.start <= range.end && range.end <= d.len(),
+                    "{range:?} outside a buffer of {}",
+                    d.len()
+                );
+                Memory::Device {
+                    address: d.as_device_ptr().as_raw() + (range.start * size_of::<T>()) as u64,
+                    len: range.len(),
+                }
+            }
+            Buffer::Host(h) => Memory::Host(&h[range]),
+        }
+    }
+
+    /// [`Buffer::range`] to be written.
+    pub fn range_mut(&mut self, range: std::ops::Range<usize>) -> MemoryMut<'_, T> {
+        match self {
+            Buffer::Device(d) => {
+                assert!(
+                    range.start <= range.end && range.end <= d.len(),
+                    "{range:?} outside a buffer of {}",
+                    d.len()
+                );
+                MemoryMut::Device {
+                    address: d.as_device_ptr().as_raw() + (range.start * size_of::<T>()) as u64,
+                    len: range.len(),
+                }
+            }
+            Buffer::Host(h) => MemoryMut::Host(&mut h[range]),
+        }
+    }
+}
+
+/// A part of a buffer ([`Buffer::range`]) is an operand.
+impl<T: Element> Operand<T> for Memory<'_, T> {
+    fn memory(&self) -> Memory<'_, T> {
+        match self {
+            Memory::Device { address, len } => Memory::Device {
+                address: *address,
+                len: *len,
+            },
+            Memory::Host(h) => Memory::Host(h),
+        }
+    }
+}
+
+impl<T: Element> Operand<T> for MemoryMut<'_, T> {
+    fn memory(&self) -> Memory<'_, T> {
+        self.as_memory()
+    }
+}
+
+impl<T: Element> OperandMut<T> for MemoryMut<'_, T> {
+    fn memory_mut(&mut self) -> MemoryMut<'_, T> {
+        match self {
+            MemoryMut::Device { address, len } => MemoryMut::Device {
+                address: *address,
+                len: *len,
+            },
+            MemoryMut::Host(h) => MemoryMut::Host(h),
         }
     }
 }

@@ -33,6 +33,7 @@ use anyhow::{bail, Result};
 use gpu_gemm::half::{bf16, f16};
 use gpu_gemm::timing::median;
 use gpu_gemm::{Algorithm, Buffer, Element, Gemm, GemmConfig, GemmError, Math, Plan, Transpose};
+use rand::{Rng, SeedableRng};
 
 pub const ID: &str = "008-decode";
 
@@ -58,9 +59,31 @@ pub struct Args {
     /// Element type of weights and activations
     #[arg(long, value_enum, default_value_t = DecodeDtype::Bf16)]
     pub dtype: DecodeDtype,
+    /// Which layers: llama3 (Llama-3 8B), moe (DeepSeek-V3's experts) or both
+    #[arg(long, value_enum, default_value_t = ModelArg::Both)]
+    pub model: ModelArg,
     /// Timed launches of each graph, alternating [default: 20 on the GPU, 1 on the emulator]
     #[arg(long, value_parser = crate::args::positive_count)]
     pub launches: Option<usize>,
+}
+
+/// `--model`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModelArg {
+    Llama3,
+    Moe,
+    #[default]
+    Both,
+}
+
+impl ModelArg {
+    fn models(self) -> Vec<Model> {
+        match self {
+            ModelArg::Llama3 => vec![Model::Llama3],
+            ModelArg::Moe => vec![Model::DeepSeekMoe],
+            ModelArg::Both => vec![Model::Llama3, Model::DeepSeekMoe],
+        }
+    }
 }
 
 /// One GEMM of a layer: `out` output features from `k` input features. It reads the output
@@ -98,23 +121,66 @@ pub const LLAMA3_8B: [Step; 4] = [
     },
 ];
 
-/// The emulator's layer: Llama-3 8B's, every size divided by this.
+/// One layer of DeepSeek-V3's mixture of experts: 256 routed experts, each a gate-up
+/// projection (2 × 2048 from the hidden 7168) and a down projection; every token goes to 8.
+pub const DEEPSEEK_V3_EXPERT: [Step; 2] = [
+    Step {
+        name: "gate-up",
+        out: 2 * 2048,
+        k: 7168,
+    },
+    Step {
+        name: "down",
+        out: 7168,
+        k: 2048,
+    },
+];
+/// DeepSeek-V3's routed experts, and the experts each token goes to.
+pub const DEEPSEEK_V3_EXPERTS: (u32, u32) = (256, 8);
+
+/// The emulator's layers: the models', every size divided by this, 8 experts and 2 a token.
 pub const EMULATOR_DIVISOR: u32 = 64;
+const EMULATOR_EXPERTS: (u32, u32) = (8, 2);
 
 /// The chain's rows of sampled output checked per GEMM (spread over the output features).
 const CHECKED_ROWS: u32 = 8;
 
-/// A layer's GEMMs at the backend's size.
-pub fn layer(gpu: bool) -> Vec<Step> {
-    let divisor = if gpu { 1 } else { EMULATOR_DIVISOR };
-    LLAMA3_8B
-        .iter()
-        .map(|s| Step {
-            out: s.out / divisor,
-            k: s.k / divisor,
-            ..*s
-        })
-        .collect()
+/// The two layers the page runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Model {
+    /// Llama-3 8B: four dense GEMMs a layer.
+    Llama3,
+    /// DeepSeek-V3's MoE layer: two grouped GEMMs a layer, in DeepGEMM's masked layout.
+    DeepSeekMoe,
+}
+
+impl Model {
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Llama3 => "Llama-3 8B",
+            Model::DeepSeekMoe => "DeepSeek-V3 MoE",
+        }
+    }
+
+    /// The layer's GEMMs at the backend's size, and its (experts, experts a token): (1, 1)
+    /// for a dense layer.
+    pub fn layer(self, gpu: bool) -> (Vec<Step>, (u32, u32)) {
+        let divisor = if gpu { 1 } else { EMULATOR_DIVISOR };
+        let (steps, experts): (&[Step], _) = match (self, gpu) {
+            (Model::Llama3, _) => (&LLAMA3_8B, (1, 1)),
+            (Model::DeepSeekMoe, true) => (&DEEPSEEK_V3_EXPERT, DEEPSEEK_V3_EXPERTS),
+            (Model::DeepSeekMoe, false) => (&DEEPSEEK_V3_EXPERT, EMULATOR_EXPERTS),
+        };
+        let steps = steps
+            .iter()
+            .map(|s| Step {
+                out: s.out / divisor,
+                k: s.k / divisor,
+                ..*s
+            })
+            .collect();
+        (steps, experts)
+    }
 }
 
 /// What ran the chain: `auto` or cuBLAS.
@@ -124,6 +190,10 @@ enum Contender {
     /// `auto`'s kernels launched early ([`gpu_gemm::Plan::start_early`]).
     AutoEarly,
     Cublas,
+    /// `auto`, but a call per expert as cuBLAS's chain makes them: what the tests run on the
+    /// emulator, which has no cuBLAS, to check that chain's parts of the buffers.
+    #[cfg(test)]
+    AutoPerExpert,
 }
 
 impl Contender {
@@ -132,6 +202,8 @@ impl Contender {
             Contender::Auto => "auto",
             Contender::AutoEarly => "auto, early start",
             Contender::Cublas => "cuBLAS",
+            #[cfg(test)]
+            Contender::AutoPerExpert => "auto, a call per expert",
         }
     }
 
@@ -139,34 +211,65 @@ impl Contender {
         match self {
             Contender::Auto | Contender::AutoEarly => Algorithm::Auto(Math::Strict),
             Contender::Cublas => Algorithm::Cublas,
+            #[cfg(test)]
+            Contender::AutoPerExpert => Algorithm::Auto(Math::Strict),
+        }
+    }
+
+    /// Whether a grouped layer runs as a call per expert with tokens (cuBLAS has no masked
+    /// grouped GEMM).
+    fn per_expert(self) -> bool {
+        match self {
+            Contender::Cublas => true,
+            #[cfg(test)]
+            Contender::AutoPerExpert => true,
+            _ => false,
         }
     }
 }
 
+/// The plans of one step of a layer: one for every expert at once (a dense GEMM, or `auto`'s
+/// grouped GEMM), or one per expert that has tokens (cuBLAS, which has no masked grouped
+/// GEMM: a call per expert, as a program without one makes them).
+struct StepPlans<'g, T: Element> {
+    plans: Vec<(Option<u32>, Plan<'g, T>)>,
+}
+
 /// A chain at one token count, for one contender: its GEMMs' plans and its activations.
 struct Chain<'g, T: Element> {
-    /// The GEMM of step `s` of every layer.
-    plans: Vec<Plan<'g, T>>,
+    /// The plans of step `s`, which every layer's GEMM of step `s` enqueues.
+    steps: Vec<StepPlans<'g, T>>,
     /// The model's input, then the output of every GEMM in chain order.
     activations: Vec<Buffer<T>>,
 }
 
-/// The chain's shared inputs: one weight matrix per step, the model's input.
+/// The chain's shared inputs: one weight matrix per step and expert, the routing.
 struct Weights<T: Element> {
     steps: Vec<Step>,
     layers: u32,
-    tokens: u32,
+    /// Tokens each expert computes (for a dense layer, one expert with all of them), and the
+    /// columns each expert's slot of the activations holds (the masked layout's capacity).
+    counts: Vec<u32>,
+    capacity: u32,
+    /// Every expert's weights of each step, one after the other.
     weights: Vec<Buffer<T>>,
     /// The same weights on the host, for the check.
     host: Vec<Vec<T>>,
+    /// The counts where the kernels read them (a grouped layer's table).
+    table: Option<gpu_gemm::Table>,
 }
 
 impl<T: Element> Weights<T> {
     /// Weights of step s uniform in ±√(3/k), so that an input of variance 1/3 gives an output
-    /// of variance 1/3, layer after layer; the model's input uniform in ±1.
-    fn new(gemm: &Gemm, steps: &[Step], layers: u32, tokens: u32, seed: u64) -> Result<Self> {
-        let mut host = Vec::new();
-        let mut weights = Vec::new();
+    /// of variance 1/3, layer after layer. A mixture of experts routes each of `tokens` to
+    /// `experts.1` of its `experts.0` experts, drawn from `seed`.
+    fn new(
+        gemm: &Gemm,
+        (steps, experts): (&[Step], (u32, u32)),
+        layers: u32,
+        tokens: u32,
+        seed: u64,
+    ) -> Result<Self> {
         let (first, last) = (steps[0], steps[steps.len() - 1]);
         if first.k != last.out {
             bail!(
@@ -175,19 +278,50 @@ impl<T: Element> Weights<T> {
                 last.out
             );
         }
+        let mut host = Vec::new();
+        let mut weights = Vec::new();
         for (i, s) in steps.iter().enumerate() {
             let bound = (3.0 / s.k as f64).sqrt();
-            let values = uniform(s.k as usize * s.out as usize, bound, seed + i as u64);
+            let len = s.k as usize * s.out as usize * experts.0 as usize;
+            let values = uniform(len, bound, seed + i as u64);
             weights.push(gemm.upload(&values)?);
             host.push(values);
         }
-        Ok(Weights {
+        let mut weights = Weights {
             steps: steps.to_vec(),
             layers,
-            tokens,
+            counts: vec![0; experts.0 as usize],
+            capacity: 0,
             weights,
             host,
-        })
+            table: None,
+        };
+        weights.route(gemm, tokens, experts.1, seed)?;
+        Ok(weights)
+    }
+
+    /// Routes each of `tokens` to `per_token` of the experts, drawn from `seed` (all of them
+    /// to the one expert of a dense layer): the counts, the capacity of each expert's slot and
+    /// the table the grouped kernels read.
+    fn route(&mut self, gemm: &Gemm, tokens: u32, per_token: u32, seed: u64) -> Result<()> {
+        let experts = self.experts();
+        self.counts = route(tokens, (experts, per_token), seed);
+        // A slot of 8 columns at least: 16 bytes of every column of a 16-bit slot.
+        let most = self.counts.iter().copied().max().unwrap_or(1);
+        self.capacity = if experts == 1 {
+            tokens
+        } else {
+            most.next_multiple_of(8)
+        };
+        self.table = match experts {
+            1 => None,
+            _ => Some(gemm.upload_table(&self.counts)?),
+        };
+        Ok(())
+    }
+
+    fn experts(&self) -> u32 {
+        self.counts.len() as u32
     }
 
     /// The chain's GEMMs in order: (step, the leading dimension of the activations it
@@ -201,63 +335,159 @@ impl<T: Element> Weights<T> {
         })
     }
 
-    /// Step `s`'s configuration, reading an input of leading dimension `ld`.
+    /// Step `s`'s configuration for all experts, reading an input of leading dimension `ld`:
+    /// a dense GEMM, or the masked layout's grouped GEMM over every expert's slot.
     fn config(&self, step: Step, ld: u32) -> GemmConfig {
-        GemmConfig::new(step.out, self.tokens, step.k)
+        let config = GemmConfig::new(step.out, self.capacity, step.k)
             .transposes(Transpose::Yes, Transpose::No)
-            .leading_dimensions(step.k, ld, step.out)
+            .leading_dimensions(step.k, ld, step.out);
+        if self.experts() == 1 {
+            return config;
+        }
+        let cap = self.capacity as u64;
+        let (out, k) = (step.out as u64, step.k as u64);
+        config.masked_groups(self.experts(), out * k, ld as u64 * cap, out * cap)
+    }
+
+    /// Expert `e`'s part of step `step`'s weights, of an input of leading dimension `ld`, and
+    /// of its output: element ranges of the whole buffers.
+    fn expert_ranges(&self, e: u32, step: Step, ld: u32) -> [std::ops::Range<usize>; 3] {
+        let (e, cap, n) = (
+            e as usize,
+            self.capacity as usize,
+            self.counts[e as usize] as usize,
+        );
+        let (out, k, ld) = (step.out as usize, step.k as usize, ld as usize);
+        let at = |first: usize, len: usize| first..first + len;
+        [
+            at(e * out * k, out * k),
+            at(e * ld * cap, ld * (n - 1) + k),
+            at(e * out * cap, out * n),
+        ]
     }
 
     /// `contender`'s plans and zeroed activations.
     fn chain<'g>(&self, gemm: &'g Gemm, contender: Contender) -> Result<Chain<'g, T>> {
-        let input = uniform(
-            self.steps[0].k as usize * self.tokens as usize,
-            1.0,
-            u64::MAX,
-        );
+        let slots = (self.capacity * self.experts()) as usize;
+        let input = uniform(self.steps[0].k as usize * slots, 1.0, u64::MAX);
         let mut activations = vec![gemm.upload(&input)?];
-        let mut plans = Vec::new();
+        let mut steps = Vec::new();
         for (i, (_, step, ld)) in self.gemms().enumerate() {
-            activations.push(gemm.zeros::<T>(step.out as usize * self.tokens as usize)?);
+            activations.push(gemm.zeros::<T>(step.out as usize * slots)?);
             // Layer 0's GEMMs plan every layer's: the same configurations.
-            if i < self.steps.len() {
-                let mut plan = gemm.plan::<T>(&self.config(step, ld), &contender.algorithm())?;
+            if i >= self.steps.len() {
+                continue;
+            }
+            let algorithm = contender.algorithm();
+            let mut plans = Vec::new();
+            if self.experts() > 1 && contender.per_expert() {
+                for e in (0..self.experts()).filter(|&e| self.counts[e as usize] > 0) {
+                    let config = GemmConfig::new(step.out, self.counts[e as usize], step.k)
+                        .transposes(Transpose::Yes, Transpose::No)
+                        .leading_dimensions(step.k, ld, step.out);
+                    plans.push((Some(e), gemm.plan::<T>(&config, &algorithm)?));
+                }
+            } else {
+                let mut plan = gemm.plan::<T>(&self.config(step, ld), &algorithm)?;
                 if contender == Contender::AutoEarly {
                     plan.start_early();
                 }
-                plans.push(plan);
+                plans.push((None, plan));
             }
+            steps.push(StepPlans { plans });
         }
-        Ok(Chain { plans, activations })
+        Ok(Chain { steps, activations })
     }
 
     /// Enqueues the whole chain: the body of the graph.
     fn enqueue(&self, chain: &mut Chain<'_, T>) -> Result<(), GemmError> {
-        for (i, (s, _, _)) in self.gemms().enumerate() {
+        for (i, (s, step, ld)) in self.gemms().enumerate() {
             let (read, written) = chain.activations.split_at_mut(i + 1);
-            chain.plans[s].enqueue(&self.weights[s], &read[i], &mut written[0])?;
+            let (input, output, w) = (&read[i], &mut written[0], &self.weights[s]);
+            for (expert, plan) in &mut chain.steps[s].plans {
+                match (expert, &self.table) {
+                    (Some(e), _) => {
+                        let [a, b, c] = self.expert_ranges(*e, step, ld);
+                        plan.enqueue(&w.range(a), &input.range(b), &mut output.range_mut(c))?;
+                    }
+                    (None, Some(table)) => plan.enqueue_grouped(w, input, table, output)?,
+                    (None, None) => plan.enqueue(w, input, output)?,
+                }
+            }
         }
         Ok(())
     }
+
+    /// The bytes a step moves: each GEMM's weights of the experts that have tokens, its
+    /// input and its output.
+    fn bytes(&self, dtype: kernels_gpu::gemm::Dtype) -> f64 {
+        let per_layer: f64 = self
+            .steps
+            .iter()
+            .flat_map(|s| {
+                self.counts
+                    .iter()
+                    .filter(|&&n| n > 0)
+                    .map(|&n| bytes_moved(s.out, n, s.k, dtype))
+            })
+            .sum();
+        per_layer * self.layers as f64
+    }
 }
 
-/// `len` values uniform in ±`bound`, from `seed` (a multiplicative hash: fast enough for the
-/// 218 million weights of a Llama-3 8B layer).
+/// Each expert's tokens when each of `tokens` goes to `experts.1` different experts of
+/// `experts.0`, drawn from `seed` (every token to the one expert of a dense layer).
+fn route(tokens: u32, (experts, per_token): (u32, u32), seed: u64) -> Vec<u32> {
+    let mut counts = vec![0u32; experts as usize];
+    if experts == 1 {
+        counts[0] = tokens;
+        return counts;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    for _ in 0..tokens {
+        let mut chosen = Vec::new();
+        while chosen.len() < per_token as usize {
+            let e = rng.random_range(0..experts);
+            if !chosen.contains(&e) {
+                chosen.push(e);
+            }
+        }
+        for e in chosen {
+            counts[e as usize] += 1;
+        }
+    }
+    counts
+}
+
+/// `len` values uniform in ±`bound`, from `seed`: a hash of each index, so that the values
+/// do not depend on how the work is shared out.
 fn uniform<T: Element>(len: usize, bound: f64, seed: u64) -> Vec<T> {
     let mix = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len as u64)
-        .map(|i| {
-            let h = (i.wrapping_add(1)).wrapping_mul(mix);
-            let h = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            let unit = (h >> 11) as f64 / (1u64 << 53) as f64;
-            T::from_f64(bound * (2.0 * unit - 1.0))
-        })
-        .collect()
+    let value = |i: u64| {
+        let h = (i.wrapping_add(1)).wrapping_mul(mix);
+        let h = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        let unit = (h >> 11) as f64 / (1u64 << 53) as f64;
+        T::from_f64(bound * (2.0 * unit - 1.0))
+    };
+    let mut values = vec![T::from_f64(0.0); len];
+    // DeepSeek-V3's 256 experts are 11 billion weights: filled on every core.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = len.div_ceil(threads).max(1 << 16);
+    std::thread::scope(|scope| {
+        for (c, part) in values.chunks_mut(chunk).enumerate() {
+            scope.spawn(move || {
+                for (j, v) in part.iter_mut().enumerate() {
+                    *v = value((c * chunk + j) as u64);
+                }
+            });
+        }
+    });
+    values
 }
 
 /// The worst error of one GEMM of the chain, relative to Σ|w·x| of its element (the check's
-/// measure), over [`CHECKED_ROWS`] rows and every token: `c` against the f64 product of `w`
-/// (k × out, read transposed) and `x` (k × tokens, leading dimension `ld`).
+/// measure), over [`CHECKED_ROWS`] rows and `tokens` tokens: `c` against the f64 product of
+/// `w` (k × out, read transposed) and `x` (k × tokens, leading dimension `ld`).
 fn worst_error<T: Element>(step: Step, tokens: u32, (w, x, ld, c): (&[T], &[T], u32, &[T])) -> f64 {
     let (k, out) = (step.k as usize, step.out as usize);
     let rows = (0..CHECKED_ROWS as usize).map(|j| j * (out - 1) / (CHECKED_ROWS as usize - 1));
@@ -296,7 +526,7 @@ impl Checked {
     }
 }
 
-/// Checks every GEMM of `chain` after its first launch.
+/// Checks every GEMM of `chain` after its first launch: each expert's tokens.
 fn check<T: Element>(gemm: &Gemm, weights: &Weights<T>, chain: &Chain<'_, T>) -> Result<Checked> {
     let activations = chain
         .activations
@@ -307,20 +537,30 @@ fn check<T: Element>(gemm: &Gemm, weights: &Weights<T>, chain: &Chain<'_, T>) ->
     let mut tolerance = f64::INFINITY;
     for (i, (s, step, ld)) in weights.gemms().enumerate() {
         let (x, c) = (&activations[i], &activations[i + 1]);
-        worst = worst.max(worst_error(
-            step,
-            weights.tokens,
-            (&weights.host[s], x, ld, c),
-        ));
-        let arithmetic = chain.plans[s].choice().arithmetic;
-        tolerance = tolerance.min(gpu_gemm::verify::tolerance(T::DTYPE, arithmetic, step.k));
+        for e in (0..weights.experts()).filter(|&e| weights.counts[e as usize] > 0) {
+            let [a, b, cr] = weights.expert_ranges(e, step, ld);
+            let n = weights.counts[e as usize];
+            let parts = (&weights.host[s][a], &x[b], ld, &c[cr]);
+            worst = worst.max(worst_error(step, n, parts));
+        }
+        for (_, plan) in &chain.steps[s].plans {
+            let arithmetic = plan.choice().arithmetic;
+            tolerance = tolerance.min(gpu_gemm::verify::tolerance(T::DTYPE, arithmetic, step.k));
+        }
     }
+    let variants = chain
+        .steps
+        .iter()
+        .map(|p| {
+            let first = p.plans[0].1.choice().variant.clone();
+            match p.plans.len() {
+                1 => first,
+                n => format!("{first} ×{n}"),
+            }
+        })
+        .collect();
     Ok(Checked {
-        variants: chain
-            .plans
-            .iter()
-            .map(|p| p.choice().variant.clone())
-            .collect(),
+        variants,
         worst,
         tolerance,
     })
@@ -329,6 +569,9 @@ fn check<T: Element>(gemm: &Gemm, weights: &Weights<T>, chain: &Chain<'_, T>) ->
 /// One row of the page: a token count, each contender's check and times.
 struct Row {
     tokens: u32,
+    /// The bytes the step moves ([`Weights::bytes`]), and the experts that had tokens.
+    bytes: f64,
+    active_experts: u32,
     checked: Vec<Checked>,
     /// Each contender's launches, in ms.
     times: Vec<Vec<f64>>,
@@ -341,84 +584,102 @@ pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
     }
 }
 
+/// The page's settings: token counts, layers, timed launches, contenders.
+struct Settings {
+    tokens: Vec<u32>,
+    layers: u32,
+    launches: usize,
+    contenders: Vec<Contender>,
+}
+
 fn run_typed<T: Element>(ctx: &Context, args: &Args) -> Result<Page> {
-    let gemm = ctx.gemm();
-    let tokens = if args.tokens.is_empty() {
-        if ctx.gpu {
-            vec![1, 16, 64, 128]
+    let settings = Settings {
+        tokens: match (args.tokens.is_empty(), ctx.gpu) {
+            (false, _) => args.tokens.clone(),
+            (true, true) => vec![1, 16, 64, 128],
+            (true, false) => vec![1, 16],
+        },
+        layers: args.layers.unwrap_or(if ctx.gpu { 32 } else { 2 }),
+        launches: args.launches.unwrap_or(if ctx.gpu { 20 } else { 1 }),
+        contenders: if ctx.gpu {
+            vec![Contender::Auto, Contender::AutoEarly, Contender::Cublas]
         } else {
-            vec![1, 16]
-        }
-    } else {
-        args.tokens.clone()
+            vec![Contender::Auto, Contender::AutoEarly]
+        },
     };
-    let layers = args.layers.unwrap_or(if ctx.gpu { 32 } else { 2 });
-    let launches = args.launches.unwrap_or(if ctx.gpu { 20 } else { 1 });
-    let contenders = if ctx.gpu {
-        vec![Contender::Auto, Contender::AutoEarly, Contender::Cublas]
-    } else {
-        vec![Contender::Auto, Contender::AutoEarly]
-    };
-    let steps = layer(ctx.gpu);
-    let progress = Progress::new("decode", tokens.len());
-    let mut rows = Vec::new();
-    for &t in &tokens {
-        progress.running(&format!("{t} tokens: weights"));
-        let weights = Weights::<T>::new(gemm, &steps, layers, t, ctx.seed)?;
-        let mut chains = Vec::new();
-        let mut checked = Vec::new();
-        for &c in &contenders {
-            progress.running(&format!("{t} tokens: {}'s chain, checked", c.name()));
-            let mut chain = weights.chain(gemm, c)?;
-            {
-                let mut graph = gemm.capture(|| weights.enqueue(&mut chain))?;
-                graph.launch()?;
-            }
-            gemm.synchronize()?;
-            checked.push(check(gemm, &weights, &chain)?);
-            chains.push(chain);
+    let models = args.model.models();
+    let progress = Progress::new("decode", models.len() * settings.tokens.len());
+    let mut sections = Vec::new();
+    let mut passed = true;
+    for &model in &models {
+        let mut rows = Vec::new();
+        progress.running(&format!("{}: weights", model.name()));
+        let (steps, experts) = model.layer(ctx.gpu);
+        let (gemm, first) = (ctx.gemm(), settings.tokens[0]);
+        let layers = settings.layers;
+        let mut weights = Weights::<T>::new(gemm, (&steps, experts), layers, first, ctx.seed)?;
+        for &t in &settings.tokens {
+            weights.route(gemm, t, experts.1, ctx.seed)?;
+            let row = run_tokens::<T>(ctx, &progress, (model, t, &weights), &settings)?;
+            progress.done(&row_line(model, &row, &settings.contenders, ctx.gpu));
+            passed &= row.checked.iter().all(Checked::passed);
+            rows.push(row);
         }
-        progress.running(&format!("{t} tokens: timing"));
-        let mut graphs = chains
-            .iter_mut()
-            .map(|chain| {
-                let weights = &weights;
-                gemm.capture(move || weights.enqueue(chain))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut times = vec![Vec::new(); graphs.len()];
-        // A launch of each first, untimed; then in alternation, so that drift falls on both.
-        for graph in &mut graphs {
-            graph.launch()?;
-        }
-        for _ in 0..launches {
-            for (graph, times) in graphs.iter_mut().zip(&mut times) {
-                times.push(graph.launch_timed()?);
-            }
-        }
-        drop(graphs);
-        let row = Row {
-            tokens: t,
-            checked,
-            times,
-        };
-        progress.done(&row_line(&row, &contenders, ctx.gpu));
-        rows.push(row);
+        sections.push(section(ctx, model, &settings, &rows));
     }
     progress.finish();
-    Ok(page(
-        ctx,
-        T::DTYPE,
-        &steps,
-        layers,
-        launches,
-        &contenders,
-        &rows,
-    ))
+    Ok(page(ctx, T::DTYPE, &settings, sections, passed))
+}
+
+/// One model's chain at `tokens`: each contender's graph checked after its first launch, then
+/// the graphs timed in alternation.
+fn run_tokens<T: Element>(
+    ctx: &Context,
+    progress: &Progress,
+    (model, tokens, weights): (Model, u32, &Weights<T>),
+    settings: &Settings,
+) -> Result<Row> {
+    let gemm = ctx.gemm();
+    let what = format!("{} at {tokens} tokens", model.name());
+    let mut chains = Vec::new();
+    let mut checked = Vec::new();
+    for &c in &settings.contenders {
+        progress.running(&format!("{what}: {}'s chain, checked", c.name()));
+        let mut chain = weights.chain(gemm, c)?;
+        {
+            let mut graph = gemm.capture(|| weights.enqueue(&mut chain))?;
+            graph.launch()?;
+        }
+        gemm.synchronize()?;
+        checked.push(check(gemm, weights, &chain)?);
+        chains.push(chain);
+    }
+    progress.running(&format!("{what}: timing"));
+    let mut graphs = chains
+        .iter_mut()
+        .map(|chain| gemm.capture(move || weights.enqueue(chain)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut times = vec![Vec::new(); graphs.len()];
+    // A launch of each first, untimed; then in alternation, so that drift falls on all.
+    for graph in &mut graphs {
+        graph.launch()?;
+    }
+    for _ in 0..settings.launches {
+        for (graph, times) in graphs.iter_mut().zip(&mut times) {
+            times.push(graph.launch_timed()?);
+        }
+    }
+    Ok(Row {
+        tokens,
+        bytes: weights.bytes(T::DTYPE),
+        active_experts: weights.counts.iter().filter(|&&n| n > 0).count() as u32,
+        checked,
+        times,
+    })
 }
 
 /// The printed line of a finished token count.
-fn row_line(row: &Row, contenders: &[Contender], gpu: bool) -> String {
+fn row_line(model: Model, row: &Row, contenders: &[Contender], gpu: bool) -> String {
     let parts: Vec<String> = contenders
         .iter()
         .zip(&row.times)
@@ -434,29 +695,33 @@ fn row_line(row: &Row, contenders: &[Contender], gpu: bool) -> String {
             )
         })
         .collect();
-    format!("  {} tokens: {}", row.tokens, parts.join("; "))
+    format!(
+        "  {} {} tokens: {}",
+        model.name(),
+        row.tokens,
+        parts.join("; ")
+    )
 }
 
-/// The page: per token count, each contender's time per step and per layer, the bandwidth
-/// its weights stream at, its check, and what `auto` chose.
-fn page(
-    ctx: &Context,
-    dtype: kernels_gpu::gemm::Dtype,
-    steps: &[Step],
-    layers: u32,
-    launches: usize,
-    contenders: &[Contender],
-    rows: &[Row],
-) -> Page {
-    let device = ctx.backend().describe();
-    let (peak, peak_name) = datasheet_bandwidth(&device);
-    let passed = rows.iter().all(|r| r.checked.iter().all(Checked::passed));
+/// One model's table: per token count, each contender's time per step and per layer, the
+/// bandwidth its weights stream at, its check, and what `auto` chose.
+fn section(ctx: &Context, model: Model, settings: &Settings, rows: &[Row]) -> Section {
+    let (layers, contenders) = (settings.layers, &settings.contenders);
+    let (steps, experts) = model.layer(ctx.gpu);
+    let (peak, peak_name) = datasheet_bandwidth(&ctx.backend().describe());
     let unit = if ctx.gpu { "µs" } else { "emulator ms" };
+    let id = match model {
+        Model::Llama3 => "decode-llama3",
+        Model::DeepSeekMoe => "decode-deepseek-moe",
+    };
     let mut table = Table::new(
-        "decode",
-        &format!("{layers} layers of Llama-3 8B's GEMMs in one graph"),
+        id,
+        &format!("{layers} layers of {}'s GEMMs in one graph", model.name()),
     )
     .text_column("tokens");
+    if experts.0 > 1 {
+        table = table.number_column("experts with tokens");
+    }
     for c in contenders {
         table = table.number_column(&format!("{} step ({unit})", c.name()));
     }
@@ -469,18 +734,17 @@ fn page(
             .number_column("auto early % of HBM")
             .number_column("cuBLAS % of HBM");
     }
+    let names: Vec<&str> = steps.iter().map(|s| s.name).collect();
     table = table
         .text_column("check")
-        .text_column("auto chose (QKV, O, gate-up, down)");
+        .text_column(&format!("auto chose ({})", names.join(", ")));
     let mut ratios = Vec::new();
     for row in rows {
-        let bytes: f64 = steps
-            .iter()
-            .map(|s| bytes_moved(s.out, row.tokens, s.k, dtype))
-            .sum::<f64>()
-            * layers as f64;
         let medians: Vec<f64> = row.times.iter().map(|t| median(t)).collect();
         let mut cells = vec![Cell::text(row.tokens.to_string())];
+        if experts.0 > 1 {
+            cells.push(Cell::fixed(row.active_experts as f64, 0));
+        }
         let scale = if ctx.gpu { 1e3 } else { 1.0 };
         cells.extend(medians.iter().map(|ms| Cell::fixed(ms * scale, 1)));
         if let [ours, early, cublas] = medians[..] {
@@ -490,7 +754,7 @@ fn page(
             cells.push(Cell::times(ours / early, 3));
             cells.push(Cell::fixed(early * 1e3 / layers as f64, 2));
             for ms in [early, cublas] {
-                cells.push(Cell::fixed(100.0 * bytes / (ms * 1e-3) / peak, 1));
+                cells.push(Cell::fixed(100.0 * row.bytes / (ms * 1e-3) / peak, 1));
             }
         }
         let checks: Vec<String> = contenders
@@ -511,53 +775,86 @@ fn page(
         table.push(cells);
     }
     let mut section = Section::new(table);
-    section.notes.push(format!(
-        "Each row: {layers} layers × {} GEMMs (T,N; weights {}) captured into one CUDA graph \
-         per contender, checked after its first launch from zeroed activations, then the \
-         graphs launched in alternation, {launches} timed launches each (CUDA events around \
-         each launch; the median). Early start: the kernels that allow it launched as \
-         programmatic dependent launches, each starting while the one ahead finishes, \
-         prefetching its first weights into L2, then waiting for it. % of HBM: the weights and activations each GEMM reads and \
-         writes, over the step's time, against the {peak_name}.",
-        steps.len(),
-        steps
-            .iter()
-            .map(|s| format!("{} {}×{}", s.name, s.out, s.k))
-            .collect::<Vec<_>>()
-            .join(", "),
-    ));
-    let headline = match geomean(ratios.iter().copied()) {
-        Some(g) => format!(
-            "A graph-captured decode step of {layers} Llama-3 8B layers: auto's chain, its \
-             kernels started early, is {g:.3}× the speed of cuBLAS's (geomean over {} token \
-             counts; {} to {}).",
+    section.finding = geomean(ratios.iter().copied()).map(|g| {
+        format!(
+            "auto's chain, its kernels started early, is {g:.3}× the speed of cuBLAS's \
+             (geomean over {} token counts; {} to {}).",
             ratios.len(),
             fmt_times(ratios.iter().copied().fold(f64::INFINITY, f64::min)),
             fmt_times(ratios.iter().copied().fold(0.0, f64::max)),
-        ),
-        None => format!(
-            "The decode chain ran and was checked on {device} at {} of Llama-3 8B's sizes; \
-             times are the emulation's.",
-            format_args!("1/{EMULATOR_DIVISOR}")
-        ),
+        )
+    });
+    let shapes = steps
+        .iter()
+        .map(|s| format!("{} {}×{}", s.name, s.out, s.k))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let form = if experts.0 > 1 {
+        format!(
+            "each a grouped GEMM over {} experts in the masked layout, each token routed to {} \
+             of them (drawn from the seed); cuBLAS: a call per expert with tokens",
+            experts.0, experts.1
+        )
+    } else {
+        "each dense".to_string()
+    };
+    section.notes.push(format!(
+        "Each row: {layers} layers × {} GEMMs (T,N; {shapes}; {form}) captured into one CUDA \
+         graph per contender, checked after its first launch from zeroed activations, then \
+         the graphs launched in alternation, {} timed launches each (CUDA events around each \
+         launch; the median). Early start: the kernels that allow it launched as programmatic \
+         dependent launches, each starting while the one ahead finishes, prefetching its first \
+         weights into L2, then waiting for it. % of HBM: the weights (of the experts with \
+         tokens) and activations each GEMM reads and writes, over the step's time, against the \
+         {peak_name}.",
+        steps.len(),
+        settings.launches,
+    ));
+    section
+}
+
+/// The page: a section per model.
+fn page(
+    ctx: &Context,
+    dtype: kernels_gpu::gemm::Dtype,
+    settings: &Settings,
+    sections: Vec<Section>,
+    passed: bool,
+) -> Page {
+    let headline = if ctx.gpu {
+        let findings: Vec<String> = sections
+            .iter()
+            .filter_map(|s| Some(format!("{}: {}", s.table.title, s.finding.as_ref()?)))
+            .collect();
+        format!(
+            "A graph-captured decode step in {}. {}",
+            dtype.name(),
+            findings.join(" ")
+        )
+    } else {
+        format!(
+            "The decode chains ran and were checked on the CPU emulator at 1/{EMULATOR_DIVISOR} \
+             of the models' sizes; times are the emulation's."
+        )
     };
     Page {
         id: ID,
-        title: "A decode step as a graph: Llama-3 8B's GEMMs, layer after layer".into(),
+        title: "A decode step as a graph: a model's GEMMs, layer after layer".into(),
         intro: "The GEMMs of a decode step run back to back, each reading what the one before \
                 wrote, captured into one CUDA graph as serving programs run them; beside the \
                 same chain of cuBLAS calls captured the same way."
             .into(),
         headline,
         metadata: ctx.metadata(
-            ctx.timing_with(1, launches),
+            ctx.timing_with(1, settings.launches),
             vec![
-                ("layers", layers.to_string()),
-                ("launches", launches.to_string()),
+                ("layers", settings.layers.to_string()),
+                ("launches", settings.launches.to_string()),
+                ("dtype", dtype.name().to_string()),
             ],
             passed,
         ),
-        sections: vec![section],
+        sections,
         passed,
     }
 }
@@ -585,10 +882,38 @@ mod tests {
         };
         let page = run(&ctx, &args).unwrap();
         assert!(page.passed, "{}", page.to_terminal());
-        let table = &page.sections[0].table;
-        assert_eq!(table.rows.len(), 1);
-        let markdown = table.to_markdown();
-        assert!(markdown.contains("auto, early start pass"), "{markdown}");
+        assert_eq!(page.sections.len(), 2, "both models");
+        for section in &page.sections {
+            assert_eq!(section.table.rows.len(), 1);
+            let markdown = section.table.to_markdown();
+            assert!(markdown.contains("auto, early start pass"), "{markdown}");
+        }
+    }
+
+    /// The chain of a call per expert (cuBLAS's form on the GPU) reads and writes each
+    /// expert's part of the buffers as the grouped GEMM does: the same check passes.
+    #[test]
+    fn a_call_per_expert_computes_the_grouped_layer() {
+        let ctx = emulator();
+        let gemm = ctx.gemm();
+        let (steps, experts) = Model::DeepSeekMoe.layer(false);
+        let weights = Weights::<bf16>::new(gemm, (&steps, experts), 2, 5, 3).unwrap();
+        let mut chain = weights.chain(gemm, Contender::AutoPerExpert).unwrap();
+        let active = weights.counts.iter().filter(|&&n| n > 0).count();
+        assert!(
+            active > 1 && active < experts.0 as usize,
+            "{:?}",
+            weights.counts
+        );
+        assert_eq!(chain.steps[0].plans.len(), active);
+        weights.enqueue(&mut chain).unwrap();
+        let checked = check(gemm, &weights, &chain).unwrap();
+        assert!(
+            checked.passed(),
+            "{} > {}",
+            checked.worst,
+            checked.tolerance
+        );
     }
 
     /// The check reads each GEMM's input as the chain left it: a GEMM that ran on its input
@@ -598,14 +923,15 @@ mod tests {
     fn a_gemm_that_read_its_input_too_early_fails_the_chain_check() {
         let ctx = emulator();
         let gemm = ctx.gemm();
-        let steps = layer(false);
-        let weights = Weights::<bf16>::new(gemm, &steps, 1, 2, 1).unwrap();
+        let (steps, experts) = Model::Llama3.layer(false);
+        let weights = Weights::<bf16>::new(gemm, (&steps, experts), 1, 2, 1).unwrap();
         let mut chain = weights.chain(gemm, Contender::Auto).unwrap();
         weights.enqueue(&mut chain).unwrap();
         assert!(check(gemm, &weights, &chain).unwrap().passed());
         // gate-up (GEMM 2) again, on what O's output was before O ran.
         let before = gemm.zeros::<bf16>(steps[1].out as usize * 2).unwrap();
-        chain.plans[2]
+        chain.steps[2].plans[0]
+            .1
             .enqueue(&weights.weights[2], &before, &mut chain.activations[3])
             .unwrap();
         let checked = check(gemm, &weights, &chain).unwrap();
