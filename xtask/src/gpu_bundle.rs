@@ -6,7 +6,7 @@
 //! - `host`: the release binary, with the kernels of `EMBEDDED_ARCHS` embedded; it loads the driver
 //!   at run time and needs no CUDA toolkit (cuBLAS, for `--compare cublas`, is loaded when used);
 //! - `tests-<name>`: the release test binaries of the GPU tests ([`GPU_TESTS`]);
-//! - `quickstart`, `plan`, `cudarc`, `batch`, `grouped`, `linear`: the library's examples ([`EXAMPLES`], `gpu-gemm/examples/`), in release;
+//! - `quickstart`, `plan`, `cudarc`, `batch`, `grouped`, `linear`, `decode`: the library's examples ([`EXAMPLES`], `gpu-gemm/examples/`), in release;
 //! - `ptx/<arch>/kernels_gpu.ptx`: the PTX the embedded kernels were built from, as files, for `host --ptx` and ncu's source
 //!   view;
 //! - `gpu-session.sh`, and `BUNDLE.md`: what was built, from which commit, and how to run it;
@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 pub const GPU_TESTS: &[(&str, &str)] = &[("tests", "gpu")];
 
 /// The library's examples the bundle carries (`gpu-gemm/examples/`).
-pub const EXAMPLES: &[&str] = &["quickstart", "plan", "cudarc", "batch", "grouped", "linear"];
+pub const EXAMPLES: &[&str] = &["quickstart", "plan", "cudarc", "batch", "grouped", "linear", "decode"];
 
 /// The session script, relative to the workspace root.
 pub const SESSION_SCRIPT: &str = "xtask/scripts/gpu-session.sh";
