@@ -22,7 +22,15 @@ use std::process::{Command, Stdio};
 pub const GPU_TESTS: &[(&str, &str)] = &[("tests", "gpu")];
 
 /// The library's examples the bundle carries (`gpu-gemm/examples/`).
-pub const EXAMPLES: &[&str] = &["quickstart", "plan", "cudarc", "batch", "grouped", "linear", "decode"];
+pub const EXAMPLES: &[&str] = &[
+    "quickstart",
+    "plan",
+    "cudarc",
+    "batch",
+    "grouped",
+    "linear",
+    "decode",
+];
 
 /// The session script, relative to the workspace root.
 pub const SESSION_SCRIPT: &str = "xtask/scripts/gpu-session.sh";

@@ -187,15 +187,8 @@ impl<T: Element> Buffer<T> {
     pub fn range(&self, range: std::ops::Range<usize>) -> Memory<'_, T> {
         match self {
             Buffer::Device(d) => {
-                assert!(
-                    range.start <= range.end && range.end <= d.len(),
-                    "{range:?} outside a buffer of {}",
-                    d.len()
-                );
-                Memory::Device {
-                    address: d.as_device_ptr().as_raw() + (range.start * size_of::<T>()) as u64,
-                    len: range.len(),
-                }
+                let (address, len) = device_range(d, range);
+                Memory::Device { address, len }
             }
             Buffer::Host(h) => Memory::Host(&h[range]),
         }
@@ -205,19 +198,26 @@ impl<T: Element> Buffer<T> {
     pub fn range_mut(&mut self, range: std::ops::Range<usize>) -> MemoryMut<'_, T> {
         match self {
             Buffer::Device(d) => {
-                assert!(
-                    range.start <= range.end && range.end <= d.len(),
-                    "{range:?} outside a buffer of {}",
-                    d.len()
-                );
-                MemoryMut::Device {
-                    address: d.as_device_ptr().as_raw() + (range.start * size_of::<T>()) as u64,
-                    len: range.len(),
-                }
+                let (address, len) = device_range(d, range);
+                MemoryMut::Device { address, len }
             }
             Buffer::Host(h) => MemoryMut::Host(&mut h[range]),
         }
     }
+}
+
+/// The address and length of elements `range` of a device buffer; panics outside it.
+fn device_range<B: cust::memory::DeviceCopy>(
+    d: &DeviceBuffer<B>,
+    range: std::ops::Range<usize>,
+) -> (u64, usize) {
+    let len = d.len();
+    assert!(
+        range.start <= range.end && range.end <= len,
+        "{range:?} outside a buffer of {len} elements"
+    );
+    let offset = (range.start * size_of::<B>()) as u64;
+    (d.as_device_ptr().as_raw() + offset, range.len())
 }
 
 /// A part of a buffer ([`Buffer::range`]) is an operand.

@@ -1083,6 +1083,7 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
     }
 }
 
+// ANCHOR: early_start
 /// Bytes of weights each block prefetches into L2 before it waits for the kernel ahead of it:
 /// 96 KiB a block is 12.4 MB over 132 blocks, a quarter of the H100's L2, brought in while the
 /// kernel ahead finishes its last tiles.
@@ -1121,6 +1122,7 @@ unsafe fn start_after_prior_grids<K: Kernel>(
         grid::launch_dependents();
     }
 }
+// ANCHOR_END: early_start
 
 /// The producer thread on one slice: wait until the ring's next stage is free, expect its
 /// bytes, start its copies.

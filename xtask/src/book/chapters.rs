@@ -592,6 +592,27 @@ pub const CHAPTERS: &[Chapter] = &[
         measured: &[],
     },
     Chapter {
+        slug: "decode",
+        title: "A decode step as a graph: the chain, and the early start",
+        part: Part::TensorCores5,
+        variants: &[],
+        lessons: &[
+            "kernels-gpu/src/device/grid.rs",
+            "host/src/experiments/decode.rs",
+        ],
+        code: &[
+            Code {
+                file: "kernels-gpu/src/pipeline/mod.rs",
+                anchor: "early_start",
+            },
+            Code {
+                file: "gpu-gemm/examples/decode.rs",
+                anchor: "decode_graph",
+            },
+        ],
+        measured: &[],
+    },
+    Chapter {
         slug: "tensor-parallel",
         title: "Tensor parallelism: all-gather and reduce-scatter around the GEMM, overlapped",
         part: Part::AcrossGpus,
