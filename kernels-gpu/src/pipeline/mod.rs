@@ -781,7 +781,8 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                 stream,
             }
         };
-        unsafe { start_after_prior_grids(kernel, maps, works()) };
+        // (Each role waits for the kernel ahead after it has set its registers: before the
+        // roles, the wait cost `wgmma-fp8-block:10` 16 more bytes of stack and 24 of spills.)
         unsafe { stream_k_roles(kernel, args, maps, stages, cluster_size, works) };
     } else {
         // Every role walks the same tiles, in the same order: the persistent walk, each tile
@@ -792,8 +793,12 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
         let rank = cluster::rank();
         // A grouped walk finds its tiles in a table another kernel may write, a dynamic one
         // from a counter: those wait before they know their first tile, and prefetch nothing.
-        let first = (!K::GROUPS && !K::DYNAMIC).then(|| tile_works::<K>(walk, tiles, slices));
-        unsafe { start_after_prior_grids(kernel, maps, first.into_iter().flatten()) };
+        let first = if K::PREFETCHED_SLICE_BYTES > 0 && !K::GROUPS && !K::DYNAMIC {
+            tile_works::<K>(walk, tiles, slices).next()
+        } else {
+            None
+        };
+        unsafe { start_after_prior_grids(kernel, maps, first) };
         // The roles (CUTLASS's warp-specialised persistent kernel), each walking `$walk`'s units
         // as its kind of reader. Written once and expanded for each walk, so that each is
         // concrete code: with the walk a type parameter, the compiler no longer inlined the
@@ -1065,6 +1070,13 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
     if warpgroup == 0 {
         wgmma::setmaxnreg_dec(K::PRODUCER_REGISTERS);
         if tid == 0 {
+            let first = if K::PREFETCHED_SLICE_BYTES > 0 {
+                works().next()
+            } else {
+                None
+            };
+            // The producer warpgroup's other threads touch no global memory.
+            unsafe { start_after_prior_grids(kernel, maps, first) };
             let mut ring = stages.ring();
             for work in works() {
                 for slice in work.first_slice..work.first_slice + work.slices {
@@ -1074,6 +1086,7 @@ unsafe fn stream_k_roles<K: Kernel, W: Iterator<Item = Work>>(
         }
     } else {
         wgmma::setmaxnreg_inc(K::CONSUMER_REGISTERS);
+        grid::wait_for_prior_grids();
         let mut consumer = Consumer::new(stages, tid, cluster_size, cluster::rank());
         for work in works() {
             let args = kernel.member_args(args, work.tile);
@@ -1091,10 +1104,11 @@ pub const PREFETCH_BYTES: u32 = 96 * 1024;
 
 /// The start of every thread after the barriers' initialisation (programmatic dependent
 /// launch, [`crate::device::grid`]): the producer thread prefetches the weights of the first
-/// slices of `works` (up to [`PREFETCH_BYTES`]) into L2; then every thread waits for the
-/// kernel ahead of this one — no thread has touched global memory before — and one lets the
-/// kernel after this one start. Where the launch made no early start, the wait returns at
-/// once.
+/// slices of the block's `first` unit of work (up to [`PREFETCH_BYTES`]) into L2; then every
+/// thread waits for the kernel ahead of this one — no thread has touched global memory
+/// before — and one lets the kernel after this one start. Where the launch made no early
+/// start, the wait returns at once. (Walking further units for the prefetch cost
+/// `wgmma-swap:64` a stack frame: its iterator lived in local memory.)
 ///
 /// # Safety
 /// As [`run`].
@@ -1102,19 +1116,15 @@ pub const PREFETCH_BYTES: u32 = 96 * 1024;
 unsafe fn start_after_prior_grids<K: Kernel>(
     kernel: K,
     maps: *const TensorMap,
-    works: impl Iterator<Item = Work>,
+    first: Option<Work>,
 ) {
     let tid = thread_idx_x();
-    if K::PREFETCHED_SLICE_BYTES > 0 && tid == 0 {
-        let mut slices = PREFETCH_BYTES / K::PREFETCHED_SLICE_BYTES;
-        'works: for work in works {
-            for slice in work.first_slice..work.first_slice + work.slices {
-                if slices == 0 {
-                    break 'works;
-                }
-                unsafe { kernel.prefetch(maps, work.tile, slice) };
-                slices -= 1;
-            }
+    if let (true, 0, Some(work)) = (K::PREFETCHED_SLICE_BYTES > 0, tid, first) {
+        let slices = work
+            .slices
+            .min(PREFETCH_BYTES / K::PREFETCHED_SLICE_BYTES.max(1));
+        for slice in work.first_slice..work.first_slice + slices {
+            unsafe { kernel.prefetch(maps, work.tile, slice) };
         }
     }
     grid::wait_for_prior_grids();
