@@ -194,9 +194,9 @@ impl<T: Element> Plan<'_, T> {
     /// and wait for that kernel before any of its threads reads B or writes C. What a chain
     /// of decode GEMMs gains: the gap between two kernels. A (which it only prefetches, a hint
     /// that changes no result) may be written by the kernel ahead too. Returns whether the
-    /// chosen kernel starts early: the decode kernels (`wgmma-swap`, `wgmma-narrow` and their
-    /// e4m3 forms) do, other kernels and cuBLAS launch as before. On the emulator those
-    /// kernels always run as early launches, whose waits it checks.
+    /// chosen kernel starts early: the 16-bit decode kernels (`wgmma-swap`, `wgmma-narrow`)
+    /// do, other kernels and cuBLAS launch as before. On the emulator those kernels always run
+    /// as early launches, whose waits it checks.
     pub fn start_early(&mut self) -> bool {
         match &mut self.ready {
             Ready::Gpu(prepared) => prepared.start_early(true),
