@@ -177,7 +177,7 @@ fn launch_gemm<T: Scalar>(
     let cluster = tma.map_or(1, |t| t.cluster);
     // A kernel the GPU may start early runs here as such a launch, every time: the emulator then
     // checks that no thread touches an operand before it waits for the kernel ahead.
-    let early = tma.is_some_and(|t| t.early_start);
+    let early = launch.starts_early();
     let mut scratch = Vec::new();
     let mut stream_k = (Vec::new(), Vec::new());
     // A tile queue's counter, zeroed, its address after the maps as the GPU backend places it.
@@ -656,17 +656,14 @@ fn emulate<T: Scalar>(
         shared_bytes: g.shared_bytes,
         cluster: (cluster, 1),
     };
-    if early {
-        // Everything but the tensor maps, which the host writes, the kernel ahead may write.
-        let written: Vec<&str> = buffers
-            .iter()
-            .map(|b| b.name)
-            .filter(|name| *name != "tensor maps")
-            .collect();
-        emu::launch_dependent(entry, shape, &buffers, &written, &kernel)?;
-    } else {
-        emu::launch(entry, shape, &buffers, &kernel)?;
-    }
+    // Started early, the kernel ahead may still write everything but the tensor maps (the
+    // host writes those).
+    let written: Vec<&str> = buffers
+        .iter()
+        .map(|b| b.name)
+        .filter(|name| early && *name != "tensor maps")
+        .collect();
+    emu::launch_dependent(entry, shape, &buffers, &written, &kernel)?;
     Ok(())
 }
 

@@ -404,4 +404,11 @@ impl Launch {
             Launch::Cublas(math) => Variant::Cublas(*math).name(),
         }
     }
+
+    /// Whether the GEMM kernel may be launched early, a programmatic dependent launch (its
+    /// row's [`TmaOperands::early_start`]): on the GPU when a plan asks
+    /// ([`crate::api::Plan::start_early`]), on the emulator always, which checks its waits.
+    pub fn starts_early(&self) -> bool {
+        matches!(self, Launch::Kernel { tma: Some(t), .. } if t.early_start)
+    }
 }

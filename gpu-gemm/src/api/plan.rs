@@ -199,11 +199,8 @@ impl<T: Element> Plan<'_, T> {
     /// as early launches, whose waits it checks.
     pub fn start_early(&mut self) -> bool {
         match &mut self.ready {
-            Ready::Gpu(prepared) => prepared.start_early(true),
-            Ready::Emulator(launch, _) => matches!(
-                **launch,
-                Launch::Kernel { tma: Some(t), .. } if t.early_start
-            ),
+            Ready::Gpu(prepared) => prepared.start_early(),
+            Ready::Emulator(launch, _) => launch.starts_early(),
         }
     }
 

@@ -261,12 +261,11 @@ impl Prepared<'_> {
     }
 
     /// Launches the GEMM kernel early from now on, where its row allows it
-    /// ([`TmaOperands::early_start`]): it may start while the kernel ahead of it on the stream
+    /// ([`Launch::starts_early`]): it may start while the kernel ahead of it on the stream
     /// finishes, prefetches its weights into L2, and waits for that kernel before it touches
     /// B or C. Returns whether it will (false for any other kernel, and for cuBLAS).
-    pub fn start_early(&mut self, early: bool) -> bool {
-        let allowed = self.tma.is_some_and(|t| t.early_start) && self.function.is_some();
-        self.early_start = early && allowed;
+    pub fn start_early(&mut self) -> bool {
+        self.early_start = self.launch.starts_early();
         self.early_start
     }
 
@@ -431,39 +430,32 @@ impl Prepared<'_> {
                             let (bias, epilogue, amax) =
                                 if last_writes { fused } else { (0, 0, 0) };
                             let members = p.members();
-                            if self.early_start {
-                                let (groups, count) = (p.groups as u32, p.batch.count);
-                                let params = [
-                                    param(&s.m),
-                                    param(&s.n),
-                                    param(&s.k),
-                                    param(&alpha),
-                                    param(&a_ptr),
-                                    param(&s.lda),
-                                    param(&b_ptr),
-                                    param(&s.ldb),
-                                    param(&beta),
-                                    param(&out),
-                                    param(&ld),
-                                    param(&maps),
-                                    param(&bias),
-                                    param(&epilogue),
-                                    param(&amax),
-                                    param(&members.count),
-                                    param(&members.stride_c),
-                                    param(&groups),
-                                    param(&count),
-                                    param(&self.group_table),
-                                ];
-                                let dims = ((grid.0, grid.1), g.block, g.shared_bytes);
-                                return unsafe { launch_early(function, dims, stream, &params) };
-                            }
-                            unsafe {
-                                launch!(function<<<(grid.0, grid.1, 1), (g.block.0, g.block.1, 1), g.shared_bytes, stream>>>(
-                                    s.m, s.n, s.k, alpha, a_ptr, s.lda, b_ptr, s.ldb, beta, out, ld, maps, bias, epilogue, amax,
-                                    members.count, members.stride_c, p.groups as u32, p.batch.count, self.group_table
-                                ))
-                            }
+                            let (groups, count) = (p.groups as u32, p.batch.count);
+                            let params = [
+                                param(&s.m),
+                                param(&s.n),
+                                param(&s.k),
+                                param(&alpha),
+                                param(&a_ptr),
+                                param(&s.lda),
+                                param(&b_ptr),
+                                param(&s.ldb),
+                                param(&beta),
+                                param(&out),
+                                param(&ld),
+                                param(&maps),
+                                param(&bias),
+                                param(&epilogue),
+                                param(&amax),
+                                param(&members.count),
+                                param(&members.stride_c),
+                                param(&groups),
+                                param(&count),
+                                param(&self.group_table),
+                            ];
+                            let dims = ((grid.0, grid.1), g.block, g.shared_bytes);
+                            let early = self.early_start;
+                            return unsafe { launch_ex(function, dims, stream, &params, early) };
                         }
                         (Some(t), Some(maps)) => {
                             let grid = t.grid(*g, self.resident);
@@ -1030,20 +1022,22 @@ fn param<T>(value: &T) -> *mut core::ffi::c_void {
     value as *const T as *mut core::ffi::c_void
 }
 
-/// `function` launched with programmatic stream serialisation (`cuLaunchKernelEx` with
-/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): it may start once every block of
-/// the kernel ahead of it on `stream` has executed `griddepcontrol.launch_dependents` (or
-/// ended), and it waits for that kernel's end itself (`kernels_gpu::device::grid`). Captured
-/// into a CUDA graph, the dependency becomes a programmatic edge.
+/// `function` launched by `cuLaunchKernelEx` on `stream`; with `early`, under programmatic
+/// stream serialisation (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`): it may start
+/// once every block of the kernel ahead of it has executed `griddepcontrol.launch_dependents`
+/// (or ended), and it waits for that kernel's end itself (`kernels_gpu::device::grid`).
+/// Captured into a CUDA graph, the dependency becomes a programmatic edge. Without `early`, the
+/// launch `cuLaunchKernel` (cust's `launch!`) makes.
 ///
 /// # Safety
 /// `params` are the kernel's parameters, in order, each the address of a value of its type;
-/// the kernel waits for the grids ahead of it before it touches what they write.
-unsafe fn launch_early(
+/// with `early`, the kernel waits for the grids ahead of it before it touches what they write.
+unsafe fn launch_ex(
     function: &Function<'_>,
     ((grid_x, grid_y), (block_x, block_y), shared_bytes): ((u32, u32), (u32, u32), u32),
     stream: &Stream,
     params: &[*mut core::ffi::c_void],
+    early: bool,
 ) -> Result<()> {
     use cudarc::driver::sys::{
         cuLaunchKernelEx, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchAttributeValue,
@@ -1067,20 +1061,20 @@ unsafe fn launch_early(
         sharedMemBytes: shared_bytes,
         hStream: stream.as_inner() as _,
         attrs: &mut attribute,
-        numAttrs: 1,
+        numAttrs: u32::from(early),
     };
-    let mut params = params.to_vec();
-    match unsafe {
+    // The driver reads the parameters, never writes them.
+    let params = params.as_ptr().cast_mut();
+    let launched = unsafe {
         cuLaunchKernelEx(
             &config,
             function.to_raw() as _,
-            params.as_mut_ptr(),
+            params,
             core::ptr::null_mut(),
         )
-    } {
+    };
+    match launched {
         CUresult::CUDA_SUCCESS => Ok(()),
-        status => Err(anyhow!(
-            "cuLaunchKernelEx (an early start) failed: {status:?}"
-        )),
+        status => Err(anyhow!("cuLaunchKernelEx failed: {status:?}")),
     }
 }

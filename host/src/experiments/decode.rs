@@ -1,6 +1,9 @@
 //! `host experiment decode`: a decode step as a program runs it — the GEMMs of a model's
 //! layers, 32 layers deep, captured into one CUDA graph and launched as one, beside the same
-//! chain of cuBLAS calls captured the same way.
+//! chain of cuBLAS calls captured the same way; `auto`'s chain twice, as launched before and
+//! with the early start ([`gpu_gemm::Plan::start_early`], `kernels_gpu::device::grid`). Two
+//! models: Llama-3 8B's dense layer, and DeepSeek-V3's mixture of experts as two grouped GEMMs
+//! in DeepGEMM's masked layout (cuBLAS, which has none, a call per expert with tokens).
 //!
 //! The shapes suite ([`super::shapes`]) times each GEMM alone, warm, with nothing before it.
 //! A decode step runs them back to back: each layer's QKV projection, attention's output
@@ -22,8 +25,8 @@
 //!
 //! Every GEMM's output is checked after the graph's first launch, from buffers zeroed before
 //! it: sampled rows, every token, against an f64 product of the buffers it read — so a kernel
-//! that read its input before the previous kernel wrote it fails the check. Then the two
-//! graphs are launched in alternation and timed with CUDA events around each launch.
+//! that read its input before the previous kernel wrote it fails the check. Then the graphs
+//! are launched in alternation and timed with CUDA events around each launch.
 use super::context::{Common, Context};
 use super::page::{Page, Section};
 use super::progress::Progress;
@@ -59,31 +62,13 @@ pub struct Args {
     /// Element type of weights and activations
     #[arg(long, value_enum, default_value_t = DecodeDtype::Bf16)]
     pub dtype: DecodeDtype,
-    /// Which layers: llama3 (Llama-3 8B), moe (DeepSeek-V3's experts) or both
-    #[arg(long, value_enum, default_value_t = ModelArg::Both)]
-    pub model: ModelArg,
+    /// Which layers, separated by commas: llama3 (Llama-3 8B), moe (DeepSeek-V3's experts)
+    /// [default: both]
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub model: Vec<Model>,
     /// Timed launches of each graph, alternating [default: 20 on the GPU, 1 on the emulator]
     #[arg(long, value_parser = crate::args::positive_count)]
     pub launches: Option<usize>,
-}
-
-/// `--model`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ModelArg {
-    Llama3,
-    Moe,
-    #[default]
-    Both,
-}
-
-impl ModelArg {
-    fn models(self) -> Vec<Model> {
-        match self {
-            ModelArg::Llama3 => vec![Model::Llama3],
-            ModelArg::Moe => vec![Model::DeepSeekMoe],
-            ModelArg::Both => vec![Model::Llama3, Model::DeepSeekMoe],
-        }
-    }
 }
 
 /// One GEMM of a layer: `out` output features from `k` input features. It reads the output
@@ -145,12 +130,13 @@ const EMULATOR_EXPERTS: (u32, u32) = (8, 2);
 /// The chain's rows of sampled output checked per GEMM (spread over the output features).
 const CHECKED_ROWS: u32 = 8;
 
-/// The two layers the page runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The two layers the page runs (`--model`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
     /// Llama-3 8B: four dense GEMMs a layer.
     Llama3,
     /// DeepSeek-V3's MoE layer: two grouped GEMMs a layer, in DeepGEMM's masked layout.
+    #[value(name = "moe")]
     DeepSeekMoe,
 }
 
@@ -247,6 +233,8 @@ struct Chain<'g, T: Element> {
 struct Weights<T: Element> {
     steps: Vec<Step>,
     layers: u32,
+    /// The experts each token goes to (1 in a dense layer).
+    per_token: u32,
     /// Tokens each expert computes (for a dense layer, one expert with all of them), and the
     /// columns each expert's slot of the activations holds (the masked layout's capacity).
     counts: Vec<u32>,
@@ -261,13 +249,12 @@ struct Weights<T: Element> {
 
 impl<T: Element> Weights<T> {
     /// Weights of step s uniform in ±√(3/k), so that an input of variance 1/3 gives an output
-    /// of variance 1/3, layer after layer. A mixture of experts routes each of `tokens` to
-    /// `experts.1` of its `experts.0` experts, drawn from `seed`.
+    /// of variance 1/3, layer after layer, for `experts.0` experts of which each token goes to
+    /// `experts.1`; no tokens until [`Weights::route`].
     fn new(
         gemm: &Gemm,
         (steps, experts): (&[Step], (u32, u32)),
         layers: u32,
-        tokens: u32,
         seed: u64,
     ) -> Result<Self> {
         let (first, last) = (steps[0], steps[steps.len() - 1]);
@@ -287,25 +274,24 @@ impl<T: Element> Weights<T> {
             weights.push(gemm.upload(&values)?);
             host.push(values);
         }
-        let mut weights = Weights {
+        Ok(Weights {
             steps: steps.to_vec(),
             layers,
+            per_token: experts.1,
             counts: vec![0; experts.0 as usize],
             capacity: 0,
             weights,
             host,
             table: None,
-        };
-        weights.route(gemm, tokens, experts.1, seed)?;
-        Ok(weights)
+        })
     }
 
-    /// Routes each of `tokens` to `per_token` of the experts, drawn from `seed` (all of them
-    /// to the one expert of a dense layer): the counts, the capacity of each expert's slot and
-    /// the table the grouped kernels read.
-    fn route(&mut self, gemm: &Gemm, tokens: u32, per_token: u32, seed: u64) -> Result<()> {
+    /// Routes each of `tokens` to its experts, drawn from `seed` (all of them to the one
+    /// expert of a dense layer): the counts, the capacity of each expert's slot and the table
+    /// the grouped kernels read.
+    fn route(&mut self, gemm: &Gemm, tokens: u32, seed: u64) -> Result<()> {
         let experts = self.experts();
-        self.counts = route(tokens, (experts, per_token), seed);
+        self.counts = route(tokens, (experts, self.per_token), seed);
         // A slot of 8 columns at least: 16 bytes of every column of a 16-bit slot.
         let most = self.counts.iter().copied().max().unwrap_or(1);
         self.capacity = if experts == 1 {
@@ -607,7 +593,10 @@ fn run_typed<T: Element>(ctx: &Context, args: &Args) -> Result<Page> {
             vec![Contender::Auto, Contender::AutoEarly]
         },
     };
-    let models = args.model.models();
+    let models = match &args.model[..] {
+        [] => vec![Model::Llama3, Model::DeepSeekMoe],
+        chosen => chosen.to_vec(),
+    };
     let progress = Progress::new("decode", models.len() * settings.tokens.len());
     let mut sections = Vec::new();
     let mut passed = true;
@@ -615,11 +604,10 @@ fn run_typed<T: Element>(ctx: &Context, args: &Args) -> Result<Page> {
         let mut rows = Vec::new();
         progress.running(&format!("{}: weights", model.name()));
         let (steps, experts) = model.layer(ctx.gpu);
-        let (gemm, first) = (ctx.gemm(), settings.tokens[0]);
-        let layers = settings.layers;
-        let mut weights = Weights::<T>::new(gemm, (&steps, experts), layers, first, ctx.seed)?;
+        let gemm = ctx.gemm();
+        let mut weights = Weights::<T>::new(gemm, (&steps, experts), settings.layers, ctx.seed)?;
         for &t in &settings.tokens {
-            weights.route(gemm, t, experts.1, ctx.seed)?;
+            weights.route(gemm, t, ctx.seed)?;
             let row = run_tokens::<T>(ctx, &progress, (model, t, &weights), &settings)?;
             progress.done(&row_line(model, &row, &settings.contenders, ctx.gpu));
             passed &= row.checked.iter().all(Checked::passed);
@@ -897,7 +885,8 @@ mod tests {
         let ctx = emulator();
         let gemm = ctx.gemm();
         let (steps, experts) = Model::DeepSeekMoe.layer(false);
-        let weights = Weights::<bf16>::new(gemm, (&steps, experts), 2, 5, 3).unwrap();
+        let mut weights = Weights::<bf16>::new(gemm, (&steps, experts), 2, 3).unwrap();
+        weights.route(gemm, 5, 3).unwrap();
         let mut chain = weights.chain(gemm, Contender::AutoPerExpert).unwrap();
         let active = weights.counts.iter().filter(|&&n| n > 0).count();
         assert!(
@@ -924,7 +913,8 @@ mod tests {
         let ctx = emulator();
         let gemm = ctx.gemm();
         let (steps, experts) = Model::Llama3.layer(false);
-        let weights = Weights::<bf16>::new(gemm, (&steps, experts), 1, 2, 1).unwrap();
+        let mut weights = Weights::<bf16>::new(gemm, (&steps, experts), 1, 1).unwrap();
+        weights.route(gemm, 2, 1).unwrap();
         let mut chain = weights.chain(gemm, Contender::Auto).unwrap();
         weights.enqueue(&mut chain).unwrap();
         assert!(check(gemm, &weights, &chain).unwrap().passed());

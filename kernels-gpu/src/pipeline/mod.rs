@@ -1119,7 +1119,9 @@ unsafe fn start_after_prior_grids<K: Kernel>(
     first: Option<Work>,
 ) {
     let tid = thread_idx_x();
-    if let (true, 0, Some(work)) = (K::PREFETCHED_SLICE_BYTES > 0, tid, first) {
+    // (`first` is `None` for the kernels that prefetch nothing; `max(1)`: the division is
+    // compiled for them too.)
+    if let (0, Some(work)) = (tid, first) {
         let slices = work
             .slices
             .min(PREFETCH_BYTES / K::PREFETCHED_SLICE_BYTES.max(1));
