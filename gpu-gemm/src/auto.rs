@@ -165,6 +165,13 @@ pub fn runs_on(v: &Variant, arch: Option<u32>) -> bool {
 /// `auto` (which picks one from a table) and the tuner (`crate::tuning`, which times them all)
 /// share, so that `Algorithm::Tuned` never considers a kernel `Algorithm::Auto` would refuse.
 pub fn fits(v: &Variant, p: &Problem, math: Math, arch: Option<u32>) -> bool {
+    fits_at(v, None, p, math, arch)
+}
+
+/// [`fits`] at `tile` (`None`: the default tile for a batch, any tile for groups), where a
+/// kernel's tiles differ in what they run: `wgmma-swap`'s grouped tiles walk members and groups,
+/// its others one problem.
+pub fn fits_at(v: &Variant, tile: Option<u32>, p: &Problem, math: Math, arch: Option<u32>) -> bool {
     match v {
         Variant::Kernel(k) => {
             (k.supports)(&p.shape, p.dtype).is_ok()
@@ -174,8 +181,8 @@ pub fn fits(v: &Variant, p: &Problem, math: Math, arch: Option<u32>) -> bool {
                 && runs_on(v, arch)
                 // A batch as `plan` checks it: a form of the kernel that walks members, strides
                 // a TMA kernel can step by (whole 16 bytes, members apart).
-                && registry::check_batch(*v, p).is_ok()
-                && (p.groups == GroupLayout::None || v.runs_grouped(p.dtype, p.transposes, None))
+                && registry::check_batch(*v, tile, p).is_ok()
+                && (p.groups == GroupLayout::None || v.runs_grouped(p.dtype, p.transposes, tile))
         }
         _ => false,
     }
@@ -417,6 +424,20 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
 /// (N,N only). Measured on the H100 against `wgmma-layouts:3` (clusters along m sharing B, which
 /// keep a cluster in one group): 0.2–6% faster on DeepGEMM's grouped sets.
 pub fn group_rule(p: &Problem) -> (&'static str, u32, &'static str) {
+    if p.transposes == Transposes::ALL[1] && p.shape.n <= 64 {
+        let (tile, rule) = if p.shape.n <= 16 {
+            (
+                464,
+                "groups of at most 16 tokens, T,N: the tokens as the wgmma's M, 16 a tile, 64 rows of weights",
+            )
+        } else {
+            (
+                564,
+                "groups of at most 64 tokens, T,N: the tokens as the wgmma's M, 64 a tile, 64 rows of weights",
+            )
+        };
+        return ("wgmma-swap", tile, rule);
+    }
     if !features(&p.shape).tma_store && p.transposes == Transposes::NN {
         return (
             "wgmma-16bit",
@@ -804,7 +825,7 @@ fn choose_kernel(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Re
     }
     if let Some((name, tile, rule)) = shape_rule(p) {
         let variant = registry::find(name)?;
-        if fits(&variant) {
+        if fits_at(&variant, Some(tile), p, math, arch) {
             return Ok(Choice {
                 variant,
                 tile: Some(tile),

@@ -210,8 +210,9 @@ impl Variant {
     /// (`wgmma-tf32`, `wgmma-3xtf32`: the same walk); in f32 and f64 the kernels
     /// [`kernels_gpu::registry::GRID_BATCHED`] names, a layer of the grid per member (a twin
     /// entry point, `kernels_gpu::entry`); and cuBLAS (`cublas…StridedBatched`). `auto` and
-    /// `tuned` choose among the kernels.
-    pub fn runs_batched(&self, dtype: Dtype, transposes: Transposes) -> bool {
+    /// `tuned` choose among the kernels. At `tile`, or with `None` at the default tile (where
+    /// some of a kernel's tiles walk members and others do not: `wgmma-swap`'s grouped ones).
+    pub fn runs_batched(&self, dtype: Dtype, transposes: Transposes, tile: Option<u32>) -> bool {
         match self {
             // The Hopper kernels walk the members' tiles (their tensor maps have a layer per
             // member); the others launch a layer of their grid per member.
@@ -222,8 +223,9 @@ impl Variant {
                 let layout = transposes.into();
                 k.dtypes.contains(&dtype)
                     && k.reduce.is_none()
-                    && k.tma
-                        .is_some_and(|t| t(k.tiles.first().copied().unwrap_or(1), layout).batched)
+                    && k.tma.is_some_and(|t| {
+                        t(tile.or(k.tiles.first().copied()).unwrap_or(1), layout).batched
+                    })
             }
             Variant::Kernel(k) => matches!(dtype, Dtype::F32 | Dtype::F64) && k.grid_batched(),
             Variant::Cublas(_) => true,
@@ -445,20 +447,21 @@ fn join(tiles: &[u32], separator: &str) -> String {
 
 /// Refuses a strided batch where it would not run as one: what runs batched is
 /// [`Variant::runs_batched`]'s, with the TMA's rule that each member starts 16 bytes after the
-/// last (the batch strides are the layers' strides of the tensor maps).
-pub fn check_batch(variant: Variant, p: &crate::problem::Problem) -> Result<()> {
+/// last (the batch strides are the layers' strides of the tensor maps). At `tile`, or the
+/// default tile.
+pub fn check_batch(variant: Variant, tile: Option<u32>, p: &crate::problem::Problem) -> Result<()> {
     let b = &p.batch;
     if !b.is_batched() {
         return Ok(());
     }
-    if !variant.runs_batched(p.dtype, p.transposes) {
+    if !variant.runs_batched(p.dtype, p.transposes, tile) {
         bail!(
             "{} has no strided batched form in {} {}: a batch runs in one launch there on auto, \
              on cuBLAS, and on {}",
             variant.name(),
             p.dtype.name(),
             p.transposes.letters(),
-            kernels_where(|v, _| v.runs_batched(p.dtype, p.transposes))
+            kernels_where(|v, t| v.runs_batched(p.dtype, p.transposes, t))
         );
     }
     if variant.is_cublas() && !p.epilogue.is_none() {

@@ -183,7 +183,7 @@ pub fn plan(variant: Variant, tile: Option<u32>, p: &Problem, arch: Option<u32>)
     variant.check_transposes(p.transposes)?;
     check_epilogue(variant, p)?;
     check_groups(variant, tile, p)?;
-    registry::check_batch(variant, p)?;
+    registry::check_batch(variant, tile, p)?;
     match variant {
         Variant::Kernel(k) => {
             let tile = registry::resolve_tile(variant, tile)?;

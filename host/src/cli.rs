@@ -120,7 +120,8 @@ pub struct Cli {
     /// after another in one B and one C (n = G·M, M a multiple of 128); with --masked, a batch
     /// of G members of M columns each, of which group g computes only its first count(g),
     /// the counts drawn from the seed between M/2 and M and read by the kernel on the device.
-    /// bf16 and f16 on wgmma-layouts:2, wgmma-16bit and wgmma-tma-store:5, auto, and cublas (a
+    /// bf16 and f16 on wgmma-layouts:2 and :3, wgmma-16bit, wgmma-tma-store:5, wgmma-swap:432,
+    /// :464, :532 and :564 (T,N: a decode step's few tokens per expert), auto, and cublas (a
     /// call per group, the yardstick); e4m3 with --scaling block on wgmma-fp8-block (but :4 and
     /// :7), auto, and cublas (cuBLASLt per group; a masked count is then a multiple of 16);
     /// every group checked against its f64 reference, and every column no group owns must be

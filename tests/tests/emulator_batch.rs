@@ -818,7 +818,9 @@ fn fp32_accurate_takes_3xtf32_for_large_members_and_stricts_row_for_small() {
         let strict = gpu_gemm::auto::choose(&p, Math::Strict, Some(90)).unwrap();
         let accurate = gpu_gemm::auto::choose(&p, Math::Fp32Accurate, Some(90)).unwrap();
         let tf32 = gpu_gemm::auto::choose(&p, Math::Tf32, Some(90)).unwrap();
-        assert!(strict.variant.runs_batched(Dtype::F32, Transposes::NN));
+        assert!(strict
+            .variant
+            .runs_batched(Dtype::F32, Transposes::NN, None));
         assert_eq!(accurate.math, Math::Fp32Accurate);
         if large {
             assert_eq!(accurate.variant.name(), "wgmma-3xtf32", "{dims:?}");
@@ -836,7 +838,9 @@ fn fp32_accurate_takes_3xtf32_for_large_members_and_stricts_row_for_small() {
         for math in [Math::Fp32Accurate, Math::Tf32] {
             let choice = gpu_gemm::auto::choose(&p, math, Some(90)).unwrap();
             assert!(
-                choice.variant.runs_batched(Dtype::F32, Transposes::NN)
+                choice
+                    .variant
+                    .runs_batched(Dtype::F32, Transposes::NN, None)
                     && kernels_gpu::registry::GRID_BATCHED.contains(&choice.variant.name()),
                 "{dims:?} {math:?} with an odd stride: {}",
                 choice.variant.name()

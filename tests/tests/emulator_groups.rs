@@ -38,6 +38,10 @@ fn every_grouped_kernel_computes_every_group_in_both_layouts() {
         "wgmma-tma-store:5",
         "wgmma-layouts:2",
         "wgmma-layouts:3",
+        "wgmma-swap:432",
+        "wgmma-swap:464",
+        "wgmma-swap:532",
+        "wgmma-swap:564",
     ] {
         assert!(
             names.iter().any(|n| n == expected),
@@ -51,6 +55,8 @@ fn every_grouped_kernel_computes_every_group_in_both_layouts() {
         "wgmma-cluster:1",
         "wgmma-tma-store:4",
         "wgmma-narrow:64",
+        "wgmma-swap:364",
+        "wgmma-swap:264",
     ] {
         assert!(
             !names.iter().any(|n| n == refused),
@@ -60,28 +66,36 @@ fn every_grouped_kernel_computes_every_group_in_both_layouts() {
     group_cases::every_kernel_in_both_layouts(&Backend::Emulator);
 }
 
-/// `auto` takes `wgmma-layouts:2` for groups, in the model's layout, and a fused epilogue
-/// applies to every group (a bias per column: per token).
+/// `auto` takes `wgmma-layouts:2` for groups, in the model's layout, but the swapped tiles
+/// (`wgmma-swap:464`, `:564`) for masked groups of a decode step's few tokens (a capacity of at
+/// most 16 or 64), and a fused epilogue applies to every group (a bias per column: per token).
 #[test]
 fn auto_chooses_for_the_groups_and_fuses_the_epilogue() {
-    for layout in [GroupLayout::Contiguous, GroupLayout::Masked] {
+    // Counts that end inside a 16-token box, fill the capacity, are 0, or one token.
+    let (few, some) = ([5, 16, 0, 1], [40, 0, 64, 17]);
+    let cases = [
+        (GroupLayout::Contiguous, 200, &UNEVEN[..], "wgmma-layouts:2"),
+        (GroupLayout::Masked, 200, &COUNTS[..], "wgmma-layouts:2"),
+        (GroupLayout::Masked, 16, &few[..], "wgmma-swap:464"),
+        (GroupLayout::Masked, 64, &some[..], "wgmma-swap:564"),
+    ];
+    for (layout, capacity, table, expected) in cases {
         let mut p = if layout == GroupLayout::Contiguous {
-            contiguous(Dtype::Bf16, (200, 72), TN, &UNEVEN, 3, 0.0)
+            contiguous(Dtype::Bf16, (200, 72), TN, table, 3, 0.0)
         } else {
-            masked(Dtype::Bf16, (200, 200, 72), TN, &COUNTS, 0.0)
+            masked(Dtype::Bf16, (200, capacity, 72), TN, table, 0.0)
         };
         p.epilogue = gpu_gemm::problem::parse_epilogue("bias-col,gelu").unwrap();
-        let table = if layout == GroupLayout::Contiguous {
-            &UNEVEN[..]
-        } else {
-            &COUNTS[..]
-        };
         let auto = Variant::Auto(Math::Strict);
         let choice = gpu_gemm::auto::choose(&p, Math::Strict, None).unwrap();
-        assert_eq!(choice.label(), "wgmma-layouts:2", "{layout:?}");
+        assert_eq!(choice.label(), expected, "{layout:?}, capacity {capacity}");
         let check = run_checked::<bf16>(&Backend::Emulator, auto, None, &p, table).unwrap();
         assert!(check.passed(), "{layout:?}: {}", check.summary());
-        println!("{layout:?} → {}: {}", choice.label(), check.summary());
+        println!(
+            "{layout:?}, capacity {capacity} → {}: {}",
+            choice.label(),
+            check.summary()
+        );
     }
 }
 

@@ -376,7 +376,8 @@ fn wgmma_fp8_narrow_operands(tile: u32, _layout: Layout) -> TmaOperands {
 
 /// `wgmma-swap`'s tiles, by `--tile`: W rows of weights with two consumer warpgroups (128
 /// tokens a tile), 100 + W with one (64), 200 + W with one on a stream-k grid, 300 + W with one
-/// and a box of 16 tokens.
+/// and a box of 16 tokens; 400 + W and 500 + W as 300 + W and 100 + W, walking a grouped GEMM's
+/// tiles (the same block and pool: the walk is the only difference).
 fn wgmma_swap_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     use wgmma_swap::geometry;
     match tile {
@@ -395,6 +396,10 @@ fn wgmma_swap_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometr
         348 => geometry::<24, 16, false>(m, n, k, bytes),
         356 => geometry::<28, 16, false>(m, n, k, bytes),
         364 => geometry::<32, 16, false>(m, n, k, bytes),
+        432 => geometry::<16, 16, false>(m, n, k, bytes),
+        464 => geometry::<32, 16, false>(m, n, k, bytes),
+        532 => geometry::<16, 64, false>(m, n, k, bytes),
+        564 => geometry::<32, 64, false>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -414,16 +419,18 @@ fn wgmma_fp8_swap_operands(tile: u32, _layout: Layout) -> TmaOperands {
 fn swap_operands(tile: u32, k_box: u32) -> TmaOperands {
     let tokens = match tile / 100 {
         0 => 128,
-        3 => 16,
+        3 | 4 => 16,
         _ => 64,
     };
+    // `WgmmaSwap::GROUPS`: their tensor maps have a layer per group (A) and member (B).
+    let grouped = matches!(tile / 100, 4 | 5);
     TmaOperands {
         a_box: [k_box, tile % 100],
         a_transposed: true,
         b_box: [k_box, tokens],
         stream_k: (tile / 100 == 2).then_some([tile % 100, tokens]),
-        batched: false,
-        grouped: false,
+        batched: grouped,
+        grouped,
         ranges: false,
         early_start: true,
         ..wgmma_16bit_operands(tile, Layout::NN)
@@ -1315,11 +1322,14 @@ pub const ALL: &[Variant] = &[
     },
     Variant {
         name: "wgmma-swap",
-        summary: "decode and small batches in bf16 and f16 with A and B swapped in the wgmma (TN): the tokens (n) as its M, 64 per consumer warpgroup, W rows of weights (m) as its N, so that the tiles make one wave with no split of k; one wgmma chain over every slice, a ring of 9 to 22 stages, C from the registers (any m, n, ldc); --tile: W = 32, 48, 64 with 128 tokens a tile (two warpgroups), 100 + W (116, 132 default, 148, 156, 164) with 64 (one); 200 + W (232, 248, 264) one on a stream-k grid, the tiles' k shared between blocks and the last of a tile's adding the parts; 300 + W (332, 348, 356, 364) one with 16 tokens a tile (a box of 16 rows, the wgmma's other 48 zeros)",
+        summary: "decode and small batches in bf16 and f16 with A and B swapped in the wgmma (TN): the tokens (n) as its M, 64 per consumer warpgroup, W rows of weights (m) as its N, so that the tiles make one wave with no split of k; one wgmma chain over every slice, a ring of 9 to 22 stages, C from the registers (any m, n, ldc); --tile: W = 32, 48, 64 with 128 tokens a tile (two warpgroups), 100 + W (116, 132 default, 148, 156, 164) with 64 (one); 200 + W (232, 248, 264) one on a stream-k grid, the tiles' k shared between blocks and the last of a tile's adding the parts; 300 + W (332, 348, 356, 364) one with 16 tokens a tile (a box of 16 rows; the wgmma's other 48 rows of tokens are not stored); 400 + W (432, 464) and 500 + W (532, 564) as 300 + W and 100 + W over a grouped GEMM's tiles and a strided batch's members (a mixture of experts' layer at decode)",
         source: "beyond the documents (tensor cores, chapter 5)",
         entry: "gemm_wgmma_swap_{ops}_w{tile}",
         layouts: &[Layout::TN],
-        tiles: &[132, 116, 148, 156, 164, 32, 48, 64, 232, 248, 264, 332, 348, 356, 364],
+        tiles: &[
+            132, 116, 148, 156, 164, 32, 48, 64, 232, 248, 264, 332, 348, 356, 364, 432, 464, 532,
+            564,
+        ],
         geometry: wgmma_swap_geometry,
         supports: |s, d| TmaOperands::check(s, d.bytes()),
         dtypes: HALF_DTYPES,

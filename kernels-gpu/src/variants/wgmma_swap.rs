@@ -171,9 +171,16 @@ pub unsafe fn load_stage(
 /// The kernel with tiles of `2R` rows of weights by `TOKENS` tokens (16, 64 or 128: one consumer
 /// warpgroup per 64), operands `O` (bf16, f16, or e4m3 with one scale per tensor: the narrow
 /// kernel's [`Operands`]); with `STREAM_K` (one consumer warpgroup) on a stream-k grid that
-/// splits the tiles' k between blocks ([`crate::pipeline::stream`]).
+/// splits the tiles' k between blocks ([`crate::pipeline::stream`]); with `GROUPED`, walking a
+/// grouped GEMM's tiles ([`Kernel::GROUPS`]: a mixture of experts' layer at decode).
 #[derive(Clone, Copy, Default)]
-pub struct WgmmaSwap<O, const R: usize, const TOKENS: u32, const STREAM_K: bool>(PhantomData<O>);
+pub struct WgmmaSwap<
+    O,
+    const R: usize,
+    const TOKENS: u32,
+    const STREAM_K: bool,
+    const GROUPED: bool = false,
+>(PhantomData<O>);
 
 /// The launch geometry: one block per tile, or with `STREAM_K` one per slice of every tile (the
 /// host caps the grid at one block per multiprocessor, and the blocks walk the tiles or share
@@ -202,8 +209,13 @@ where
     }
 }
 
-impl<O: Operands<R>, const R: usize, const TOKENS: u32, const STREAM_K: bool> Kernel
-    for WgmmaSwap<O, R, TOKENS, STREAM_K>
+impl<
+        O: Operands<R>,
+        const R: usize,
+        const TOKENS: u32,
+        const STREAM_K: bool,
+        const GROUPED: bool,
+    > Kernel for WgmmaSwap<O, R, TOKENS, STREAM_K, GROUPED>
 where
     Accumulator<R>: Registers,
 {
@@ -222,6 +234,11 @@ where
     // 40 registers ptxas spilled 16 bytes in the producer.
     const PRODUCER_REGISTERS: u32 = if STREAM_K { 56 } else { 40 };
     const PREFETCHED_SLICE_BYTES: u32 = tile_m(R) * ROW_BYTES;
+    // (The stream-k walk takes no groups.)
+    const GROUPS: bool = {
+        assert!(!(GROUPED && STREAM_K));
+        GROUPED
+    };
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
@@ -303,11 +320,18 @@ where
 /// `2R` m, B k × n in boxes of 64 k × `64·CONSUMERS` n, 16-bit values, the 128-byte swizzle),
 /// and the launch has [`geometry`]'s block and pool and at most one block per multiprocessor.
 #[inline(always)]
-pub unsafe fn gemm<O: Operands<R>, const R: usize, const TOKENS: u32, const STREAM_K: bool>(
+pub unsafe fn gemm<
+    O: Operands<R>,
+    const R: usize,
+    const TOKENS: u32,
+    const STREAM_K: bool,
+    const GROUPED: bool,
+>(
     args: O::Args,
     maps: *const TensorMap,
 ) where
     Accumulator<R>: Registers,
 {
-    unsafe { pipeline::run(WgmmaSwap::<O, R, TOKENS, STREAM_K>(PhantomData), args, maps) }
+    let kernel = WgmmaSwap::<O, R, TOKENS, STREAM_K, GROUPED>(PhantomData);
+    unsafe { pipeline::run(kernel, args, maps) }
 }

@@ -30,7 +30,7 @@ pub fn batched_kernels() -> Vec<(Variant, Transposes)> {
         .into_iter()
         .filter(|v| matches!(v, Variant::Kernel(_)))
         .flat_map(|v| v.transposes().into_iter().map(move |t| (v, t)))
-        .filter(|(v, t)| v.runs_batched(Dtype::Bf16, *t))
+        .filter(|(v, t)| v.runs_batched(Dtype::Bf16, *t, None))
         .collect()
 }
 
@@ -50,7 +50,7 @@ pub fn hopper_f32() -> Vec<&'static str> {
         .filter_map(|v| match v {
             Variant::Kernel(k)
                 if k.target == kernels_gpu::registry::Target::Sm90a
-                    && v.runs_batched(Dtype::F32, Transposes::NN) =>
+                    && v.runs_batched(Dtype::F32, Transposes::NN, None) =>
             {
                 Some(k.name)
             }
