@@ -423,6 +423,12 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
 /// tiles, which may be of different groups); `wgmma-16bit` where the TMA store cannot write C
 /// (N,N only). Measured on the H100 against `wgmma-layouts:3` (clusters along m sharing B, which
 /// keep a cluster in one group): 0.2–6% faster on DeepGEMM's grouped sets.
+///
+/// But a decode step's masked groups in T,N, a capacity of at most 64 tokens an expert: the
+/// swapped tiles, 64 rows of weights by 16 tokens (`wgmma-swap:464`) or 64 (`:564`), their
+/// tiles packed ahead of the empty experts'. H100, 8 to 233 experts of 1 to 8 tokens: `:464`
+/// 1.29–1.44× cuBLAS's call per expert, `wgmma-layouts:2` 1.27–1.43×
+/// (`docs/results/h100-2026-12-07-decode/run2`).
 pub fn group_rule(p: &Problem) -> (&'static str, u32, &'static str) {
     if p.transposes == Transposes::ALL[1] && p.shape.n <= 64 {
         let (tile, rule) = if p.shape.n <= 16 {

@@ -42,7 +42,7 @@ use crate::device::{
 use crate::gemm::HalfGemmArgs;
 use queue::{Queue, Reader};
 pub use ring::{Ring, Stages};
-use schedule::{StreamK, Tile, Tiles, Walk};
+use schedule::{MaskedCursor, StreamK, Tile, Tiles, Walk};
 
 /// One unit of a block's work: a tile of C, `slices` slices of k from `first_slice`, part
 /// `split` of the tile's `parts` (split-k: the grid row and the grid's rows; stream-k: the
@@ -817,8 +817,10 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                 } else {
                     Reader::Lone
                 };
+                let mut cursor = MaskedCursor::START;
                 for unit in $walk.read_as(reader) {
-                    let Some(tile) = locate::<K>(&args, tiles, unit, rank, reader) else {
+                    let Some(tile) = locate::<K>(&args, tiles, (unit, &mut cursor), rank, reader)
+                    else {
                         continue;
                     };
                     for slice in whole.first_slice..whole.first_slice + whole.slices {
@@ -827,9 +829,10 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
                 }
             } else if K::ASSISTS && tid >= WARP_SIZE {
                 let mut ring = stages.ring();
+                let mut cursor = MaskedCursor::START;
                 for unit in $walk.read_as(Reader::Warp) {
-                    let Some(tile) = locate::<K>(&args, tiles, unit, rank, Reader::Warp)
-                    else {
+                    let at = (unit, &mut cursor);
+                    let Some(tile) = locate::<K>(&args, tiles, at, rank, Reader::Warp) else {
                         continue;
                     };
                     let thread = tid - WARP_SIZE;
@@ -845,8 +848,10 @@ pub unsafe fn run<K: Kernel>(kernel: K, args: K::Args, maps: *const TensorMap) {
             // alternate between the two, and each skips the other's slices in the ring.
             let mut mine = consumer.warpgroup == 0 || K::SCHEDULE == Schedule::Cooperative;
             let mut units = 0;
+            let mut cursor = MaskedCursor::START;
             for unit in $walk.read_as(Reader::Warp) {
-                let Some(tile) = locate::<K>(&args, tiles, unit, rank, Reader::Warp) else {
+                let at = (unit, &mut cursor);
+                let Some(tile) = locate::<K>(&args, tiles, at, rank, Reader::Warp) else {
                     continue;
                 };
                 if mine {
@@ -985,7 +990,7 @@ fn queue_objects(stages: Stages) -> MBarrier {
 fn locate<K: Kernel>(
     args: &K::Args,
     tiles: Tiles,
-    unit: u32,
+    (unit, cursor): (u32, &mut MaskedCursor),
     rank: u32,
     reader: Reader,
 ) -> Option<Tile> {
@@ -1003,7 +1008,7 @@ fn locate<K: Kernel>(
         // grew from 230 instructions to 260, the ring's stage and phase out of uniform
         // registers.
         let found = tiles
-            .masked_tile(unit, rank, K::BN, |member| args.columns(member))
+            .masked_tile(cursor, unit, rank, K::BN, |member| args.columns(member))
             .and_then(|tile| args.locate(tile, K::BN));
         if reader != Reader::Warp {
             return found;

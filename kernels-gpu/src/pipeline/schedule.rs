@@ -60,6 +60,22 @@ impl Tile {
     }
 }
 
+/// Where a role's walk over the masked layout's packed units stands ([`Tiles::masked_tile`]):
+/// the member its last unit was of, and the units of the members before it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MaskedCursor {
+    member: u32,
+    first_unit: u32,
+}
+
+impl MaskedCursor {
+    /// Before the first unit.
+    pub const START: MaskedCursor = MaskedCursor {
+        member: 0,
+        first_unit: 0,
+    };
+}
+
 /// The tiles of a problem, or of every member of a batch, as work units.
 #[derive(Clone, Copy, Debug)]
 pub struct Tiles {
@@ -130,43 +146,55 @@ impl Tiles {
     /// The walk still counts the capacity's units, so that its end stays what every lane
     /// computes alike; the empty ones come last, where they are skipped.
     ///
-    /// Finding the member reads every member's count, a few words that L1 keeps, in a loop
-    /// whose trip count is the members' (a kernel parameter) and whose body selects the member
-    /// rather than leaving the loop at it, so that the loads do not wait for one another; the
-    /// tile is computed whether there is one or not, and chosen last. With a count of n for
-    /// every member the units are [`Tiles::tile`]'s, in its order: `wgmma-fp8-block:11` walks
-    /// every layout this way ([`crate::pipeline::Kernel::PACKED_WALK`]).
+    /// `cursor` is where the last unit of this walk was found: a role's units only grow, so
+    /// the member of the next is found by moving forward from there, and a whole walk reads
+    /// each member's count once, whatever its units. (Scanning from member 0 for every unit, as
+    /// this did first, cost a walk units × members steps: with DeepSeek-V3's 256 experts and
+    /// 124 units a block, 32 000.) The counts are read four at a time, four loads in flight
+    /// for every step that waits. With a count of n for every member the units are
+    /// [`Tiles::tile`]'s, in its order: `wgmma-fp8-block:11` walks every layout this way
+    /// ([`crate::pipeline::Kernel::PACKED_WALK`]).
     #[inline(always)]
     pub fn masked_tile(
         self,
+        cursor: &mut MaskedCursor,
         unit: u32,
         rank: u32,
         bn: u32,
         columns: impl Fn(u32) -> u32,
     ) -> Option<Tile> {
-        // Unit-columns with tokens (a grouped kernel's clusters lie along m: a unit-column is a
-        // tile-column; `columns` is at most n, so they are at most `units_n`).
-        let (mut member, mut rest, mut filled) = (self.members, unit, 0);
-        for candidate in 0..self.members {
-            let candidate_filled = columns(candidate).div_ceil(bn);
-            let units = self.units_m * candidate_filled;
-            let searching = member == self.members;
-            let here = searching && rest < units;
-            member = if here { candidate } else { member };
-            filled = if here { candidate_filled } else { filled };
-            rest = if searching && !here {
-                rest - units
-            } else {
-                rest
-            };
+        // A member's units: its unit-columns with tokens (a grouped kernel's clusters lie along
+        // m: a unit-column is a tile-column; `columns` is at most n, so they are at most
+        // `units_n`) down the unit-rows.
+        let units_of = |member: u32| self.units_m * columns(member).div_ceil(bn);
+        while cursor.member + 4 <= self.members {
+            let four = [0, 1, 2, 3].map(|i| units_of(cursor.member + i));
+            let units = four[0] + four[1] + four[2] + four[3];
+            if unit < cursor.first_unit + units {
+                break;
+            }
+            cursor.first_unit += units;
+            cursor.member += 4;
         }
-        let (un, um) = rasterise_in_groups(rest, filled, self.units_m, self.group);
-        let tile = Tile::of_member(
+        while cursor.member < self.members {
+            let units = units_of(cursor.member);
+            if unit < cursor.first_unit + units {
+                break;
+            }
+            cursor.first_unit += units;
+            cursor.member += 1;
+        }
+        if cursor.member == self.members {
+            return None;
+        }
+        let filled = columns(cursor.member).div_ceil(bn);
+        let (un, um) =
+            rasterise_in_groups(unit - cursor.first_unit, filled, self.units_m, self.group);
+        Some(Tile::of_member(
             um * self.cluster.0 + rank % self.cluster.0,
             un * self.cluster.1 + rank / self.cluster.0,
-            member,
-        );
-        (member < self.members).then_some(tile)
+            cursor.member,
+        ))
     }
 
     /// Whether a tile lies (at least partly) inside C.
@@ -519,14 +547,58 @@ mod tests {
             ((136, 200, 4), (1, 1)),
         ] {
             let tiles = Tiles::new((m, n, members), 128, 128, cluster, 8);
+            let mut cursors = [MaskedCursor::START; 2];
             for unit in 0..tiles.units() {
                 for rank in 0..cluster.0 {
-                    let packed = tiles.masked_tile(unit, rank, 128, |_| n);
+                    let cursor = &mut cursors[rank as usize];
+                    let packed = tiles.masked_tile(cursor, unit, rank, 128, |_| n);
                     assert_eq!(
                         packed,
                         Some(tiles.tile(unit, rank)),
                         "{m} {n} {members} {unit}"
                     );
+                }
+            }
+        }
+    }
+
+    /// A block's walk (units `block`, `block + blocks`, …) with one cursor finds each unit's
+    /// tile where counting the members' units from the first finds it: a decode step's 256
+    /// experts of which a few have tokens, members whose units end inside a step of four, and
+    /// walks whose first unit lies past several members.
+    #[test]
+    fn a_cursor_moving_with_the_walk_finds_what_counting_from_the_first_member_finds() {
+        let mut sparse = vec![0u32; 256];
+        for (member, count) in [(3, 1), (4, 16), (77, 5), (78, 1), (200, 9), (255, 2)] {
+            sparse[member] = count;
+        }
+        let ragged = vec![17, 0, 0, 0, 0, 33, 1, 0, 64, 0, 0];
+        let (m, n, bm, bn, group) = (4096, 64, 64, 16, 8);
+        for counts in [sparse, ragged] {
+            let members = counts.len() as u32;
+            let tiles = Tiles::new((m, n, members), bm, bn, (1, 1), group);
+            let units_m = m / bm;
+            // The packed order, counted out member by member.
+            let counted = |unit: u32| {
+                let mut first = 0;
+                for (member, &count) in counts.iter().enumerate() {
+                    let filled = count.div_ceil(bn);
+                    if unit < first + units_m * filled {
+                        let (un, um) = rasterise_in_groups(unit - first, filled, units_m, group);
+                        return Some(Tile::of_member(um, un, member as u32));
+                    }
+                    first += units_m * filled;
+                }
+                None
+            };
+            for blocks in [1, 7, 132] {
+                for block in 0..blocks {
+                    let mut cursor = MaskedCursor::START;
+                    for unit in (block..tiles.units()).step_by(blocks as usize) {
+                        let walked =
+                            tiles.masked_tile(&mut cursor, unit, 0, bn, |g| counts[g as usize]);
+                        assert_eq!(walked, counted(unit), "{blocks} blocks, unit {unit}");
+                    }
                 }
             }
         }
@@ -548,9 +620,11 @@ mod tests {
             let tiles = Tiles::new((m, n, members), 192, bn, cluster, 8);
             let mut seen = std::collections::HashMap::new();
             let mut last_found = None;
+            let mut cursors = [MaskedCursor::START; 2];
             for unit in 0..tiles.units() {
                 for rank in 0..cluster.0 {
-                    match tiles.masked_tile(unit, rank, bn, |g| counts[g as usize]) {
+                    let cursor = &mut cursors[rank as usize];
+                    match tiles.masked_tile(cursor, unit, rank, bn, |g| counts[g as usize]) {
                         Some(t) => {
                             assert!(last_found.is_none_or(|u| u + 1 >= unit), "a gap at {unit}");
                             last_found = Some(unit);

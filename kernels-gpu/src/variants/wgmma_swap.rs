@@ -83,10 +83,36 @@
 //! `wgmma.m64nWk32.e4m3` and the scales folded into alpha. Its decode shapes, cold: 0.71 →
 //! 0.97× cuBLASLt over 13 (the narrow kernel before).
 //!
+//! **A mixture of experts' layer at decode** (`--tile 400 + W`, 16 tokens a tile, and `500 + W`,
+//! 64: `GROUPED`). DeepSeek-V3 sends each token to 8 of 256 experts, so at 1 to 128 tokens an
+//! expert has a few tokens or none: the masked layout's grouped GEMM (DeepGEMM's), a batch of 256
+//! slots whose counts the kernel reads on the device. Until now `auto` ran it on the 256 × 128
+//! tiles of `wgmma-layouts:2`: 128 columns for 1 to 8 tokens. The swap needs nothing new for it:
+//! [`load_stage`] already takes the weights' layer from the tile's group and the tokens' from
+//! its member, and the epilogue stops at the member's count
+//! ([`crate::pipeline::Problem::member`]). Two constants of the skeleton do the rest:
+//! [`Kernel::GROUPS`] (the walk finds each tile's group) and [`Kernel::PACKED_WALK`]: the tiles
+//! of the experts with tokens first, packed, so that the blocks share them evenly. Walked in the
+//! capacity's order, a block took every 132nd tile of 256 × 64 units of which a few hundred
+//! had work, and which blocks got them depended on which experts the tokens chose: on the H100
+//! the chain of 32 layers at one token ran 11.07 ms where the same kernel over 8 experts
+//! numbered 0 to 7 predicts 7.97 (`docs/results/h100-2026-12-07-decode/run2`). The packed walk
+//! moves a cursor forward with the block's units ([`crate::pipeline::schedule::MaskedCursor`]).
+//!
+//! Measured alone on the H100 (masked, T,N, cuBLAS a call per expert in the same process, run
+//! 2): 8 experts of 1 token at 4096 × 7168, `:464` 1.286× cuBLAS, `wgmma-layouts:2` 1.274×; 100
+//! of 1–2 tokens 1.347× and 1.316×; 233 of 4–8 tokens 1.350× and 1.336×; at 7168 × 2048 1.417,
+//! 1.439 and 1.434× against 1.363, 1.434 and 1.424×. 32 rows of weights (`:432`) ran level
+//! with 64 or up to 4% slower; 64 tokens a tile 1–5% behind 16 at these capacities of 1 to 8
+//! (`:564`), `:532` 0.82–1.02×. `auto` takes `:464` up to a capacity of 16 tokens and `:564`
+//! from 17 to 64, where a 16-token box would read the weights once per 16 tokens (not measured
+//! yet: the decode experiment's capacities stayed at 8 to 16).
+//!
 //! What it does not do: N,N (the weights MN-major: a W-row box of m needs a narrower swizzle
-//! for each W), batches, groups, block scales (their own kernel, [`super::wgmma_fp8_block_swap`],
-//! whose slices are promoted one by one). `auto` takes it at T,N decode shapes
-//! (`gpu_gemm::auto`'s shape rule, and per tensor in e4m3).
+//! for each W), block scales (their own kernel, [`super::wgmma_fp8_block_swap`], whose slices
+//! are promoted one by one), groups in e4m3 (the FP8 grouped GEMM is planned apart). `auto`
+//! takes it at T,N decode shapes (`gpu_gemm::auto`'s shape rule, and per tensor in e4m3) and
+//! for T,N masked groups of at most 64 tokens (its group rule).
 use super::wgmma_narrow::{one_chain, Operands, Sixteen};
 use crate::device::half::Bf16;
 use crate::device::tma::{self, Swizzle, TensorMap};
@@ -239,6 +265,9 @@ where
         assert!(!(GROUPED && STREAM_K));
         GROUPED
     };
+    // A decode step's experts with tokens are a few of 256, anywhere: walked in the capacity's
+    // order, their tiles fell on the blocks unevenly.
+    const PACKED_WALK: bool = GROUPED;
 
     #[inline(always)]
     unsafe fn load(self, maps: *const TensorMap, stages: Stages, s: u32, tile: Tile, slice: u32) {
