@@ -511,6 +511,22 @@ for step in "$@"; do
     decode-sanitize)
       # compute-sanitizer over the early-started chain at 16 tokens, 2 layers.
       compute-sanitizer --tool memcheck $host experiment decode --tokens 16 --layers 1 --launches 1 --out "$OUT/decode-sanitize" 2>&1 | tee -a "$OUT/decode-sanitize.log" | grep -E "ERROR SUMMARY|tokens:" ;;
+    moe-decode)
+      # DeepSeek-V3's experts at decode (issue 64): the grouped GPU test (every kernel that
+      # runs groups, the swapped tiles among them), compute-sanitizer over those tiles, the
+      # tiles beside wgmma-layouts:2 and cuBLAS's call per expert at 8 experts of 1 token, 100
+      # of 1-2 and 233 of 4-8, then decode's MoE chain at 1 and 16 tokens (64 and 128: the
+      # step decode).
+      "$bundle/tests-gpu" grouped_gemms_match --nocapture 2>&1 | tee "$OUT/moe-test.log" | grep -E 'test result|panicked' -A2
+      timeout 120 compute-sanitizer --tool memcheck $host --variant wgmma-swap:432,wgmma-swap:464,wgmma-swap:532,wgmma-swap:564 --dtype bf16 --transa t --m 520 --k 1000 --groups 6 --group-m 40 --masked --seed 1 --iters 1 --warmup 0 2>&1 | tee "$OUT/moe-sanitize.log" | grep -E 'ERROR SUMMARY|^\| [a-z]' | grep -v '^| variant'
+      for nk in "4096 7168" "7168 2048"; do
+        for gm in "8 1" "100 2" "233 8"; do
+          set -- $nk $gm
+          echo "== m=$1 k=$2 groups=$3 group-m=$4 masked"
+          $host --variant wgmma-layouts:2,wgmma-swap:464,wgmma-swap:564,auto --compare cublas --dtype bf16 --transa t --m $1 --k $2 --groups $3 --group-m $4 --masked --no-check --seed 1 2>&1 | tee -a "$OUT/moe-tiles.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant'
+        done
+      done
+      $host experiment decode --model moe --tokens 1,16 --out "$OUT/decode-moe" 2>&1 | tee "$OUT/decode-moe.log" | grep -E '^\| [0-9]|rror|FAIL' ;;
     copies-probe)
       # What auto's operand copies cost (bf16): each shape with tight (unaligned) leading
       # dimensions, where auto copies A and B first, beside the same shape with A's and B's

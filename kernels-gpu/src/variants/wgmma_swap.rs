@@ -96,8 +96,10 @@
 //! capacity's order, a block took every 132nd tile of 256 × 64 units of which a few hundred
 //! had work, and which blocks got them depended on which experts the tokens chose: on the H100
 //! the chain of 32 layers at one token ran 11.07 ms where the same kernel over 8 experts
-//! numbered 0 to 7 predicts 7.97 (`docs/results/h100-2026-12-07-decode/run2`). The packed walk
-//! moves a cursor forward with the block's units ([`crate::pipeline::schedule::MaskedCursor`]).
+//! numbered 0 to 7 predicts 7.97 (`docs/results/h100-2026-12-07-decode/run2`; cuBLAS's chain
+//! 9.37). The packed walk moves a cursor forward with the block's units
+//! ([`crate::pipeline::schedule::MaskedCursor`]); checked on the emulator, its chain not yet
+//! timed on a GPU (`docs/perf-notes/shapes-and-decode.md`).
 //!
 //! Measured alone on the H100 (masked, T,N, cuBLAS a call per expert in the same process, run
 //! 2): 8 experts of 1 token at 4096 × 7168, `:464` 1.286× cuBLAS, `wgmma-layouts:2` 1.274×; 100
