@@ -160,6 +160,28 @@ impl KernelClock {
         spans_of_runs(&mut stamps, runs)
     }
 
+    /// Every kernel's (start, end) in nanoseconds since `since`, sorted by start, once the
+    /// launches have ended: a timeline of what ran. Read until three flushes in a row bring
+    /// nothing new (CUPTI delivers some records late: [`KernelClock::spans_ms`]).
+    pub fn stamps(&self, since: Since) -> Result<Vec<(u64, u64)>> {
+        let mut stamps = Vec::new();
+        let mut quiet = 0;
+        for _ in 0..200 {
+            self.flush()?;
+            let mut delivered = STAMPS.lock().unwrap_or_else(|p| p.into_inner());
+            let before = stamps.len();
+            stamps.extend(delivered.drain(..).filter(|&(start, _)| start >= since.0));
+            drop(delivered);
+            quiet = if stamps.len() == before { quiet + 1 } else { 0 };
+            if quiet >= 3 && !stamps.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        stamps.sort_unstable();
+        Ok(stamps)
+    }
+
     fn flush(&self) -> Result<()> {
         activity::flush_all(sys::CUpti_ActivityFlag::CUPTI_ACTIVITY_FLAG_FLUSH_FORCED as u32)
             .map_err(cupti_error("flushing the activity records"))?;

@@ -508,6 +508,11 @@ for step in "$@"; do
       # A decode step as a graph (issue 64): 32 layers of Llama-3 8B's GEMMs at 1, 16, 64, 128
       # tokens, auto with and without the early start beside cuBLAS, each chain checked.
       $host experiment decode --dtype ${DECODE_DTYPE:-bf16} --out "$OUT/decode-${DECODE_DTYPE:-bf16}" 2>&1 | tee -a "$OUT/decode.log" | grep -E '^\| [0-9]|tokens:|rror|FAIL' ;;
+    decode-timeline)
+      # The chains on the kernels' clock (CUPTI): a layer's µs in kernels, between them and two
+      # at once, and the middle layer's kernels, each chain with and without the early start.
+      export LD_LIBRARY_PATH=/usr/local/cuda/extras/CUPTI/lib64:/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
+      $host experiment decode --dtype ${DECODE_DTYPE:-bf16} --tokens ${DECODE_TOKENS:-1,64,128} --model ${DECODE_MODEL:-llama3,moe} --launches 5 --timeline --out "$OUT/decode-timeline" 2>&1 | tee -a "$OUT/decode-timeline.log" | grep -E '^\| [0-9]|tokens:|rror|FAIL' ;;
     decode-sanitize)
       # compute-sanitizer over the early-started chain at 16 tokens, 2 layers.
       compute-sanitizer --tool memcheck $host experiment decode --tokens 16 --layers 1 --launches 1 --out "$OUT/decode-sanitize" 2>&1 | tee -a "$OUT/decode-sanitize.log" | grep -E "ERROR SUMMARY|tokens:" ;;

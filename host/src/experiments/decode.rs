@@ -32,10 +32,14 @@ use super::page::{Page, Section};
 use super::progress::Progress;
 use super::shapes::{bytes_moved, datasheet_bandwidth, geomean};
 use super::table::{Cell, Table};
+use super::timeline::Timeline;
 use anyhow::{bail, Result};
 use gpu_gemm::half::{bf16, f16};
+use gpu_gemm::kernel_clock::KernelClock;
 use gpu_gemm::timing::median;
-use gpu_gemm::{Algorithm, Buffer, Element, Gemm, GemmConfig, GemmError, Math, Plan, Transpose};
+use gpu_gemm::{
+    Algorithm, Buffer, Element, Gemm, GemmConfig, GemmError, Graph, Math, Plan, Transpose,
+};
 use rand::{Rng, SeedableRng};
 
 pub const ID: &str = "008-decode";
@@ -69,6 +73,13 @@ pub struct Args {
     /// Timed launches of each graph, alternating [default: 20 on the GPU, 1 on the emulator]
     #[arg(long, value_parser = crate::args::positive_count)]
     pub launches: Option<usize>,
+    /// GPU runs only: after the timing, launch each chain once more under CUPTI's kernel
+    /// records and report its timeline: the µs a layer spends in kernels, between them and in
+    /// two at once (the early start's overlap), and the middle layer's kernels one by one. It
+    /// needs libcupti (CUDA's extras/CUPTI/lib64) on LD_LIBRARY_PATH; once CUPTI records, the
+    /// later token counts are timed with it recording
+    #[arg(long)]
+    pub timeline: bool,
 }
 
 /// One GEMM of a layer: `out` output features from `k` input features. It reads the output
@@ -561,6 +572,8 @@ struct Row {
     checked: Vec<Checked>,
     /// Each contender's launches, in ms.
     times: Vec<Vec<f64>>,
+    /// With `--timeline`, each contender's chain on the kernels' clock, or why there is none.
+    timelines: Option<Result<Vec<Option<Timeline>>, String>>,
 }
 
 pub fn run(ctx: &Context, args: &Args) -> Result<Page> {
@@ -576,9 +589,13 @@ struct Settings {
     layers: u32,
     launches: usize,
     contenders: Vec<Contender>,
+    timeline: bool,
 }
 
 fn run_typed<T: Element>(ctx: &Context, args: &Args) -> Result<Page> {
+    if args.timeline && !ctx.gpu {
+        bail!("--timeline reads the GPU's kernel records (CUPTI): the emulator has none");
+    }
     let settings = Settings {
         tokens: match (args.tokens.is_empty(), ctx.gpu) {
             (false, _) => args.tokens.clone(),
@@ -587,6 +604,7 @@ fn run_typed<T: Element>(ctx: &Context, args: &Args) -> Result<Page> {
         },
         layers: args.layers.unwrap_or(if ctx.gpu { 32 } else { 2 }),
         launches: args.launches.unwrap_or(if ctx.gpu { 20 } else { 1 }),
+        timeline: args.timeline,
         contenders: if ctx.gpu {
             vec![Contender::Auto, Contender::AutoEarly, Contender::Cublas]
         } else {
@@ -614,6 +632,9 @@ fn run_typed<T: Element>(ctx: &Context, args: &Args) -> Result<Page> {
             rows.push(row);
         }
         sections.push(section(ctx, model, &settings, &rows));
+        if settings.timeline {
+            sections.push(timeline_section(model, &settings, &rows));
+        }
     }
     progress.finish();
     Ok(page(ctx, T::DTYPE, &settings, sections, passed))
@@ -657,13 +678,91 @@ fn run_tokens<T: Element>(
             times.push(graph.launch_timed()?);
         }
     }
+    let timelines = settings.timeline.then(|| {
+        progress.running(&format!("{what}: timelines"));
+        timelines(gemm, &mut graphs, settings.layers).map_err(|e| format!("{e:#}"))
+    });
     Ok(Row {
         tokens,
         bytes: weights.bytes(T::DTYPE),
         active_experts: weights.counts.iter().filter(|&&n| n > 0).count() as u32,
         checked,
         times,
+        timelines,
     })
+}
+
+/// Each graph launched once more with the kernels' records on: its [`Timeline`] (`None` where
+/// CUPTI delivered no stamps).
+fn timelines(gemm: &Gemm, graphs: &mut [Graph<'_>], layers: u32) -> Result<Vec<Option<Timeline>>> {
+    let clock = KernelClock::get()?;
+    let mut timelines = Vec::new();
+    for graph in graphs {
+        let since = clock.begin()?;
+        graph.launch()?;
+        gemm.synchronize()?;
+        timelines.push(Timeline::of(&clock.stamps(since)?, layers));
+    }
+    Ok(timelines)
+}
+
+/// One model's chains on the kernels' clock: per token count and contender, a layer's µs in
+/// kernels, between them and in two at once, and the middle layer's kernels.
+fn timeline_section(model: Model, settings: &Settings, rows: &[Row]) -> Section {
+    let id = match model {
+        Model::Llama3 => "decode-llama3-timeline",
+        Model::DeepSeekMoe => "decode-deepseek-moe-timeline",
+    };
+    let title = format!("{}'s chain on the kernels' clock, a layer", model.name());
+    let mut table = Table::new(id, &title)
+        .text_column("tokens")
+        .text_column("chain")
+        .number_column("kernels a step")
+        .number_column("in kernels µs")
+        .number_column("between kernels µs")
+        .number_column("two at once µs")
+        .text_column("the middle layer's kernels: gap µs: start–end µs");
+    for row in rows {
+        let Some(timelines) = &row.timelines else {
+            continue;
+        };
+        for (i, c) in settings.contenders.iter().enumerate() {
+            let mut cells = vec![Cell::text(row.tokens.to_string()), Cell::text(c.name())];
+            match timelines.as_ref().map(|t| t.get(i).cloned().flatten()) {
+                Ok(Some(t)) => {
+                    cells.push(Cell::fixed(t.kernels as f64, 0));
+                    for us in [t.busy_us, t.idle_us, t.overlap_us] {
+                        cells.push(Cell::fixed(us, 2));
+                    }
+                    cells.push(Cell::text(t.layer_text()));
+                }
+                Ok(None) | Err(_) => {
+                    let why = match timelines {
+                        Err(e) => e.clone(),
+                        Ok(_) => "CUPTI delivered no stamps".to_string(),
+                    };
+                    for _ in 0..4 {
+                        cells.push(Cell::missing(why.clone()));
+                    }
+                    cells.push(Cell::text(why));
+                }
+            }
+            table.push(cells);
+        }
+    }
+    let mut section = Section::new(table);
+    section.notes.push(format!(
+        "Each chain launched once more after its timing, with CUPTI's kernel records on (the \
+         kernels' own start and end stamps); each figure a mean over the {} layers. In \
+         kernels: the time some kernel ran; between kernels: the time none did, from the first \
+         start to the last end; two at once: the kernels' summed spans past that, which is \
+         where an early-started kernel waits for the one ahead (its stamps start with its \
+         first block). The middle layer's kernels: each one's start and end from the layer's \
+         first start, and before each the gap from the one ahead's end (negative: it started \
+         before that one ended).",
+        settings.layers
+    ));
+    section
 }
 
 /// The printed line of a finished token count.
@@ -876,6 +975,58 @@ mod tests {
             let markdown = section.table.to_markdown();
             assert!(markdown.contains("auto, early start pass"), "{markdown}");
         }
+    }
+
+    /// The timeline's table: a row per token count and chain, the middle layer's kernels
+    /// where there are stamps, and why not where there are none.
+    #[test]
+    fn the_timeline_table_tells_each_chain_or_why_not() {
+        let settings = Settings {
+            tokens: vec![1, 16],
+            layers: 2,
+            launches: 1,
+            contenders: vec![Contender::Auto, Contender::AutoEarly, Contender::Cublas],
+            timeline: true,
+        };
+        let ns = |a: u64, b: u64| (a * 1000, b * 1000);
+        let early = Timeline::of(&[ns(0, 10), ns(8, 20), ns(20, 30), ns(28, 40)], 2);
+        let row = |tokens, timelines| Row {
+            tokens,
+            bytes: 1.0,
+            active_experts: 1,
+            checked: Vec::new(),
+            times: Vec::new(),
+            timelines: Some(timelines),
+        };
+        let rows = [
+            row(1, Ok(vec![early.clone(), early, None])),
+            row(16, Err("libcupti.so: cannot open".to_string())),
+        ];
+        let markdown = timeline_section(Model::Llama3, &settings, &rows)
+            .table
+            .to_markdown();
+        assert!(
+            markdown.contains("| 1 | auto, early start | 4 |"),
+            "{markdown}"
+        );
+        assert!(markdown.contains("0.0–10.0, -2.0: 8.0–20.0"), "{markdown}");
+        assert!(markdown.contains("CUPTI delivered no stamps"), "{markdown}");
+        assert!(markdown.contains("libcupti.so: cannot open"), "{markdown}");
+    }
+
+    /// The timeline reads the GPU's kernel records: asked for on the emulator, it is refused
+    /// before anything runs.
+    #[test]
+    fn a_timeline_on_the_emulator_is_refused() {
+        let args = Args {
+            timeline: true,
+            ..Args::default()
+        };
+        let Err(e) = run(&emulator(), &args) else {
+            panic!("a timeline on the emulator ran");
+        };
+        let e = e.to_string();
+        assert!(e.contains("--timeline") && e.contains("emulator"), "{e}");
     }
 
     /// The chain of a call per expert (cuBLAS's form on the GPU) reads and writes each

@@ -37,6 +37,7 @@ pub mod shapes;
 pub mod sweeps;
 pub mod table;
 pub mod tile_sweep;
+pub mod timeline;
 
 use anyhow::Result;
 pub use context::{
