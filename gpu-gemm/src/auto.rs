@@ -424,12 +424,25 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
 /// (N,N only). Measured on the H100 against `wgmma-layouts:3` (clusters along m sharing B, which
 /// keep a cluster in one group): 0.2–6% faster on DeepGEMM's grouped sets.
 ///
+/// In T,N where the TMA store cannot write C (m or ldc off the 8-element grid), the swapped
+/// tiles of 64 tokens (`wgmma-swap:564`), which write C from the registers: any m, any
+/// capacity (found by the randomized grouped conformance test, which `wgmma-layouts:2`
+/// refused).
+///
 /// But a decode step's masked groups in T,N, a capacity of at most 64 tokens an expert: the
 /// swapped tiles, 64 rows of weights by 16 tokens (`wgmma-swap:464`) or 64 (`:564`), their
 /// tiles packed ahead of the empty experts'. H100, 8 to 233 experts of 1 to 8 tokens: `:464`
 /// 1.29–1.44× cuBLAS's call per expert, `wgmma-layouts:2` 1.27–1.43×
 /// (`docs/results/h100-2026-12-07-decode/run2`).
 pub fn group_rule(p: &Problem) -> (&'static str, u32, &'static str) {
+    let tma_store = features(&p.shape).tma_store;
+    if p.transposes == Transposes::ALL[1] && !tma_store && p.shape.n > 64 {
+        return (
+            "wgmma-swap",
+            564,
+            "groups in T,N whose m or ldc is not a multiple of 8 (the TMA store's rows): the swapped tiles, C from the registers",
+        );
+    }
     if p.transposes == Transposes::ALL[1] && p.shape.n <= 64 {
         let (tile, rule) = if p.shape.n <= 16 {
             (
@@ -444,7 +457,7 @@ pub fn group_rule(p: &Problem) -> (&'static str, u32, &'static str) {
         };
         return ("wgmma-swap", tile, rule);
     }
-    if !features(&p.shape).tma_store && p.transposes == Transposes::NN {
+    if !tma_store && p.transposes == Transposes::NN {
         return (
             "wgmma-16bit",
             1,
@@ -874,10 +887,12 @@ fn choose_kernel(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Re
     // at an m or ldc off that grid no kernel of those layouts runs, where N,N and T,N store C
     // as they go. B is copied transposed first (and A aligned if it needs it), and the choice
     // is the N,N or T,N problem's. A batch's kernel that stores C as it goes reads N,N only:
-    // there A is turned too.
+    // there A is turned too. The masked layout's groups are a batch whose members are copied
+    // alike (every column of the capacity; the counts are read on the device); the contiguous
+    // layout's one B and C are not.
     let batched = p.batch.is_batched();
     if dtype.is_16bit()
-        && p.groups == GroupLayout::None
+        && p.groups != GroupLayout::Contiguous
         && (p.transposes.transb == Transpose::Yes
             || (batched && p.transposes.transa == Transpose::Yes))
     {

@@ -15,9 +15,16 @@
 //! nowhere else, with the refusal it must meet: a problem on the list must be refused with
 //! that message, and one that runs fails the test too, so that the list shrinks as kernels land.
 //!
+//! A second test draws masked grouped GEMMs (a mixture of experts' layer: 1 to 5 groups, counts
+//! anywhere in 0..=capacity, empty groups included, every layout, bf16 and f16), every group
+//! checked below its count and every other element of C required unchanged; it prints which
+//! kernel `auto` took how often. Its first run found T,N groups at an m off the 8-element grid
+//! with more than 64 tokens, and N,T and T,T groups at such an m, refused: they run now (the
+//! swapped tiles; B, and A, copied per member).
+//!
 //! The draws come from the emulator suite's seed (`tests/lib.rs`, printed in the log;
 //! `GEMM_SUITE_SEED=N` replays a run): 200 problems a run (a few seconds), 2000 with
-//! `GEMM_FULL_SUITE=1`.
+//! `GEMM_FULL_SUITE=1`; 40 grouped GEMMs, 400.
 use gpu_gemm::half::{bf16, f16};
 use gpu_gemm::{Algorithm, Element, Gemm, GemmConfig, Math, Transpose};
 use tests::Sample;
@@ -312,4 +319,208 @@ fn auto_computes_random_problems_in_every_type_and_layout() {
         failures.join("\n")
     );
     println!("{count} problems ({batches} strided batches), {gaps} refused as known gaps");
+}
+
+/// One masked grouped GEMM drawn (DeepGEMM's layout, a mixture of experts' layer at decode): 1
+/// to 5 groups (experts) of up to `capacity` columns (tokens) each, in any layout, bf16 or f16;
+/// the counts anywhere in `0..=capacity`, empty groups included. The capacity reaches past 64
+/// so that `auto`'s two rules for groups, the swapped tiles up to 64 tokens in T,N and the wide
+/// tiles beyond, are both drawn. Leading dimensions and the members' strides are whole 16-byte
+/// steps (the TMA engine steps by them: a grouped GEMM is not copied into place).
+fn draw_grouped(draw: &mut Draw) -> (Type, GemmConfig, Vec<u32>) {
+    let t = draw.pick(&[Type::Bf16, Type::F16]);
+    let size = |draw: &mut Draw| match draw.between(0, 3) {
+        0 => draw.between(1, 16),
+        _ => draw.between(17, 96),
+    };
+    let (m, k) = (size(draw), size(draw));
+    let capacity = match draw.between(0, 2) {
+        0 => draw.between(1, 16),
+        1 => draw.between(17, 64),
+        _ => draw.between(65, 96),
+    };
+    let layout = (
+        draw.pick(&[Transpose::No, Transpose::Yes]),
+        draw.pick(&[Transpose::No, Transpose::Yes]),
+    );
+    let stored_rows = |op: Transpose, rows: u32, cols: u32| match op {
+        Transpose::No => rows,
+        Transpose::Yes => cols,
+    };
+    let aligned = |draw: &mut Draw, rows: u32| rows.next_multiple_of(8) + 8 * draw.between(0, 1);
+    let lda = aligned(draw, stored_rows(layout.0, m, k));
+    let ldb = aligned(draw, stored_rows(layout.1, k, capacity));
+    let ldc = aligned(draw, m);
+    let groups = draw.between(1, 5);
+    let counts: Vec<u32> = (0..groups)
+        .map(|_| match draw.between(0, 3) {
+            0 => 0,
+            1 => capacity,
+            _ => draw.between(1, capacity),
+        })
+        .collect();
+    let stride = |draw: &mut Draw, matrix: u32| u64::from(matrix + 8 * draw.between(0, 1));
+    let (sa, sb, sc) = (
+        stride(draw, lda * stored_rows(layout.0, k, m)),
+        stride(draw, ldb * stored_rows(layout.1, capacity, k)),
+        stride(draw, ldc * capacity),
+    );
+    let mut config = GemmConfig::new(m, capacity, k)
+        .transposes(layout.0, layout.1)
+        .leading_dimensions(lda, ldb, ldc)
+        .masked_groups(groups, sa, sb, sc);
+    config.alpha = draw.pick(&[1.0, 0.5, -2.0]);
+    config.beta = draw.pick(&[0.0, 0.0, 1.0, -0.25]);
+    (t, config, counts)
+}
+
+/// Runs `auto` on one masked grouped GEMM: every group's columns below its count against an
+/// f64 reference within the type's bound, every other element of C as it was.
+fn conform_grouped<T: Element>(
+    t: Type,
+    config: &GemmConfig,
+    counts: &[u32],
+    draw: &mut Draw,
+) -> Result<String, String> {
+    let (m, n, k) = (config.m, config.n, config.k);
+    let columns = |op: Transpose, rows: u32, cols: u32| match op {
+        Transpose::No => cols,
+        Transpose::Yes => rows,
+    };
+    let batch = config.batch;
+    let members = batch.count as usize;
+    let len = |matrix: u32, stride: u64| (members - 1) * stride as usize + matrix as usize;
+    let a_len = len(config.lda * columns(config.transa, m, k), batch.stride_a);
+    let b_len = len(config.ldb * columns(config.transb, k, n), batch.stride_b);
+    let c_len = len(config.ldc * n, batch.stride_c);
+    let mut values =
+        |len: usize| -> Vec<T> { (0..len).map(|_| T::from_f64(draw.unit())).collect() };
+    let (a, b, c0) = (values(a_len), values(b_len), values(c_len));
+    let mut c = c0.clone();
+    let gemm = Gemm::emulator();
+    let choice = gemm
+        .run_grouped(
+            config,
+            &Algorithm::Auto(Math::Strict),
+            &a,
+            &b,
+            counts,
+            &mut c,
+        )
+        .map_err(|e| format!("refused: {e}"))?;
+    let (lda, ldb, ldc) = (
+        config.lda as usize,
+        config.ldb as usize,
+        config.ldc as usize,
+    );
+    let (alpha, beta) = (config.alpha, config.beta);
+    let (bound, floor) = (t.bound(k), t.subnormal_floor());
+    let mut worst = 0f64;
+    let mut written = vec![false; c_len];
+    for (member, &count) in counts.iter().enumerate() {
+        let (a_from, b_from, c_from) = (
+            member * batch.stride_a as usize,
+            member * batch.stride_b as usize,
+            member * batch.stride_c as usize,
+        );
+        let a_at = |i: usize, l: usize| match config.transa {
+            Transpose::No => a[a_from + i + l * lda].to_f64(),
+            Transpose::Yes => a[a_from + l + i * lda].to_f64(),
+        };
+        let b_at = |l: usize, j: usize| match config.transb {
+            Transpose::No => b[b_from + l + j * ldb].to_f64(),
+            Transpose::Yes => b[b_from + j + l * ldb].to_f64(),
+        };
+        for j in 0..count as usize {
+            for i in 0..m as usize {
+                let (mut dot, mut magnitude) = (0f64, 0f64);
+                for l in 0..k as usize {
+                    let product = a_at(i, l) * b_at(l, j);
+                    dot += product;
+                    magnitude += product.abs();
+                }
+                let at = c_from + i + j * ldc;
+                written[at] = true;
+                let old = c0[at].to_f64();
+                let want = alpha * dot + beta * old;
+                let scale = alpha.abs() * magnitude + (beta * old).abs();
+                let error = (c[at].to_f64() - want).abs();
+                worst = worst.max(error / scale.max(f64::MIN_POSITIVE));
+                if error > bound * scale + floor {
+                    return Err(format!(
+                        "{}: group {member}: C({i}, {j}) = {} where the reference is {want:e}: \
+                         error {error:.2e}, above {bound:.2e} of its scale {scale:.2e}",
+                        choice.variant,
+                        c[at].to_f64()
+                    ));
+                }
+            }
+        }
+    }
+    // Past each count, C's padding and the gaps between members keep what they held.
+    if let Some(at) =
+        (0..c_len).find(|&at| !written[at] && c[at].to_f64().to_bits() != c0[at].to_f64().to_bits())
+    {
+        return Err(format!(
+            "{}: wrote element {at} of C, outside every group's columns",
+            choice.variant
+        ));
+    }
+    Ok(format!(
+        "{} — error {worst:.1e} of the scale",
+        choice.variant
+    ))
+}
+
+#[test]
+fn auto_computes_random_masked_grouped_gemms_in_every_layout() {
+    let sample = Sample::from_env();
+    let (seed, count) = match sample {
+        Sample::Full => (1, 400),
+        Sample::Seeded(seed) => (seed, 40),
+    };
+    let mut draw = Draw(seed ^ 0x6772_6f75_7073);
+    let mut failures = Vec::new();
+    let mut kernels = std::collections::BTreeMap::<String, usize>::new();
+    for number in 0..count {
+        let (t, config, counts) = draw_grouped(&mut draw);
+        let outcome = match t {
+            Type::Bf16 => conform_grouped::<bf16>(t, &config, &counts, &mut draw),
+            _ => conform_grouped::<f16>(t, &config, &counts, &mut draw),
+        };
+        let b = config.batch;
+        let what = format!(
+            "#{number} {t:?} {}×{}×{} {:?}{:?} lda {} ldb {} ldc {} α {} β {} counts {counts:?} \
+             strides {} {} {}",
+            config.m,
+            config.n,
+            config.k,
+            config.transa,
+            config.transb,
+            config.lda,
+            config.ldb,
+            config.ldc,
+            config.alpha,
+            config.beta,
+            b.stride_a,
+            b.stride_b,
+            b.stride_c
+        );
+        match outcome {
+            Ok(note) => {
+                let kernel = note.split(" — ").next().unwrap_or_default().to_string();
+                *kernels.entry(kernel).or_default() += 1;
+                println!("{what}: {note}");
+            }
+            Err(e) => failures.push(format!("{what}: {e}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {count} random grouped GEMMs failed ({}):\n{}",
+        failures.len(),
+        sample.describe(),
+        failures.join("\n")
+    );
+    println!("{count} grouped GEMMs, by kernel: {kernels:?}");
 }
