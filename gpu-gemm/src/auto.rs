@@ -887,12 +887,11 @@ fn choose_kernel(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Re
     // at an m or ldc off that grid no kernel of those layouts runs, where N,N and T,N store C
     // as they go. B is copied transposed first (and A aligned if it needs it), and the choice
     // is the N,N or T,N problem's. A batch's kernel that stores C as it goes reads N,N only:
-    // there A is turned too. The masked layout's groups are a batch whose members are copied
-    // alike (every column of the capacity; the counts are read on the device); the contiguous
-    // layout's one B and C are not.
+    // there A is turned too. Grouped GEMMs are copied alike: the masked layout's members
+    // whole (every column of the capacity; the counts are read on the device), the contiguous
+    // layout's one B as a shared operand is, and each group's A.
     let batched = p.batch.is_batched();
     if dtype.is_16bit()
-        && p.groups != GroupLayout::Contiguous
         && (p.transposes.transb == Transpose::Yes
             || (batched && p.transposes.transa == Transpose::Yes))
     {

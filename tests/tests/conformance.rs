@@ -15,12 +15,13 @@
 //! nowhere else, with the refusal it must meet: a problem on the list must be refused with
 //! that message, and one that runs fails the test too, so that the list shrinks as kernels land.
 //!
-//! A second test draws masked grouped GEMMs (a mixture of experts' layer: 1 to 5 groups, counts
-//! anywhere in 0..=capacity, empty groups included, every layout, bf16 and f16), every group
-//! checked below its count and every other element of C required unchanged; it prints which
-//! kernel `auto` took how often. Its first run found T,N groups at an m off the 8-element grid
-//! with more than 64 tokens, and N,T and T,T groups at such an m, refused: they run now (the
-//! swapped tiles; B, and A, copied per member).
+//! A second test draws grouped GEMMs (a mixture of experts' layer, bf16 and f16, every layout):
+//! DeepGEMM's masked layout (1 to 5 groups, counts anywhere in 0..=capacity, empty groups
+//! included) and its contiguous one (runs of 128 columns, each a group's or padding), every
+//! group's columns checked with its own A and every other element of C required unchanged; it
+//! prints which kernel `auto` took how often. Its first runs found T,N groups at an m off the
+//! 8-element grid with more than 64 tokens, and N,T and T,T groups at such an m, refused in
+//! both layouts: they run now (the swapped tiles; B, and A, copied as a batch's are).
 //!
 //! The draws come from the emulator suite's seed (`tests/lib.rs`, printed in the log;
 //! `GEMM_SUITE_SEED=N` replays a run): 200 problems a run (a few seconds), 2000 with
@@ -321,12 +322,18 @@ fn auto_computes_random_problems_in_every_type_and_layout() {
     println!("{count} problems ({batches} strided batches), {gaps} refused as known gaps");
 }
 
-/// One masked grouped GEMM drawn (DeepGEMM's layout, a mixture of experts' layer at decode): 1
-/// to 5 groups (experts) of up to `capacity` columns (tokens) each, in any layout, bf16 or f16;
-/// the counts anywhere in `0..=capacity`, empty groups included. The capacity reaches past 64
-/// so that `auto`'s two rules for groups, the swapped tiles up to 64 tokens in T,N and the wide
-/// tiles beyond, are both drawn. Leading dimensions and the members' strides are whole 16-byte
-/// steps (the TMA engine steps by them: a grouped GEMM is not copied into place).
+/// One grouped GEMM drawn (a mixture of experts' layer), bf16 or f16, in any layout, in one of
+/// DeepGEMM's two layouts, with the table the kernel reads:
+///
+/// - **masked** (decode): 1 to 5 groups (experts) of up to `capacity` columns (tokens) each,
+///   the counts anywhere in `0..=capacity`, empty groups included. The capacity reaches past 64
+///   so that `auto`'s two rules for groups, the swapped tiles up to 64 tokens in T,N and the
+///   wide tiles beyond, are both drawn.
+/// - **contiguous** (prefill): one B and one C of 1 to 4 runs of 128 columns, each run a group's
+///   (of 1 to 3, each with its own A) or padding, which no group owns.
+///
+/// Leading dimensions and the members' strides are whole 16-byte steps (the TMA engine steps
+/// by them).
 fn draw_grouped(draw: &mut Draw) -> (Type, GemmConfig, Vec<u32>) {
     let t = draw.pick(&[Type::Bf16, Type::F16]);
     let size = |draw: &mut Draw| match draw.between(0, 3) {
@@ -334,10 +341,15 @@ fn draw_grouped(draw: &mut Draw) -> (Type, GemmConfig, Vec<u32>) {
         _ => draw.between(17, 96),
     };
     let (m, k) = (size(draw), size(draw));
-    let capacity = match draw.between(0, 2) {
-        0 => draw.between(1, 16),
-        1 => draw.between(17, 64),
-        _ => draw.between(65, 96),
+    let contiguous = draw.between(0, 3) == 0;
+    let n = if contiguous {
+        128 * draw.between(1, 4)
+    } else {
+        match draw.between(0, 2) {
+            0 => draw.between(1, 16),
+            1 => draw.between(17, 64),
+            _ => draw.between(65, 96),
+        }
     };
     let layout = (
         draw.pick(&[Transpose::No, Transpose::Yes]),
@@ -349,37 +361,47 @@ fn draw_grouped(draw: &mut Draw) -> (Type, GemmConfig, Vec<u32>) {
     };
     let aligned = |draw: &mut Draw, rows: u32| rows.next_multiple_of(8) + 8 * draw.between(0, 1);
     let lda = aligned(draw, stored_rows(layout.0, m, k));
-    let ldb = aligned(draw, stored_rows(layout.1, k, capacity));
+    let ldb = aligned(draw, stored_rows(layout.1, k, n));
     let ldc = aligned(draw, m);
-    let groups = draw.between(1, 5);
-    let counts: Vec<u32> = (0..groups)
-        .map(|_| match draw.between(0, 3) {
-            0 => 0,
-            1 => capacity,
-            _ => draw.between(1, capacity),
-        })
-        .collect();
     let stride = |draw: &mut Draw, matrix: u32| u64::from(matrix + 8 * draw.between(0, 1));
-    let (sa, sb, sc) = (
-        stride(draw, lda * stored_rows(layout.0, k, m)),
-        stride(draw, ldb * stored_rows(layout.1, capacity, k)),
-        stride(draw, ldc * capacity),
-    );
-    let mut config = GemmConfig::new(m, capacity, k)
+    let config = GemmConfig::new(m, n, k)
         .transposes(layout.0, layout.1)
-        .leading_dimensions(lda, ldb, ldc)
-        .masked_groups(groups, sa, sb, sc);
+        .leading_dimensions(lda, ldb, ldc);
+    let sa = stride(draw, lda * stored_rows(layout.0, k, m));
+    let (mut config, table) = if contiguous {
+        let groups = draw.between(1, 3);
+        let runs = (0..n / 128)
+            .map(|_| match draw.between(0, 4) {
+                0 => u32::MAX,
+                _ => draw.between(0, groups - 1),
+            })
+            .collect();
+        (config.contiguous_groups(groups, sa), runs)
+    } else {
+        let groups = draw.between(1, 5);
+        let counts = (0..groups)
+            .map(|_| match draw.between(0, 3) {
+                0 => 0,
+                1 => n,
+                _ => draw.between(1, n),
+            })
+            .collect();
+        let sb = stride(draw, ldb * stored_rows(layout.1, n, k));
+        let sc = stride(draw, ldc * n);
+        (config.masked_groups(groups, sa, sb, sc), counts)
+    };
     config.alpha = draw.pick(&[1.0, 0.5, -2.0]);
     config.beta = draw.pick(&[0.0, 0.0, 1.0, -0.25]);
-    (t, config, counts)
+    (t, config, table)
 }
 
-/// Runs `auto` on one masked grouped GEMM: every group's columns below its count against an
-/// f64 reference within the type's bound, every other element of C as it was.
+/// Runs `auto` on one grouped GEMM: every column a group owns (masked: below its count;
+/// contiguous: its runs) against an f64 reference within the type's bound, with the group's
+/// own A; every other element of C as it was.
 fn conform_grouped<T: Element>(
     t: Type,
     config: &GemmConfig,
-    counts: &[u32],
+    table: &[u32],
     draw: &mut Draw,
 ) -> Result<String, String> {
     let (m, n, k) = (config.m, config.n, config.k);
@@ -404,10 +426,23 @@ fn conform_grouped<T: Element>(
             &Algorithm::Auto(Math::Strict),
             &a,
             &b,
-            counts,
+            table,
             &mut c,
         )
         .map_err(|e| format!("refused: {e}"))?;
+    // The columns the groups own: (group, its member of B and C, column).
+    let owned: Vec<(usize, usize, usize)> = if config.groups == gpu_gemm::GroupLayout::Masked {
+        (0..members)
+            .flat_map(|g| (0..table[g] as usize).map(move |j| (g, g, j)))
+            .collect()
+    } else {
+        (0..n as usize)
+            .filter_map(|j| {
+                let g = table[j / 128] as usize;
+                (g < members).then_some((g, 0, j))
+            })
+            .collect()
+    };
     let (lda, ldb, ldc) = (
         config.lda as usize,
         config.ldb as usize,
@@ -417,9 +452,9 @@ fn conform_grouped<T: Element>(
     let (bound, floor) = (t.bound(k), t.subnormal_floor());
     let mut worst = 0f64;
     let mut written = vec![false; c_len];
-    for (member, &count) in counts.iter().enumerate() {
+    for (group, member, j) in owned {
         let (a_from, b_from, c_from) = (
-            member * batch.stride_a as usize,
+            group * batch.stride_a as usize,
             member * batch.stride_b as usize,
             member * batch.stride_c as usize,
         );
@@ -431,33 +466,31 @@ fn conform_grouped<T: Element>(
             Transpose::No => b[b_from + l + j * ldb].to_f64(),
             Transpose::Yes => b[b_from + j + l * ldb].to_f64(),
         };
-        for j in 0..count as usize {
-            for i in 0..m as usize {
-                let (mut dot, mut magnitude) = (0f64, 0f64);
-                for l in 0..k as usize {
-                    let product = a_at(i, l) * b_at(l, j);
-                    dot += product;
-                    magnitude += product.abs();
-                }
-                let at = c_from + i + j * ldc;
-                written[at] = true;
-                let old = c0[at].to_f64();
-                let want = alpha * dot + beta * old;
-                let scale = alpha.abs() * magnitude + (beta * old).abs();
-                let error = (c[at].to_f64() - want).abs();
-                worst = worst.max(error / scale.max(f64::MIN_POSITIVE));
-                if error > bound * scale + floor {
-                    return Err(format!(
-                        "{}: group {member}: C({i}, {j}) = {} where the reference is {want:e}: \
-                         error {error:.2e}, above {bound:.2e} of its scale {scale:.2e}",
-                        choice.variant,
-                        c[at].to_f64()
-                    ));
-                }
+        for i in 0..m as usize {
+            let (mut dot, mut magnitude) = (0f64, 0f64);
+            for l in 0..k as usize {
+                let product = a_at(i, l) * b_at(l, j);
+                dot += product;
+                magnitude += product.abs();
+            }
+            let at = c_from + i + j * ldc;
+            written[at] = true;
+            let old = c0[at].to_f64();
+            let want = alpha * dot + beta * old;
+            let scale = alpha.abs() * magnitude + (beta * old).abs();
+            let error = (c[at].to_f64() - want).abs();
+            worst = worst.max(error / scale.max(f64::MIN_POSITIVE));
+            if error > bound * scale + floor {
+                return Err(format!(
+                    "{}: group {group}: C({i}, {j}) = {} where the reference is {want:e}: error \
+                     {error:.2e}, above {bound:.2e} of its scale {scale:.2e}",
+                    choice.variant,
+                    c[at].to_f64()
+                ));
             }
         }
     }
-    // Past each count, C's padding and the gaps between members keep what they held.
+    // Past each group's columns, C's padding and the gaps between members keep what they held.
     if let Some(at) =
         (0..c_len).find(|&at| !written[at] && c[at].to_f64().to_bits() != c0[at].to_f64().to_bits())
     {
@@ -473,7 +506,7 @@ fn conform_grouped<T: Element>(
 }
 
 #[test]
-fn auto_computes_random_masked_grouped_gemms_in_every_layout() {
+fn auto_computes_random_grouped_gemms_in_every_layout() {
     let sample = Sample::from_env();
     let (seed, count) = match sample {
         Sample::Full => (1, 400),
@@ -483,20 +516,21 @@ fn auto_computes_random_masked_grouped_gemms_in_every_layout() {
     let mut failures = Vec::new();
     let mut kernels = std::collections::BTreeMap::<String, usize>::new();
     for number in 0..count {
-        let (t, config, counts) = draw_grouped(&mut draw);
+        let (t, config, table) = draw_grouped(&mut draw);
         let outcome = match t {
-            Type::Bf16 => conform_grouped::<bf16>(t, &config, &counts, &mut draw),
-            _ => conform_grouped::<f16>(t, &config, &counts, &mut draw),
+            Type::Bf16 => conform_grouped::<bf16>(t, &config, &table, &mut draw),
+            _ => conform_grouped::<f16>(t, &config, &table, &mut draw),
         };
         let b = config.batch;
         let what = format!(
-            "#{number} {t:?} {}×{}×{} {:?}{:?} lda {} ldb {} ldc {} α {} β {} counts {counts:?} \
-             strides {} {} {}",
+            "#{number} {t:?} {}×{}×{} {:?}{:?} {:?} lda {} ldb {} ldc {} α {} β {} table \
+             {table:?} strides {} {} {}",
             config.m,
             config.n,
             config.k,
             config.transa,
             config.transb,
+            config.groups,
             config.lda,
             config.ldb,
             config.ldc,
