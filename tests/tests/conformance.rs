@@ -162,29 +162,106 @@ fn draw_problem(draw: &mut Draw) -> (Type, GemmConfig) {
     (t, config)
 }
 
+/// A problem's operands as they lie in memory (every member, the padding and the gaps between
+/// them), and C before and after the run.
+struct Laid<T> {
+    a: Vec<T>,
+    b: Vec<T>,
+    c_before: Vec<T>,
+    c: Vec<T>,
+}
+
+impl<T: Element> Laid<T> {
+    /// Values in [-1, 1) for every element of A, B and C that `config`'s members reach.
+    fn draw(config: &GemmConfig, draw: &mut Draw) -> Self {
+        let columns = |op: Transpose, rows: u32, cols: u32| match op {
+            Transpose::No => cols,
+            Transpose::Yes => rows,
+        };
+        let (m, n, k) = (config.m, config.n, config.k);
+        let batch = config.batch;
+        let members = batch.count.max(1) as usize;
+        // Every member's elements: the last one's start plus one matrix.
+        let len = |matrix: u32, stride: u64| (members - 1) * stride as usize + matrix as usize;
+        let a_len = len(config.lda * columns(config.transa, m, k), batch.stride_a);
+        let b_len = len(config.ldb * columns(config.transb, k, n), batch.stride_b);
+        let c_len = len(config.ldc * n, batch.stride_c);
+        let mut values =
+            |len: usize| -> Vec<T> { (0..len).map(|_| T::from_f64(draw.unit())).collect() };
+        let (a, b, c_before) = (values(a_len), values(b_len), values(c_len));
+        let c = c_before.clone();
+        Laid { a, b, c_before, c }
+    }
+
+    /// Checks C(i, j) of the problem whose A, B and C start at elements `from` against an f64
+    /// reference: within `t`'s bound of `|α|·Σ|a·b| + |β·c|`, plus its subnormal floor. Marks
+    /// the element `written`; returns its error relative to that scale.
+    fn check(
+        &self,
+        (t, config): (Type, &GemmConfig),
+        (a_from, b_from, c_from): (usize, usize, usize),
+        (i, j): (usize, usize),
+        written: &mut [bool],
+    ) -> Result<f64, String> {
+        let (lda, ldb, ldc) = (
+            config.lda as usize,
+            config.ldb as usize,
+            config.ldc as usize,
+        );
+        let a_at = |i: usize, l: usize| match config.transa {
+            Transpose::No => self.a[a_from + i + l * lda].to_f64(),
+            Transpose::Yes => self.a[a_from + l + i * lda].to_f64(),
+        };
+        let b_at = |l: usize, j: usize| match config.transb {
+            Transpose::No => self.b[b_from + l + j * ldb].to_f64(),
+            Transpose::Yes => self.b[b_from + j + l * ldb].to_f64(),
+        };
+        let (mut dot, mut magnitude) = (0f64, 0f64);
+        for l in 0..config.k as usize {
+            let product = a_at(i, l) * b_at(l, j);
+            dot += product;
+            magnitude += product.abs();
+        }
+        let at = c_from + i + j * ldc;
+        written[at] = true;
+        let old = self.c_before[at].to_f64();
+        let want = config.alpha * dot + config.beta * old;
+        let scale = config.alpha.abs() * magnitude + (config.beta * old).abs();
+        let got = self.c[at].to_f64();
+        let error = (got - want).abs();
+        let (bound, floor) = (t.bound(config.k), t.subnormal_floor());
+        if error > bound * scale + floor {
+            return Err(format!(
+                "C({i}, {j}) = {got} where the reference is {want:e}: error {error:.2e}, above \
+                 {bound:.2e} of its scale {scale:.2e} (+ {floor:.1e})"
+            ));
+        }
+        Ok(error / scale.max(f64::MIN_POSITIVE))
+    }
+
+    /// The first element of C that no check marked `written` and that the run changed: C's
+    /// padding and the gaps between members keep what they held.
+    fn changed_outside(&self, written: &[bool]) -> Option<usize> {
+        (0..self.c.len()).find(|&at| {
+            !written[at] && self.c[at].to_f64().to_bits() != self.c_before[at].to_f64().to_bits()
+        })
+    }
+}
+
 /// Runs `auto` on one problem; `Err` says how it failed.
 fn conform<T: Element>(t: Type, config: &GemmConfig, draw: &mut Draw) -> Result<String, String> {
     let math = match t {
         Type::F32(math) => math,
         _ => Math::Strict,
     };
-    let columns = |op: Transpose, rows: u32, cols: u32| match op {
-        Transpose::No => cols,
-        Transpose::Yes => rows,
-    };
-    let (m, n, k) = (config.m, config.n, config.k);
-    let batch = config.batch;
-    let members = batch.count.max(1) as usize;
-    // Every member's elements: the last one's start plus one matrix.
-    let len = |matrix: u32, stride: u64| (members - 1) * stride as usize + matrix as usize;
-    let a_len = len(config.lda * columns(config.transa, m, k), batch.stride_a);
-    let b_len = len(config.ldb * columns(config.transb, k, n), batch.stride_b);
-    let c_len = len(config.ldc * n, batch.stride_c);
-    let mut values =
-        |len: usize| -> Vec<T> { (0..len).map(|_| T::from_f64(draw.unit())).collect() };
-    let (a, b, c0) = (values(a_len), values(b_len), values(c_len));
-    let mut c = c0.clone();
-    let ran = Gemm::emulator().run(config, &Algorithm::Auto(math), &a, &b, &mut c);
+    let mut laid = Laid::<T>::draw(config, draw);
+    let ran = Gemm::emulator().run(
+        config,
+        &Algorithm::Auto(math),
+        &laid.a,
+        &laid.b,
+        &mut laid.c,
+    );
     match (ran, known_gap(t, config)) {
         (Err(e), Some(refusal)) if e.to_string().contains(refusal) => {
             return Ok(format!("refused (known gap: {refusal})"))
@@ -198,67 +275,29 @@ fn conform<T: Element>(t: Type, config: &GemmConfig, draw: &mut Draw) -> Result<
         }
         (Ok(_), None) => {}
     }
-    let (lda, ldb, ldc) = (
-        config.lda as usize,
-        config.ldb as usize,
-        config.ldc as usize,
-    );
-    let (alpha, beta) = (config.alpha, config.beta);
-    let (bound, floor) = (t.bound(k), t.subnormal_floor());
-    // The largest error relative to the element's scale, and the first element past its bound.
+    let batch = config.batch;
     let mut worst = 0f64;
-    let mut beyond = None;
     // C's elements that some member's op(C) holds; every other element keeps what it held.
-    let mut written = vec![false; c_len];
-    for member in 0..members {
-        let (a_from, b_from, c_from) = (
+    let mut written = vec![false; laid.c.len()];
+    for member in 0..batch.count.max(1) as usize {
+        let from = (
             member * batch.stride_a as usize,
             member * batch.stride_b as usize,
             member * batch.stride_c as usize,
         );
-        let a_at = |i: usize, l: usize| match config.transa {
-            Transpose::No => a[a_from + i + l * lda].to_f64(),
-            Transpose::Yes => a[a_from + l + i * lda].to_f64(),
-        };
-        let b_at = |l: usize, j: usize| match config.transb {
-            Transpose::No => b[b_from + l + j * ldb].to_f64(),
-            Transpose::Yes => b[b_from + j + l * ldb].to_f64(),
-        };
-        for j in 0..n as usize {
-            for i in 0..m as usize {
-                let (mut dot, mut magnitude) = (0f64, 0f64);
-                for l in 0..k as usize {
-                    let product = a_at(i, l) * b_at(l, j);
-                    dot += product;
-                    magnitude += product.abs();
-                }
-                let at = c_from + i + j * ldc;
-                written[at] = true;
-                let old = c0[at].to_f64();
-                let want = alpha * dot + beta * old;
-                let scale = alpha.abs() * magnitude + (beta * old).abs();
-                let error = (c[at].to_f64() - want).abs();
-                worst = worst.max(error / scale.max(f64::MIN_POSITIVE));
-                if error > bound * scale + floor && beyond.is_none() {
-                    beyond = Some(format!(
-                        "member {member}: C({i}, {j}) = {} where the reference is {want:e}: error \
-                         {error:.2e}, above {bound:.2e} of its scale {scale:.2e} (+ {floor:.1e})",
-                        c[at].to_f64()
-                    ));
-                }
+        for j in 0..config.n as usize {
+            for i in 0..config.m as usize {
+                let error = laid
+                    .check((t, config), from, (i, j), &mut written)
+                    .map_err(|e| format!("member {member}: {e}"))?;
+                worst = worst.max(error);
             }
         }
     }
-    // Outside the members' m × n, C's padding and the gaps between members keep what they held.
-    if let Some(at) =
-        (0..c_len).find(|&at| !written[at] && c[at].to_f64().to_bits() != c0[at].to_f64().to_bits())
-    {
+    if let Some(at) = laid.changed_outside(&written) {
         return Err(format!(
             "wrote element {at} of C, outside every member's m × n"
         ));
-    }
-    if let Some(beyond) = beyond {
-        return Err(beyond);
     }
     Ok(format!("error {worst:.1e} of the scale"))
 }
@@ -404,96 +443,48 @@ fn conform_grouped<T: Element>(
     table: &[u32],
     draw: &mut Draw,
 ) -> Result<String, String> {
-    let (m, n, k) = (config.m, config.n, config.k);
-    let columns = |op: Transpose, rows: u32, cols: u32| match op {
-        Transpose::No => cols,
-        Transpose::Yes => rows,
-    };
-    let batch = config.batch;
-    let members = batch.count as usize;
-    let len = |matrix: u32, stride: u64| (members - 1) * stride as usize + matrix as usize;
-    let a_len = len(config.lda * columns(config.transa, m, k), batch.stride_a);
-    let b_len = len(config.ldb * columns(config.transb, k, n), batch.stride_b);
-    let c_len = len(config.ldc * n, batch.stride_c);
-    let mut values =
-        |len: usize| -> Vec<T> { (0..len).map(|_| T::from_f64(draw.unit())).collect() };
-    let (a, b, c0) = (values(a_len), values(b_len), values(c_len));
-    let mut c = c0.clone();
-    let gemm = Gemm::emulator();
-    let choice = gemm
+    let mut laid = Laid::<T>::draw(config, draw);
+    let choice = Gemm::emulator()
         .run_grouped(
             config,
             &Algorithm::Auto(Math::Strict),
-            &a,
-            &b,
+            &laid.a,
+            &laid.b,
             table,
-            &mut c,
+            &mut laid.c,
         )
         .map_err(|e| format!("refused: {e}"))?;
+    let batch = config.batch;
+    let members = batch.count as usize;
     // The columns the groups own: (group, its member of B and C, column).
     let owned: Vec<(usize, usize, usize)> = if config.groups == gpu_gemm::GroupLayout::Masked {
         (0..members)
             .flat_map(|g| (0..table[g] as usize).map(move |j| (g, g, j)))
             .collect()
     } else {
-        (0..n as usize)
+        (0..config.n as usize)
             .filter_map(|j| {
                 let g = table[j / 128] as usize;
                 (g < members).then_some((g, 0, j))
             })
             .collect()
     };
-    let (lda, ldb, ldc) = (
-        config.lda as usize,
-        config.ldb as usize,
-        config.ldc as usize,
-    );
-    let (alpha, beta) = (config.alpha, config.beta);
-    let (bound, floor) = (t.bound(k), t.subnormal_floor());
     let mut worst = 0f64;
-    let mut written = vec![false; c_len];
+    let mut written = vec![false; laid.c.len()];
     for (group, member, j) in owned {
-        let (a_from, b_from, c_from) = (
+        let from = (
             group * batch.stride_a as usize,
             member * batch.stride_b as usize,
             member * batch.stride_c as usize,
         );
-        let a_at = |i: usize, l: usize| match config.transa {
-            Transpose::No => a[a_from + i + l * lda].to_f64(),
-            Transpose::Yes => a[a_from + l + i * lda].to_f64(),
-        };
-        let b_at = |l: usize, j: usize| match config.transb {
-            Transpose::No => b[b_from + l + j * ldb].to_f64(),
-            Transpose::Yes => b[b_from + j + l * ldb].to_f64(),
-        };
-        for i in 0..m as usize {
-            let (mut dot, mut magnitude) = (0f64, 0f64);
-            for l in 0..k as usize {
-                let product = a_at(i, l) * b_at(l, j);
-                dot += product;
-                magnitude += product.abs();
-            }
-            let at = c_from + i + j * ldc;
-            written[at] = true;
-            let old = c0[at].to_f64();
-            let want = alpha * dot + beta * old;
-            let scale = alpha.abs() * magnitude + (beta * old).abs();
-            let error = (c[at].to_f64() - want).abs();
-            worst = worst.max(error / scale.max(f64::MIN_POSITIVE));
-            if error > bound * scale + floor {
-                return Err(format!(
-                    "{}: group {group}: C({i}, {j}) = {} where the reference is {want:e}: error \
-                     {error:.2e}, above {bound:.2e} of its scale {scale:.2e}",
-                    choice.variant,
-                    c[at].to_f64()
-                ));
-            }
+        for i in 0..config.m as usize {
+            let error = laid
+                .check((t, config), from, (i, j), &mut written)
+                .map_err(|e| format!("{}: group {group}: {e}", choice.variant))?;
+            worst = worst.max(error);
         }
     }
-    // Past each group's columns, C's padding and the gaps between members keep what they held.
-    if let Some(at) =
-        (0..c_len).find(|&at| !written[at] && c[at].to_f64().to_bits() != c0[at].to_f64().to_bits())
-    {
+    if let Some(at) = laid.changed_outside(&written) {
         return Err(format!(
             "{}: wrote element {at} of C, outside every group's columns",
             choice.variant
