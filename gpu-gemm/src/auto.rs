@@ -583,17 +583,23 @@ pub fn normal_operands(
 ) -> Option<(Problem, crate::launch::Copies)> {
     use crate::launch::Copies;
     let t = p.transposes;
-    // The f32 and f64 kernels read a shared matrix shared; the 16-bit ones get one per member.
-    let (count, stays_shared) = (p.batch.count, !p.dtype.is_16bit());
-    let copy = |stored, ld, stride| {
+    // The f32 and f64 kernels read a shared matrix shared; the 16-bit ones get one per member
+    // (their tensor maps reach a member through its layer), but for the contiguous layout's
+    // one B, which every group's tiles read as layer 0.
+    let (count, shared_a, shared_b) = (
+        p.batch.count,
+        !p.dtype.is_16bit(),
+        !p.dtype.is_16bit() || p.groups == GroupLayout::Contiguous,
+    );
+    let copy = |stored, ld, stride, stays_shared| {
         transposed_copy(stored, ld, p.dtype).map(|c| c.for_members(count, stride, stays_shared))
     };
     let copies = Copies {
         a: (which.0 && t.transa == Transpose::Yes)
-            .then(|| copy(p.stored_a(), p.shape.lda, p.batch.stride_a))
+            .then(|| copy(p.stored_a(), p.shape.lda, p.batch.stride_a, shared_a))
             .flatten(),
         b: (which.1 && t.transb == Transpose::Yes)
-            .then(|| copy(p.stored_b(), p.shape.ldb, p.batch.stride_b))
+            .then(|| copy(p.stored_b(), p.shape.ldb, p.batch.stride_b, shared_b))
             .flatten(),
     };
     if copies.a.is_none() && copies.b.is_none() {
