@@ -436,26 +436,24 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
 /// (`docs/results/h100-2026-12-07-decode/run2`).
 pub fn group_rule(p: &Problem) -> (&'static str, u32, &'static str) {
     let tma_store = features(&p.shape).tma_store;
-    if p.transposes == Transposes::ALL[1] && !tma_store && p.shape.n > 64 {
-        return (
-            "wgmma-swap",
-            564,
-            "groups in T,N whose m or ldc is not a multiple of 8 (the TMA store's rows): the swapped tiles, C from the registers",
-        );
-    }
-    if p.transposes == Transposes::ALL[1] && p.shape.n <= 64 {
-        let (tile, rule) = if p.shape.n <= 16 {
-            (
+    if p.transposes == Transposes::ALL[1] && (p.shape.n <= 64 || !tma_store) {
+        return match p.shape.n {
+            ..=16 => (
+                "wgmma-swap",
                 464,
                 "groups of at most 16 tokens, T,N: the tokens as the wgmma's M, 16 a tile, 64 rows of weights",
-            )
-        } else {
-            (
+            ),
+            17..=64 => (
+                "wgmma-swap",
                 564,
                 "groups of at most 64 tokens, T,N: the tokens as the wgmma's M, 64 a tile, 64 rows of weights",
-            )
+            ),
+            _ => (
+                "wgmma-swap",
+                564,
+                "groups in T,N whose m or ldc is not a multiple of 8 (the TMA store's rows): the swapped tiles, C from the registers",
+            ),
         };
-        return ("wgmma-swap", tile, rule);
     }
     if !tma_store && p.transposes == Transposes::NN {
         return (

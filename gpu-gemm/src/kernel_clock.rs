@@ -144,19 +144,9 @@ impl KernelClock {
     /// all the runs, flushing until their count is a whole number of runs; a late record of
     /// an earlier call's kernels started before `since` and is left out.
     pub fn spans_ms(&self, since: Since, runs: usize) -> Result<Vec<f64>> {
-        let mut stamps = Vec::new();
-        for attempt in 0..20 {
-            if attempt > 0 {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-            self.flush()?;
-            let mut delivered = STAMPS.lock().unwrap_or_else(|p| p.into_inner());
-            stamps.extend(delivered.drain(..).filter(|&(start, _)| start >= since.0));
-            drop(delivered);
-            if runs > 0 && stamps.len() >= runs && stamps.len().is_multiple_of(runs) {
-                break;
-            }
-        }
+        let mut stamps = self.collect(since, 20, |count, _| {
+            runs > 0 && count >= runs && count.is_multiple_of(runs)
+        })?;
         spans_of_runs(&mut stamps, runs)
     }
 
@@ -164,21 +154,35 @@ impl KernelClock {
     /// launches have ended: a timeline of what ran. Read until three flushes in a row bring
     /// nothing new (CUPTI delivers some records late: [`KernelClock::spans_ms`]).
     pub fn stamps(&self, since: Since) -> Result<Vec<(u64, u64)>> {
+        let mut stamps = self.collect(since, 200, |count, quiet| count > 0 && quiet >= 3)?;
+        stamps.sort_unstable();
+        Ok(stamps)
+    }
+
+    /// The stamps of kernels started since `since`, flushing every 5 ms, at most `flushes`
+    /// times, until `enough(stamps so far, flushes in a row that brought none)`.
+    fn collect(
+        &self,
+        since: Since,
+        flushes: usize,
+        enough: impl Fn(usize, usize) -> bool,
+    ) -> Result<Vec<(u64, u64)>> {
         let mut stamps = Vec::new();
         let mut quiet = 0;
-        for _ in 0..200 {
+        for flush in 0..flushes {
+            if flush > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
             self.flush()?;
             let mut delivered = STAMPS.lock().unwrap_or_else(|p| p.into_inner());
             let before = stamps.len();
             stamps.extend(delivered.drain(..).filter(|&(start, _)| start >= since.0));
             drop(delivered);
             quiet = if stamps.len() == before { quiet + 1 } else { 0 };
-            if quiet >= 3 && !stamps.is_empty() {
+            if enough(stamps.len(), quiet) {
                 break;
             }
-            std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        stamps.sort_unstable();
         Ok(stamps)
     }
 

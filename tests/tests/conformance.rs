@@ -302,6 +302,17 @@ fn conform<T: Element>(t: Type, config: &GemmConfig, draw: &mut Draw) -> Result<
     Ok(format!("error {worst:.1e} of the scale"))
 }
 
+/// Fails with every failure of `count` draws of `what`, and the seed that replays them.
+fn none_failed(failures: &[String], count: usize, what: &str, sample: &Sample) {
+    assert!(
+        failures.is_empty(),
+        "{} of {count} random {what} failed ({}):\n{}",
+        failures.len(),
+        sample.describe(),
+        failures.join("\n")
+    );
+}
+
 #[test]
 fn auto_computes_random_problems_in_every_type_and_layout() {
     let sample = Sample::from_env();
@@ -351,13 +362,7 @@ fn auto_computes_random_problems_in_every_type_and_layout() {
             Err(e) => failures.push(format!("{what}: {e}")),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {count} random problems failed ({}):\n{}",
-        failures.len(),
-        sample.describe(),
-        failures.join("\n")
-    );
+    none_failed(&failures, count, "problems", &sample);
     println!("{count} problems ({batches} strided batches), {gaps} refused as known gaps");
 }
 
@@ -540,12 +545,6 @@ fn auto_computes_random_grouped_gemms_in_every_layout() {
             Err(e) => failures.push(format!("{what}: {e}")),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {count} random grouped GEMMs failed ({}):\n{}",
-        failures.len(),
-        sample.describe(),
-        failures.join("\n")
-    );
+    none_failed(&failures, count, "grouped GEMMs", &sample);
     println!("{count} grouped GEMMs, by kernel: {kernels:?}");
 }

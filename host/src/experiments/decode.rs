@@ -728,22 +728,24 @@ fn timeline_section(model: Model, settings: &Settings, rows: &[Row]) -> Section 
         };
         for (i, c) in settings.contenders.iter().enumerate() {
             let mut cells = vec![Cell::text(row.tokens.to_string()), Cell::text(c.name())];
-            match timelines.as_ref().map(|t| t.get(i).cloned().flatten()) {
-                Ok(Some(t)) => {
+            let timeline = match timelines {
+                Ok(t) => t
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .ok_or("CUPTI delivered no stamps"),
+                Err(why) => Err(why.as_str()),
+            };
+            match timeline {
+                Ok(t) => {
                     cells.push(Cell::fixed(t.kernels as f64, 0));
                     for us in [t.busy_us, t.idle_us, t.overlap_us] {
                         cells.push(Cell::fixed(us, 2));
                     }
                     cells.push(Cell::text(t.layer_text()));
                 }
-                Ok(None) | Err(_) => {
-                    let why = match timelines {
-                        Err(e) => e.clone(),
-                        Ok(_) => "CUPTI delivered no stamps".to_string(),
-                    };
-                    for _ in 0..4 {
-                        cells.push(Cell::missing(why.clone()));
-                    }
+                Err(why) => {
+                    cells.extend((0..4).map(|_| Cell::missing(why)));
                     cells.push(Cell::text(why));
                 }
             }

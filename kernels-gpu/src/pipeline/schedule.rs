@@ -62,7 +62,7 @@ impl Tile {
 
 /// Where a role's walk over the masked layout's packed units stands ([`Tiles::masked_tile`]):
 /// the member its last unit was of, and the units of the members before it.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct MaskedCursor {
     member: u32,
     first_unit: u32,
