@@ -24,6 +24,8 @@
 //!    ([`aligned_operands`]). Then, the kernel chosen, an A or B whose columns start off a
 //!    128-byte line is copied onto it where the GEMM repays the copy ([`line_copies`]); every
 //!    copy's columns start 128 bytes apart.
+//!    In f32 under `tf32`, T,N (the models' layout) goes to the swapped tiles of
+//!    `wgmma-tf32-swap` ([`tf32_rule`]), which read both operands as they lie.
 //! 4. Otherwise a problem takes the choice of the table row of its dtype and contract whose
 //!    shape is nearest in log₂ m + log₂ n + log₂ k distance (ties: the first row), provided the
 //!    kernel supports the shape and runs on the device; otherwise, or with no row, the first of
@@ -417,6 +419,39 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
     None
 }
 // ANCHOR_END: shape_rule
+
+/// The TF32 shapes rule: f32 under `--math tf32`, T,N (the models' layout, the only one whose
+/// operands TF32's descriptors read as they lie: both K-major), one problem:
+/// `wgmma-tf32-swap`, with the decode tiles bf16 takes for n ≤ 128 ([`swap_tile`]: the tiles
+/// are counted in rows of weights and tokens, whatever the type), and beyond, 256 rows of
+/// weights by 128 tokens (`:1256`, cuBLAS's TF32 tile turned), or 128 rows (`:1128`) where
+/// those fill more of their waves. Before it, TF32 T,N ran `wgmma-tf32` on A copied
+/// transposed: 0.48× cuBLAS TF32 over the Llama-3 suite (H100), the copy of the weights
+/// costing more than the GEMM at decode sizes.
+pub fn tf32_rule(p: &Problem, math: Math) -> Option<(&'static str, u32, &'static str)> {
+    let tn = p.transposes == Transposes::ALL[1];
+    if p.dtype != Dtype::F32 || math != Math::Tf32 || !tn {
+        return None;
+    }
+    if p.groups != GroupLayout::None || p.batch.is_batched() {
+        return None;
+    }
+    let s = &p.shape;
+    if s.n <= 128 {
+        return Some((
+            "wgmma-tf32-swap",
+            swap_tile(s),
+            "TF32, T,N, n ≤ 128: the tokens as the wgmma's M, a wave of tiles of weights",
+        ));
+    }
+    let fill = |rows: u32| wave_efficiency(s.m.div_ceil(rows) * s.n.div_ceil(128));
+    let tile = if fill(128) > fill(256) + 0.1 { 1128 } else { 1256 };
+    Some((
+        "wgmma-tf32-swap",
+        tile,
+        "TF32, T,N, n > 128: 256 (or 128) rows of weights by 128 tokens, both operands read as they lie",
+    ))
+}
 
 /// The shapes rule of a grouped GEMM (bf16, f16): `wgmma-layouts:2`, 256 × 128 tiles without
 /// clusters, in every layout (the kernels with clusters share an operand between neighbouring
@@ -846,7 +881,7 @@ fn choose_kernel(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Re
             });
         }
     }
-    if let Some((name, tile, rule)) = shape_rule(p) {
+    if let Some((name, tile, rule)) = shape_rule(p).or_else(|| tf32_rule(p, math)) {
         let variant = registry::find(name)?;
         if fits_at(&variant, Some(tile), p, math, arch) {
             return Ok(Choice {

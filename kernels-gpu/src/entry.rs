@@ -586,6 +586,24 @@ mod hopper {
     gemm_wgmma_fp8_swap_w348_e4m3: e4m3 + maps = wgmma_swap::gemm::<wgmma_narrow::E4m3, 24, 16, false, false>, launch_bounds(256, 1);
     gemm_wgmma_fp8_swap_w356_e4m3: e4m3 + maps = wgmma_swap::gemm::<wgmma_narrow::E4m3, 28, 16, false, false>, launch_bounds(256, 1);
     gemm_wgmma_fp8_swap_w364_e4m3: e4m3 + maps = wgmma_swap::gemm::<wgmma_narrow::E4m3, 32, 16, false, false>, launch_bounds(256, 1);
+    // TF32 on the swapped tiles (T,N), and their prefill tiles of 128 or 256 rows of weights
+    // by 128 tokens (`--tile 1000 + W`).
+    gemm_wgmma_tf32_swap_w32_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 16, 128, false, false>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_swap_w48_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 24, 128, false, false>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_swap_w64_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 32, 128, false, false>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_swap_w116_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 8, 64, false, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w132_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 16, 64, false, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w148_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 24, 64, false, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w156_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 28, 64, false, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w164_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 32, 64, false, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w248_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 24, 64, true, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w264_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 32, 64, true, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w332_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 16, 16, false, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w348_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 24, 16, false, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w356_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 28, 16, false, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w364_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 32, 16, false, false>, launch_bounds(256, 1);
+    gemm_wgmma_tf32_swap_w1128_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 64, 128, false, false>, launch_bounds(384, 1);
+    gemm_wgmma_tf32_swap_w1256_f32: f32 + maps = wgmma_swap::gemm::<wgmma_narrow::Tf32Operands, 128, 128, false, false>, launch_bounds(384, 1);
     gemm_wgmma_narrow_nn_n8_bf16: bf16 + maps = wgmma_narrow::gemm::<wgmma_narrow::Sixteen<Bf16>, 4, false>, launch_bounds(384, 1);
     gemm_wgmma_narrow_nn_n8_f16: f16 + maps = wgmma_narrow::gemm::<wgmma_narrow::Sixteen<F16>, 4, false>, launch_bounds(384, 1);
     gemm_wgmma_narrow_nn_n16_bf16: bf16 + maps = wgmma_narrow::gemm::<wgmma_narrow::Sixteen<Bf16>, 8, false>, launch_bounds(384, 1);

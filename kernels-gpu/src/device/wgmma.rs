@@ -194,15 +194,20 @@ impl<const R: usize> Accumulator<R> {
 }
 
 /// `wgmma.mma_async.sync.aligned.m64n{N}k8.f32.tf32.tf32` for the accumulator of one N
-/// (`Accumulator<32>`: N = 64, `<64>`: N = 128, `<128>`: N = 256).
+/// (`Accumulator<8>`: N = 16, …, `<32>`: N = 64, `<64>`: N = 128, `<128>`: N = 256), both
+/// operands in shared memory.
 pub trait Tf32Wgmma: Registers {
     /// The accumulator's columns.
     const N: u32;
 
-    /// `D = A·B (+ D)`, A (64×8) and B (8×N, K-major) in shared memory. With `accumulate`
-    /// false the old accumulator is ignored (the `scale-d` predicate).
+    /// `D = A·B (+ D)`, A (64×8) and B (8×N), both K-major, in shared memory. With
+    /// `accumulate` false the old accumulator is ignored (the `scale-d` predicate).
     fn mma(&mut self, a: Descriptor, b: Descriptor, accumulate: bool);
+}
 
+/// The TF32 `wgmma` with A from registers, at the shapes of [`crate::variants::wgmma_tf32`]
+/// (N = 64, 128, 256), whose A is M-major in shared memory.
+pub trait Tf32WgmmaRegisters: Tf32Wgmma {
     /// As [`Tf32Wgmma::mma`] with this thread's A fragment in registers: `a.0[i]` is row
     /// `16w + L/4 + 8·(i % 2)`, k `L % 4 + 4·(i / 2)` of the 64×8 A (the `mma.m16n8k8` table of
     /// [`super::mma`], for the warp's 16 rows).
@@ -243,8 +248,8 @@ registers!(32, fence_operands_32);
 registers!(64, fence_operands_64);
 registers!(128, fence_operands_128);
 
-macro_rules! tf32_wgmma {
-    ($r:literal, $n:literal, $ss:ident, $rs:ident) => {
+macro_rules! tf32_wgmma_shared {
+    ($r:literal, $n:literal, $ss:ident) => {
         impl Tf32Wgmma for Accumulator<$r> {
             const N: u32 = $n;
 
@@ -260,7 +265,15 @@ macro_rules! tf32_wgmma {
                     self.emulate(op, a, b, accumulate, kind);
                 }
             }
+        }
+    };
+}
 
+macro_rules! tf32_wgmma {
+    ($r:literal, $n:literal, $ss:ident, $rs:ident) => {
+        tf32_wgmma_shared!($r, $n, $ss);
+
+        impl Tf32WgmmaRegisters for Accumulator<$r> {
             #[inline(always)]
             fn mma_with_a_registers(
                 &mut self,
@@ -288,6 +301,10 @@ macro_rules! tf32_wgmma {
 tf32_wgmma!(32, 64, wgmma_m64n64k8_tf32_ss, wgmma_m64n64k8_tf32_rs);
 tf32_wgmma!(64, 128, wgmma_m64n128k8_tf32_ss, wgmma_m64n128k8_tf32_rs);
 tf32_wgmma!(128, 256, wgmma_m64n256k8_tf32_ss, wgmma_m64n256k8_tf32_rs);
+tf32_wgmma_shared!(8, 16, wgmma_m64n16k8_tf32_ss);
+tf32_wgmma_shared!(16, 32, wgmma_m64n32k8_tf32_ss);
+tf32_wgmma_shared!(24, 48, wgmma_m64n48k8_tf32_ss);
+tf32_wgmma_shared!(28, 56, wgmma_m64n56k8_tf32_ss);
 
 /// An operand whose k values are contiguous in shared memory (each row of A, each column of B):
 /// the transpose bit 0. TF32 operands must be K-major.

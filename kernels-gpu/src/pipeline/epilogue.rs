@@ -13,7 +13,7 @@ use crate::device::store;
 use crate::device::tma::TensorMap;
 use crate::device::wgmma::{fence_proxy_async, Accumulator};
 use crate::fused::{Bias, Fused};
-use crate::gemm::{scaled, HalfGemmArgs};
+use crate::gemm::{scaled, GemmArgs, HalfGemmArgs};
 
 /// Registers [`fuse`] reads C and the bias for between two branches.
 const REGISTERS_PER_BLOCK: usize = 16;
@@ -165,8 +165,8 @@ pub unsafe fn store_transposed<H: Half, const R: usize>(
 /// [`store_transposed`] on [`plain`]'s arguments (`alpha·acc`, no C read).
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-unsafe fn store_transposed_plain<H: Half, const R: usize>(
-    args: &HalfGemmArgs<H>,
+unsafe fn store_transposed_plain<C: ColumnMajorC, const R: usize>(
+    args: &C,
     acc: &Accumulator<R>,
     row0: u32,
     col0: u32,
@@ -175,13 +175,14 @@ unsafe fn store_transposed_plain<H: Half, const R: usize>(
     let values = acc.get();
     let (warp, lane) = (thread / 32, thread % 32);
     // Two flat loops, one chosen per tile, each small enough to be unrolled whole.
-    let whole_pairs = args.c_pairs_ok() && row0 + 2 * R as u32 <= args.m;
+    let (m, n) = args.size();
+    let whole_pairs = args.c_pairs_ok() && row0 + 2 * R as u32 <= m;
     if whole_pairs {
         for p in 0..R / 2 {
             let i = 2 * p as u32;
             let (r, c) = Accumulator::<R>::position(warp, lane, i);
             let (row, col) = (row0 + c, col0 + r);
-            if col < args.n {
+            if col < n {
                 let pair = [values[2 * p], values[2 * p + 1]];
                 unsafe { args.store_c2(args.c_at(row, col), pair) };
             }
@@ -190,10 +191,91 @@ unsafe fn store_transposed_plain<H: Half, const R: usize>(
         for i in 0..R {
             let (r, c) = Accumulator::<R>::position(warp, lane, i as u32);
             let (row, col) = (row0 + c, col0 + r);
-            if row < args.m && col < args.n {
+            if row < m && col < n {
                 unsafe { args.store_c(args.c_at(row, col), values[i]) };
             }
         }
+    }
+}
+
+/// [`store_transposed`] for f32 C (the TF32 swapped tiles, [`crate::variants::wgmma_swap`]):
+/// `alpha·acc + beta·C`, C read only where `beta ≠ 0` (two copies of the store, as
+/// [`GemmArgs::split_on_beta`] writes every f32 epilogue). A register pair is two adjacent
+/// rows of C, one 8-byte store.
+///
+/// # Safety
+/// `args` describes valid matrices.
+#[inline(always)]
+pub unsafe fn store_transposed_f32<const R: usize>(
+    args: &GemmArgs<f32>,
+    acc: &Accumulator<R>,
+    row0: u32,
+    col0: u32,
+    thread: u32,
+) {
+    args.split_on_beta(|args| unsafe { store_transposed_plain(args, acc, row0, col0, thread) })
+}
+
+/// What a register epilogue writes column-major C through, whatever C's type: its size, where
+/// an element lies, and `alpha·acc + beta·C` into one element or a pair of adjacent rows.
+pub trait ColumnMajorC {
+    /// (m, n).
+    fn size(&self) -> (u32, u32);
+    /// Offset of C(row, col).
+    fn c_at(&self, row: u32, col: u32) -> usize;
+    /// Whether C can be written in pairs of adjacent rows.
+    fn c_pairs_ok(&self) -> bool;
+    /// # Safety
+    /// `i..i+2` inside C, aligned to the pair.
+    unsafe fn store_c2(&self, i: usize, acc: [f32; 2]);
+    /// # Safety
+    /// `i` inside C.
+    unsafe fn store_c(&self, i: usize, acc: f32);
+}
+
+impl<H: Half> ColumnMajorC for HalfGemmArgs<H> {
+    #[inline(always)]
+    fn size(&self) -> (u32, u32) {
+        (self.m, self.n)
+    }
+    #[inline(always)]
+    fn c_at(&self, row: u32, col: u32) -> usize {
+        HalfGemmArgs::c_at(self, row, col)
+    }
+    #[inline(always)]
+    fn c_pairs_ok(&self) -> bool {
+        HalfGemmArgs::c_pairs_ok(self)
+    }
+    #[inline(always)]
+    unsafe fn store_c2(&self, i: usize, acc: [f32; 2]) {
+        unsafe { HalfGemmArgs::store_c2(self, i, acc) }
+    }
+    #[inline(always)]
+    unsafe fn store_c(&self, i: usize, acc: f32) {
+        unsafe { HalfGemmArgs::store_c(self, i, acc) }
+    }
+}
+
+impl ColumnMajorC for GemmArgs<f32> {
+    #[inline(always)]
+    fn size(&self) -> (u32, u32) {
+        (self.m, self.n)
+    }
+    #[inline(always)]
+    fn c_at(&self, row: u32, col: u32) -> usize {
+        GemmArgs::c_at(self, row, col)
+    }
+    #[inline(always)]
+    fn c_pairs_ok(&self) -> bool {
+        GemmArgs::c_pairs_ok(self)
+    }
+    #[inline(always)]
+    unsafe fn store_c2(&self, i: usize, acc: [f32; 2]) {
+        unsafe { GemmArgs::store_c2(self, i, acc) }
+    }
+    #[inline(always)]
+    unsafe fn store_c(&self, i: usize, acc: f32) {
+        unsafe { GemmArgs::store_c(self, i, acc) }
     }
 }
 

@@ -400,6 +400,8 @@ fn wgmma_swap_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometr
         464 => geometry::<32, 16, false>(m, n, k, bytes),
         532 => geometry::<16, 64, false>(m, n, k, bytes),
         564 => geometry::<32, 64, false>(m, n, k, bytes),
+        1128 => geometry::<64, 128, false>(m, n, k, bytes),
+        1256 => geometry::<128, 128, false>(m, n, k, bytes),
         _ => unreachable!("the host checks --tile against Variant::tiles"),
     }
 }
@@ -415,20 +417,37 @@ fn wgmma_fp8_swap_operands(tile: u32, _layout: Layout) -> TmaOperands {
     swap_operands(tile, 128)
 }
 
+/// `wgmma-tf32-swap`'s: the same boxes, 32 f32 of k per 128-byte row.
+fn wgmma_tf32_swap_operands(tile: u32, _layout: Layout) -> TmaOperands {
+    swap_operands(tile, 32)
+}
+
+/// A swapped tile's rows of weights and tokens: `--tile W` (W < 100) and `1000 + W` with 128
+/// tokens, `300 + W` and `400 + W` with 16, the others (`100 + W`, `200 + W`, `500 + W`) 64.
+const fn swap_tile_shape(tile: u32) -> (u32, u32) {
+    match tile {
+        1000.. => (tile - 1000, 128),
+        0..=99 => (tile, 128),
+        _ => (
+            tile % 100,
+            match tile / 100 {
+                3 | 4 => 16,
+                _ => 64,
+            },
+        ),
+    }
+}
+
 /// The swapped tiles' tensor maps, `k_box` values of k per 128-byte row.
 fn swap_operands(tile: u32, k_box: u32) -> TmaOperands {
-    let tokens = match tile / 100 {
-        0 => 128,
-        3 | 4 => 16,
-        _ => 64,
-    };
+    let (rows, tokens) = swap_tile_shape(tile);
     // `WgmmaSwap::GROUPS`: their tensor maps have a layer per group (A) and member (B).
     let grouped = matches!(tile / 100, 4 | 5);
     TmaOperands {
-        a_box: [k_box, tile % 100],
+        a_box: [k_box, rows],
         a_transposed: true,
         b_box: [k_box, tokens],
-        stream_k: (tile / 100 == 2).then_some([tile % 100, tokens]),
+        stream_k: (tile / 100 == 2).then_some([rows, tokens]),
         batched: grouped,
         grouped,
         ranges: false,
@@ -1337,6 +1356,24 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_swap_operands),
+        scales: None,
+    },
+    Variant {
+        name: "wgmma-tf32-swap",
+        summary: "wgmma-swap for f32 data on the TF32 tensor cores (TN, f32 C): the tokens as the wgmma's M, W rows of weights as its N, wgmma.m64nWk8.tf32 with both operands K-major in shared memory, 32-deep slices, C from the registers in 8-byte pairs of rows; the decode tiles of wgmma-swap (132 default) and, for prefill, 1000 + W (1128, 1256): 128 or 256 rows of weights by 128 tokens, two consumer warpgroups, cuBLAS's TF32 tile turned",
+        source: "beyond the documents (tensor cores, chapters 2 and 5)",
+        entry: "gemm_wgmma_tf32_swap_w{tile}",
+        layouts: &[Layout::TN],
+        tiles: &[
+            132, 116, 148, 156, 164, 32, 48, 64, 248, 264, 332, 348, 356, 364, 1128, 1256,
+        ],
+        geometry: wgmma_swap_geometry,
+        supports: |s, d| TmaOperands::check(s, d.bytes()),
+        dtypes: &[Dtype::F32],
+        arithmetic: Arithmetic::Tf32,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_tf32_swap_operands),
         scales: None,
     },
     Variant {

@@ -90,9 +90,9 @@ use crate::device::pool_address;
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma;
 use crate::device::wgmma::{
-    Accumulator, Descriptor, Fp8Wgmma, HalfWgmma, Registers, K_MAJOR, MN_MAJOR,
+    Accumulator, Descriptor, Fp8Wgmma, HalfWgmma, Registers, Tf32Wgmma, K_MAJOR, MN_MAJOR,
 };
-use crate::gemm::{scaled, Fp8GemmArgs, Geometry, HalfGemmArgs};
+use crate::gemm::{scaled, Fp8GemmArgs, GemmArgs, Geometry, HalfGemmArgs};
 use crate::pipeline::schedule::Tile;
 use crate::pipeline::stream::{self, Scratch, FIXUP_BYTES};
 use crate::pipeline::{self, epilogue, Consumer, Kernel, Stages, Work, WARPGROUP};
@@ -140,9 +140,20 @@ pub trait Operands<const R: usize>: Copy + Default + 'static {
         accumulate: bool,
         a_k_major: bool,
     );
-    /// C, and the factor the accumulators take on their way to it.
-    fn output(args: &Self::Args) -> HalfGemmArgs<Self::Out>;
-    type Out: Half;
+    /// C's columns, n: a swapped tile's tokens ([`super::wgmma_swap`]).
+    fn columns(args: &Self::Args) -> u32;
+    /// The swapped tiles' epilogue: a consumer warpgroup's accumulator of `Cᵀ` into C at
+    /// (`row0`, `col0`), no column at or past `n_end` ([`epilogue::store_transposed`]).
+    ///
+    /// # Safety
+    /// `args` describes valid matrices.
+    unsafe fn store_transposed(
+        args: &Self::Args,
+        acc: &Accumulator<R>,
+        at: (u32, u32),
+        n_end: u32,
+        thread: u32,
+    );
 
     /// The sum of a consumer warpgroup's 64 rows over the work's slices, `issue(stage, acc,
     /// fresh)` putting one slice's `wgmma`s into `acc` (a fresh sum when `fresh`), `at` the
@@ -162,6 +173,34 @@ pub trait Operands<const R: usize>: Copy + Default + 'static {
     {
         one_chain(c, work, issue)
     }
+}
+
+/// Operands whose C is 16-bit (bf16, f16; e4m3's bf16): the narrow kernel's epilogue, with its
+/// fused forms, reads [`HalfGemmArgs`].
+pub trait HalfC<const R: usize>: Operands<R> {
+    type Out: Half;
+    /// C, and the factor the accumulators take on their way to it.
+    fn output(args: &Self::Args) -> HalfGemmArgs<Self::Out>;
+}
+
+/// [`Operands::store_transposed`] for a 16-bit C: the 16-bit kernels' store, with its fused
+/// epilogue.
+///
+/// # Safety
+/// `output` describes valid matrices.
+#[inline(always)]
+unsafe fn store_transposed_16bit<H: Half, const R: usize>(
+    output: HalfGemmArgs<H>,
+    acc: &Accumulator<R>,
+    (row0, col0): (u32, u32),
+    n_end: u32,
+    thread: u32,
+) {
+    let output = HalfGemmArgs {
+        n: output.n.min(n_end),
+        ..output
+    };
+    unsafe { epilogue::store_transposed(&output, acc, row0, col0, thread) }
 }
 
 /// A warpgroup's sum over the work's slices as one chain (one scale per tensor): the skeleton's
@@ -192,7 +231,6 @@ where
     Accumulator<R>: HalfWgmma<H>,
 {
     type Args = HalfGemmArgs<H>;
-    type Out = H;
     const BK: u32 = 64;
 
     #[inline(always)]
@@ -211,8 +249,70 @@ where
     }
 
     #[inline(always)]
+    fn columns(args: &HalfGemmArgs<H>) -> u32 {
+        args.n
+    }
+
+    #[inline(always)]
+    unsafe fn store_transposed(
+        args: &HalfGemmArgs<H>,
+        acc: &Accumulator<R>,
+        at: (u32, u32),
+        n_end: u32,
+        thread: u32,
+    ) {
+        unsafe { store_transposed_16bit(*args, acc, at, n_end, thread) }
+    }
+}
+
+impl<H: Half, const R: usize> HalfC<R> for Sixteen<H>
+where
+    Accumulator<R>: HalfWgmma<H>,
+{
+    type Out = H;
+
+    #[inline(always)]
     fn output(args: &HalfGemmArgs<H>) -> HalfGemmArgs<H> {
         *args
+    }
+}
+
+/// f32 operands and C on the TF32 tensor cores (`wgmma.m64nNk8.f32.tf32.tf32`, both operands
+/// K-major in shared memory: T,N, the only layout TF32's descriptors read): the swapped tiles'
+/// TF32 form (`wgmma-tf32-swap`). A 128-byte row of a stage is 32 of k, a `wgmma` step 8.
+#[derive(Clone, Copy, Default)]
+pub struct Tf32Operands;
+
+impl<const R: usize> Operands<R> for Tf32Operands
+where
+    Accumulator<R>: Tf32Wgmma,
+{
+    type Args = GemmArgs<f32>;
+    const BK: u32 = 32;
+
+    #[inline(always)]
+    fn mma(acc: &mut Accumulator<R>, a: Descriptor, b: Descriptor, accumulate: bool, _: bool) {
+        Tf32Wgmma::mma(acc, a, b, accumulate)
+    }
+
+    #[inline(always)]
+    fn columns(args: &GemmArgs<f32>) -> u32 {
+        args.n
+    }
+
+    #[inline(always)]
+    unsafe fn store_transposed(
+        args: &GemmArgs<f32>,
+        acc: &Accumulator<R>,
+        (row0, col0): (u32, u32),
+        n_end: u32,
+        thread: u32,
+    ) {
+        let output = GemmArgs {
+            n: args.n.min(n_end),
+            ..*args
+        };
+        unsafe { epilogue::store_transposed_f32(&output, acc, row0, col0, thread) }
     }
 }
 
@@ -235,7 +335,6 @@ where
     Accumulator<R>: Fp8Wgmma,
 {
     type Args = Fp8GemmArgs;
-    type Out = Bf16;
     const BK: u32 = 128;
 
     #[inline(always)]
@@ -243,15 +342,21 @@ where
         Fp8Wgmma::mma(acc, a, b, accumulate)
     }
 
-    /// One scale per tensor: `Σ (sa·a)(sb·b) = sa·sb·Σ a·b`. Block scales are in the totals
-    /// already.
     #[inline(always)]
-    fn output(args: &Fp8GemmArgs) -> HalfGemmArgs<Bf16> {
-        if BLOCK_SCALES {
-            return args.output(args.alpha);
-        }
-        let scale = unsafe { args.scale_a.load(0) * args.scale_b.load(0) };
-        args.output(args.alpha * scale)
+    fn columns(args: &Fp8GemmArgs) -> u32 {
+        args.n
+    }
+
+    #[inline(always)]
+    unsafe fn store_transposed(
+        args: &Fp8GemmArgs,
+        acc: &Accumulator<R>,
+        at: (u32, u32),
+        n_end: u32,
+        thread: u32,
+    ) {
+        let output = <Self as HalfC<R>>::output(args);
+        unsafe { store_transposed_16bit(output, acc, at, n_end, thread) }
     }
 
     /// Per tensor, one chain ([`one_chain`]). Per block, one slice at a time: issue it, wait for
@@ -291,6 +396,24 @@ where
     }
 }
 
+impl<const R: usize, const BLOCK_SCALES: bool> HalfC<R> for Fp8<BLOCK_SCALES>
+where
+    Accumulator<R>: Fp8Wgmma,
+{
+    type Out = Bf16;
+
+    /// One scale per tensor: `Σ (sa·a)(sb·b) = sa·sb·Σ a·b`. Block scales are in the totals
+    /// already.
+    #[inline(always)]
+    fn output(args: &Fp8GemmArgs) -> HalfGemmArgs<Bf16> {
+        if BLOCK_SCALES {
+            return args.output(args.alpha);
+        }
+        let scale = unsafe { args.scale_a.load(0) * args.scale_b.load(0) };
+        args.output(args.alpha * scale)
+    }
+}
+
 /// The kernel for operands `O` (16-bit or e4m3), an accumulator of `R` registers (N = 2R columns
 /// of n per tile), A K-major (`A_K_MAJOR`: stored k × m) or MN-major (stored m × k, 16 bits).
 #[derive(Clone, Copy, Default)]
@@ -315,7 +438,7 @@ where
     }
 }
 
-impl<O: Operands<R>, const R: usize, const A_K_MAJOR: bool> Kernel for WgmmaNarrow<O, R, A_K_MAJOR>
+impl<O: HalfC<R>, const R: usize, const A_K_MAJOR: bool> Kernel for WgmmaNarrow<O, R, A_K_MAJOR>
 where
     Accumulator<R>: Registers,
 {
@@ -484,7 +607,7 @@ unsafe fn store<H: Half, const R: usize>(
 /// 128-byte swizzle), then the stream-k [`Scratch`]; the launch has [`geometry`]'s block and
 /// pool, at most one block per multiprocessor and at most one per iteration.
 #[inline(always)]
-pub unsafe fn gemm<O: Operands<R>, const R: usize, const A_K_MAJOR: bool>(
+pub unsafe fn gemm<O: HalfC<R>, const R: usize, const A_K_MAJOR: bool>(
     args: O::Args,
     maps: *const TensorMap,
 ) where

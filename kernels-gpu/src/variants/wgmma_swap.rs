@@ -120,10 +120,10 @@ use crate::device::half::Bf16;
 use crate::device::tma::{self, Swizzle, TensorMap};
 use crate::device::wgmma::{Accumulator, Descriptor, HalfWgmma, Registers};
 use crate::device::{cluster, pool_address, warp_uniform};
-use crate::gemm::{Geometry, HalfGemmArgs};
+use crate::gemm::Geometry;
 use crate::pipeline::schedule::Tile;
 use crate::pipeline::stream::{self, Scratch, FIXUP_BYTES};
-use crate::pipeline::{self, epilogue, Consumer, Kernel, Stages, Work, WARPGROUP};
+use crate::pipeline::{self, Consumer, Kernel, Stages, Work, WARPGROUP};
 use core::marker::PhantomData;
 
 /// Bytes of k per stage row: one 128-byte swizzled row (64 values of 16 bits, 128 of e4m3).
@@ -303,10 +303,7 @@ where
             work.tile.row * Self::BM,
             work.tile.col * Self::BN + first_token,
         );
-        // C and the factor the sums take on their way to it (e4m3's scales, one per tensor,
-        // folded into alpha).
-        let output = O::output(&args);
-        if n0 >= output.n {
+        if n0 >= O::columns(&args) {
             return c.pass_over(work.slices);
         }
         // The tokens are the `wgmma`'s A (this warpgroup's 64 rows of the stage's tokens), the
@@ -333,13 +330,11 @@ where
         }
         // A tile of 16 tokens stores its own 16: the `wgmma`s' other 48 rows of tokens are
         // whatever the stage held past the box (no copy writes them), and their accumulator
-        // rows, the next tiles' columns, are not stored.
-        let output = HalfGemmArgs {
-            n: output.n.min(n0 + TOKENS.min(64)),
-            ..output
-        };
+        // rows, the next tiles' columns, are not stored. (e4m3's scales, one per tensor, are
+        // folded into alpha on the way.)
         let total = Accumulator::from_registers(total);
-        unsafe { epilogue::store_transposed(&output, &total, m0, n0, c.thread) };
+        let n_end = n0 + TOKENS.min(64);
+        unsafe { O::store_transposed(&args, &total, (m0, n0), n_end, c.thread) };
     }
     // ANCHOR_END: core_loop
 }

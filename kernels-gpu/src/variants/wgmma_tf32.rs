@@ -31,7 +31,7 @@
 //!   per thread.
 //! - **A from registers.** TF32 `wgmma` operands in shared memory must be K-major, and
 //!   column-major A is M-major. A's fragments go through registers instead
-//!   ([`Tf32Wgmma::mma_with_a_registers`]), loaded by the consumers with `ld.shared.v2`: the
+//!   ([`Tf32WgmmaRegisters::mma_with_a_registers`]), loaded by the consumers with `ld.shared.v2`: the
 //!   fragment table wants rows `g` and `g + 8` of k `t` in registers 0 and 1, and a row of the
 //!   tile may stand for any row of C as long as the epilogue writes it there, so fragment rows
 //!   `g`, `g + 8` are given two *adjacent* m (one 8-byte load) chosen so that each half-warp's
@@ -121,7 +121,7 @@
 use crate::device::cluster;
 use crate::device::mma::{FragA, Tf32};
 use crate::device::tma::{self, Swizzle, TensorMap};
-use crate::device::wgmma::{self, Accumulator, Descriptor, Registers, Tf32Wgmma};
+use crate::device::wgmma::{self, Accumulator, Descriptor, Registers, Tf32WgmmaRegisters};
 use crate::device::{Shared, WARP_SIZE};
 use crate::gemm::{GemmArgs, Geometry};
 use crate::pipeline::schedule::Tile;
@@ -216,7 +216,7 @@ impl<
         const BATCH: bool,
     > Kernel for Tf32Pipeline<R, BN, STAGES, PIPELINED, SPLIT, RASTER, CLUSTER_M, BATCH>
 where
-    Accumulator<R>: Tf32Wgmma,
+    Accumulator<R>: Tf32WgmmaRegisters,
 {
     type Args = GemmArgs<f32>;
     const BM: u32 = BM;
@@ -457,7 +457,7 @@ fn consume_slices<const R: usize, const BN: u32, const SPLIT: bool>(
     sum: &mut [f32; R],
     row_scales: [f32; 2],
 ) where
-    Accumulator<R>: Tf32Wgmma,
+    Accumulator<R>: Tf32WgmmaRegisters,
 {
     // ANCHOR: core_loop
     for slice in 0..slices {
@@ -527,7 +527,7 @@ fn consume_pipelined<const R: usize, const BN: u32, const SPLIT: bool>(
     slices: u32,
     acc: &mut Accumulator<R>,
 ) where
-    Accumulator<R>: Tf32Wgmma,
+    Accumulator<R>: Tf32WgmmaRegisters,
 {
     let mut frags = [FragA([Tf32::default(); 4]); 4];
     Fragments::<BN, SPLIT>::wait_for_stage(c);
@@ -666,7 +666,7 @@ pub unsafe fn gemm<
     args: GemmArgs<f32>,
     maps: *const TensorMap,
 ) where
-    Accumulator<R>: Tf32Wgmma,
+    Accumulator<R>: Tf32WgmmaRegisters,
 {
     // A tile of BN columns is one `wgmma` of N = BN per consumer warpgroup: R = BN/2 registers.
     // 3xTF32 reads every slice's sum, so it waits for each slice.

@@ -262,8 +262,9 @@ pub fn setmaxnreg(increase: bool, count: u32) {
 /// shared memory (`_ss`) or from registers (`_rs`), and the accumulators' operand fence. The
 /// accumulators are N/2 registers per thread, so the instruction has N/2 + 3 operands; the
 /// register indices are listed once per shape and build both the template and the operands.
-macro_rules! wgmma_tf32 {
-    ($n:literal, $ss:ident, $rs:ident, $fence:ident, [$first:literal $(, $i:literal)* $(,)?]) => {
+/// The TF32 `wgmma` of one shape with both operands in shared memory.
+macro_rules! wgmma_tf32_shared {
+    ($n:literal, $ss:ident, [$first:literal $(, $i:literal)* $(,)?]) => {
         /// `wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32 d, a-desc, b-desc, p, 1, 1`
         /// (A from shared memory); `p` (scale-d) false means D = A·B.
         #[inline(always)]
@@ -284,6 +285,14 @@ macro_rules! wgmma_tf32 {
                 )
             }
         }
+    };
+}
+
+/// The TF32 `wgmma` of one shape, A from shared memory or from registers, and its
+/// accumulator's operand fence.
+macro_rules! wgmma_tf32 {
+    ($n:literal, $ss:ident, $rs:ident, $fence:ident, [$first:literal $(, $i:literal)* $(,)?]) => {
+        wgmma_tf32_shared!($n, $ss, [$first $(, $i)*]);
 
         /// As the shared-memory form, with A from four registers per thread.
         #[inline(always)]
@@ -347,6 +356,22 @@ wgmma_tf32!(256, wgmma_m64n256k8_tf32_ss, wgmma_m64n256k8_tf32_rs, fence_operand
     80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95,
     96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111,
     112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127,
+]);
+
+// The swapped tiles' narrower shapes in TF32 (`crate::variants::wgmma_swap`'s TF32 form): the
+// weights' rows of a decode tile, A from shared memory only.
+#[rustfmt::skip]
+wgmma_tf32_shared!(16, wgmma_m64n16k8_tf32_ss, [0, 1, 2, 3, 4, 5, 6, 7]);
+#[rustfmt::skip]
+wgmma_tf32_shared!(32, wgmma_m64n32k8_tf32_ss, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+#[rustfmt::skip]
+wgmma_tf32_shared!(48, wgmma_m64n48k8_tf32_ss, [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+]);
+#[rustfmt::skip]
+wgmma_tf32_shared!(56, wgmma_m64n56k8_tf32_ss, [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+    24, 25, 26, 27,
 ]);
 
 /// The 16-bit `wgmma` of one shape and type: `m64n{N}k16.f32.{bf16,f16}` with A and B from
