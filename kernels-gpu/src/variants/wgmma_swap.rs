@@ -98,8 +98,11 @@
 //! the chain of 32 layers at one token ran 11.07 ms where the same kernel over 8 experts
 //! numbered 0 to 7 predicts 7.97 (`docs/results/h100-2026-12-07-decode/run2`; cuBLAS's chain
 //! 9.37). The packed walk moves a cursor forward with the block's units
-//! ([`crate::pipeline::schedule::MaskedCursor`]); checked on the emulator, its chain not yet
-//! timed on a GPU (`docs/perf-notes/shapes-and-decode.md`).
+//! ([`crate::pipeline::schedule::MaskedCursor`]): the same chain then ran **9.67 ms, 0.945×
+//! cuBLAS's** (9.14 in that process), and at 16 tokens (100 experts) 1.256× (1.220× before;
+//! `docs/results/h100-2026-12-07-decode/run3/`). Still 2.4 ms from the 7.97 the kernel alone
+//! predicts: it streams the weights at 69% of HBM where cuBLAS's calls, graph-captured, stream
+//! at 74% (`docs/perf-notes/shapes-and-decode.md`).
 //!
 //! Measured alone on the H100 (masked, T,N, cuBLAS a call per expert in the same process, run
 //! 2): 8 experts of 1 token at 4096 × 7168, `:464` 1.286× cuBLAS, `wgmma-layouts:2` 1.274×; 100
@@ -109,6 +112,18 @@
 //! (`:564`), `:532` 0.82–1.02×. `auto` takes `:464` up to a capacity of 16 tokens and `:564`
 //! from 17 to 64, where a 16-token box would read the weights once per 16 tokens (not measured
 //! yet: the decode experiment's capacities stayed at 8 to 16).
+//!
+//! **TF32 is the same kernel** (`wgmma-tf32-swap`, [`super::wgmma_narrow::Tf32Operands`]): a
+//! 128-byte row of a stage is 32 f32 of k, a `wgmma.m64nWk8.tf32` step 32 bytes as every other
+//! type's, and both operands K-major in shared memory, which is all TF32's descriptors read
+//! (chapter 2's [`super::wgmma_tf32`] takes column-major A through registers for that reason):
+//! T,N, the models' layout, needs no copy. C is f32, written in 8-byte pairs of adjacent rows
+//! ([`crate::pipeline::epilogue::store_transposed_f32`]). Beside the decode tiles it has two for
+//! prefill, `--tile 1000 + W`: 128 or 256 rows of weights by 128 tokens in two consumer
+//! warpgroups (`:1256` is cuBLAS's TF32 tile, 128 × 256, turned, with four 48 KiB stages).
+//! Before it, TF32 T,N ran `wgmma-tf32` on A copied transposed: 0.477× cuBLAS TF32 over the
+//! Llama-3 suite on the H100 (0.29–0.37× at decode sizes, where the copy of the weights cost
+//! more than the GEMM; `docs/perf-notes/hopper-tf32.md`).
 //!
 //! What it does not do: N,N (the weights MN-major: a W-row box of m needs a narrower swizzle
 //! for each W), block scales (their own kernel, [`super::wgmma_fp8_block_swap`], whose slices
