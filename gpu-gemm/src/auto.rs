@@ -241,17 +241,37 @@ pub(crate) fn wave_efficiency(tiles: u32) -> f64 {
     tiles as f64 / (tiles.div_ceil(SMS) * SMS) as f64
 }
 
+/// How many times faster L2 serves the swapped tiles' reads than HBM does on the H100: 10 TB/s
+/// (12.6 GB of L2 reads in 1.26 ms, `wgmma-tf32-swap:132` at 128256 × 128 × 4096,
+/// `docs/results/h100-2026-12-07-tf32-tn/`) against the 3.0 TB/s of a device-to-device copy.
+const L2_OVER_HBM: f64 = 3.3;
+
 /// `wgmma-swap`'s tile for a decode step of `s.n ≤ 128` tokens (T,N): of its configurations
-/// of one wave's worth of tiles (16 tokens a tile up to 16 tokens, `--tile 300 + W`; 64 from
-/// 17, `100 + W`; from 65 also 128, `W`; W = 32 to 64 rows of weights), the one whose waves
-/// fill the most slots, then the largest tile, then the one of one consumer warpgroup (16 rows
-/// of weights too where k ≤ 2048); where none fills 70% of its waves (m ≤ about 3000), the
-/// stream-k grid (`248`, or `264` up to 16 tokens). Measured cold on the H200 at Llama-3 8B's and DeepSeek-V3's decode shapes
+/// (16 tokens a tile up to 16 tokens, `--tile 300 + W`; 64 from 17, `100 + W`; from 65 also
+/// 128, `W`; W = 32 to 64 rows of weights), the one of the least time in a model of two
+/// bandwidths: the weights come from HBM once, but every tile reads its W rows of weights and
+/// its box of tokens through L2, `(W + tokens) / W` bytes per byte of weights, times the tile
+/// columns that read each row of weights; the time is the larger of HBM's and L2's (L2
+/// [`L2_OVER_HBM`] times faster), over the share of its waves' slots the tiles fill. Ties go to
+/// the larger tile, then to one consumer warpgroup; 16 rows of weights are a candidate where
+/// k ≤ 2048. Where no configuration fills 70% of its waves (m ≤ about 3000), the stream-k grid
+/// (`248`, or `264` up to 16 tokens).
+///
+/// Measured cold on the H200 at Llama-3 8B's and DeepSeek-V3's decode shapes
 /// (`docs/results/h200-2026-11-29-swap/`): thinner tiles than 32 rows re-read the tokens from
 /// L2 more than they read weights (`:116`, 132 tiles at 2112 × 64 × 7168: 0.81× cuBLAS, the
 /// stream-k grid 0.97×), and a 16-token tile's box reads none of the 48 tokens it does not
-/// have (4096 × 16 × 4096: 0.92 → 1.00–1.03×).
+/// have (4096 × 16 × 4096: 0.92 → 1.00–1.03×). The L2 term is the H100's TF32 suite at 128
+/// tokens: the fullest waves alone chose 32 rows by 64 tokens at 128256 × 128 × 4096 and
+/// 10240 × 128 × 8192, which read six bytes through L2 per byte of weights and ran 0.60× and
+/// 0.62× cuBLAS TF32 (bf16's 10240 × 128 × 8192 0.64×).
 pub(crate) fn swap_tile(s: &Shape) -> u32 {
+    swap_tile_among(s, &[])
+}
+
+/// [`swap_tile`] with `wider` configurations (tile, rows of weights, tokens) among those of
+/// 128 tokens: TF32's prefill tiles ([`tf32_rule`]).
+fn swap_tile_among(s: &Shape, wider_still: &[(u32, u32, u32)]) -> u32 {
     // (tile, rows of weights, tokens)
     let sixteen = [(332, 32, 16), (348, 48, 16), (356, 56, 16), (364, 64, 16)];
     let sixty_four = [(132, 32, 64), (148, 48, 64), (156, 56, 64), (164, 64, 64)];
@@ -265,23 +285,35 @@ pub(crate) fn swap_tile(s: &Shape) -> u32 {
     let one_twenty_eight = [(32, 32, 128), (48, 48, 128), (64, 64, 128)];
     let configurations = if s.n <= 16 { &sixteen } else { &sixty_four };
     let wider = if s.n > 64 { &one_twenty_eight[..] } else { &[] };
-    let permille = |tiles: u32| (1000.0 * wave_efficiency(tiles)) as u32;
-    let (fill, _, _, tile) = configurations
+    let wider_still = if s.n > 64 { wider_still } else { &[] };
+    let time = |rows: u32, tokens: u32| {
+        let columns = s.n.div_ceil(tokens);
+        let tiles = s.m.div_ceil(rows) * columns;
+        let through_l2 = f64::from(rows + tokens) / f64::from(rows) * f64::from(columns);
+        (through_l2 / L2_OVER_HBM).max(1.0) / wave_efficiency(tiles)
+    };
+    // In thousandths, so that configurations within rounding of each other tie.
+    let best = configurations
         .iter()
         .chain(if s.n > 16 { thin } else { &[] })
         .chain(wider)
+        .chain(wider_still)
         .map(|&(tile, rows, tokens)| {
-            let tiles = s.m.div_ceil(rows) * s.n.div_ceil(tokens);
+            let cost = (1000.0 * time(rows, tokens)).round() as u32;
             (
-                permille(tiles),
+                std::cmp::Reverse(cost),
                 rows * tokens,
                 u32::from(tokens <= 64),
                 tile,
+                rows,
+                tokens,
             )
         })
         .max()
         .expect("configurations");
-    match (fill >= 700, s.n <= 16) {
+    let (_, _, _, tile, rows, tokens) = best;
+    let fill = wave_efficiency(s.m.div_ceil(rows) * s.n.div_ceil(tokens));
+    match (fill >= 0.7, s.n <= 16) {
         (true, _) => tile,
         (false, true) => 264,
         (false, false) => 248,
@@ -438,14 +470,19 @@ pub fn tf32_rule(p: &Problem, math: Math) -> Option<(&'static str, u32, &'static
     }
     let s = &p.shape;
     if s.n <= 128 {
+        let prefill_tiles = [(1128, 128, 128), (1256, 256, 128)];
         return Some((
             "wgmma-tf32-swap",
-            swap_tile(s),
+            swap_tile_among(s, &prefill_tiles),
             "TF32, T,N, n ≤ 128: the tokens as the wgmma's M, a wave of tiles of weights",
         ));
     }
     let fill = |rows: u32| wave_efficiency(s.m.div_ceil(rows) * s.n.div_ceil(128));
-    let tile = if fill(128) > fill(256) + 0.1 { 1128 } else { 1256 };
+    let tile = if fill(128) > fill(256) + 0.1 {
+        1128
+    } else {
+        1256
+    };
     Some((
         "wgmma-tf32-swap",
         tile,
@@ -1207,6 +1244,9 @@ mod tests {
             ((6144, 128, 4096), "wgmma-swap:48"),
             ((8192, 128, 8192), "wgmma-swap:64"),
             ((2112, 128, 7168), "wgmma-swap:132"),
+            // Tiles of 64 tokens read each row of weights twice through L2, beside their
+            // tokens: six bytes per byte of weights at 32 rows (0.64× cuBLAS here with `:132`).
+            ((10240, 128, 8192), "wgmma-swap:48"),
             // 96 of 132 multiprocessors' worth of 256-row tiles: the wide tiles.
             ((24576, 64, 1536), "wgmma-layouts:2"),
             ((128256, 128, 4096), "wgmma-layouts:2"),
@@ -1248,6 +1288,37 @@ mod tests {
             "{}",
             c.reason(Dtype::Bf16)
         );
+    }
+
+    /// TF32 under `--math tf32`, T,N: the swapped tiles, decode ones up to 128 tokens (where
+    /// the L2 model turns from 64-token tiles read twice), prefill ones beyond; never under
+    /// strict, never in another layout.
+    #[test]
+    fn tf32_in_the_models_layout_takes_the_swapped_tiles() {
+        let f32_tn = |m, n, k| Problem {
+            transposes: Transposes::ALL[1],
+            ..problem(shape(m, n, k), Dtype::F32)
+        };
+        let label = |p: &Problem, math| tf32_rule(p, math).map(|(v, t, _)| format!("{v}:{t}"));
+        let cases = [
+            ((4096, 1, 4096), "wgmma-tf32-swap:332"),
+            ((4096, 128, 4096), "wgmma-tf32-swap:164"),
+            ((10240, 128, 8192), "wgmma-tf32-swap:48"),
+            ((128256, 128, 4096), "wgmma-tf32-swap:1256"),
+            ((6144, 2000, 4096), "wgmma-tf32-swap:1256"),
+            ((4096, 4096, 4096), "wgmma-tf32-swap:1256"),
+        ];
+        for ((m, n, k), expected) in cases {
+            let p = f32_tn(m, n, k);
+            assert_eq!(
+                label(&p, Math::Tf32).as_deref(),
+                Some(expected),
+                "{m}x{n}x{k}"
+            );
+            assert_eq!(label(&p, Math::Strict), None, "{m}x{n}x{k} under strict");
+        }
+        let nn = problem(shape(4096, 4096, 4096), Dtype::F32);
+        assert_eq!(label(&nn, Math::Tf32), None, "N,N");
     }
 
     #[test]

@@ -37,7 +37,7 @@ use kernels_gpu::variants::wgmma_16bit::Plain;
 use kernels_gpu::variants::wgmma_fp8::{self, A_BOX_BYTES};
 use kernels_gpu::variants::wgmma_fp8_block::{WgmmaFp8Block, BK, BM};
 use kernels_gpu::variants::wgmma_fp8_block_swap::{consume_tile, WgmmaFp8BlockSwap};
-use kernels_gpu::variants::wgmma_narrow::{self, E4m3Blocks, Operands};
+use kernels_gpu::variants::wgmma_narrow::{self, E4m3Blocks, HalfC, Operands};
 use kernels_gpu::variants::wgmma_tma_store::TmaStore;
 
 /// The kernel the registry launches as `wgmma-fp8-block:1`.
@@ -308,7 +308,6 @@ const NARROW_128: usize = 64;
 
 impl Operands<NARROW_128> for PartsFromZero {
     type Args = Fp8GemmArgs;
-    type Out = Bf16;
     const BK: u32 = <E4m3Blocks as Operands<NARROW_128>>::BK;
 
     fn mma(
@@ -321,8 +320,20 @@ impl Operands<NARROW_128> for PartsFromZero {
         <E4m3Blocks as Operands<NARROW_128>>::mma(acc, a, b, accumulate, a_k_major)
     }
 
-    fn output(args: &Fp8GemmArgs) -> HalfGemmArgs<Bf16> {
-        <E4m3Blocks as Operands<NARROW_128>>::output(args)
+    fn columns(args: &Fp8GemmArgs) -> u32 {
+        <E4m3Blocks as Operands<NARROW_128>>::columns(args)
+    }
+
+    unsafe fn store_transposed(
+        args: &Fp8GemmArgs,
+        acc: &Accumulator<NARROW_128>,
+        at: (u32, u32),
+        n_end: u32,
+        thread: u32,
+    ) {
+        unsafe {
+            <E4m3Blocks as Operands<NARROW_128>>::store_transposed(args, acc, at, n_end, thread)
+        }
     }
 
     fn sum(
@@ -340,9 +351,17 @@ impl Operands<NARROW_128> for PartsFromZero {
     }
 }
 
+impl HalfC<NARROW_128> for PartsFromZero {
+    type Out = Bf16;
+
+    fn output(args: &Fp8GemmArgs) -> HalfGemmArgs<Bf16> {
+        <E4m3Blocks as HalfC<NARROW_128>>::output(args)
+    }
+}
+
 /// # Safety
 /// As [`kernels_gpu::variants::wgmma_narrow::gemm`].
-unsafe fn narrow_body<O: Operands<NARROW_128, Args = Fp8GemmArgs>>(
+unsafe fn narrow_body<O: HalfC<NARROW_128, Args = Fp8GemmArgs>>(
     args: Fp8GemmArgs,
     maps: *const TensorMap,
 ) {

@@ -12,7 +12,7 @@
 use kernels_gpu::device::mbarrier::{fence_mbarrier_init, MBarrier};
 use kernels_gpu::device::mma::{FragA, Tf32};
 use kernels_gpu::device::tma::{self, Swizzle, TensorMap, TensorMapSpec};
-use kernels_gpu::device::wgmma::{self, Accumulator, Descriptor, Tf32Wgmma};
+use kernels_gpu::device::wgmma::{self, Accumulator, Descriptor, Tf32Wgmma, Tf32WgmmaRegisters};
 use kernels_gpu::device::{pool_padding_to, sync_threads, thread_idx_x, GlobalMut, Shared};
 use kernels_gpu::emu::{launch, Buffer, Fault, FaultKind, LaunchShape};
 
