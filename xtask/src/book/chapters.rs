@@ -515,9 +515,9 @@ pub const CHAPTERS: &[Chapter] = &[
     },
     Chapter {
         slug: "wgmma-swap",
-        title: "wgmma-swap: the tokens as the wgmma's M, in bf16",
+        title: "wgmma-swap: the tokens as the wgmma's M, in bf16, e4m3 and TF32",
         part: Part::TensorCores5,
-        variants: &["wgmma-swap", "wgmma-fp8-swap"],
+        variants: &["wgmma-swap", "wgmma-fp8-swap", "wgmma-tf32-swap"],
         lessons: &[variant!("wgmma_swap.rs")],
         code: &[code(variant!("wgmma_swap.rs"))],
         measured: &[],
