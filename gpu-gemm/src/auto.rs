@@ -454,7 +454,7 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
 
 /// The TF32 shapes rule: f32 under `--math tf32`, T,N (the models' layout, the only one whose
 /// operands TF32's descriptors read as they lie: both K-major), one problem:
-/// `wgmma-tf32-swap`, with the decode tiles bf16 takes for n ≤ 128 ([`swap_tile`]: the tiles
+/// `wgmma-tf32-swap`, with the decode tiles bf16 takes for n ≤ 128 (`swap_tile`: the tiles
 /// are counted in rows of weights and tokens, whatever the type), and beyond, 256 rows of
 /// weights by 128 tokens (`:1256`, cuBLAS's TF32 tile turned), or 128 rows (`:1128`) where
 /// those fill more of their waves. Before it, TF32 T,N ran `wgmma-tf32` on A copied

@@ -12,7 +12,7 @@
 //!    it) and a barrier;
 //! 2. [`fence`] (`wgmma.fence`): before the first `wgmma`, and whenever the warps touched the
 //!    accumulator or A-fragment registers since the last one;
-//! 3. any number of `wgmma.mma_async` ([`Tf32Wgmma::mma`], [`Tf32Wgmma::mma_with_a_registers`]);
+//! 3. any number of `wgmma.mma_async` ([`Tf32Wgmma::mma`], [`Tf32WgmmaRegisters::mma_with_a_registers`]);
 //! 4. [`commit_group`]: the `wgmma`s issued since the last commit form a *group*;
 //! 5. [`wait_group`]`::<N>()`: returns when at most N groups are still running. Only then may the
 //!    warps read the accumulators, or overwrite the shared memory those groups read.
@@ -20,7 +20,7 @@
 //! TF32 operands must be **K-major**: each row of A (each m) and each column of B (each n) holds
 //! its k values contiguously, in 16-byte chunks (the PTX ISA allows transposed layouts for
 //! f16/bf16 only). Column-major B (cuBLAS's layout) is K-major as it lies; column-major A is not,
-//! so `wgmma-tf32` loads A into registers ([`Tf32Wgmma::mma_with_a_registers`]), where the
+//! so `wgmma-tf32` loads A into registers ([`Tf32WgmmaRegisters::mma_with_a_registers`]), where the
 //! layout is the fragment table's, whatever shared memory held.
 //!
 //! The emulator computes each `wgmma` from the operands the descriptors point at, so a wrong

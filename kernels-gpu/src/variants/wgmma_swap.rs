@@ -27,7 +27,7 @@
 //!   of k (64 values) each, one TMA box apiece ([`load_stage`], which the FP8 kernel shares).
 //! - **The accumulator is `Cᵀ`'s**: a row per token, a column per row of weights, so a
 //!   register pair is two adjacent rows of C, one 4-byte store
-//!   ([`epilogue::store_transposed`], the 16-bit kernels' store, with its fused epilogue,
+//!   ([`crate::pipeline::epilogue::store_transposed`], the 16-bit kernels' store, with its fused epilogue,
 //!   `beta` and edges).
 //! - **One chain of `wgmma`s over every slice** (the skeleton's mainloop,
 //!   [`super::wgmma_narrow::one_chain`]), one group in flight while the previous slice's stage
