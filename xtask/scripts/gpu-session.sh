@@ -532,6 +532,20 @@ for step in "$@"; do
         done
       done
       $host experiment decode --model moe --tokens 1,16 --out "$OUT/decode-moe" 2>&1 | tee "$OUT/decode-moe.log" | grep -E '^\| [0-9]|rror|FAIL' ;;
+    tf32-tn)
+      # TF32 in the models' layout (issue 65): every tile of wgmma-tf32-swap checked at a shape
+      # that crosses every edge (m, n, k; odd ldc; beta), compute-sanitizer over four of them,
+      # then auto --math tf32 over suites 1 + 2 in T,N beside cuBLAS TF32 and the squares in
+      # T,N and N,N. The page: $OUT/results/006-shapes-tf32.
+      tiles=$(for t in 132 116 148 156 164 32 48 64 248 264 332 348 356 364 1128 1256; do printf "wgmma-tf32-swap:$t,"; done)
+      $host --variant ${tiles%,},auto --math tf32 --dtype f32 --transa t --m 1000 --n 150 --k 1000 --lda 1004 --ldc 1001 --beta 0.5 --seed 3 2>&1 | tee "$OUT/tf32-tn-check.log" | grep -E '^\| [a-z]|FAIL|rror' | grep -v '^| variant'
+      timeout 120 compute-sanitizer --tool memcheck $host --variant wgmma-tf32-swap:132,wgmma-tf32-swap:1256,wgmma-tf32-swap:248,wgmma-tf32-swap:332 --dtype f32 --transa t --m 520 --n 150 --k 1000 --ldc 521 --beta 0.5 --seed 1 --iters 1 --warmup 0 2>&1 | tee "$OUT/tf32-tn-sanitize.log" | grep -E 'ERROR SUMMARY'
+      $host experiment shapes --dtype tf32 --suite 1,2 --layout tn --no-check --out "$OUT/results/006-shapes-tf32" 2>&1 | tee "$OUT/tf32-tn-suite.log" | grep -E 'geomean|below'
+      for size in 4096 8192; do
+        for t in t n; do
+          $host --variant auto --math tf32 --dtype f32 --transa $t --size $size --compare cublas-tf32 --no-check --seed 1 2>&1 | grep -E '^\| [a-z]|rror' | grep -v '^| variant'
+        done
+      done | tee "$OUT/tf32-tn-squares.log" ;;
     copies-probe)
       # What auto's operand copies cost (bf16): each shape with tight (unaligned) leading
       # dimensions, where auto copies A and B first, beside the same shape with A's and B's
