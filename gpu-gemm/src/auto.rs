@@ -455,9 +455,10 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
 /// The TF32 shapes rule: f32 under `--math tf32`, T,N (the models' layout, the only one whose
 /// operands TF32's descriptors read as they lie: both K-major), one problem:
 /// `wgmma-tf32-swap`, with the decode tiles bf16 takes for n ≤ 128 (`swap_tile`: the tiles
-/// are counted in rows of weights and tokens, whatever the type), and beyond, 256 rows of
-/// weights by 128 tokens (`:1256`, cuBLAS's TF32 tile turned), or 128 rows (`:1128`) where
-/// those fill more of their waves. Before it, TF32 T,N ran `wgmma-tf32` on A copied
+/// are counted in rows of weights and tokens, whatever the type, the prefill tiles among the
+/// 128-token ones), and beyond, 256 rows of weights by 128 tokens (`:1256`, cuBLAS's TF32 tile
+/// turned; `:1128` ran 0.74–0.80× cuBLAS TF32 at 4096³ and 8192³ T,N where `:1256` ran
+/// 0.97–0.99×, so fuller waves alone do not earn it a prefill shape). Before it, TF32 T,N ran `wgmma-tf32` on A copied
 /// transposed: 0.48× cuBLAS TF32 over the Llama-3 suite (H100), the copy of the weights
 /// costing more than the GEMM at decode sizes.
 pub fn tf32_rule(p: &Problem, math: Math) -> Option<(&'static str, u32, &'static str)> {
@@ -477,16 +478,10 @@ pub fn tf32_rule(p: &Problem, math: Math) -> Option<(&'static str, u32, &'static
             "TF32, T,N, n ≤ 128: the tokens as the wgmma's M, a wave of tiles of weights",
         ));
     }
-    let fill = |rows: u32| wave_efficiency(s.m.div_ceil(rows) * s.n.div_ceil(128));
-    let tile = if fill(128) > fill(256) + 0.1 {
-        1128
-    } else {
-        1256
-    };
     Some((
         "wgmma-tf32-swap",
-        tile,
-        "TF32, T,N, n > 128: 256 (or 128) rows of weights by 128 tokens, both operands read as they lie",
+        1256,
+        "TF32, T,N, n > 128: 256 rows of weights by 128 tokens, both operands read as they lie",
     ))
 }
 

@@ -320,10 +320,6 @@ impl Operands<NARROW_128> for PartsFromZero {
         <E4m3Blocks as Operands<NARROW_128>>::mma(acc, a, b, accumulate, a_k_major)
     }
 
-    fn columns(args: &Fp8GemmArgs) -> u32 {
-        <E4m3Blocks as Operands<NARROW_128>>::columns(args)
-    }
-
     unsafe fn store_transposed(
         args: &Fp8GemmArgs,
         acc: &Accumulator<NARROW_128>,

@@ -140,8 +140,6 @@ pub trait Operands<const R: usize>: Copy + Default + 'static {
         accumulate: bool,
         a_k_major: bool,
     );
-    /// C's columns, n: a swapped tile's tokens ([`super::wgmma_swap`]).
-    fn columns(args: &Self::Args) -> u32;
     /// The swapped tiles' epilogue: a consumer warpgroup's accumulator of `Cᵀ` into C at
     /// (`row0`, `col0`), no column at or past `n_end` ([`epilogue::store_transposed`]).
     ///
@@ -249,11 +247,6 @@ where
     }
 
     #[inline(always)]
-    fn columns(args: &HalfGemmArgs<H>) -> u32 {
-        args.n
-    }
-
-    #[inline(always)]
     unsafe fn store_transposed(
         args: &HalfGemmArgs<H>,
         acc: &Accumulator<R>,
@@ -296,11 +289,6 @@ where
     }
 
     #[inline(always)]
-    fn columns(args: &GemmArgs<f32>) -> u32 {
-        args.n
-    }
-
-    #[inline(always)]
     unsafe fn store_transposed(
         args: &GemmArgs<f32>,
         acc: &Accumulator<R>,
@@ -340,11 +328,6 @@ where
     #[inline(always)]
     fn mma(acc: &mut Accumulator<R>, a: Descriptor, b: Descriptor, accumulate: bool, _: bool) {
         Fp8Wgmma::mma(acc, a, b, accumulate)
-    }
-
-    #[inline(always)]
-    fn columns(args: &Fp8GemmArgs) -> u32 {
-        args.n
     }
 
     #[inline(always)]

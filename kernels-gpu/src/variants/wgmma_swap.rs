@@ -321,7 +321,7 @@ where
             work.tile.row * Self::BM,
             work.tile.col * Self::BN + first_token,
         );
-        if n0 >= O::columns(&args) {
+        if n0 >= pipeline::Problem::mnk(&args).1 {
             return c.pass_over(work.slices);
         }
         // The tokens are the `wgmma`'s A (this warpgroup's 64 rows of the stage's tokens), the
