@@ -476,6 +476,14 @@ mod hopper {
     gemm_wgmma_layouts_tt_c3_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_cluster::SharedB<4, 2>, false, true>, true, true>>, launch_bounds(384, 1), cluster(2);
     gemm_wgmma_layouts_tt_c2_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, true, true>>, launch_bounds(384, 1);
     gemm_wgmma_layouts_tt_c3_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_layouts::Layouts<wgmma_tma_store::TmaStore<wgmma_cluster::SharedB<4, 2>, false, true>, true, true>>, launch_bounds(384, 1), cluster(2);
+    gemm_wgmma_waves_nn_t1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_waves::Waves<4, 3, false, false>>, launch_bounds(512, 1);
+    gemm_wgmma_waves_nn_t1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_waves::Waves<4, 3, false, false>>, launch_bounds(512, 1);
+    gemm_wgmma_waves_tn_t1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_waves::Waves<4, 3, true, false>>, launch_bounds(512, 1);
+    gemm_wgmma_waves_tn_t1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_waves::Waves<4, 3, true, false>>, launch_bounds(512, 1);
+    gemm_wgmma_waves_nt_t1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_waves::Waves<4, 3, false, true>>, launch_bounds(512, 1);
+    gemm_wgmma_waves_nt_t1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_waves::Waves<4, 3, false, true>>, launch_bounds(512, 1);
+    gemm_wgmma_waves_tt_t1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_waves::Waves<4, 3, true, true>>, launch_bounds(512, 1);
+    gemm_wgmma_waves_tt_t1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_waves::Waves<4, 3, true, true>>, launch_bounds(512, 1);
     gemm_wgmma_stream_k_nn_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_stream_k::Streamed<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, false, false>>, launch_bounds(384, 1);
     gemm_wgmma_stream_k_nn_c1_f16: f16 + maps = wgmma_16bit::gemm::<F16, wgmma_stream_k::Streamed<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, false, false>>, launch_bounds(384, 1);
     gemm_wgmma_stream_k_tn_c1_bf16: bf16 + maps = wgmma_16bit::gemm::<Bf16, wgmma_stream_k::Streamed<wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>, true, false>>, launch_bounds(384, 1);

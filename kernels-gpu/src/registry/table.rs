@@ -286,6 +286,26 @@ fn wgmma_layouts_operands(tile: u32, layout: Layout) -> TmaOperands {
     }
 }
 
+/// `wgmma-waves`' configuration (its N,N entry; the layouts differ in their copies only): 192 ×
+/// 128 tiles, three consumers of 64 rows, four stages.
+type WavesConfig = wgmma_waves::Waves<4, 3, false, false>;
+
+fn wgmma_waves_geometry(m: u32, n: u32, k: u32, bytes: u32, _tile: u32) -> Geometry {
+    wgmma_16bit::geometry::<WavesConfig>(m, n, k, bytes)
+}
+
+/// `wgmma-waves`' tensor maps: `wgmma-layouts:2`'s (boxes of 64 rows of A, one per consumer);
+/// no grouped GEMM, and no batch (a 24-register producer cannot afford the batch's walk).
+fn wgmma_waves_operands(_tile: u32, layout: Layout) -> TmaOperands {
+    type Nn = wgmma_16bit::Wgmma16<crate::device::half::Bf16, WavesConfig>;
+    use crate::pipeline::Kernel;
+    TmaOperands {
+        batched: Nn::BATCHES,
+        grouped: Nn::GROUPS,
+        ..wgmma_layouts_operands(2, layout)
+    }
+}
+
 /// `wgmma-stream-k`'s configuration (its N,N entry; the layouts differ in their copies only).
 type StreamKConfig = wgmma_stream_k::Streamed<
     wgmma_tma_store::TmaStore<wgmma_16bit::Plain<4>, false, true>,
@@ -1289,6 +1309,22 @@ pub const ALL: &[Variant] = &[
         reduce: None,
         target: Target::Sm90a,
         tma: Some(wgmma_layouts_operands),
+        scales: None,
+    },
+    Variant {
+        name: "wgmma-waves",
+        summary: "wgmma-layouts:2 (C through the TMA store, every layout, no cluster) with three consumer warpgroups of 64 rows of m instead of two of 128: 192x128 tiles, for shapes whose 256x128 tiles fill their last wave poorly; --tile: 1 four stages (default)",
+        source: "beyond the documents (tensor cores, chapter 5)",
+        entry: "gemm_wgmma_waves_{ops}_t{tile}",
+        layouts: &Layout::ALL,
+        tiles: &[1],
+        geometry: wgmma_waves_geometry,
+        supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
+        dtypes: HALF_DTYPES,
+        arithmetic: Arithmetic::Native,
+        reduce: None,
+        target: Target::Sm90a,
+        tma: Some(wgmma_waves_operands),
         scales: None,
     },
     Variant {

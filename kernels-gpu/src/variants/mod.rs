@@ -73,3 +73,5 @@ pub mod wgmma_queue;
 pub mod wgmma_stream_k;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_swap;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_waves;

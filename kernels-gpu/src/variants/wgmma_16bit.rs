@@ -87,6 +87,11 @@ pub trait Config: Copy + Default + 'static {
     /// How the two consumer warpgroups share the tiles: cooperative (each takes 64 of the
     /// tile's 128 columns) or ping-pong (each takes whole tiles of 64 columns, in turn).
     const SCHEDULE: Schedule = Schedule::Cooperative;
+    /// Consumer warpgroups, and the rows of m each takes in the [`Config::DIRECT`] orientation:
+    /// two of 128 (two `wgmma.m64n128k16` per 16 of k, the 256 × 128 tile), or two or three of
+    /// 64 (one `wgmma` each: the 128 × 128 and 192 × 128 tiles of [`super::wgmma_waves`]).
+    const CONSUMERS: u32 = 2;
+    const CONSUMER_ROWS: u32 = 128;
 
     /// Split-k: grid row `y` computes part `y` of k ([`crate::pipeline::Kernel::SPLIT_K`]).
     const SPLIT_K: bool = false;
@@ -129,8 +134,9 @@ pub trait Config: Copy + Default + 'static {
         consumer.wait_turn()
     }
 
-    /// The producer: the copies of A's part of a slice, 256 m × 64 k from `(m0, k0)` of member
-    /// `layer`, into the stage at shared address `stage`, completing on `full`. Four boxes of 64 m, each 64
+    /// The producer: the copies of A's part of a slice, the tile's m ([`tile_m`]) × 64 k from
+    /// `(m0, k0)` of member `layer`, into the stage at shared address `stage`, completing on
+    /// `full`. A box per 64 m (four for 256), each 64
     /// rows of 128 bytes: of k when A is stored m × k, of m when it is stored k × m
     /// (`k_major`, whose tensor map's first coordinate is k).
     ///
@@ -144,7 +150,7 @@ pub trait Config: Copy + Default + 'static {
         full: MBarrier,
         k_major: bool,
     ) {
-        for j in 0..BM / A_BOX_M {
+        for j in 0..tile_m::<Self>() / A_BOX_M {
             let (x, y) = a_box_at(m0 + j * A_BOX_M, k0, k_major);
             unsafe { tma::load_box(a_map, stage + j * A_BOX_BYTES, x, y, layer, full) };
         }
@@ -215,6 +221,28 @@ pub trait Config: Copy + Default + 'static {
         const { assert!(!Self::DIRECT, "DIRECT needs the TMA-store epilogue") };
     }
 
+    /// [`Config::store_direct`] for a consumer of 64 rows ([`Config::CONSUMER_ROWS`]): its one
+    /// accumulator (rows `row0..row0 + 64`, columns `col0..col0 + 128`).
+    ///
+    /// # Safety
+    /// `args` describes valid matrices.
+    #[inline(always)]
+    unsafe fn store_direct_64<H: Half>(
+        _args: &HalfGemmArgs<H>,
+        _maps: *const TensorMap,
+        _acc: &Accumulator<64>,
+        _at: (u32, u32, u32),
+        _consumer: &Consumer,
+    ) {
+        // (Compiled for every configuration, run only for 64-row consumers.)
+        const {
+            assert!(
+                Self::CONSUMER_ROWS == 128,
+                "64-row consumers need the TMA-store epilogue"
+            )
+        };
+    }
+
     /// A consumer thread, after its last tile (an epilogue with work in flight waits for it).
     #[inline(always)]
     fn drain(_consumer: &Consumer) {}
@@ -275,6 +303,19 @@ impl<const STAGES: u32> Config for Plain<STAGES> {
 #[derive(Clone, Copy, Default)]
 pub struct Wgmma16<H, C>(PhantomData<(H, C)>);
 
+/// The rows of m a tile has: 256 (the `wgmma`'s N in the transposed orientation; two
+/// consumers of 128 rows in the direct one), or 64 per consumer ([`Config::CONSUMER_ROWS`]).
+pub const fn tile_m<C: Config>() -> u32 {
+    assert!(C::CONSUMER_ROWS == 64 || C::CONSUMER_ROWS == 128);
+    assert!(C::CONSUMER_ROWS == 64 || C::CONSUMERS == 2);
+    C::CONSUMERS * C::CONSUMER_ROWS
+}
+
+/// Bytes of A in a stage.
+const fn a_bytes<C: Config>() -> u32 {
+    tile_m::<C>() * BK * 2
+}
+
 /// The columns of n a tile has: 128 (two warpgroups of 64), or 64 in ping-pong (one warpgroup).
 pub const fn tile_n<C: Config>() -> u32 {
     if matches!(C::SCHEDULE, Schedule::PingPong) {
@@ -288,7 +329,7 @@ pub const fn tile_n<C: Config>() -> u32 {
 /// caps the grid at one block per multiprocessor).
 pub fn geometry<C: Config>(m: u32, n: u32, k: u32, _element_bytes: u32) -> Geometry {
     type K<C> = Wgmma16<crate::device::half::Bf16, C>;
-    let units = m.div_ceil(BM * C::CLUSTER_M) * n.div_ceil(tile_n::<C>() * C::CLUSTER_N);
+    let units = m.div_ceil(tile_m::<C>() * C::CLUSTER_M) * n.div_ceil(tile_n::<C>() * C::CLUSTER_N);
     // Stream-k: a block per iteration at most (every block must have one), which the host caps
     // at one per multiprocessor.
     let blocks = if C::STREAM_K {
@@ -309,18 +350,20 @@ where
     Accumulator<64>: HalfWgmma<H>,
 {
     type Args = HalfGemmArgs<H>;
-    const BM: u32 = BM;
+    const BM: u32 = tile_m::<C>();
     const BN: u32 = tile_n::<C>();
     const BK: u32 = BK;
     const STAGES: u32 = C::STAGES;
-    const STAGE_BYTES: u32 = (BM + tile_n::<C>()) * BK * 2;
+    const STAGE_BYTES: u32 = (tile_m::<C>() + tile_n::<C>()) * BK * 2;
+    const CONSUMERS: u32 = C::CONSUMERS;
     const LOADED_BYTES: u32 = Self::STAGE_BYTES;
     const SCHEDULE: Schedule = C::SCHEDULE;
     const SPLIT_K: bool = C::SPLIT_K;
     const STREAM_K: bool = C::STREAM_K;
     // `wgmma-stream-k` computes one problem: with a batch's walk (a division per tile) it
-    // spilled 72 bytes, mostly in its 40-register producer (4 with a producer of 48).
-    const BATCHES: bool = !C::STREAM_K;
+    // spilled 72 bytes, mostly in its 40-register producer (4 with a producer of 48); so did
+    // three consumers' 24-register producer (52–68 bytes, `wgmma-waves:1`).
+    const BATCHES: bool = !C::STREAM_K && C::CONSUMERS == 2;
     const GROUPS: bool = C::GROUPS && C::CLUSTER_N == 1 && !C::SPLIT_K && !C::STREAM_K;
     const RASTER_GROUP: u32 = C::RASTER;
     const CLUSTER: (u32, u32) = {
@@ -341,11 +384,11 @@ where
             C::load_a(
                 a_map,
                 stage,
-                (tile.row * BM, k0, tile.group),
+                (tile.row * Self::BM, k0, tile.group),
                 full,
                 C::A_K_MAJOR,
             );
-            let b_at = stage + A_BYTES;
+            let b_at = stage + a_bytes::<C>();
             C::load_b(b_map, b_at, (n0, k0, layer), Self::BN, full, C::B_MN_MAJOR);
         }
     }
@@ -362,7 +405,7 @@ where
             return unsafe { self.consume_direct(args, maps, c, work) };
         }
         // (Compiled for every configuration, run only for the transposed orientation.)
-        const { assert!(C::DIRECT || !(C::A_K_MAJOR || C::B_MN_MAJOR)) };
+        const { assert!(C::DIRECT || !(C::A_K_MAJOR || C::B_MN_MAJOR || C::CONSUMER_ROWS == 64)) };
         let (tile, slices) = (work.tile, work.slices);
         let ping_pong = matches!(C::SCHEDULE, Schedule::PingPong);
         // Cooperative: this warpgroup's 64 columns of the tile's 128. Ping-pong: the tile's 64.
@@ -443,6 +486,9 @@ where
     ) {
         // (Compiled for every configuration, run only for the direct ones.)
         const { assert!(!C::DIRECT || matches!(C::SCHEDULE, Schedule::Cooperative)) };
+        if C::CONSUMER_ROWS == 64 {
+            return unsafe { self.consume_direct_64(args, maps, c, work) };
+        }
         let (tile, slices) = (work.tile, work.slices);
         let mut upper = Accumulator::<64>::zero();
         let mut lower = Accumulator::<64>::zero();
@@ -455,22 +501,9 @@ where
             // along each row (K-major); likewise for B, whose MN-major 128 columns are two
             // boxes of 64, LBO apart.
             let a_box = |j: u32| stage + (2 * c.warpgroup + j) * A_BOX_BYTES;
-            let (a_upper, a_lower, a_step) = if C::A_K_MAJOR {
-                let d = |at| Descriptor::k_major(at, Swizzle::B128, 16, 1024);
-                (d(a_box(0)), d(a_box(1)), 32)
-            } else {
-                let d = |at| Descriptor::mn_major(at, Swizzle::B128, A_BOX_BYTES, 1024);
-                (d(a_box(0)), d(a_box(1)), 2048)
-            };
-            let (b, b_step) = if C::B_MN_MAJOR {
-                let d = Descriptor::mn_major(stage + A_BYTES, Swizzle::B128, A_BOX_BYTES, 1024);
-                (d, 2048)
-            } else {
-                (
-                    Descriptor::k_major(stage + A_BYTES, Swizzle::B128, 16, 1024),
-                    32,
-                )
-            };
+            let ((a_upper, a_step), (a_lower, _)) =
+                (a_direct::<C>(a_box(0)), a_direct::<C>(a_box(1)));
+            let (b, b_step) = b_direct::<C>(stage + a_bytes::<C>());
             wgmma::fence();
             for step in 0..BK / 16 {
                 let accumulate = !(slice == 0 && step == 0);
@@ -518,6 +551,71 @@ where
         let (row0, col0) = (tile.row * BM + 128 * c.warpgroup, tile.col * BN);
         let at = (row0, col0, work.split);
         unsafe { C::store_direct(&args, maps, [&upper, &lower], at, c) };
+    }
+
+    /// The mainloop of consumers of 64 rows ([`Config::CONSUMER_ROWS`]): this warpgroup's rows
+    /// as one `wgmma.m64n128k16` per k-step on A's box `warpgroup`, B as in
+    /// [`Self::consume_direct`]; the skeleton's handshakes ([`Consumer::mainloop`]).
+    #[inline(always)]
+    unsafe fn consume_direct_64(
+        self,
+        args: HalfGemmArgs<H>,
+        maps: *const TensorMap,
+        c: &mut Consumer,
+        work: Work,
+    ) {
+        // (Compiled for every configuration, run only for 64-row consumers, which no stream-k
+        // configuration has.)
+        const { assert!(C::CONSUMER_ROWS == 128 || !C::STREAM_K) };
+        // ANCHOR: rows_64
+        let mut acc = Accumulator::<64>::zero();
+        let warpgroup = c.warpgroup;
+        c.mainloop(work.slices, |stage, slice| {
+            let (a, a_step) = a_direct::<C>(stage + warpgroup * A_BOX_BYTES);
+            let (b, b_step) = b_direct::<C>(stage + a_bytes::<C>());
+            for step in 0..BK / 16 {
+                let accumulate = !(slice == 0 && step == 0);
+                let (a, b) = (a.advanced(a_step * step), b.advanced(b_step * step));
+                mma_direct::<H, C>(&mut acc, a, b, accumulate);
+            }
+        });
+        acc.fence_registers();
+        let (row0, col0) = (
+            work.tile.row * Self::BM + 64 * warpgroup,
+            work.tile.col * BN,
+        );
+        unsafe { C::store_direct_64(&args, maps, &acc, (row0, col0, work.split), c) };
+        // ANCHOR_END: rows_64
+    }
+}
+
+/// The descriptor of A's box of 64 rows at shared address `at` in the direct orientation, and
+/// its k-step of 16: MN-major (A stored m × k: a k-step is 16 rows of 128 bytes further) or
+/// K-major (stored k × m: 32 bytes along each row).
+#[inline(always)]
+fn a_direct<C: Config>(at: u32) -> (Descriptor, u32) {
+    if C::A_K_MAJOR {
+        (Descriptor::k_major(at, Swizzle::B128, 16, 1024), 32)
+    } else {
+        (
+            Descriptor::mn_major(at, Swizzle::B128, A_BOX_BYTES, 1024),
+            2048,
+        )
+    }
+}
+
+/// The descriptor of B's 128 columns at shared address `at` in the direct orientation, and its
+/// k-step of 16: K-major (B stored k × n), or MN-major (stored n × k: two boxes of 64 n, LBO
+/// apart).
+#[inline(always)]
+fn b_direct<C: Config>(at: u32) -> (Descriptor, u32) {
+    if C::B_MN_MAJOR {
+        (
+            Descriptor::mn_major(at, Swizzle::B128, A_BOX_BYTES, 1024),
+            2048,
+        )
+    } else {
+        (Descriptor::k_major(at, Swizzle::B128, 16, 1024), 32)
     }
 }
 

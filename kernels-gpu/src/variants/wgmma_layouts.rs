@@ -93,6 +93,8 @@ impl<
     const CLUSTER_N: u32 = B::CLUSTER_N;
     const CLUSTER_M: u32 = B::CLUSTER_M;
     const SCHEDULE: Schedule = B::SCHEDULE;
+    const CONSUMERS: u32 = B::CONSUMERS;
+    const CONSUMER_ROWS: u32 = B::CONSUMER_ROWS;
     const SPLIT_K: bool = B::SPLIT_K;
     const GROUPS: bool = B::GROUPS && !STREAMED;
     const DIRECT: bool = {
@@ -116,6 +118,17 @@ impl<
         consumer: &Consumer,
     ) {
         unsafe { B::store_direct(args, maps, accs, at, consumer) }
+    }
+
+    #[inline(always)]
+    unsafe fn store_direct_64<H: Half>(
+        args: &HalfGemmArgs<H>,
+        maps: *const TensorMap,
+        acc: &Accumulator<64>,
+        at: (u32, u32, u32),
+        consumer: &Consumer,
+    ) {
+        unsafe { B::store_direct_64(args, maps, acc, at, consumer) }
     }
 
     #[inline(always)]

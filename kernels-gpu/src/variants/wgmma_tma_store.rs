@@ -80,11 +80,12 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> TmaStore<B, WHOLE, DIRECT
         }
     }
 
-    /// Warpgroups with buffers of their own: both, or in ping-pong one set for the two.
+    /// Warpgroups with buffers of their own: every consumer, or in ping-pong one set for the
+    /// two.
     const WARPGROUPS_STAGING: u32 = if matches!(B::SCHEDULE, Schedule::PingPong) {
         1
     } else {
-        2
+        B::CONSUMERS
     };
 }
 
@@ -95,6 +96,8 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
     const CLUSTER_N: u32 = B::CLUSTER_N;
     const CLUSTER_M: u32 = B::CLUSTER_M;
     const SCHEDULE: Schedule = B::SCHEDULE;
+    const CONSUMERS: u32 = B::CONSUMERS;
+    const CONSUMER_ROWS: u32 = B::CONSUMER_ROWS;
     // The direct epilogue copies a masked group's last columns out of its staging buffers
     // itself (two buffers: a barrier before each subtile keeps them until it is done).
     const GROUPS: bool = DIRECT && !WHOLE && B::GROUPS;
@@ -157,6 +160,21 @@ impl<B: Config, const WHOLE: bool, const DIRECT: bool> Config for TmaStore<B, WH
         }
     }
     // ANCHOR_END: core_loop
+
+    #[inline(always)]
+    unsafe fn store_direct_64<H: Half>(
+        args: &HalfGemmArgs<H>,
+        maps: *const TensorMap,
+        acc: &Accumulator<64>,
+        (row0, col0, _split): (u32, u32, u32),
+        consumer: &Consumer,
+    ) {
+        let (staging, c_map) = (Self::staging(consumer), maps.wrapping_add(2));
+        let thread = consumer.thread;
+        unsafe {
+            epilogue::store_direct_64_through_tma(args, acc, c_map, row0, col0, thread, staging)
+        };
+    }
 
     /// Every consumer waits until its stores have read their buffers: before the block leaves
     /// (its shared memory goes with it), and in ping-pong before handing the buffers to the other

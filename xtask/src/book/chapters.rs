@@ -541,6 +541,24 @@ pub const CHAPTERS: &[Chapter] = &[
         measured: &[],
     },
     Chapter {
+        slug: "wgmma-waves",
+        title: "wgmma-waves: a tile for the waves (192 × 128, three consumers of 64 rows)",
+        part: Part::TensorCores5,
+        variants: &["wgmma-waves"],
+        lessons: &[variant!("wgmma_waves.rs")],
+        code: &[
+            Code {
+                file: variant!("wgmma_16bit.rs"),
+                anchor: "rows_64",
+            },
+            Code {
+                file: "gpu-gemm/src/auto.rs",
+                anchor: "wave_tiles",
+            },
+        ],
+        measured: &[],
+    },
+    Chapter {
         slug: "wgmma-queue",
         title: "wgmma-queue: a batch's tiles handed out in order by a counter",
         part: Part::TensorCores5,
