@@ -325,6 +325,34 @@ pub(crate) fn wide_tiles(s: &Shape) -> u32 {
     s.m.div_ceil(256) * s.n.div_ceil(128)
 }
 
+/// What a 192 × 128 tile costs per element of C against a 256 × 128 one, at the same waves:
+/// `wgmma-waves:1` ran 0.99–1.00× `wgmma-layouts` at 8192³ and 1.00–1.06× (1.03 typically)
+/// over the wave counts' ratio on a grid of m ∈ [1536, 6144], n ∈ [2000, 7168], k = 4096 (H100,
+/// `docs/results/h100-2026-12-07-waves/`).
+const WAVE_TILE_COST: f64 = 1.03;
+
+/// Whether `wgmma-waves`' 192 × 128 tiles take less time than the 256 × 128 ones: a persistent
+/// grid runs whole waves of one tile per multiprocessor, a wave of 192 × 128 tiles three
+/// quarters as long as one of 256 × 128 ([`WAVE_TILE_COST`] the difference), and the narrower
+/// tile is taken where its waves cost at most 0.97 of the wider ones'. At 3000³ (288 tiles of
+/// 256 × 128: 2.2 waves run as 3; 384 of 192 × 128: 2.9) 0.79 → 0.93× cuBLAS; at 2112 × 4096
+/// × 7168 T,N (the ninth row of 256-row tiles a quarter full) 0.72 → 0.95×.
+///
+/// Only with A's and B's columns on 128-byte lines: the tile reads without a cluster, and an
+/// operand off the line cost it 0.34 of its time (B alone, 5120 × 7168 × 3000 N,N) to 1.07
+/// (both, 6000 × 3000 × 5000 T,N), where `wgmma-layouts:1`, whose clusters of two read A's
+/// boxes once, lost 0.08 and 0.29. Copying them to the line ([`line_copies`]) gives back what
+/// the waves gain (3000³ N,N: 0.085 ms on aligned operands, 0.121 with both copied, against
+/// 0.119 for the 256 × 128 tiles with A copied).
+// ANCHOR: wave_tiles
+pub fn wave_tiles_pay(p: &Problem) -> bool {
+    let s = &p.shape;
+    let on_line = |ld: u32| (ld * p.dtype.bytes()).is_multiple_of(COPY_PITCH_BYTES);
+    let waves = |rows: u32| f64::from((s.m.div_ceil(rows) * s.n.div_ceil(128)).div_ceil(SMS));
+    on_line(s.lda) && on_line(s.ldb) && waves(192) * 0.75 * WAVE_TILE_COST <= 0.97 * waves(256)
+}
+// ANCHOR_END: wave_tiles
+
 /// Whether `s` is wider than a decode step (n > 128) but makes at most one wave of
 /// `wgmma-narrow`'s 128 × 64 tiles: 256 × 128 tiles would leave most multiprocessors idle, and
 /// the narrow kernel's stream-k grid gives each an equal share of the k-slices
@@ -368,6 +396,8 @@ pub fn features(s: &Shape) -> ShapeFeatures {
 ///   to 8192 (`fewtiles.log` in `docs/results/h100-2026-12-07-pitch/`): at 512² and 1024²
 ///   (32 and 128 such tiles) 1.00–1.45× cuBLAS where the wide tiles ran 0.29–1.06×; at 1536²
 ///   (288 tiles) the wide tiles win (0.75–1.17× against 0.53–0.75×).
+/// - **n > 128 where 192 × 128 tiles fill their waves better** and A and B lie on 128-byte
+///   lines ([`wave_tiles_pay`]), any layout: `wgmma-waves:1`.
 /// - **n > 128**, any layout but N,N: `wgmma-layouts:1` (256 × 128 tiles, clusters of two
 ///   sharing A). N,N beyond 128 columns goes to the measured table.
 /// - C's rows not a multiple of 8 or `ldc` not a multiple of 8 (the TMA store's constraint):
@@ -439,6 +469,13 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
             "wgmma-narrow",
             128,
             "m or ldc not a multiple of 8 (the TMA store's rows): C written from the registers",
+        ));
+    }
+    if wave_tiles_pay(p) {
+        return Some((
+            "wgmma-waves",
+            1,
+            "n > 128 and a last wave of 256 × 128 tiles mostly empty: 192 × 128 tiles, whose waves take less time",
         ));
     }
     if p.transposes != Transposes::NN {
@@ -1246,6 +1283,16 @@ mod tests {
             ((24576, 64, 1536), "wgmma-layouts:2"),
             ((128256, 128, 4096), "wgmma-layouts:2"),
             ((4096, 2000, 7168), "wgmma-layouts:1"),
+            // A last wave of 256 × 128 tiles mostly empty: 192 × 128 tiles, in any layout,
+            // where A and B lie on 128-byte lines (k = 3000 does not: the wider tiles).
+            ((2112, 4096, 7168), "wgmma-waves:1"),
+            ((3008, 3000, 3008), "wgmma-waves:1"),
+            ((3000, 3000, 3000), "wgmma-layouts:1"),
+            ((4096, 2112, 7168), "wgmma-waves:1"),
+            // Whole waves of 256 × 128 (4096²: 512 tiles, 3.9 waves), or as few as 192 × 128
+            // make (5000 × 7000: 8.3 and 11.2 waves of three quarters): the wider tiles.
+            ((4096, 4096, 4096), "wgmma-layouts:1"),
+            ((5000, 7000, 3000), "wgmma-layouts:1"),
         ];
         for ((m, n, k), expected) in cases {
             assert_eq!(
@@ -1272,8 +1319,14 @@ mod tests {
             Some("wgmma-narrow:64")
         );
         assert_eq!(label(&nn(2112, 1, 7168)).as_deref(), Some("wgmma-narrow:8"));
-        // N,N beyond 128 columns is the measured table's; f32 is not the rule's.
+        // N,N beyond 128 columns is the measured table's, unless the waves decide; f32 is not
+        // the rule's.
         assert_eq!(label(&problem(shape(4096, 4096, 4096), Dtype::Bf16)), None);
+        assert_eq!(
+            label(&nn(3008, 3000, 3008)).as_deref(),
+            Some("wgmma-waves:1")
+        );
+        assert_eq!(label(&nn(3000, 3000, 3000)), None);
         assert_eq!(label(&problem(shape(64, 64, 64), Dtype::F32)), None);
         // And `auto` takes what the rule says, with the rule as its reason.
         let c = choose(&tn(4096, 64, 7168), Math::Strict, Some(90)).unwrap();

@@ -471,6 +471,22 @@ for step in "$@"; do
         set -- $spec
         $host --variant auto --dtype ${OFFGRID_DTYPE:-bf16} --transa $1 --m $2 --n $3 --k $4 --compare cublas 2>&1 | tee -a "$OUT/offgrid.log" | grep -E '^\| [a-z]|rror|FAIL' | grep -v '^| variant' | sed "s/^/$1n $2x$3x$4 /"
       done ;;
+    waves)
+      # wgmma-waves (192 x 128 tiles) beside the 256 x 128 ones and cuBLAS (bf16, no check):
+      # the off-grid table padded to 64 elements, the squares, and the grid auto's
+      # wave_tiles_pay was fitted on; then the four layouts checked and compute-sanitizer.
+      up() { echo $(( ($1 + 63) / 64 * 64 )); }
+      for t in "n n" "t n" "n t" "t t"; do
+        set -- $t
+        $host --variant wgmma-waves:1,wgmma-layouts:2 --dtype bf16 --transa $1 --transb $2 --m 1000 --n 600 --k 1000 --lda 1008 --ldb 1008 --ldc 1000 --beta 0.5 --seed 3 2>&1 | tee -a "$OUT/waves-check.log" | grep -E '^\| [a-z]|FAIL|rror' | grep -v '^| variant' | sed "s/^/$1$2 /"
+      done
+      timeout 100 compute-sanitizer --tool memcheck $host --variant wgmma-waves:1 --dtype f16 --transa t --transb t --m 400 --n 300 --k 200 --ldc 408 --beta 0.5 --iters 1 --warmup 0 2>&1 | tee "$OUT/waves-sanitize.log" | grep -E "ERROR SUMMARY"
+      shapes="n 3000 3000 3000|n 6000 3000 5000|t 6000 3000 5000|t 2112 4096 7168|n 1536 1536 4096|t 1536 1536 4096|n 4096 4096 4096|n 8192 8192 8192"
+      for m in 1536 2112 3000 4096 5000 6144; do for n in 2000 3000 4096 7168; do for a in n t; do shapes="$shapes|$a $m $n 4096"; done; done; done
+      echo "$shapes" | tr '|' '\n' | while read a m n k; do
+        ra=$m; [ $a = t ] && ra=$k
+        $host --variant auto,wgmma-layouts:1,wgmma-layouts:2,wgmma-waves:1 --dtype bf16 --transa $a --m $m --n $n --k $k --lda $(up $ra) --ldb $(up $k) --ldc $(up $m) --compare cublas --no-check --iters 20 2>&1 | tee -a "$OUT/waves.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant' | sed "s/^/$a $m $n $k /"
+      done ;;
     offgrid-pad)
       # What an aligned but off-the-grid leading dimension costs (bf16, no check): each shape of
       # the off-grid table with its leading dimensions as they are, then padded up to 64 elements
