@@ -333,7 +333,7 @@ const WAVE_TILE_COST: f64 = 1.03;
 
 /// Whether `wgmma-waves`' 192 × 128 tiles take less time than the 256 × 128 ones: a persistent
 /// grid runs whole waves of one tile per multiprocessor, a wave of 192 × 128 tiles three
-/// quarters as long as one of 256 × 128 ([`WAVE_TILE_COST`] the difference), and the narrower
+/// quarters as long as one of 256 × 128 (`WAVE_TILE_COST` the difference), and the narrower
 /// tile is taken where its waves cost at most 0.97 of the wider ones'. At 3000³ (288 tiles of
 /// 256 × 128: 2.2 waves run as 3; 384 of 192 × 128: 2.9) 0.79 → 0.93× cuBLAS; at 2112 × 4096
 /// × 7168 T,N (the ninth row of 256-row tiles a quarter full) 0.72 → 0.95×.
