@@ -338,18 +338,21 @@ const WAVE_TILE_COST: f64 = 1.03;
 /// 256 × 128: 2.2 waves run as 3; 384 of 192 × 128: 2.9) 0.79 → 0.93× cuBLAS; at 2112 × 4096
 /// × 7168 T,N (the ninth row of 256-row tiles a quarter full) 0.72 → 0.95×.
 ///
-/// Only with A's and B's columns on 128-byte lines: the tile reads without a cluster, and an
-/// operand off the line cost it 0.34 of its time (B alone, 5120 × 7168 × 3000 N,N) to 1.07
-/// (both, 6000 × 3000 × 5000 T,N), where `wgmma-layouts:1`, whose clusters of two read A's
-/// boxes once, lost 0.08 and 0.29. Copying them to the line ([`line_copies`]) gives back what
-/// the waves gain (3000³ N,N: 0.085 ms on aligned operands, 0.121 with both copied, against
-/// 0.119 for the 256 × 128 tiles with A copied).
+/// Only with A's and B's columns on 128-byte lines, as they lie or as [`line_copies`] will copy
+/// them: the tile reads without a cluster, and an operand off the line cost it 0.34 of its
+/// time (B alone, 5120 × 7168 × 3000 N,N) to 1.07 (both, 6000 × 3000 × 5000 T,N), where
+/// `wgmma-layouts:1`, whose clusters of two read A's boxes once, lost 0.08 and 0.29. Through
+/// `auto` (H100): 6000 × 3000 × 5000 N,N, both operands copied, 0.987× cuBLAS (the wide tiles
+/// 0.956×); 3000³ N,N with B left off the line 0.749× (the wide tiles 0.761×).
 // ANCHOR: wave_tiles
 pub fn wave_tiles_pay(p: &Problem) -> bool {
     let s = &p.shape;
     let on_line = |ld: u32| (ld * p.dtype.bytes()).is_multiple_of(COPY_PITCH_BYTES);
+    let copied = line_copies(p, None);
+    let a_on_line = on_line(s.lda) || copied.is_some_and(|c| c.a.is_some());
+    let b_on_line = on_line(s.ldb) || copied.is_some_and(|c| c.b.is_some());
     let waves = |rows: u32| f64::from((s.m.div_ceil(rows) * s.n.div_ceil(128)).div_ceil(SMS));
-    on_line(s.lda) && on_line(s.ldb) && waves(192) * 0.75 * WAVE_TILE_COST <= 0.97 * waves(256)
+    a_on_line && b_on_line && waves(192) * 0.75 * WAVE_TILE_COST <= 0.97 * waves(256)
 }
 // ANCHOR_END: wave_tiles
 
@@ -1284,10 +1287,12 @@ mod tests {
             ((128256, 128, 4096), "wgmma-layouts:2"),
             ((4096, 2000, 7168), "wgmma-layouts:1"),
             // A last wave of 256 × 128 tiles mostly empty: 192 × 128 tiles, in any layout,
-            // where A and B lie on 128-byte lines (k = 3000 does not: the wider tiles).
+            // where A and B lie on 128-byte lines (k = 3000 does not, and neither copy pays
+            // for the wide tiles: those).
             ((2112, 4096, 7168), "wgmma-waves:1"),
             ((3008, 3000, 3008), "wgmma-waves:1"),
             ((3000, 3000, 3000), "wgmma-layouts:1"),
+            ((6000, 3000, 5000), "wgmma-layouts:1"),
             ((4096, 2112, 7168), "wgmma-waves:1"),
             // Whole waves of 256 × 128 (4096²: 512 tiles, 3.9 waves), or as few as 192 × 128
             // make (5000 × 7000: 8.3 and 11.2 waves of three quarters): the wider tiles.
@@ -1327,6 +1332,14 @@ mod tests {
             Some("wgmma-waves:1")
         );
         assert_eq!(label(&nn(3000, 3000, 3000)), None);
+        // Both operands off the line but both copied to it (A read MN-major weighs most): the
+        // narrower tile on the copies.
+        let copies = line_copies(&nn(6000, 3000, 5000), None).expect("copies");
+        assert!(copies.a.is_some() && copies.b.is_some());
+        assert_eq!(
+            label(&nn(6000, 3000, 5000)).as_deref(),
+            Some("wgmma-waves:1")
+        );
         assert_eq!(label(&problem(shape(64, 64, 64), Dtype::F32)), None);
         // And `auto` takes what the rule says, with the rule as its reason.
         let c = choose(&tn(4096, 64, 7168), Math::Strict, Some(90)).unwrap();
