@@ -472,9 +472,9 @@ for step in "$@"; do
         $host --variant auto --dtype ${OFFGRID_DTYPE:-bf16} --transa $1 --m $2 --n $3 --k $4 --compare cublas 2>&1 | tee -a "$OUT/offgrid.log" | grep -E '^\| [a-z]|rror|FAIL' | grep -v '^| variant' | sed "s/^/$1n $2x$3x$4 /"
       done ;;
     waves)
-      # wgmma-waves (192 x 128 tiles) beside the 256 x 128 ones and cuBLAS (bf16, no check):
-      # the off-grid table padded to 64 elements, the squares, and the grid auto's
-      # wave_tiles_pay was fitted on; then the four layouts checked and compute-sanitizer.
+      # wgmma-waves (192 x 128 tiles): the four layouts checked and compute-sanitizer, then
+      # beside the 256 x 128 ones and cuBLAS (bf16, no check) the off-grid table padded to 64
+      # elements, the squares, and the grid auto's wave_tiles_pay was fitted on.
       up() { echo $(( ($1 + 63) / 64 * 64 )); }
       for t in "n n" "t n" "n t" "t t"; do
         set -- $t

@@ -88,8 +88,8 @@ pub trait Config: Copy + Default + 'static {
     /// tile's 128 columns) or ping-pong (each takes whole tiles of 64 columns, in turn).
     const SCHEDULE: Schedule = Schedule::Cooperative;
     /// Consumer warpgroups, and the rows of m each takes in the [`Config::DIRECT`] orientation:
-    /// two of 128 (two `wgmma.m64n128k16` per 16 of k, the 256 × 128 tile), or two or three of
-    /// 64 (one `wgmma` each: the 128 × 128 and 192 × 128 tiles of [`super::wgmma_waves`]).
+    /// two of 128 (two `wgmma.m64n128k16` per 16 of k, the 256 × 128 tile), or consumers of 64
+    /// (one `wgmma` each: three make [`super::wgmma_waves`]' 192 × 128 tile).
     const CONSUMERS: u32 = 2;
     const CONSUMER_ROWS: u32 = 128;
 
