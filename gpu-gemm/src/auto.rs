@@ -16,14 +16,18 @@
 //!    decode step (n ≤ 128) go to `wgmma-narrow` with a tile as narrow as n, unless m alone
 //!    makes 0.7 of a wave of 256-row tiles (`wgmma-layouts:2`); wider problems that make at most
 //!    a wave of 128 × 64 tiles go to `wgmma-narrow:64` ([`few_tiles`]; in N,T and T,T on B
-//!    copied transposed); other wider problems in any layout but N,N go to `wgmma-layouts:1`; C
-//!    whose rows or `ldc` the TMA store cannot write goes to `wgmma-narrow`. N,N beyond 128
-//!    columns is left to the table, where chapter 3's kernels were measured. A or B whose row
-//!    stride is not a multiple of 16 bytes (every 16-bit kernel is fed by the TMA engine) is
-//!    copied first into an aligned workspace, and the choice is the aligned problem's
-//!    ([`aligned_operands`]). Then, the kernel chosen, an A or B whose columns start off a
-//!    128-byte line is copied onto it where the GEMM repays the copy ([`line_copies`]); every
-//!    copy's columns start 128 bytes apart.
+//!    copied transposed); C whose rows or `ldc` the TMA store cannot write goes to
+//!    `wgmma-narrow`; other wider problems, in any layout, to the wide kernel of least time in a
+//!    model of its rounds of tiles, k-slices and L2 requests ([`wide_plan`], [`TileModel`]):
+//!    256 × 128 tiles in clusters of two or of four, or 192 × 128 tiles, each operand whose
+//!    columns start off a 128-byte line read as it lies or from a pitched copy, whichever the
+//!    model finds faster. N,N on the line where the model takes clusters of two is left to the
+//!    table, where chapter 3's kernels were measured. A or B whose row stride is not a multiple
+//!    of 16 bytes (every 16-bit kernel is fed by the TMA engine) is copied first into an aligned
+//!    workspace, and the choice is the aligned problem's ([`aligned_operands`]). Then, for a
+//!    kernel outside the model, an A or B whose columns start off a 128-byte line is copied
+//!    onto it where the GEMM repays the copy ([`line_copies`]); every copy's columns start 128
+//!    bytes apart.
 //!    In f32 under `tf32`, T,N (the models' layout) goes to the swapped tiles of
 //!    `wgmma-tf32-swap` ([`tf32_rule`]), which read both operands as they lie.
 //! 4. Otherwise a problem takes the choice of the table row of its dtype and contract whose
@@ -325,34 +329,221 @@ pub(crate) fn wide_tiles(s: &Shape) -> u32 {
     s.m.div_ceil(256) * s.n.div_ceil(128)
 }
 
-/// What a 192 × 128 tile costs per element of C against a 256 × 128 one, at the same waves:
-/// `wgmma-waves:1` ran 0.99–1.00× `wgmma-layouts` at 8192³ and 1.00–1.06× (1.03 typically)
-/// over the wave counts' ratio on a grid of m ∈ [1536, 6144], n ∈ [2000, 7168], k = 4096 (H100,
-/// `docs/results/h100-2026-12-07-waves/`).
-const WAVE_TILE_COST: f64 = 1.03;
+/// A wide 16-bit kernel as [`TileModel`] weighs it: its tiles' rows (each tile 128 columns
+/// wide), and the blocks of its clusters along n, which share A: each loads `rows / cluster` of
+/// A's rows per k-slice and multicasts them to the others.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WideKernel {
+    /// The registry's name.
+    pub name: &'static str,
+    /// Its `--tile`.
+    pub tile: u32,
+    /// Rows of m per tile.
+    pub rows: u32,
+    /// Blocks per cluster, along n.
+    pub cluster: u32,
+    /// Why `auto` takes it, for its report.
+    pub why: &'static str,
+}
 
-/// Whether `wgmma-waves`' 192 × 128 tiles take less time than the 256 × 128 ones: a persistent
-/// grid runs whole waves of one tile per multiprocessor, a wave of 192 × 128 tiles three
-/// quarters as long as one of 256 × 128 (`WAVE_TILE_COST` the difference), and the narrower
-/// tile is taken where its waves cost at most 0.97 of the wider ones'. At 3000³ (288 tiles of
-/// 256 × 128: 2.2 waves run as 3; 384 of 192 × 128: 2.9) 0.79 → 0.93× cuBLAS; at 2112 × 4096
-/// × 7168 T,N (the ninth row of 256-row tiles a quarter full) 0.72 → 0.95×.
+/// The kernels the model chooses among for n > 128 (every layout): in clusters of two, in
+/// clusters of four, and the 192-row tiles without clusters.
+pub const WIDE_KERNELS: [WideKernel; 3] = [
+    WideKernel {
+        name: "wgmma-layouts",
+        tile: 1,
+        rows: 256,
+        cluster: 2,
+        why: "n > 128: 256 × 128 tiles in clusters of two sharing A, the least time in the tile model (waves, k-slices, L2 lines)",
+    },
+    WideKernel {
+        name: "wgmma-layouts",
+        tile: 4,
+        rows: 256,
+        cluster: 4,
+        why: "n > 128: 256 × 128 tiles in clusters of four sharing A, the least time in the tile model (half the L2 requests of clusters of two: operands off the 128-byte line, or equal waves)",
+    },
+    WideKernel {
+        name: "wgmma-waves",
+        tile: 1,
+        rows: 192,
+        cluster: 1,
+        why: "n > 128: 192 × 128 tiles, the least time in the tile model (a last wave of 256 × 128 tiles mostly empty)",
+    },
+];
+
+/// What a wide kernel's time is made of, on the H100 (bf16, `docs/results/h100-2026-12-08-cluster4/`):
 ///
-/// Only with A's and B's columns on 128-byte lines, as they lie or as [`line_copies`] will copy
-/// them: the tile reads without a cluster, and an operand off the line cost it 0.34 of its
-/// time (B alone, 5120 × 7168 × 3000 N,N) to 1.07 (both, 6000 × 3000 × 5000 T,N), where
-/// `wgmma-layouts:1`, whose clusters of two read A's boxes once, lost 0.08 and 0.29. Through
-/// `auto` (H100): 6000 × 3000 × 5000 N,N, both operands copied, 0.987× cuBLAS (the wide tiles
-/// 0.956×); 3000³ N,N with B left off the line 0.749× (the wide tiles 0.761×).
+/// - **Rounds**: a persistent grid runs the tiles a round of one per multiprocessor at a time;
+///   a cluster's tiles are its blocks' side by side along n (n's tiles rounded up to whole
+///   clusters), and clusters of four fit on fewer multiprocessors than 132 (a cluster's blocks
+///   share a GPC, and not every GPC's count is a multiple of four): 4096³ took 5 rounds, not 4,
+///   8192³ about 16.5, not 15.5.
+/// - **A k-slice** of a round takes the longer of the tensor cores' time and the producer's:
+///   each row of a TMA box (128 bytes) is one L2 request, two where the operand's columns start
+///   off a 128-byte line. Without clusters, off the line, 5000 × 7000 × 3000 N,N ran 0.540 ms
+///   against 0.291 on padded operands: 768 rows' requests per slice, 1.28 µs; clusters of two,
+///   512, 0.366 ms; clusters of four, 384, 0.331 ms (on padded operands 0.311: their
+///   multiprocessors). On aligned operands the 256 × 128 tiles are just under the line: the
+///   clusters of four ran 3% faster at equal rounds (11008 × 2000 × 4096, 3000³).
+/// - **A fixed time**: the pipeline's fill and the last tile's epilogue.
+#[derive(Clone, Copy, Debug)]
+pub struct TileModel {
+    /// A k-slice (64 deep) of a 256 × 128 tile on the tensor cores, seconds (8192³: 1.355 ms
+    /// over 16 rounds of 128 slices).
+    pub slice_seconds: f64,
+    /// A 192 × 128 tile's slice over a 256 × 128 one's: three quarters of the work, 1.03 times
+    /// the time per element (`wgmma-waves:1` over the wave counts' ratio, 2026-12-07).
+    pub narrow_slice: f64,
+    /// One 128-byte row of a box through the TMA engine and L2, seconds.
+    pub row_seconds: f64,
+    /// The tensor cores' slice where an operand lies off the line, over its time on aligned
+    /// operands, where the requests keep up: 1.064 (clusters of four, both operands off,
+    /// 5000 × 7000 × 3000) and 1.083 (clusters of two, B off, 5120 × 7168 × 3000).
+    pub off_line_tensor: f64,
+    /// Multiprocessors that clusters of four hold at once.
+    pub cluster4_multiprocessors: u32,
+    /// The fill and the last epilogue, seconds.
+    pub fixed_seconds: f64,
+}
+
+/// The H100's figures (see [`TileModel`]).
+pub const H100_TILES: TileModel = TileModel {
+    slice_seconds: 0.662e-6,
+    narrow_slice: 0.75 * 1.03,
+    row_seconds: 1.66e-9,
+    off_line_tensor: 1.07,
+    cluster4_multiprocessors: 124,
+    fixed_seconds: 10e-6,
+};
+
+impl TileModel {
+    /// Kernel `k`'s time on `s` with A and B on 128-byte lines or not (`on_line`).
+    pub fn seconds(&self, k: &WideKernel, s: &Shape, on_line: (bool, bool)) -> f64 {
+        let multiprocessors = if k.cluster > 2 {
+            self.cluster4_multiprocessors
+        } else {
+            SMS
+        };
+        let tiles = s.m.div_ceil(k.rows) * s.n.div_ceil(128).next_multiple_of(k.cluster);
+        let rounds = f64::from(tiles.div_ceil(multiprocessors));
+        let slices = f64::from(s.k.div_ceil(64));
+        let requests = self.requests(k, on_line);
+        let tensor = if k.rows == 256 {
+            self.slice_seconds
+        } else {
+            self.slice_seconds * self.narrow_slice
+        };
+        // An operand off the line costs a few percent even where its requests keep up.
+        let off_line = if on_line == (true, true) {
+            1.0
+        } else {
+            self.off_line_tensor
+        };
+        let slice = (tensor * off_line).max(requests * self.row_seconds);
+        rounds * slices * slice + self.fixed_seconds
+    }
+
+    /// L2 requests per k-slice of one block: A's rows it loads and B's, each twice off the line.
+    pub fn requests(&self, k: &WideKernel, (a_on_line, b_on_line): (bool, bool)) -> f64 {
+        let lines = |on: bool| if on { 1.0 } else { 2.0 };
+        f64::from(k.rows / k.cluster) * lines(a_on_line) + 128.0 * lines(b_on_line)
+    }
+}
+
+/// A wide kernel, and which operands it reads from pitched copies on 128-byte lines.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WidePlan {
+    /// The kernel.
+    pub kernel: WideKernel,
+    /// Whether it reads A from a pitched copy.
+    pub copy_a: bool,
+    /// Whether it reads B from a pitched copy.
+    pub copy_b: bool,
+    /// The model's time, the copies' included.
+    pub seconds: f64,
+}
+
+/// The wide kernel of least time for a 16-bit problem in [`H100_TILES`], each operand whose
+/// columns start off a 128-byte line read as it lies or from a pitched copy
+/// ([`H100_LINES`]' copy time); equal times go to the fewer L2 requests, then to the first of
+/// [`WIDE_KERNELS`].
 // ANCHOR: wave_tiles
-pub fn wave_tiles_pay(p: &Problem) -> bool {
-    let s = &p.shape;
-    let on_line = |ld: u32| (ld * p.dtype.bytes()).is_multiple_of(COPY_PITCH_BYTES);
-    let copied = line_copies(p, None);
-    let a_on_line = on_line(s.lda) || copied.is_some_and(|c| c.a.is_some());
-    let b_on_line = on_line(s.ldb) || copied.is_some_and(|c| c.b.is_some());
-    let waves = |rows: u32| f64::from((s.m.div_ceil(rows) * s.n.div_ceil(128)).div_ceil(SMS));
-    a_on_line && b_on_line && waves(192) * 0.75 * WAVE_TILE_COST <= 0.97 * waves(256)
+pub fn wide_plan(p: &Problem) -> WidePlan {
+    plan_among(p, &WIDE_KERNELS)
+}
+
+/// [`wide_plan`] among `kernels`.
+fn plan_among(p: &Problem, kernels: &[WideKernel]) -> WidePlan {
+    let (s, bytes) = (&p.shape, p.dtype.bytes());
+    let (a_on_line, b_on_line) = line_offsets(p);
+    let copy_a = H100_LINES.copy_seconds(p.stored_a(), bytes);
+    let copy_b = H100_LINES.copy_seconds(p.stored_b(), bytes);
+    let mut best: Option<(WidePlan, f64)> = None;
+    for &kernel in kernels {
+        for (ca, cb) in [(false, false), (true, false), (false, true), (true, true)] {
+            if (ca && a_on_line) || (cb && b_on_line) {
+                continue;
+            }
+            let lines = (a_on_line || ca, b_on_line || cb);
+            let seconds = H100_TILES.seconds(&kernel, s, lines)
+                + if ca { copy_a } else { 0.0 }
+                + if cb { copy_b } else { 0.0 };
+            let requests = H100_TILES.requests(&kernel, lines);
+            let plan = WidePlan {
+                kernel,
+                copy_a: ca,
+                copy_b: cb,
+                seconds,
+            };
+            let better = match best {
+                None => true,
+                Some((b, r)) => {
+                    seconds < b.seconds * (1.0 - 1e-9)
+                        || (seconds <= b.seconds * (1.0 + 1e-9) && requests < r)
+                }
+            };
+            if better {
+                best = Some((plan, requests));
+            }
+        }
+    }
+    best.expect("a kernel to weigh").0
+}
+
+/// The copies a wide kernel `chosen` reads, beside those `given` (an operand they copy stays
+/// copied): its [`plan_among`] on the problem as it reads it, for a 16-bit problem of one
+/// member; `None` where `chosen` is not one of [`WIDE_KERNELS`] (the lines' older rule,
+/// [`line_copies`], decides for the others).
+fn wide_copies(
+    p: &Problem,
+    chosen: (&str, Option<u32>),
+    given: Option<crate::launch::Copies>,
+) -> Option<Option<crate::launch::Copies>> {
+    use crate::launch::{Copies, Pitch};
+    let kernel = *WIDE_KERNELS
+        .iter()
+        .find(|k| (k.name, Some(k.tile)) == chosen)?;
+    if !p.dtype.is_16bit() || p.batch.is_batched() || p.groups != GroupLayout::None {
+        return Some(given);
+    }
+    let read = given.map_or(*p, |c| c.problem_reading_them(p));
+    let plan = plan_among(&read, &[kernel]);
+    let bytes = p.dtype.bytes();
+    let pitched = |copy: bool, (rows, cols): (u32, u32), ld: u32| {
+        let to = crate::problem::pitched_ld(rows, bytes, COPY_PITCH_BYTES).ok()?;
+        copy.then(|| Pitch::single(rows, cols, ld, to, false))
+    };
+    let given = given.unwrap_or(Copies { a: None, b: None });
+    let added = Copies {
+        a: given
+            .a
+            .or_else(|| pitched(plan.copy_a, p.stored_a(), p.shape.lda)),
+        b: given
+            .b
+            .or_else(|| pitched(plan.copy_b, p.stored_b(), p.shape.ldb)),
+    };
+    Some((added.a.is_some() || added.b.is_some()).then_some(added))
 }
 // ANCHOR_END: wave_tiles
 
@@ -399,10 +590,9 @@ pub fn features(s: &Shape) -> ShapeFeatures {
 ///   to 8192 (`fewtiles.log` in `docs/results/h100-2026-12-07-pitch/`): at 512² and 1024²
 ///   (32 and 128 such tiles) 1.00–1.45× cuBLAS where the wide tiles ran 0.29–1.06×; at 1536²
 ///   (288 tiles) the wide tiles win (0.75–1.17× against 0.53–0.75×).
-/// - **n > 128 where 192 × 128 tiles fill their waves better** and A and B lie on 128-byte
-///   lines ([`wave_tiles_pay`]), any layout: `wgmma-waves:1`.
-/// - **n > 128**, any layout but N,N: `wgmma-layouts:1` (256 × 128 tiles, clusters of two
-///   sharing A). N,N beyond 128 columns goes to the measured table.
+/// - **n > 128 otherwise**, any layout: the wide kernel of least time in the tile model
+///   ([`wide_plan`]: 256 × 128 tiles in clusters of two or four, 192 × 128 tiles), but N,N on
+///   128-byte lines where the model takes clusters of two goes to the measured table.
 /// - C's rows not a multiple of 8 or `ldc` not a multiple of 8 (the TMA store's constraint):
 ///   `wgmma-narrow` (C from the registers), 128 columns beyond n = 64.
 // ANCHOR: shape_rule
@@ -474,21 +664,18 @@ pub fn shape_rule(p: &Problem) -> Option<(&'static str, u32, &'static str)> {
             "m or ldc not a multiple of 8 (the TMA store's rows): C written from the registers",
         ));
     }
-    if wave_tiles_pay(p) {
-        return Some((
-            "wgmma-waves",
-            1,
-            "n > 128 and a last wave of 256 × 128 tiles mostly empty: 192 × 128 tiles, whose waves take less time",
-        ));
+    let plan = wide_plan(p);
+    let aligned = !(plan.copy_a || plan.copy_b) && line_offsets(p) == (true, true);
+    if p.transposes == Transposes::NN && plan.kernel == WIDE_KERNELS[0] && aligned {
+        return None;
     }
-    if p.transposes != Transposes::NN {
-        return Some((
-            "wgmma-layouts",
-            1,
-            "n > 128: 256 × 128 tiles in clusters of two sharing A, the operands read as they lie",
-        ));
-    }
-    None
+    Some((plan.kernel.name, plan.kernel.tile, plan.kernel.why))
+}
+
+/// Whether A's and B's columns start on 128-byte lines.
+fn line_offsets(p: &Problem) -> (bool, bool) {
+    let on_line = |ld: u32| (ld * p.dtype.bytes()).is_multiple_of(COPY_PITCH_BYTES);
+    (on_line(p.shape.lda), on_line(p.shape.ldb))
 }
 // ANCHOR_END: shape_rule
 
@@ -928,7 +1115,9 @@ fn strict_first_for_batch(p: &Problem, math: Math) -> bool {
 /// columns it would read across two L2 lines, where the copy pays ([`line_copies`]).
 pub fn choose_from(rows: &[Row], p: &Problem, math: Math, arch: Option<u32>) -> Result<Choice> {
     let choice = choose_kernel(rows, p, math, arch)?;
-    let copies = line_copies(p, choice.copies);
+    let chosen = (choice.variant.name(), choice.tile);
+    let copies =
+        wide_copies(p, chosen, choice.copies).unwrap_or_else(|| line_copies(p, choice.copies));
     Ok(Choice { copies, ..choice })
 }
 
@@ -1115,54 +1304,73 @@ mod tests {
         }
     }
 
-    /// The lines rule copies an operand whose columns start off a 128-byte line where the GEMM
-    /// is long enough to repay the copy, and nothing that is on the line, short, or not 16-bit.
+    /// The tile model's choices are the kernels that ran fastest on the H100 among clusters of
+    /// two, of four and the 192 × 128 tiles (`docs/results/h100-2026-12-08-cluster4/`), with
+    /// the leading dimensions as packed (off the 128-byte line where a column is not a multiple
+    /// of 64 elements) and padded to 64 elements; the copies are the model's.
     #[test]
-    fn operands_off_the_line_are_copied_where_the_gemm_repays_it() {
-        let copied = |s: Shape, dtype, t: Transposes| {
-            let p = Problem {
-                transposes: t,
-                ..problem(s, dtype)
+    fn the_tile_model_takes_the_measured_fastest() {
+        use crate::problem::Transpose::{No, Yes};
+        let up = |x: u32| x.next_multiple_of(64);
+        let measured = [
+            // (A transposed, m, n, k, padded, fastest)
+            (No, 3000, 3000, 3000, false, "wgmma-layouts:4"),
+            (No, 3000, 3000, 3000, true, "wgmma-waves:1"),
+            (No, 5000, 7000, 3000, false, "wgmma-layouts:1+a"),
+            (No, 5000, 7000, 3000, true, "wgmma-layouts:1"),
+            (Yes, 5000, 7000, 3000, false, "wgmma-layouts:1+a"),
+            (Yes, 5000, 7000, 3000, true, "wgmma-layouts:1"),
+            (No, 6000, 3000, 5000, false, "wgmma-layouts:4"),
+            (No, 6000, 3000, 5000, true, "wgmma-waves:1"),
+            (Yes, 6000, 3000, 5000, false, "wgmma-layouts:4"),
+            (Yes, 6000, 3000, 5000, true, "wgmma-waves:1"),
+            // B alone off the line: clusters of two (0.314 ms against 0.319).
+            (No, 5120, 7168, 3000, false, "wgmma-layouts:1"),
+            (Yes, 5120, 7168, 3000, false, "wgmma-layouts:1+a"),
+            (Yes, 5120, 7168, 3000, true, "wgmma-layouts:1"),
+            // Aligned, equal rounds: the fewer requests (0.250 ms against 0.258).
+            (No, 11008, 2000, 4096, false, "wgmma-layouts:4"),
+            (Yes, 2112, 4096, 7168, false, "wgmma-waves:1"),
+            (Yes, 4096, 4096, 4096, false, "wgmma-layouts:1"),
+            (No, 8192, 8192, 8192, false, "wgmma-layouts:1"),
+        ];
+        for (transa, m, n, k, padded, fastest) in measured {
+            let mut p = Problem {
+                transposes: Transposes::new(transa, No),
+                ..problem(shape(m, n, k), Dtype::Bf16)
             };
-            let c = choose(&p, Math::Strict, Some(90)).unwrap();
-            c.copies
-                .map_or((None, None), |c| (c.a.map(|a| a.to), c.b.map(|b| b.to)))
-        };
-        // 5000 × 7000 × 3000 N,N: A (lda 5000, 10000 bytes: 16 past a line) and B (3000)
-        // both repay their copies; the copies' columns are 128 bytes apart.
+            p.shape.lda = p.stored_a().0;
+            if padded {
+                p.shape.lda = up(p.shape.lda);
+                p.shape.ldb = up(p.shape.ldb);
+                p.shape.ldc = up(p.shape.ldc);
+            }
+            let plan = wide_plan(&p);
+            let copies = match (plan.copy_a, plan.copy_b) {
+                (false, false) => "",
+                (true, false) => "+a",
+                (false, true) => "+b",
+                (true, true) => "+a+b",
+            };
+            let label = format!("{}:{}{copies}", plan.kernel.name, plan.kernel.tile);
+            assert_eq!(label, fastest, "{transa:?} {m}x{n}x{k} padded {padded}");
+        }
+        // `auto` runs the plan: its kernel, on the copies it weighed (A's columns 128 bytes
+        // apart: 5056 elements), B as it lies.
+        let p = problem(shape(5000, 7000, 3000), Dtype::Bf16);
+        let c = choose(&p, Math::Strict, Some(90)).unwrap();
+        assert_eq!(c.label(), "wgmma-layouts:1");
+        let copies = c.copies.expect("copies");
         assert_eq!(
-            copied(shape(5000, 7000, 3000), Dtype::Bf16, Transposes::NN),
-            (Some(5056), Some(3008))
+            (copies.a.map(|a| a.to), copies.b.map(|b| b.to)),
+            (Some(5056), None)
         );
-        // On the line already: nothing.
-        assert_eq!(
-            copied(shape(4096, 4096, 4096), Dtype::Bf16, Transposes::NN),
-            (None, None)
-        );
-        // Less than a wave of tiles, where the lines were not measured: nothing.
-        assert_eq!(
-            copied(shape(200, 136, 3000), Dtype::F16, Transposes::NN),
-            (None, None)
-        );
-        // Short: a copy's launch and bytes weigh more than what the lines cost (A: 3 µs of
-        // GEMM against 13 µs of copy).
-        assert_eq!(
-            copied(shape(4000, 4000, 72), Dtype::Bf16, Transposes::NN),
-            (None, None)
-        );
-        // f32's kernels are not fed by the TMA engine.
-        assert_eq!(
-            copied(shape(5000, 7000, 3000), Dtype::F32, Transposes::NN),
-            (None, None)
-        );
-        // An operand that must be copied anyway (lda 5001: not 16 bytes) is copied once, to the
-        // line; the other is judged on its own.
-        let mut odd = shape(5000, 7000, 3000);
-        odd.lda = 5001;
-        assert_eq!(
-            copied(odd, Dtype::Bf16, Transposes::NN),
-            (Some(5056), Some(3008))
-        );
+        // f32's kernels are not fed by the TMA engine: no copies.
+        let f32 = problem(shape(5000, 7000, 3000), Dtype::F32);
+        assert!(choose(&f32, Math::Strict, Some(90))
+            .unwrap()
+            .copies
+            .is_none());
     }
 
     /// At most a wave of 128 × 64 tiles takes the narrow kernel's stream-k grid: N,N and T,N as
@@ -1286,18 +1494,20 @@ mod tests {
             ((24576, 64, 1536), "wgmma-layouts:2"),
             ((128256, 128, 4096), "wgmma-layouts:2"),
             ((4096, 2000, 7168), "wgmma-layouts:1"),
-            // A last wave of 256 × 128 tiles mostly empty: 192 × 128 tiles, in any layout,
-            // where A and B lie on 128-byte lines (k = 3000 does not, and neither copy pays
-            // for the wide tiles: those).
+            // The tile model (`wide_plan`), T,N with every leading dimension as packed as it
+            // can be: a last wave of 256 × 128 tiles mostly empty goes to 192 × 128 tiles
+            // where A and B lie on 128-byte lines, or to clusters of four where they do not
+            // (k = 3000 or 5000: 6000 and 10000 bytes), or where the rounds are equal.
             ((2112, 4096, 7168), "wgmma-waves:1"),
             ((3008, 3000, 3008), "wgmma-waves:1"),
-            ((3000, 3000, 3000), "wgmma-layouts:1"),
-            ((6000, 3000, 5000), "wgmma-layouts:1"),
             ((4096, 2112, 7168), "wgmma-waves:1"),
-            // Whole waves of 256 × 128 (4096²: 512 tiles, 3.9 waves), or as few as 192 × 128
-            // make (5000 × 7000: 8.3 and 11.2 waves of three quarters): the wider tiles.
-            ((4096, 4096, 4096), "wgmma-layouts:1"),
+            ((3000, 3000, 3000), "wgmma-layouts:4"),
+            ((6000, 3000, 5000), "wgmma-layouts:4"),
             ((5000, 7000, 3000), "wgmma-layouts:1"),
+            ((5120, 7168, 3000), "wgmma-layouts:1"),
+            // Whole waves of 256 × 128 (4096²: 512 tiles, 3.9 rounds; clusters of four make it
+            // five): clusters of two.
+            ((4096, 4096, 4096), "wgmma-layouts:1"),
         ];
         for ((m, n, k), expected) in cases {
             assert_eq!(
@@ -1324,21 +1534,16 @@ mod tests {
             Some("wgmma-narrow:64")
         );
         assert_eq!(label(&nn(2112, 1, 7168)).as_deref(), Some("wgmma-narrow:8"));
-        // N,N beyond 128 columns is the measured table's, unless the waves decide; f32 is not
-        // the rule's.
+        // N,N beyond 128 columns on 128-byte lines is the measured table's, unless the tile
+        // model takes another kernel than clusters of two; f32 is not the rule's.
         assert_eq!(label(&problem(shape(4096, 4096, 4096), Dtype::Bf16)), None);
         assert_eq!(
             label(&nn(3008, 3000, 3008)).as_deref(),
             Some("wgmma-waves:1")
         );
-        assert_eq!(label(&nn(3000, 3000, 3000)), None);
-        // Both operands off the line but both copied to it (A read MN-major weighs most): the
-        // narrower tile on the copies.
-        let copies = line_copies(&nn(6000, 3000, 5000), None).expect("copies");
-        assert!(copies.a.is_some() && copies.b.is_some());
         assert_eq!(
-            label(&nn(6000, 3000, 5000)).as_deref(),
-            Some("wgmma-waves:1")
+            label(&nn(3000, 3000, 3000)).as_deref(),
+            Some("wgmma-layouts:4")
         );
         assert_eq!(label(&problem(shape(64, 64, 64), Dtype::F32)), None);
         // And `auto` takes what the rule says, with the rule as its reason.

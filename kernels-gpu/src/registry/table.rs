@@ -248,13 +248,19 @@ fn wgmma_split_k_geometry(m: u32, n: u32, k: u32, bytes: u32, parts: u32) -> Geo
 }
 
 /// `wgmma-layouts`' configurations: `wgmma-tma-store:4` (clusters of two along n sharing A),
-/// `:5` (none), and 3, clusters of two along m sharing B, each in the four layouts.
+/// `:5` (none), 3, clusters of two along m sharing B, and 4, clusters of four along n sharing A
+/// (a box of A per block), each in the four layouts.
 fn wgmma_layouts_geometry(m: u32, n: u32, k: u32, bytes: u32, tile: u32) -> Geometry {
     match tile {
         3 => wgmma_16bit::geometry::<LayoutsSharedB>(m, n, k, bytes),
+        4 => wgmma_16bit::geometry::<LayoutsSharedA4>(m, n, k, bytes),
         _ => wgmma_tma_store_geometry(m, n, k, bytes, if tile == 1 { 4 } else { 5 }),
     }
 }
+
+/// `wgmma-layouts:4`'s configuration (its N,N entry): clusters of four along n, each block
+/// loading one of A's four boxes and multicasting it to the other three.
+type LayoutsSharedA4 = wgmma_tma_store::TmaStore<wgmma_cluster::SharedA<4, 4>, false, true>;
 
 /// `wgmma-layouts:3`'s configuration (its N,N entry; the layouts differ in their copies only).
 type LayoutsSharedB = wgmma_tma_store::TmaStore<wgmma_cluster::SharedB<4, 2>, false, true>;
@@ -279,6 +285,11 @@ fn wgmma_layouts_operands(tile: u32, layout: Layout) -> TmaOperands {
                 cluster: 2,
                 grouped: groups::<LayoutsSharedB>(),
                 ..wgmma_tma_store_operands(5, Layout::NN)
+            }
+        } else if tile == 4 {
+            TmaOperands {
+                cluster: 4,
+                ..wgmma_tma_store_operands(4, Layout::NN)
             }
         } else {
             wgmma_tma_store_operands(if tile == 1 { 4 } else { 5 }, Layout::NN)
@@ -1297,11 +1308,11 @@ pub const ALL: &[Variant] = &[
     // -- tensor cores, chapter 5: the shapes programs run (sm_90a) --
     Variant {
         name: "wgmma-layouts",
-        summary: "wgmma-tma-store:4/:5 (the orientation C = A·B, C through the TMA store) for all four layouts: A read K-major (op(A) = Aᵀ, A stored k x m: the model's layout) or MN-major, B K-major or MN-major (op(B) = Bᵀ), each through its descriptor and transpose bit, no copy; --tile: 1 clusters of two along n sharing A (default), 2 no cluster, 3 clusters of two along m sharing B (which run grouped GEMMs)",
+        summary: "wgmma-tma-store:4/:5 (the orientation C = A·B, C through the TMA store) for all four layouts: A read K-major (op(A) = Aᵀ, A stored k x m: the model's layout) or MN-major, B K-major or MN-major (op(B) = Bᵀ), each through its descriptor and transpose bit, no copy; --tile: 1 clusters of two along n sharing A (default), 2 no cluster, 3 clusters of two along m sharing B (which run grouped GEMMs), 4 clusters of four along n sharing A (a box of A per block: half the L2 requests of :1 per block, for operands off the 128-byte line)",
         source: "beyond the documents (tensor cores, chapter 5)",
         entry: "gemm_wgmma_layouts_{ops}_c{tile}",
         layouts: &Layout::ALL,
-        tiles: &[1, 2, 3],
+        tiles: &[1, 2, 3, 4],
         geometry: wgmma_layouts_geometry,
         supports: |s, d| TmaOperands::check_with_c(s, d.bytes()),
         dtypes: HALF_DTYPES,

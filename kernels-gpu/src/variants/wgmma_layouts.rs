@@ -38,6 +38,20 @@
 //! (geomean, `docs/results/006-shapes-bf16/`), the same as N,N: the layout costs nothing. What
 //! it loses, it loses to the waves (m = 2112: 144 tiles for 132 multiprocessors, 0.70×) and to
 //! short k (k = 512: 0.86×).
+//!
+//! **`--tile 4`: clusters of four along n** ([`super::wgmma_cluster::SharedA`] with four blocks:
+//! each loads one of A's four 64-row boxes and multicasts it to the other three). Why: the
+//! producer's requests, not the bytes. Each 128-byte row of a TMA box is one L2 request where
+//! the operand's columns start on a 128-byte line, and two where they do not (a leading
+//! dimension that is a multiple of 8 elements but not of 64, say k = 3000). The slowdown off
+//! the line followed the rows a block asks for per k-slice (H100, bf16, 5000 × 7000 × 3000 N,N,
+//! `docs/results/h100-2026-12-08-cluster4/`): no cluster, 256 rows of A and 128 of B, twice
+//! each, 0.540 ms against 0.291 on padded operands; clusters of two (128 rows of A), 0.366;
+//! clusters of four (64), **0.331**, 0.90× cuBLAS where clusters of two ran 0.81×. T,N 0.98×
+//! (0.88×), 6000 × 3000 × 5000 1.18× N,N and 0.95× T,N (0.95×, 0.76×). The price: a cluster's
+//! blocks run in one GPC, and four-block clusters leave some of the 132 multiprocessors idle
+//! (4096³ took five rounds of tiles where clusters of two take four: 0.83× against 1.01×;
+//! 8192³ 0.94× against 1.02×). `auto` weighs both in its tile model (`gpu_gemm::auto::wide_plan`).
 use super::wgmma_16bit::Config;
 use crate::device::half::Half;
 use crate::device::tma::TensorMap;
