@@ -492,12 +492,8 @@ for step in "$@"; do
       # compute-sanitizer, then beside :1 (clusters of two), :2 (none), wgmma-waves and cuBLAS
       # (bf16, no check) on the off-grid table with its leading dimensions as given (off the
       # 128-byte line) and padded to 64 elements, and on aligned squares.
+      bash "$0" cluster4-check
       up() { echo $(( ($1 + 63) / 64 * 64 )); }
-      for t in "n n" "t n" "n t" "t t"; do
-        set -- $t
-        $host --variant wgmma-layouts:4,wgmma-layouts:1 --dtype bf16 --transa $1 --transb $2 --m 1000 --n 1100 --k 1000 --lda 1016 --ldb 1104 --ldc 1000 --beta 0.5 --seed 3 2>&1 | tee -a "$OUT/cluster4-check.log" | grep -E '^\| [a-z]|FAIL|rror' | grep -v '^| variant' | sed "s/^/$1$2 /"
-      done
-      timeout 100 compute-sanitizer --tool memcheck $host --variant wgmma-layouts:4 --dtype f16 --transa t --m 400 --n 700 --k 200 --ldc 408 --beta 0.5 --iters 1 --warmup 0 2>&1 | tee "$OUT/cluster4-sanitize.log" | grep -E "ERROR SUMMARY"
       for spec in ${CLUSTER4_SHAPES:-"n 3000 3000 3000" "n 5000 7000 3000" "t 5000 7000 3000" "n 6000 3000 5000" "t 6000 3000 5000" "n 5120 7168 3000" "t 5120 7168 3000" "n 11008 2000 4096" "t 2112 4096 7168" "t 4096 4096 4096" "n 8192 8192 8192"}; do
         set -- $spec
         ra=$2; [ $1 = t ] && ra=$4
@@ -505,6 +501,14 @@ for step in "$@"; do
           $host --variant ${CLUSTER4_CANDIDATES:-wgmma-layouts:4,wgmma-layouts:1,wgmma-layouts:2,wgmma-waves:1} --dtype bf16 --transa $1 --m $2 --n $3 --k $4 $lds --compare cublas --no-check --iters 20 2>&1 | tee -a "$OUT/cluster4.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant' | sed "s/^/$1n $2x$3x$4 ${lds:+pad} /"
         done
       done ;;
+    cluster4-check)
+      # wgmma-layouts:4 checked in the four layouts (crossing every tile edge, a cluster's last
+      # blocks past n) and compute-sanitizer.
+      for t in "n n" "t n" "n t" "t t"; do
+        set -- $t
+        $host --variant wgmma-layouts:4,wgmma-layouts:1 --dtype bf16 --transa $1 --transb $2 --m 1000 --n 1100 --k 1000 --lda 1016 --ldb 1104 --ldc 1000 --beta 0.5 --seed 3 2>&1 | tee -a "$OUT/cluster4-check.log" | grep -E '^\| [a-z]|FAIL|rror' | grep -v '^| variant' | sed "s/^/$1$2 /"
+      done
+      timeout 100 compute-sanitizer --tool memcheck $host --variant wgmma-layouts:4 --dtype f16 --transa t --transb t --m 400 --n 700 --k 200 --ldb 704 --ldc 408 --beta 0.5 --iters 1 --warmup 0 2>&1 | tee "$OUT/cluster4-sanitize.log" | grep -E "ERROR SUMMARY" ;;
     tile-model)
       # auto's tile model (auto::wide_plan) against the kernels it weighed (bf16, no check): the
       # off-grid shapes where it reads one operand from a pitched copy and the other as it lies,
