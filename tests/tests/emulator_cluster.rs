@@ -1,11 +1,13 @@
 //! Thread-block clusters on the emulator: each test plants one bug in a small kernel of two
-//! blocks that share the rows they read, and checks what the emulator reports. On the GPU each
-//! of these bugs hangs, corrupts another block's memory, or works until the timing changes.
+//! blocks (or four) that share the rows they read, and checks what the emulator reports. On the
+//! GPU each of these bugs hangs, corrupts another block's memory, or works until the timing
+//! changes.
 //!
 //! The kernel: a cluster of two blocks of 128 consumer threads and a producer warp reads X (`SLICES` slices of 4 rows × 32
 //! f32) through a ring of two stages. Each block's producer thread loads two of a slice's four
 //! rows and multicasts them to both blocks (`cp.async.bulk.tensor…multicast::cluster`, mask
-//! `0b11`); each block's *full* barrier expects the whole slice. Every consumer thread adds up
+//! `0b11`); each block's *full* barrier expects the whole slice. In a cluster of four (as
+//! `wgmma-layouts:4`'s) each block loads one row, with the mask `0b1111`. Every consumer thread adds up
 //! one element of each slice; every consumer warp releases each stage to the producers of both
 //! blocks (a remote `mbarrier.arrive` through `mapa`), because both write into it. The blocks
 //! synchronise with a cluster barrier after initialising their mbarriers and before they exit.
@@ -35,6 +37,12 @@ enum Bug {
     MaskMissesPeer,
     /// The consumers release each stage to their own block's producer only.
     ReleaseOnlyLocally,
+    /// A cluster of two's mask (`0b11`) in a cluster of four: every block's rows go to blocks 0
+    /// and 1 only, and blocks 2 and 3 never get a byte of the slice.
+    MaskOfTwoInFour,
+    /// A cluster of two's release (to blocks 0 and 1) in a cluster of four: the producers of
+    /// blocks 2 and 3 wait for the stage forever.
+    ReleaseToTwoOfFour,
     /// No cluster barrier after the mbarriers' init: a peer may arrive on them (or multicast
     /// into the block) before it sees them initialised.
     NoClusterSyncAfterInit,
@@ -59,15 +67,21 @@ fn buffer<T>(name: &'static str, v: &[T]) -> Buffer {
     }
 }
 
-/// Runs the kernel with `bug` planted; returns the outcome, the sums and the expected sums.
+/// Runs the kernel with `bug` planted in a cluster of two; returns the outcome, the sums and the
+/// expected sums.
 fn run(bug: Bug) -> (Result<(), Fault>, Vec<f32>, Vec<f32>) {
+    run_in(bug, 2)
+}
+
+/// [`run`] in a cluster of `blocks` (2 or 4), each loading `ROWS_PER_SLICE / blocks` rows.
+fn run_in(bug: Bug, blocks: u32) -> (Result<(), Fault>, Vec<f32>, Vec<f32>) {
     let rows = SLICES * ROWS_PER_SLICE;
     let values: Vec<f32> = (0..rows * ROW).map(|i| (i % 13) as f32 - 6.0).collect();
     let x: Vec<Chunk> = values
         .chunks(4)
         .map(|c| Chunk([c[0], c[1], c[2], c[3]]))
         .collect();
-    let expected: Vec<f32> = (0..2 * THREADS)
+    let expected: Vec<f32> = (0..blocks * THREADS)
         .map(|i| {
             let t = i % THREADS;
             (0..SLICES)
@@ -80,20 +94,20 @@ fn run(bug: Bug) -> (Result<(), Fault>, Vec<f32>, Vec<f32>) {
         4,
         [ROW as u64, rows as u64],
         ROW as u64 * 4,
-        [ROW, ROWS_PER_SLICE / 2],
+        [ROW, ROWS_PER_SLICE / blocks],
         Swizzle::None,
     );
     let map = Box::new(spec.encode_for_emulator().unwrap());
-    let mut out = vec![f32::NAN; 2 * THREADS as usize];
+    let mut out = vec![f32::NAN; (blocks * THREADS) as usize];
     let (map_at, out_at) = (
         &*map as *const TensorMap as usize,
         out.as_mut_ptr() as usize,
     );
     let shape = LaunchShape {
-        grid: (2, 1),
+        grid: (blocks, 1),
         block: (THREADS + 32, 1),
         shared_bytes: STAGES * SLICE_BYTES + 2 * STAGES * MBarrier::BYTES + 1024,
-        cluster: (2, 1),
+        cluster: (blocks, 1),
     };
     let buffers = [
         buffer("X", &x),
@@ -103,6 +117,7 @@ fn run(bug: Bug) -> (Result<(), Fault>, Vec<f32>, Vec<f32>) {
     let result = launch(&format!("{bug:?}"), shape, &buffers, &|| {
         kernel(
             bug,
+            blocks,
             map_at as *const TensorMap,
             GlobalMut::new(out_at as *mut f32),
         )
@@ -110,7 +125,7 @@ fn run(bug: Bug) -> (Result<(), Fault>, Vec<f32>, Vec<f32>) {
     (result, out, expected)
 }
 
-fn kernel(bug: Bug, map: *const TensorMap, out: GlobalMut<f32>) {
+fn kernel(bug: Bug, blocks: u32, map: *const TensorMap, out: GlobalMut<f32>) {
     let base = pool_padding_to(128);
     let stage = |s: u32| base + s * SLICE_BYTES;
     let barriers = base + STAGES * SLICE_BYTES;
@@ -120,8 +135,8 @@ fn kernel(bug: Bug, map: *const TensorMap, out: GlobalMut<f32>) {
     if tid == 0 {
         for s in 0..STAGES {
             full(s).init(1);
-            // Every consumer warp of both blocks.
-            empty(s).init(2 * THREADS / 32);
+            // Every consumer warp of every block.
+            empty(s).init(blocks * THREADS / 32);
         }
         fence_mbarrier_init();
     }
@@ -134,19 +149,19 @@ fn kernel(bug: Bug, map: *const TensorMap, out: GlobalMut<f32>) {
         if tid != PRODUCER {
             return cluster_exit(bug);
         }
-        let mask = if bug == Bug::MaskMissesPeer {
-            1 << rank
-        } else {
-            0b11
+        let mask = match bug {
+            Bug::MaskMissesPeer => 1 << rank,
+            Bug::MaskOfTwoInFour => 0b11,
+            _ => (1 << blocks) - 1,
         };
         for slice in 0..SLICES {
             let (s, phase) = (slice % STAGES, (slice / STAGES) % 2);
             empty(s).wait(phase ^ 1);
             full(s).arrive_expect_tx(SLICE_BYTES);
-            // This block's two rows of the slice, into both blocks.
-            let half = SLICE_BYTES / 2;
-            let row = (slice * ROWS_PER_SLICE + rank * ROWS_PER_SLICE / 2) as i32;
-            let dst = pool_address(stage(s) + rank * half);
+            // This block's rows of the slice, into every block.
+            let share = SLICE_BYTES / blocks;
+            let row = (slice * ROWS_PER_SLICE + rank * ROWS_PER_SLICE / blocks) as i32;
+            let dst = pool_address(stage(s) + rank * share);
             unsafe { tma::load_box_multicast(map, dst, 0, row, 0, full(s), mask) };
         }
         return cluster_exit(bug);
@@ -156,7 +171,7 @@ fn kernel(bug: Bug, map: *const TensorMap, out: GlobalMut<f32>) {
         let (s, phase) = (slice % STAGES, (slice / STAGES) % 2);
         full(s).wait(phase);
         sum += Shared::<f32>::at(stage(s), SLICE_BYTES / 4).load(tid);
-        sync_warp_then_release(bug, empty(s), tid);
+        sync_warp_then_release(bug, blocks, empty(s), tid);
     }
     unsafe { out.store((block_idx_x() * THREADS + tid) as usize, sum) };
     cluster_exit(bug);
@@ -171,24 +186,27 @@ fn cluster_exit(bug: Bug) {
 
 /// Lane 0 of each warp releases the stage, once the warp's lanes have read it: `__syncwarp()`
 /// orders their reads before lane 0's arrival.
-fn sync_warp_then_release(bug: Bug, empty: MBarrier, tid: u32) {
+fn sync_warp_then_release(bug: Bug, blocks: u32, empty: MBarrier, tid: u32) {
     if bug == Bug::ShuffleForSyncWarp {
         let _ = kernels_gpu::device::shfl_idx(0f32, 0);
     } else {
         sync_warp();
     }
     if tid.is_multiple_of(32) {
-        if bug == Bug::ReleaseOnlyLocally {
-            empty.arrive();
-        } else {
-            empty.arrive_cluster(0);
-            empty.arrive_cluster(1);
+        match bug {
+            Bug::ReleaseOnlyLocally => empty.arrive(),
+            Bug::ReleaseToTwoOfFour => (0..2).for_each(|r| empty.arrive_cluster(r)),
+            _ => (0..blocks).for_each(|r| empty.arrive_cluster(r)),
         }
     }
 }
 
 fn fault_of(bug: Bug) -> Fault {
-    match run(bug) {
+    fault_in(bug, 2)
+}
+
+fn fault_in(bug: Bug, blocks: u32) -> Fault {
+    match run_in(bug, blocks) {
         (Err(fault), ..) => {
             // What a student sees: `cargo test --test NAME -- --nocapture` prints it.
             println!("{bug:?}: {fault}");
@@ -203,6 +221,32 @@ fn the_correct_cluster_kernel_runs_and_sums_every_slice() {
     let (result, out, expected) = run(Bug::None);
     result.unwrap();
     assert_eq!(out, expected);
+}
+
+#[test]
+fn the_correct_kernel_in_a_cluster_of_four_runs_and_sums_every_slice() {
+    let (result, out, expected) = run_in(Bug::None, 4);
+    result.unwrap();
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn a_cluster_of_twos_mask_in_a_cluster_of_four_is_a_deadlock_naming_the_barrier() {
+    let fault = fault_in(Bug::MaskOfTwoInFour, 4);
+    assert_eq!(fault.kind, FaultKind::Deadlock, "{fault}");
+    // Every block's rows went to blocks 0 and 1 alone: blocks 2 and 3 wait for the whole slice.
+    assert!(
+        fault.detail.contains("(block rank 2) wait for parity 0")
+            && fault.detail.contains("tx-count of 512 bytes"),
+        "{fault}"
+    );
+}
+
+#[test]
+fn a_cluster_of_twos_release_in_a_cluster_of_four_is_a_deadlock() {
+    let fault = fault_in(Bug::ReleaseToTwoOfFour, 4);
+    assert_eq!(fault.kind, FaultKind::Deadlock, "{fault}");
+    assert!(fault.detail.contains("arrivals pending"), "{fault}");
 }
 
 #[test]
