@@ -510,9 +510,9 @@ for step in "$@"; do
       done
       timeout 100 compute-sanitizer --tool memcheck $host --variant wgmma-layouts:4 --dtype f16 --transa t --transb t --m 400 --n 700 --k 200 --ldb 704 --ldc 408 --beta 0.5 --iters 1 --warmup 0 2>&1 | tee "$OUT/cluster4-sanitize.log" | grep -E "ERROR SUMMARY" ;;
     tile-model)
-      # auto's tile model (auto::wide_plan) against the kernels it weighed (bf16, no check): the
-      # off-grid shapes where it reads one operand from a pitched copy and the other as it lies,
-      # beside clusters of four and of two reading both as they lie.
+      # auto's tile model (auto::wide_plan) end to end against the kernels it weighed (bf16, no
+      # check): the off-grid shapes off the 128-byte line, auto (its copies included) beside
+      # clusters of four and of two reading both operands as they lie.
       for spec in ${MODEL_SHAPES:-"n 5000 7000 3000" "t 5000 7000 3000" "t 5120 7168 3000" "n 5120 7168 3000" "n 3000 3000 3000"}; do
         set -- $spec
         $host --variant auto,wgmma-layouts:4,wgmma-layouts:1 --dtype bf16 --transa $1 --m $2 --n $3 --k $4 --compare cublas --no-check --iters 20 2>&1 | tee -a "$OUT/tile-model.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant' | sed "s/^/$1n $2x$3x$4 /"
