@@ -1400,6 +1400,22 @@ mod tests {
             .is_none());
     }
 
+    /// The model's picture of each wide kernel is the registry's declaration: its cluster (the
+    /// tensor maps' launch) and its tile's rows (the grid's blocks for m = 768, n = 512).
+    #[test]
+    fn the_wide_kernels_are_what_the_registry_declares() {
+        use kernels_gpu::registry::Layout;
+        for w in WIDE_KERNELS {
+            let Variant::Kernel(k) = registry::find(w.name).unwrap() else {
+                panic!("{}: not a kernel", w.name)
+            };
+            let operands = (k.tma.expect("a TMA kernel"))(w.tile, Layout::NN);
+            assert_eq!(operands.cluster, w.cluster, "{}:{}", w.name, w.tile);
+            let blocks = (k.geometry)(768, 512, 64, 2, w.tile).grid.0;
+            assert_eq!(blocks, (768 / w.rows) * 4, "{}:{}", w.name, w.tile);
+        }
+    }
+
     /// At most a wave of 128 × 64 tiles takes the narrow kernel's stream-k grid: N,N and T,N as
     /// they lie, N,T and T,T on B copied transposed; a wide GEMM keeps its wide tiles and
     /// reads B as it lies.
