@@ -531,6 +531,30 @@ fn plan_among(p: &Problem, kernels: &[WideKernel]) -> WidePlan {
     best.expect("a kernel to weigh").0
 }
 
+/// The tile model's time for what `auto` chose, where that is one of [`WIDE_KERNELS`] for one
+/// 16-bit problem: the kernel on the operands as it reads them, and the copies it makes first
+/// (at the pitched copy's speed); `None` for any other choice. The random shapes' page sets it
+/// beside the measured time: the model's error on shapes it was not fitted on.
+pub fn modelled_seconds(p: &Problem, choice: &Choice) -> Option<f64> {
+    let chosen = (choice.variant.name(), choice.tile);
+    let kernel = WIDE_KERNELS
+        .iter()
+        .find(|k| (k.name, Some(k.tile)) == chosen)?;
+    if !p.dtype.is_16bit() || p.batch.is_batched() || p.groups != GroupLayout::None {
+        return None;
+    }
+    let read = choice.copies.map_or(*p, |c| c.problem_reading_them(p));
+    let bytes = p.dtype.bytes();
+    let copies = choice.copies.map_or(0.0, |c| {
+        let a =
+            c.a.map_or(0.0, |_| H100_LINES.copy_seconds(p.stored_a(), bytes));
+        a + c
+            .b
+            .map_or(0.0, |_| H100_LINES.copy_seconds(p.stored_b(), bytes))
+    });
+    Some(H100_TILES.seconds(kernel, &read.shape, line_offsets(&read)) + copies)
+}
+
 /// The copies a wide kernel `chosen` reads, beside those `given` (an operand they copy stays
 /// copied): its [`plan_among`] on the problem as it reads it, for a 16-bit problem of one
 /// member; `None` where `chosen` is not one of [`WIDE_KERNELS`] (the lines' older rule,

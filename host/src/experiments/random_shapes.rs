@@ -115,16 +115,21 @@ impl Drawn {
     }
 }
 
-/// The operands `auto` copies before its kernel runs (transposed, or to columns on 128-byte
-/// lines), as `A T, B 128`; `-` for none.
-fn copies(ctx: &Context, dtype: ShapesDtype, p: &Problem) -> String {
+/// What `auto` chooses for `p`; `None` where it refuses (the run says why).
+fn auto_choice(ctx: &Context, dtype: ShapesDtype, p: &Problem) -> Option<gpu_gemm::auto::Choice> {
     let gpu_gemm::registry::Variant::Auto(math) = dtype.auto() else {
         unreachable!("the experiment runs auto")
     };
-    let Ok(choice) = gpu_gemm::auto::choose(p, math, ctx.backend().arch()) else {
-        return "-".into();
-    };
-    let Some(copies) = choice.copies.filter(|_| dtype != ShapesDtype::E4m3) else {
+    gpu_gemm::auto::choose(p, math, ctx.backend().arch()).ok()
+}
+
+/// The operands `auto` copies before its kernel runs (transposed, or to columns on 128-byte
+/// lines), as `A T, B 128`; `-` for none.
+fn copies(dtype: ShapesDtype, choice: Option<&gpu_gemm::auto::Choice>) -> String {
+    let Some(copies) = choice
+        .and_then(|c| c.copies)
+        .filter(|_| dtype != ShapesDtype::E4m3)
+    else {
         return "-".into();
     };
     let one = |pitch: Option<gpu_gemm::launch::Pitch>, name: &str| {
@@ -162,12 +167,20 @@ struct Measured {
     problem: Problem,
     /// What `auto` copies first ([`copies`]).
     copies: String,
+    /// The tile model's time for `auto`'s choice, ms, where it is one of the wide kernels
+    /// ([`gpu_gemm::auto::modelled_seconds`]).
+    model_ms: Option<f64>,
     ours: Result<Report>,
     /// `None` on the emulator.
     yardstick: Option<Result<Report>>,
 }
 
 impl Measured {
+    /// The model's time over the measured one, where both exist.
+    fn model_error(&self) -> Option<f64> {
+        Some(self.model_ms? / valid_time(&self.ours)? - 1.0)
+    }
+
     fn ratio(&self) -> Option<f64> {
         let yardstick = valid_time(self.yardstick.as_ref()?)?;
         Some(yardstick / valid_time(&self.ours)?)
@@ -193,6 +206,33 @@ impl Measured {
     }
 }
 
+/// What the page says of the tile model's `errors` (model / measured − 1, where `auto` took one
+/// of the wide kernels and the time passed its check): the shapes were drawn after it was
+/// fitted, so this is its error on held-out shapes.
+fn model_note(gpu: bool, errors: &[f64]) -> String {
+    let what = "`model ms` is the time `auto`'s tile model (`gpu_gemm::auto::wide_plan`, fitted \
+                on an H100) gives the wide kernel it chose, its copies included; `-` where it \
+                chose another kernel.";
+    if !gpu {
+        return format!("{what} On the emulator it is not compared.");
+    }
+    let mut magnitudes: Vec<f64> = errors.iter().map(|e| e.abs()).collect();
+    magnitudes.sort_by(f64::total_cmp);
+    let Some(&largest) = magnitudes.last() else {
+        return format!("{what} No shape here took one of its kernels.");
+    };
+    let mut signed = errors.to_vec();
+    signed.sort_by(f64::total_cmp);
+    format!(
+        "{what} Its error on these {} shapes, drawn after it was fitted: median |model / \
+         measured − 1| {:.1}% (signed median {:+.1}%), at most {:.1}%.",
+        errors.len(),
+        100.0 * magnitudes[magnitudes.len() / 2],
+        100.0 * signed[signed.len() / 2],
+        100.0 * largest,
+    )
+}
+
 /// Draws `count` shapes of `seed` and runs `auto` (and the yardstick on a GPU) at each.
 pub fn run(ctx: &Context, dtype: ShapesDtype, count: usize, check: bool) -> Result<Page> {
     let range = if ctx.gpu { GPU_RANGE } else { EMULATOR_RANGE };
@@ -212,8 +252,13 @@ pub fn run(ctx: &Context, dtype: ShapesDtype, count: usize, check: bool) -> Resu
             let p = d.problem(ctx, dtype);
             let (mut reports, yardstick) =
                 measure_beside_yardstick(ctx, &progress, &auto, &p, dtype, timing);
+            let choice = auto_choice(ctx, dtype, &p);
             Measured {
-                copies: copies(ctx, dtype, &p),
+                copies: copies(dtype, choice.as_ref()),
+                model_ms: choice
+                    .as_ref()
+                    .and_then(|c| gpu_gemm::auto::modelled_seconds(&p, c))
+                    .map(|s| s * 1e3),
                 problem: p,
                 ours: reports.pop().expect("auto's report"),
                 yardstick,
@@ -278,6 +323,7 @@ fn page(
     .text_column("auto chose")
     .text_column("copies")
     .number_column(ctx.time_column())
+    .number_column("model ms")
     .number_column("yardstick ms")
     .number_column("× yardstick")
     .text_column("check");
@@ -292,6 +338,10 @@ fn page(
             m.choice(),
             Cell::text(&m.copies),
             m.time(),
+            match m.model_ms {
+                Some(t) => Cell::fixed(t, 3),
+                None => Cell::missing("-"),
+            },
             match &m.yardstick {
                 Some(y) => time_cell(y),
                 None => Cell::missing("n/a (emulator)"),
@@ -435,6 +485,8 @@ fn page(
          process: above 1 is faster. A refusal shows as `error: …` and a failed check as FAIL; \
          neither counts in the summary."
     ));
+    let errors: Vec<f64> = measured.iter().filter_map(Measured::model_error).collect();
+    main.notes.push(model_note(ctx.gpu, &errors));
     let mut per_layout = Section::new(summary);
     per_layout.notes.push(format!(
         "The geomeans and minima count the shapes with a checked time of both; `below \
@@ -499,6 +551,19 @@ mod tests {
         let padded = shapes.iter().flat_map(|d| d.padding).filter(|&p| p > 0);
         assert!(padded.clone().all(|p| p <= MAX_PADDING));
         assert!((2700..3300).contains(&padded.count()));
+    }
+
+    /// The page states the model's error as measured: the median and the largest magnitude, the
+    /// signed median; and says when there is nothing to compare.
+    #[test]
+    fn the_model_note_gives_its_error_on_the_drawn_shapes() {
+        let note = model_note(true, &[0.10, -0.05, 0.02]);
+        assert!(note.contains("these 3 shapes"), "{note}");
+        assert!(note.contains("|model / measured − 1| 5.0%"), "{note}");
+        assert!(note.contains("signed median +2.0%"), "{note}");
+        assert!(note.contains("at most 10.0%"), "{note}");
+        assert!(model_note(true, &[]).contains("No shape here took one of its kernels"));
+        assert!(model_note(false, &[0.1]).contains("not compared"));
     }
 
     #[test]
