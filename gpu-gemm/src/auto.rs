@@ -531,16 +531,29 @@ fn plan_among(p: &Problem, kernels: &[WideKernel]) -> WidePlan {
     best.expect("a kernel to weigh").0
 }
 
+// ANCHOR_END: wave_tiles
+
+/// The one of [`WIDE_KERNELS`] that `chosen` (a name and a tile) is, if any.
+fn wide_kernel(chosen: (&str, Option<u32>)) -> Option<WideKernel> {
+    WIDE_KERNELS
+        .iter()
+        .copied()
+        .find(|k| (k.name, Some(k.tile)) == chosen)
+}
+
+/// Whether `p` is one 16-bit problem: what the lines' copies are weighed for (strided batches
+/// and grouped GEMMs are left as they are: their members' copies would be a launch each).
+fn one_16bit_problem(p: &Problem) -> bool {
+    p.dtype.is_16bit() && !p.batch.is_batched() && p.groups == GroupLayout::None
+}
+
 /// The tile model's time for what `auto` chose, where that is one of [`WIDE_KERNELS`] for one
 /// 16-bit problem: the kernel on the operands as it reads them, and the copies it makes first
 /// (at the pitched copy's speed); `None` for any other choice. The random shapes' page sets it
 /// beside the measured time: the model's error on shapes it was not fitted on.
 pub fn modelled_seconds(p: &Problem, choice: &Choice) -> Option<f64> {
-    let chosen = (choice.variant.name(), choice.tile);
-    let kernel = WIDE_KERNELS
-        .iter()
-        .find(|k| (k.name, Some(k.tile)) == chosen)?;
-    if !p.dtype.is_16bit() || p.batch.is_batched() || p.groups != GroupLayout::None {
+    let kernel = wide_kernel((choice.variant.name(), choice.tile))?;
+    if !one_16bit_problem(p) {
         return None;
     }
     let read = choice.copies.map_or(*p, |c| c.problem_reading_them(p));
@@ -552,27 +565,34 @@ pub fn modelled_seconds(p: &Problem, choice: &Choice) -> Option<f64> {
             .b
             .map_or(0.0, |_| H100_LINES.copy_seconds(p.stored_b(), bytes))
     });
-    Some(H100_TILES.seconds(kernel, &read.shape, line_offsets(&read)) + copies)
+    Some(H100_TILES.seconds(&kernel, &read.shape, line_offsets(&read)) + copies)
 }
 
-/// The copies a wide kernel `chosen` reads, beside those `given` (an operand they copy stays
-/// copied): its [`plan_among`] on the problem as it reads it, for a 16-bit problem of one
-/// member; `None` where `chosen` is not one of [`WIDE_KERNELS`] (the lines' older rule,
-/// [`line_copies`], decides for the others).
+/// The copies a wide kernel `chosen` reads, beside those `given`: its [`plan_among`] on the
+/// problem as it reads them; `None` where `chosen` is not one of [`WIDE_KERNELS`] (the lines'
+/// older rule, [`line_copies`], decides for the others).
 fn wide_copies(
     p: &Problem,
     chosen: (&str, Option<u32>),
     given: Option<crate::launch::Copies>,
 ) -> Option<Option<crate::launch::Copies>> {
-    use crate::launch::{Copies, Pitch};
-    let kernel = *WIDE_KERNELS
-        .iter()
-        .find(|k| (k.name, Some(k.tile)) == chosen)?;
-    if !p.dtype.is_16bit() || p.batch.is_batched() || p.groups != GroupLayout::None {
+    let kernel = wide_kernel(chosen)?;
+    if !one_16bit_problem(p) {
         return Some(given);
     }
     let read = given.map_or(*p, |c| c.problem_reading_them(p));
     let plan = plan_among(&read, &[kernel]);
+    Some(pitched_copies(p, given, (plan.copy_a, plan.copy_b)))
+}
+
+/// `given`, with a pitched copy (columns [`COPY_PITCH_BYTES`] apart) added for A and for B
+/// where `add` says so and `given` copies neither already; `None` for no copy at all.
+fn pitched_copies(
+    p: &Problem,
+    given: Option<crate::launch::Copies>,
+    add: (bool, bool),
+) -> Option<crate::launch::Copies> {
+    use crate::launch::{Copies, Pitch};
     let bytes = p.dtype.bytes();
     let pitched = |copy: bool, (rows, cols): (u32, u32), ld: u32| {
         let to = crate::problem::pitched_ld(rows, bytes, COPY_PITCH_BYTES).ok()?;
@@ -582,14 +602,13 @@ fn wide_copies(
     let added = Copies {
         a: given
             .a
-            .or_else(|| pitched(plan.copy_a, p.stored_a(), p.shape.lda)),
+            .or_else(|| pitched(add.0, p.stored_a(), p.shape.lda)),
         b: given
             .b
-            .or_else(|| pitched(plan.copy_b, p.stored_b(), p.shape.ldb)),
+            .or_else(|| pitched(add.1, p.stored_b(), p.shape.ldb)),
     };
-    Some((added.a.is_some() || added.b.is_some()).then_some(added))
+    (added.a.is_some() || added.b.is_some()).then_some(added)
 }
-// ANCHOR_END: wave_tiles
 
 /// Whether `s` is wider than a decode step (n > 128) but makes at most one wave of
 /// `wgmma-narrow`'s 128 × 64 tiles: 256 × 128 tiles would leave most multiprocessors idle, and
@@ -1034,38 +1053,26 @@ pub fn line_copies(
     p: &Problem,
     copies: Option<crate::launch::Copies>,
 ) -> Option<crate::launch::Copies> {
-    use crate::launch::{Copies, Pitch};
-    if !p.dtype.is_16bit() || p.batch.is_batched() || p.groups != GroupLayout::None {
-        return copies;
-    }
-    let model = H100_LINES;
-    let bytes = p.dtype.bytes();
     // Measured only where the tiles fill the multiprocessors: the lines then cost L2 and TMA
     // throughput. Below a wave, nothing is known, and nothing is copied.
-    if wide_tiles(&p.shape) < SMS {
+    if !one_16bit_problem(p) || wide_tiles(&p.shape) < SMS {
         return copies;
     }
+    let (model, bytes) = (H100_LINES, p.dtype.bytes());
     let gemm = model.gemm_seconds(&p.shape);
-    let pays = |stored: (u32, u32), ld: u32, penalty: f64| {
-        let off_line = !(ld * bytes).is_multiple_of(COPY_PITCH_BYTES);
-        let to = crate::problem::pitched_ld(stored.0, bytes, COPY_PITCH_BYTES).ok()?;
-        (off_line && model.copy_seconds(stored, bytes) < penalty * gemm)
-            .then(|| Pitch::single(stored.0, stored.1, ld, to, false))
+    let (a_on_line, b_on_line) = line_offsets(p);
+    let pays = |on_line: bool, stored: (u32, u32), penalty: f64| {
+        !on_line && model.copy_seconds(stored, bytes) < penalty * gemm
     };
     let penalty_a = match p.transposes.transa {
         Transpose::No => model.penalty_a_mn_major,
         Transpose::Yes => model.penalty_a_k_major,
     };
-    let given = copies.unwrap_or(Copies { a: None, b: None });
-    let added = Copies {
-        a: given
-            .a
-            .or_else(|| pays(p.stored_a(), p.shape.lda, penalty_a)),
-        b: given
-            .b
-            .or_else(|| pays(p.stored_b(), p.shape.ldb, model.penalty_b)),
-    };
-    (added.a.is_some() || added.b.is_some()).then_some(added)
+    let add = (
+        pays(a_on_line, p.stored_a(), penalty_a),
+        pays(b_on_line, p.stored_b(), model.penalty_b),
+    );
+    pitched_copies(p, copies, add)
 }
 // ANCHOR_END: line_copies
 

@@ -489,11 +489,10 @@ for step in "$@"; do
         $host --variant auto,wgmma-layouts:1,wgmma-layouts:2,wgmma-waves:1 --dtype bf16 --transa $a --m $m --n $n --k $k --lda $(up $ra) --ldb $(up $k) --ldc $(up $m) --compare cublas --no-check --iters 20 2>&1 | tee -a "$OUT/waves.log" | grep -E '^\| [a-z]|rror' | grep -v '^| variant' | sed "s/^/$a $m $n $k /"
       done ;;
     cluster4)
-      # wgmma-layouts:4 (clusters of four along n sharing A): the four layouts checked and
-      # compute-sanitizer, then beside :1 (clusters of two), :2 (none), wgmma-waves and cuBLAS
-      # (bf16, no check) on the off-grid table with its leading dimensions as given (off the
-      # 128-byte line) and padded to 64 elements, and on aligned squares.
-      bash "$0" cluster4-check
+      # wgmma-layouts:4 (clusters of four along n sharing A) beside :1 (clusters of two), :2
+      # (none), wgmma-waves and cuBLAS (bf16, no check) on the off-grid table with its leading
+      # dimensions as given (off the 128-byte line) and padded to 64 elements, and on aligned
+      # squares. Its checks are the step cluster4-check.
       up() { echo $(( ($1 + 63) / 64 * 64 )); }
       for spec in ${CLUSTER4_SHAPES:-"n 3000 3000 3000" "n 5000 7000 3000" "t 5000 7000 3000" "n 6000 3000 5000" "t 6000 3000 5000" "n 5120 7168 3000" "t 5120 7168 3000" "n 11008 2000 4096" "t 2112 4096 7168" "t 4096 4096 4096" "n 8192 8192 8192"}; do
         set -- $spec
