@@ -52,6 +52,10 @@
 //! blocks run in one GPC, and four-block clusters leave some of the 132 multiprocessors idle
 //! (4096³ took five rounds of tiles where clusters of two take four: 0.83× against 1.01×;
 //! 8192³ 0.94× against 1.02×). `auto` weighs both in its tile model (`gpu_gemm::auto::wide_plan`).
+//! What the PTX shows: `.reqnctapercluster 4, 1, 1`, one multicast copy of A per slice with the
+//! mask 15 (`0b1111`) where clusters of two issue two with 3, and on release lanes 0–3 of each
+//! consumer warp arriving on the four blocks' *empty* barriers (the skeleton's `lane <
+//! cluster_size`); ptxas: 168 registers, no spills, as `:1`.
 use super::wgmma_16bit::Config;
 use crate::device::half::Half;
 use crate::device::tma::TensorMap;
